@@ -1,0 +1,168 @@
+"""Merge every shard's measurement into the campaign result, exactly.
+
+Histograms are merged (never percentiles averaged), counters summed, timelines summed on
+the wall-clock second. Steady-state throughput is taken over the whole seconds in which
+every shard of the phase was running, after the warm-up; the overall figure (all
+operations over the phase's wall-clock span) is reported beside it.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Optional
+
+from .measure import Measurement, OperationStats
+from .secrets import redact_url
+
+RESULT_SCHEMA_VERSION = 1
+SHARD_SCHEMA_VERSION = 1
+READ_OPS = ("READ",)
+WRITE_OPS = ("UPDATE", "INSERT", "READ-MODIFY-WRITE")
+MIN_STEADY_SECONDS = 3
+
+
+def shard_key(store, campaign_id, run_id, phase, shard) -> str:
+    return store.key(campaign_id, "runs", run_id, phase, f"shard-{shard}.json")
+
+
+def failure_key(store, campaign_id, run_id, phase, shard) -> str:
+    return store.key(campaign_id, "runs", run_id, phase, f"shard-{shard}.failed.json")
+
+
+def _merged(stats: dict[str, OperationStats], names) -> Optional[OperationStats]:
+    out = None
+    for n in names:
+        if n in stats:
+            out = (out or OperationStats()).merge(stats[n])
+    return out
+
+
+def merge_phase(run: dict, phase: str, shard_docs: dict[int, Optional[dict]],
+                failures: dict[int, str]) -> dict:
+    """One run's phase from its shard documents (None: missing)."""
+    expected = run["shard_count"]
+    measurement = Measurement()
+    starts, ends, skews, complete, partial, missing = [], [], {}, [], [], []
+    settings = None
+    for i in range(expected):
+        doc = shard_docs.get(i)
+        if doc is None:
+            missing.append({"shard": i, "reason": failures.get(i, "no result (the shard died or never ran)")})
+            continue
+        measurement.merge(Measurement.from_dict(doc["measurement"]))
+        starts.append(doc["started_at"])
+        ends.append(doc["ended_at"])
+        if doc.get("start_skew_s") is not None:
+            skews[i] = doc["start_skew_s"]
+        settings = settings or doc.get("binding", {}).get("settings")
+        if doc["status"] == "done":
+            complete.append(i)
+        else:
+            partial.append({"shard": i, "status": doc["status"],
+                            "reason": failures.get(i, "stopped before finishing")})
+    out = {"phase": phase, "shards": {"expected": expected, "complete": complete, "partial": partial,
+                                      "missing": missing},
+           "binding_settings": settings}
+    if not starts:
+        out["status"] = "missing"
+        return out
+    w = run["workload"]
+    span_start, span_end = min(starts), max(ends)
+    duration = max(span_end - span_start, 1e-9)
+    total = measurement.total_ops
+    tl = measurement.timeline
+    warm = float(w.get("warmuptime") or 0) if phase == "run" else 0.0
+    ws, we = math.ceil(max(starts) + warm), math.floor(min(ends))
+    steady_seconds = max(0, we - ws)
+    totals = tl.totals()
+    steady_ops = None
+    if steady_seconds >= MIN_STEADY_SECONDS and tl.start is not None:
+        lo, hi = ws - tl.start, we - tl.start
+        steady_ops = sum(totals[max(lo, 0):max(hi, 0)]) / steady_seconds
+    ops = {name: s.summary() | {"ops_per_s": round(s.count / duration, 2)}
+           for name, s in sorted(measurement.operations.items())}
+    out.update({
+        "status": "complete" if not missing and not partial else "partial",
+        "started_at": span_start, "ended_at": span_end, "duration_s": round(duration, 3),
+        "operations_total": total, "errors_total": measurement.total_errors,
+        "ops_per_s": round(total / duration, 2),
+        "steady": {"window": [ws, we], "seconds": steady_seconds,
+                   "ops_per_s": round(steady_ops, 2) if steady_ops is not None else None},
+        "throughput": round(steady_ops if steady_ops is not None else total / duration, 2),
+        "throughput_basis": "steady-state window" if steady_ops is not None else "whole phase",
+        "operations": ops, "errors": measurement.errors, "counters": measurement.counters,
+        "start_skew_s": {"max": round(max(skews.values()), 4) if skews else None,
+                         "per_shard": skews},
+        "mix": {name: round(s.count / total, 6) for name, s in measurement.operations.items()} if total else {},
+    })
+    read = _merged(measurement.operations, READ_OPS)
+    write = _merged(measurement.operations, WRITE_OPS)
+    out["read_latency"] = read.summary() if read else None
+    out["write_latency"] = write.summary() if write else None
+    if run["family"] == "sysbench" and phase == "run":
+        c = measurement.counters
+        trx = measurement.operations.get("TRANSACTION")
+        q = c.get("queries_read", 0) + c.get("queries_write", 0) + c.get("queries_other", 0)
+        out["sysbench"] = {
+            "transactions": trx.count if trx else 0,
+            "tps": round((trx.count if trx else 0) / duration, 2),
+            "queries": q, "qps": round(q / duration, 2),
+            "queries_read": c.get("queries_read", 0), "queries_write": c.get("queries_write", 0),
+            "queries_other": c.get("queries_other", 0),
+            "errors": measurement.total_errors, "reconnects": c.get("reconnects", 0),
+            "latency_avg_ms": round(trx.histogram.get_mean_value() / 1000, 3) if trx and trx.count else None,
+            "latency_p95_ms": round(trx.histogram.get_value_at_percentile(95) / 1000, 3)
+            if trx and trx.count else None,
+        }
+    out["histograms"] = {k: v["histogram"] for k, v in measurement.to_dict()["operations"].items()}
+    out["timeline"] = tl.to_dict()
+    return out
+
+
+def aggregate(plan: dict, store, redacted_campaign: Optional[dict] = None) -> dict:
+    """Read every shard's file from the store and build result.json's content."""
+    cid = plan["campaign_id"]
+    runs_out, missing_all = [], []
+    for run in plan["runs"]:
+        phases = {}
+        for phase in [p for p in plan["phases"] if p in ("load", "run")]:
+            docs, failures = {}, {}
+            for i in range(run["shard_count"]):
+                try:
+                    docs[i] = store.get_json(shard_key(store, cid, run["run_id"], phase, i))
+                except KeyError:
+                    docs[i] = None
+                try:
+                    failures[i] = store.get_json(failure_key(store, cid, run["run_id"], phase, i))["error"]
+                except KeyError:
+                    pass
+            if all(d is None for d in docs.values()) and not failures:
+                # the phase never started (an earlier phase or run stopped the campaign)
+                phases[phase] = {"phase": phase, "status": "not run"}
+                continue
+            merged = merge_phase(run, phase, docs, failures)
+            phases[phase] = merged
+            for m in merged["shards"]["missing"]:
+                missing_all.append({"run_id": run["run_id"], "phase": phase, **m})
+        t = run["target"]
+        runs_out.append({
+            "index": run["index"], "run_id": run["run_id"], "axes": run["axes"],
+            "target": {"engine": t["engine"], "label": t.get("label") or t["engine"],
+                       "url": redact_url(t.get("url")), "options": t.get("options", {}),
+                       "is_real_database": t["engine"] != "noop"},
+            "workload": {"family": run["family"], "name": _workload_name(run["workload"]),
+                         **run["workload"]},
+            "threads": run["threads"], "shard_count": run["shard_count"],
+            "phases": phases,
+        })
+    statuses = [p.get("status") for r in runs_out for p in r["phases"].values()]
+    status = "complete" if all(s == "complete" for s in statuses) else "partial"
+    return {"schema_version": RESULT_SCHEMA_VERSION, "kind": "dbswarm-result", "campaign_id": cid,
+            "name": plan["name"], "seed": plan["seed"], "created_at": time.time(), "status": status,
+            "campaign": redacted_campaign, "runs": runs_out, "missing_shards": missing_all}
+
+
+def _workload_name(w: dict) -> str:
+    if w["family"] == "sysbench":
+        return w["test"]
+    return w.get("preset") or "custom"

@@ -1,0 +1,80 @@
+"""SQLite (stdlib): the embedded default target, a file under the campaign's results folder.
+
+SQLite has one writer at a time: writing transactions take the lock at BEGIN (IMMEDIATE)
+and wait for it (busy_timeout) instead of failing on upgrade; "database is locked" that
+still escapes is retryable.
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from . import register
+from .base import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
+from .sql import SqlBinding
+
+
+def sqlite_path(url: str | None) -> str:
+    if not url:
+        raise ValueError("sqlite target needs a file path")
+    for prefix in ("sqlite:///", "sqlite://", "file:"):
+        if url.startswith(prefix):
+            return url[len(prefix):] if prefix != "sqlite:///" else "/" + url[len(prefix):]
+    return url
+
+
+@register("sqlite", "sqlite3")
+class SqliteBinding(SqlBinding):
+    placeholder = "?"
+    insert_ignore_verb = "INSERT OR IGNORE INTO"
+
+    def connect(self):
+        path = sqlite_path(self.conn.url)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        timeout_ms = int(self.conn.options.get("busy_timeout_ms", 30_000))
+        self.db = sqlite3.connect(path, timeout=timeout_ms / 1000, isolation_level=None,
+                                  check_same_thread=False)
+        self.db.execute(f"PRAGMA busy_timeout={timeout_ms}")
+        self.db.execute(f"PRAGMA journal_mode={self.conn.options.get('journal_mode', 'WAL')}")
+        self.db.execute(f"PRAGMA synchronous={self.conn.options.get('synchronous', 'NORMAL')}")
+
+    def close(self):
+        db = getattr(self, "db", None)
+        if db is not None:
+            db.close()
+            self.db = None
+
+    def describe(self):
+        return {"journal_mode": self.conn.options.get("journal_mode", "WAL"),
+                "synchronous": self.conn.options.get("synchronous", "NORMAL")}
+
+    def classify(self, exc):
+        msg = str(exc).lower()
+        if isinstance(exc, sqlite3.IntegrityError) and "unique" in msg:
+            return ErrorClass(DUPLICATE, "duplicate_key")
+        if isinstance(exc, sqlite3.OperationalError) and ("locked" in msg or "busy" in msg):
+            return ErrorClass(RETRYABLE, "database_locked")
+        if isinstance(exc, sqlite3.ProgrammingError) and "closed" in msg:
+            return ErrorClass(CONNECTION, "connection_closed")
+        if isinstance(exc, AttributeError) and getattr(self, "db", None) is None:
+            return ErrorClass(CONNECTION, "not_connected")
+        return ErrorClass(FATAL, type(exc).__name__)
+
+    def _execute(self, sql, params=()):
+        return self.db.execute(sql, params).rowcount
+
+    def _fetchall(self, sql, params=()):
+        return self.db.execute(sql, params).fetchall()
+
+    def _fetchone(self, sql, params=()):
+        return self.db.execute(sql, params).fetchone()
+
+    def begin(self, writes=True):
+        self.db.execute("BEGIN IMMEDIATE" if writes else "BEGIN")
+
+    def commit(self):
+        self.db.execute("COMMIT")
+
+    def rollback(self):
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")

@@ -1,0 +1,373 @@
+"""Measurements that merge exactly, in any order.
+
+- ``OperationStats``: per operation type, a count and an HdrHistogram of latencies (µs).
+- ``Timeline``: per wall-clock second, operations per type, errors and latency sums.
+- ``Measurement``: both, plus error counts by class and free counters (sysbench queries).
+- ``Recorder``: the per-thread hot path that fills a Measurement; ``Measured`` is the one
+  timing wrapper every binding call goes through (bindings never time themselves).
+
+Percentiles are computed only from merged histograms (``summary()``).
+"""
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+from hdrh.histogram import HdrHistogram
+
+HIST_LOWEST_US = 1
+HIST_HIGHEST_US = 3_600_000_000  # one hour
+HIST_DIGITS = 3
+PERCENTILES = (50, 90, 95, 99, 99.9)
+NS_PER_S = 1_000_000_000
+
+
+def new_histogram() -> HdrHistogram:
+    return HdrHistogram(HIST_LOWEST_US, HIST_HIGHEST_US, HIST_DIGITS)
+
+
+def decode_histogram(text: str) -> HdrHistogram:
+    h = new_histogram()
+    if text:
+        h.decode_and_add(text)
+    return h
+
+
+class OperationStats:
+    """``count`` is rows/operations done; the histogram holds one latency per call
+    (a load batch is one call of many rows)."""
+    __slots__ = ("count", "not_found", "errors", "histogram")
+
+    def __init__(self):
+        self.count = 0
+        self.not_found = 0
+        self.errors = 0
+        self.histogram = new_histogram()
+
+    def merge(self, other: "OperationStats") -> "OperationStats":
+        self.count += other.count
+        self.not_found += other.not_found
+        self.errors += other.errors
+        self.histogram.add(other.histogram)
+        return self
+
+    def summary(self) -> dict:
+        h = self.histogram
+        calls = h.get_total_count()
+        out = {"count": self.count, "calls": calls, "not_found": self.not_found, "errors": self.errors}
+        if calls:
+            out.update(avg_us=round(h.get_mean_value(), 1), min_us=h.get_min_value(),
+                       max_us=h.get_max_value(),
+                       **{_pname(p): h.get_value_at_percentile(p) for p in PERCENTILES})
+        return out
+
+    def to_dict(self) -> dict:
+        return {"count": self.count, "not_found": self.not_found, "errors": self.errors,
+                "histogram": self.histogram.encode().decode("ascii")
+                if self.histogram.get_total_count() else ""}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "OperationStats":
+        s = cls()
+        s.count, s.not_found, s.errors = d["count"], d.get("not_found", 0), d.get("errors", 0)
+        s.histogram = decode_histogram(d.get("histogram", ""))
+        return s
+
+
+def _pname(p) -> str:
+    return "p" + (str(p).replace(".", "_") if p != int(p) else str(int(p))) + "_us"
+
+
+class Timeline:
+    """Per wall-clock second (epoch seconds from ``start``): ops per type, errors, latency sum."""
+    __slots__ = ("start", "ops", "errors", "latency_us")
+
+    def __init__(self, start: Optional[int] = None):
+        self.start = start
+        self.ops: dict[str, list[int]] = {}
+        self.errors: list[int] = []
+        self.latency_us: list[int] = []
+
+    @property
+    def end(self) -> Optional[int]:
+        """One past the last second with data."""
+        if self.start is None:
+            return None
+        n = max([len(v) for v in self.ops.values()] + [len(self.errors), len(self.latency_us)], default=0)
+        return self.start + n
+
+    def _aligned(self, seq, start, length):
+        out = [0] * length
+        if seq:
+            off = start - self.start
+            out[off:off + len(seq)] = seq
+        return out
+
+    def merge(self, other: "Timeline") -> "Timeline":
+        if other.start is None:
+            return self
+        if self.start is None:
+            self.start = other.start
+        start = min(self.start, other.start)
+        end = max(self.end, other.end)
+        n = end - start
+
+        def add(a, a_start, b, b_start):
+            out = [0] * n
+            for seq, s0 in ((a, a_start), (b, b_start)):
+                off = s0 - start
+                for i, v in enumerate(seq):
+                    out[off + i] += v
+            return out
+
+        for op in set(self.ops) | set(other.ops):
+            self.ops[op] = add(self.ops.get(op, []), self.start, other.ops.get(op, []), other.start)
+        self.errors = add(self.errors, self.start, other.errors, other.start)
+        self.latency_us = add(self.latency_us, self.start, other.latency_us, other.start)
+        self.start = start
+        self.trim()
+        return self
+
+    def trim(self):
+        """Drop trailing zeros (lists of one timeline may have different lengths)."""
+        for op, seq in self.ops.items():
+            while seq and seq[-1] == 0:
+                seq.pop()
+        for seq in (self.errors, self.latency_us):
+            while seq and seq[-1] == 0:
+                seq.pop()
+
+    def totals(self) -> list[int]:
+        """Operations per second, all types together."""
+        if self.start is None:
+            return []
+        n = self.end - self.start
+        out = [0] * n
+        for seq in self.ops.values():
+            for i, v in enumerate(seq):
+                out[i] += v
+        return out
+
+    def to_dict(self) -> dict:
+        return {"start": self.start, "ops": self.ops, "errors": self.errors, "latency_us": self.latency_us}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Timeline":
+        t = cls(d.get("start"))
+        t.ops = {k: list(v) for k, v in d.get("ops", {}).items()}
+        t.errors = list(d.get("errors", []))
+        t.latency_us = list(d.get("latency_us", []))
+        return t
+
+
+class Measurement:
+    """Everything one thread, shard, phase or run measured; merges exactly in any order."""
+    __slots__ = ("operations", "errors", "counters", "timeline")
+
+    def __init__(self):
+        self.operations: dict[str, OperationStats] = {}
+        self.errors: dict[str, int] = {}     # "OP:kind:name" -> count
+        self.counters: dict[str, int] = {}   # queries_read, reconnects, retries ...
+        self.timeline = Timeline()
+
+    def op(self, name: str) -> OperationStats:
+        s = self.operations.get(name)
+        if s is None:
+            s = self.operations[name] = OperationStats()
+        return s
+
+    def merge(self, other: "Measurement") -> "Measurement":
+        for name, stats in other.operations.items():
+            self.op(name).merge(stats)
+        for k, v in other.errors.items():
+            self.errors[k] = self.errors.get(k, 0) + v
+        for k, v in other.counters.items():
+            self.counters[k] = self.counters.get(k, 0) + v
+        self.timeline.merge(other.timeline)
+        return self
+
+    @property
+    def total_ops(self) -> int:
+        return sum(s.count for s in self.operations.values())
+
+    @property
+    def total_errors(self) -> int:
+        return sum(self.errors.values())
+
+    def to_dict(self) -> dict:
+        return {"operations": {k: v.to_dict() for k, v in sorted(self.operations.items())},
+                "errors": dict(sorted(self.errors.items())), "counters": dict(sorted(self.counters.items())),
+                "timeline": self.timeline.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Measurement":
+        m = cls()
+        m.operations = {k: OperationStats.from_dict(v) for k, v in d.get("operations", {}).items()}
+        m.errors = dict(d.get("errors", {}))
+        m.counters = dict(d.get("counters", {}))
+        m.timeline = Timeline.from_dict(d.get("timeline", {}))
+        return m
+
+
+class Recorder:
+    """Fills one Measurement from one thread (no locks). Times come from perf_counter_ns;
+    the timeline index is the wall-clock second, anchored once per recorder."""
+
+    def __init__(self):
+        self.m = Measurement()
+        wall = time.time_ns()
+        perf = time.perf_counter_ns()
+        self.second0 = wall // NS_PER_S
+        self.base = perf - (wall - self.second0 * NS_PER_S)  # perf time at second0's boundary
+        self.m.timeline.start = self.second0
+        self._stats: dict[str, OperationStats] = {}
+        self._rows: dict[str, list[int]] = {}
+        self._latency = self.m.timeline.latency_us
+        self._errors = self.m.timeline.errors
+
+    def _op(self, op):
+        self._stats[op] = self.m.op(op)
+        self._rows[op] = self.m.timeline.ops.setdefault(op, [])
+        return self._stats[op]
+
+    def ok(self, op: str, t0: int, t1: int, n: int = 1) -> None:
+        stats = self._stats.get(op) or self._op(op)
+        stats.count += n
+        lat = (t1 - t0) // 1000
+        stats.histogram.record_value(lat if lat > 0 else 1) if lat < HIST_HIGHEST_US else \
+            stats.histogram.record_value(HIST_HIGHEST_US)
+        idx = (t1 - self.base) // NS_PER_S
+        row = self._rows[op]
+        if idx >= len(row):
+            row.extend([0] * (idx + 1 - len(row)))
+        row[idx] += n
+        lat_row = self._latency
+        if idx >= len(lat_row):
+            lat_row.extend([0] * (idx + 1 - len(lat_row)))
+        lat_row[idx] += lat
+
+    def not_found(self, op: str, t0: int, t1: int) -> None:
+        self.ok(op, t0, t1)
+        self._stats[op].not_found += 1
+
+    def error(self, op: str, kind: str, name: str, t1: Optional[int] = None) -> None:
+        stats = self._stats.get(op) or self._op(op)
+        stats.errors += 1
+        key = f"{op}:{kind}:{name}"
+        self.m.errors[key] = self.m.errors.get(key, 0) + 1
+        idx = ((t1 or time.perf_counter_ns()) - self.base) // NS_PER_S
+        errs = self._errors
+        if idx >= len(errs):
+            errs.extend([0] * (idx + 1 - len(errs)))
+        errs[idx] += 1
+
+    def count(self, counter: str, n: int = 1) -> None:
+        c = self.m.counters
+        c[counter] = c.get(counter, 0) + n
+
+    def wall_time(self, perf_ns: int) -> float:
+        return self.second0 + (perf_ns - self.base) / NS_PER_S
+
+
+class Stopped(Exception):
+    """Raised inside a measured call when the worker must stop (deadline, stop request)."""
+
+
+class Measured:
+    """The one timing wrapper: every binding call of a worker thread goes through it.
+
+    It times, records, classifies errors (``binding.classify``) and applies the one retry /
+    reconnect policy: connection loss -> reconnect (with back-off) and count; retryable
+    errors in a multi-statement event -> roll back and run the event again, as sysbench does.
+    """
+    __slots__ = ("binding", "rec", "should_stop", "_perf")
+
+    def __init__(self, binding, recorder: Recorder, should_stop=lambda: False):
+        self.binding = binding
+        self.rec = recorder
+        self.should_stop = should_stop
+        self._perf = time.perf_counter_ns
+
+    def call(self, op: str, fn, *args):
+        """One operation; returns fn's result, or ``FAILED`` after recording the error."""
+        perf = self._perf
+        t0 = perf()
+        try:
+            result = fn(*args)
+        except Exception as exc:  # drivers raise many types; classify decides
+            self._failed(op, exc)
+            return FAILED
+        self.rec.ok(op, t0, perf())
+        return result
+
+    def call_rows(self, op: str, n: int, fn, *args):
+        """A batch of n rows (load phase): retried until it succeeds or the worker stops,
+        since batches are idempotent. Returns True when the rows were written."""
+        from .bindings.base import DUPLICATE, FATAL
+        while True:
+            t0 = self._perf()
+            try:
+                fn(*args)
+            except Exception as exc:
+                kind = self._failed(op, exc)
+                if kind == DUPLICATE:
+                    return True
+                if kind == FATAL or self.should_stop():
+                    return False
+                continue
+            self.rec.ok(op, t0, self._perf(), n)
+            return True
+
+    def event(self, op: str, body, queries: list, max_attempts: int = 100) -> bool:
+        """A multi-statement event (sysbench transaction), timed as one; retried on retryable
+        and connection errors. ``queries`` accumulates [reads, writes, other] executed."""
+        from .bindings.base import FATAL
+        t0 = self._perf()
+        for _ in range(max_attempts):
+            try:
+                body(self.binding, queries)
+            except Exception as exc:
+                kind = self._failed(op, exc)
+                try:
+                    self.binding.rollback()
+                except Exception:
+                    pass
+                if kind == FATAL or self.should_stop():
+                    return False
+                self.rec.count("retries")
+                continue
+            self.rec.ok(op, t0, self._perf())
+            return True
+        return False
+
+    def _failed(self, op, exc) -> str:
+        from .bindings.base import CONNECTION
+        cls = self.binding.classify(exc)
+        self.rec.error(op, cls.kind, cls.name)
+        if cls.kind == CONNECTION:
+            self.reconnect()
+        return cls.kind
+
+    def reconnect(self):
+        """Reconnect with back-off until it works or the worker must stop."""
+        delay = 0.05
+        while not self.should_stop():
+            try:
+                self.binding.reconnect()
+                self.rec.count("reconnects")
+                return True
+            except Exception:
+                self.rec.count("reconnect_failures")
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+        return False
+
+
+class _Failed:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "FAILED"
+
+
+FAILED = _Failed()

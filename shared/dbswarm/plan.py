@@ -1,0 +1,109 @@
+"""Split each run of a campaign into shards (a pure function of the campaign).
+
+Shard i of a run gets: a contiguous share of the client threads (global thread indexes
+``thread_offset .. thread_offset + threads - 1``), a disjoint load key range, the
+operation count and target rate of its threads (threads share both evenly, remainders to
+the first), and its own seed derived from the campaign seed.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from dataclasses import asdict, dataclass, field
+
+from .spec import Campaign, Run
+
+PLAN_SCHEMA_VERSION = 1
+INLINE_MAP_LIMIT = 40  # above this many shards the state machine uses a Distributed Map
+
+
+def split(total: int, parts: int) -> list[int]:
+    """``total`` as ``parts`` integers differing by at most one, larger first; sum preserved."""
+    if parts <= 0:
+        raise ValueError("parts must be positive")
+    q, r = divmod(total, parts)
+    return [q + 1 if i < r else q for i in range(parts)]
+
+
+def derive_seed(seed: int, *path) -> int:
+    digest = hashlib.sha256("/".join(str(p) for p in (seed, *path)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+@dataclass
+class ShardPlan:
+    index: int
+    threads: int
+    thread_offset: int
+    load_start: int      # first record (ycsb key number / sysbench global row) of the load
+    load_count: int
+    operationcount: int  # ycsb operations / sysbench events (0 = no count limit)
+    target: float | None  # ops/s (ycsb) or transactions/s (sysbench rate) of this shard
+    seed: int
+    thread_ops: list[int] = field(default_factory=list)
+    thread_load: list[list[int]] = field(default_factory=list)  # [start, count] per thread
+
+
+def shard_count(campaign: Campaign, threads: int, cpu_count: int | None = None) -> int:
+    f = campaign.fanout
+    if f.shards:
+        n = f.shards
+    elif f.threads_per_shard:
+        n = math.ceil(threads / f.threads_per_shard)
+    else:
+        n = cpu_count or os.cpu_count() or 1
+    return max(1, min(n, threads, f.max_shards))
+
+
+def plan_run(campaign: Campaign, run: Run, cpu_count: int | None = None) -> list[ShardPlan]:
+    w = run.workload
+    threads = w.threads
+    n = shard_count(campaign, threads, cpu_count)
+    per_shard_threads = split(threads, n)
+    if w.family == "ycsb":
+        load_start, load_total, ops_total, rate = w.insertstart, w.load_count, w.operationcount, w.target
+    else:
+        load_start, load_total, ops_total, rate = 0, w.tables * w.table_size, w.events, w.rate
+    thread_ops = split(ops_total, threads)
+    thread_loads = split(load_total, threads)
+    shards, t0, key = [], 0, load_start
+    for i, t in enumerate(per_shard_threads):
+        loads = []
+        for c in thread_loads[t0:t0 + t]:
+            loads.append([key, c])
+            key += c
+        shard_load = sum(c for _, c in loads)
+        shards.append(ShardPlan(
+            index=i, threads=t, thread_offset=t0,
+            load_start=loads[0][0], load_count=shard_load,
+            operationcount=sum(thread_ops[t0:t0 + t]),
+            target=(rate * t / threads) if rate else None,
+            seed=derive_seed(campaign.seed, run.index, i),
+            thread_ops=thread_ops[t0:t0 + t], thread_load=loads))
+        t0 += t
+    return shards
+
+
+def make_plan(campaign: Campaign, runs: list[Run], campaign_id: str, cpu_count: int | None = None,
+              sqlite_url: str | None = None) -> dict:
+    """The plan document (plan.json): everything a worker needs, no secrets."""
+    out_runs = []
+    for run in runs:
+        target = run.target.model_dump(mode="json", exclude_none=True)
+        if run.target.engine == "sqlite" and not run.target.url:
+            target["url"] = sqlite_url
+        shards = plan_run(campaign, run, cpu_count)
+        out_runs.append({
+            "index": run.index, "run_id": run.run_id, "axes": run.axes,
+            "target": target,
+            "workload": run.workload.model_dump(mode="json"),
+            "family": run.workload.family,
+            "threads": run.workload.threads,
+            "shard_count": len(shards),
+            "map_mode": "DISTRIBUTED" if len(shards) > INLINE_MAP_LIMIT else "INLINE",
+            "shards": [asdict(s) for s in shards],
+        })
+    return {"schema_version": PLAN_SCHEMA_VERSION, "kind": "dbswarm-plan", "campaign_id": campaign_id,
+            "name": campaign.name, "seed": campaign.seed, "phases": list(campaign.phases),
+            "runs": out_runs}

@@ -1,0 +1,227 @@
+"""Result files: result.csv, timeseries.csv, summary.md (white-paper tables), report.html.
+
+The white-paper shape (SPEC 2.4): rows are the target's instance label x threads (x record
+count when it varies), columns are workloads (S1..S9, a..f, sysbench tests), cells are
+throughput, then average and p99 read / write latency in µs.
+"""
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+from collections import OrderedDict
+
+from .measure import PERCENTILES, _pname
+
+
+def _fmt(v, digits=0):
+    if v is None:
+        return "–"
+    if isinstance(v, float) and digits:
+        return f"{v:,.{digits}f}"
+    return f"{round(v):,}"
+
+
+def _row_key(run):
+    key = [run["target"]["label"], f"{run['threads']} threads"]
+    w = run["workload"]
+    if w["family"] == "ycsb":
+        key.append(f"{w['recordcount']:,} records")
+    else:
+        key.append(f"{w['tables']}x{w['table_size']:,} rows")
+    return tuple(key)
+
+
+def _phase(run):
+    """The phase that measures the workload: run, or load when only the load ran (S1)."""
+    ph = run["phases"]
+    for name in ("run", "load"):
+        if ph.get(name, {}).get("status") in ("complete", "partial"):
+            return name, ph[name]
+    return None, None
+
+
+def white_paper_tables(result) -> str:
+    runs = result["runs"]
+    ycsb = [r for r in runs if r["workload"]["family"] == "ycsb"]
+    out = []
+    if ycsb:
+        rows, cols = OrderedDict(), []
+        for r in ycsb:
+            name = r["workload"]["name"]
+            if name not in cols:
+                cols.append(name)
+            rows.setdefault(_row_key(r), {})[name] = r
+        vary_records = len({k[2] for k in rows}) > 1
+
+        def table(title, cell):
+            lines = [f"### {title}", ""]
+            head = ["instance", "threads"] + (["records"] if vary_records else []) + cols
+            lines.append("| " + " | ".join(head) + " |")
+            lines.append("|" + "---|" * len(head))
+            for key, by_wl in rows.items():
+                cells = [key[0], key[1].split()[0]] + ([key[2].split()[0]] if vary_records else [])
+                cells += [cell(by_wl[c]) if c in by_wl else "" for c in cols]
+                lines.append("| " + " | ".join(cells) + " |")
+            return "\n".join(lines) + "\n"
+
+        def ops(r):
+            name, p = _phase(r)
+            if p is None:
+                return "missing"
+            mark = "" if p["status"] == "complete" else " (partial)"
+            return _fmt(p["throughput"]) + ("" if name == "run" else " (load)") + mark
+
+        def lat(kind):
+            def cell(r):
+                _, p = _phase(r)
+                s = p and p.get(f"{kind}_latency")
+                if not s or not s.get("calls"):
+                    return "–"
+                return f"{_fmt(s['avg_us'])} / {_fmt(s['p99_us'])}"
+            return cell
+        out.append(table("Throughput (OPS, operations per second)", ops))
+        out.append(table("Read latency (RAL), µs: average / p99", lat("read")))
+        out.append(table("Write latency (WAL), µs: average / p99", lat("write")))
+    sb = [r for r in runs if r["workload"]["family"] == "sysbench"]
+    if sb:
+        lines = ["### sysbench OLTP", "",
+                 "| instance | test | threads | tables x rows | TPS | QPS | read / write / other queries "
+                 "| latency avg ms | p95 ms | errors | reconnects |",
+                 "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in sb:
+            p = r["phases"].get("run", {})
+            s = p.get("sysbench")
+            w = r["workload"]
+            if not s:
+                lines.append(f"| {r['target']['label']} | {w['test']} | {r['threads']} | | missing | | | | | | |")
+                continue
+            lines.append(
+                f"| {r['target']['label']} | {w['test']} | {r['threads']} | {w['tables']}x{w['table_size']:,} "
+                f"| {_fmt(s['tps'], 1)} | {_fmt(s['qps'], 1)} | {s['queries_read']:,} / {s['queries_write']:,} / "
+                f"{s['queries_other']:,} | {s['latency_avg_ms']} | {s['latency_p95_ms']} | {s['errors']} "
+                f"| {s['reconnects']} |")
+        out.append("\n".join(lines) + "\n")
+    return "\n".join(out)
+
+
+def summary_markdown(result) -> str:
+    lines = [f"# dbswarm campaign {result['name']} ({result['campaign_id']})", "",
+             f"Status: **{result['status']}**. Seed {result['seed']}."]
+    if any(not r["target"]["is_real_database"] for r in result["runs"]):
+        lines.append("\n> Runs on the **noop** binding measure the load generator only, not a database.")
+    if result["missing_shards"]:
+        lines.append("\n**Missing shards** (their data is absent; every other shard's data is kept):\n")
+        for m in result["missing_shards"]:
+            lines.append(f"- run {m['run_id']}, {m['phase']} phase, shard {m['shard']}: {m['reason']}")
+    lines += ["", white_paper_tables(result)]
+    lines += ["### Runs", "", "| run | phase | shards ok/expected | ops | errors | duration s | ops/s overall "
+              "| ops/s steady (s) | mix | max start skew s |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in result["runs"]:
+        for name, p in r["phases"].items():
+            if "operations_total" not in p:
+                lines.append(f"| {r['run_id']} | {name} | 0/{r['shard_count']} | | | | | | {p.get('status')} | |")
+                continue
+            mix = ", ".join(f"{k} {v:.1%}" for k, v in sorted(p["mix"].items()))
+            st = p["steady"]
+            lines.append(
+                f"| {r['run_id']} | {name} | {len(p['shards']['complete'])}/{p['shards']['expected']} "
+                f"| {p['operations_total']:,} | {p['errors_total']:,} | {p['duration_s']} | {_fmt(p['ops_per_s'])} "
+                f"| {_fmt(st['ops_per_s'])} ({st['seconds']}) | {mix} | {p['start_skew_s']['max']} |")
+    if result.get("compare"):
+        c = result["compare"]
+        lines += ["", f"### Comparison with baseline `{c['baseline']}`: **{c['verdict']}**", "",
+                  "| run | metric | baseline | now | change | threshold | regressed |", "|---|---|---|---|---|---|---|"]
+        for d in c["deltas"]:
+            lines.append(f"| {d['run_id']} | {d['metric']} | {d['baseline']} | {d['value']} | "
+                         f"{d['change']:+.1%} | {d['threshold']:.0%} | {'yes' if d['regressed'] else ''} |")
+    return "\n".join(lines) + "\n"
+
+
+CSV_FIELDS = ["run_id", "phase", "engine", "label", "family", "workload", "threads", "shards", "operation",
+              "count", "errors", "not_found", "ops_per_s", "avg_us"] + [_pname(p) for p in PERCENTILES] + ["max_us"]
+
+
+def result_csv(result) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, CSV_FIELDS, extrasaction="ignore")
+    w.writeheader()
+    for r in result["runs"]:
+        for name, p in r["phases"].items():
+            for op, s in p.get("operations", {}).items():
+                w.writerow({"run_id": r["run_id"], "phase": name, "engine": r["target"]["engine"],
+                            "label": r["target"]["label"], "family": r["workload"]["family"],
+                            "workload": r["workload"]["name"], "threads": r["threads"],
+                            "shards": r["shard_count"], "operation": op, **s})
+    return buf.getvalue()
+
+
+def timeseries_csv(result) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["run_id", "phase", "epoch_second", "second", "operation", "count", "errors_all_ops",
+                "avg_latency_us_all_ops"])
+    for r in result["runs"]:
+        for name, p in r["phases"].items():
+            tl = p.get("timeline")
+            if not tl or tl.get("start") is None:
+                continue
+            start, errs, lat = tl["start"], tl["errors"], tl["latency_us"]
+            n = max([len(v) for v in tl["ops"].values()] + [len(errs)], default=0)
+            totals = [sum(v[i] for v in tl["ops"].values() if i < len(v)) for i in range(n)]
+            for op, seq in sorted(tl["ops"].items()):
+                for i, c in enumerate(seq):
+                    e = errs[i] if i < len(errs) else 0
+                    avg = round(lat[i] / totals[i], 1) if i < len(lat) and totals[i] else ""
+                    w.writerow([r["run_id"], name, start + i, i, op, c, e, avg])
+    return buf.getvalue()
+
+
+def _svg_series(series: list[int], errors: list[int], width=640, height=140) -> str:
+    if not series:
+        return ""
+    top = max(max(series), 1)
+    n = max(len(series), 2)
+    pts = " ".join(f"{i * width / (n - 1):.1f},{height - v * height / top:.1f}" for i, v in enumerate(series))
+    err_bars = "".join(
+        f'<rect x="{i * width / (n - 1):.1f}" y="{height - min(e, top) * height / top:.1f}" width="3" '
+        f'height="{min(e, top) * height / top:.1f}" fill="#d33"/>' for i, e in enumerate(errors) if e)
+    return (f'<svg width="{width}" height="{height + 20}" viewBox="0 -10 {width} {height + 20}">'
+            f'<polyline fill="none" stroke="#2563eb" stroke-width="1.5" points="{pts}"/>{err_bars}'
+            f'<text x="0" y="0" font-size="10">{top:,} ops/s</text></svg>')
+
+
+def report_html(result) -> str:
+    import markdown_it  # rich depends on it, so it is always installed
+    body = markdown_it.MarkdownIt("commonmark").enable("table").render(summary_markdown(result))
+    charts = []
+    for r in result["runs"]:
+        for name, p in r["phases"].items():
+            tl = p.get("timeline")
+            if not tl or tl.get("start") is None:
+                continue
+            totals = [sum(v[i] for v in tl["ops"].values() if i < len(v))
+                      for i in range(max([len(v) for v in tl["ops"].values()] + [0]))]
+            charts.append(f"<h4>{html.escape(r['run_id'])} · {name}: operations per second "
+                          f"(red: errors)</h4>{_svg_series(totals, tl['errors'])}")
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>dbswarm "
+            f"{html.escape(result['campaign_id'])}</title><style>body{{font-family:sans-serif;max-width:1100px;"
+            "margin:2em auto}}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;"
+            "text-align:right}</style></head><body>" + body + "<h3>Timelines</h3>" + "".join(charts)
+            + "<script type='application/json' id='result'>"
+            + html.escape(json.dumps({k: v for k, v in result.items() if k != 'runs'}))
+            + "</script></body></html>")
+
+
+def write_reports(store, campaign_id, result) -> dict:
+    keys = {}
+    for name, text, ctype in (
+            ("result.json", json.dumps(result, indent=1), "application/json"),
+            ("result.csv", result_csv(result), "text/csv"),
+            ("timeseries.csv", timeseries_csv(result), "text/csv"),
+            ("summary.md", summary_markdown(result), "text/markdown; charset=utf-8"),
+            ("report.html", report_html(result), "text/html; charset=utf-8")):
+        keys[name] = store.key(campaign_id, name)
+        store.put_text(keys[name], text, ctype)
+    return keys

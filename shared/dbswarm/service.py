@@ -1,0 +1,232 @@
+"""The campaign steps as functions of small JSON events: what the Lambda handlers, the
+state machine and the local runner all call. Each step reads what it needs from the
+store and returns a small dict (Step Functions payloads stay small).
+
+Events (every one carries "store": results location and "campaign_id" after planning):
+  plan       {"campaign": dict | YAML text} | {"campaign_key": key in store}, "results"?: url
+  arm        {"lead_seconds"?: float}                      -> {"start_at": epoch seconds}
+  prepare    {"run_id", "stage": before_load | after_load | cleanup}
+  worker     {"run_id", "phase": load | run, "shard": i, "start_at"?, "checkpoint"?,
+              "max_call_seconds"?}                           -> {"status": done | continue, ...}
+  failure    {"run_id", "phase", "shard", "error"}         (a shard that failed for good)
+  aggregate  {}                                             -> {"result_key", "status", ...}
+  compare    {"baseline"?, "thresholds"?}                   -> {"verdict": pass | regressed | ...}
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets as _random
+import tempfile
+import threading
+import time
+from typing import Callable, Optional
+
+from . import secrets
+from .aggregate import SHARD_SCHEMA_VERSION, aggregate, failure_key, shard_key
+from .errors import DbswarmError
+from .measure import Measurement
+from .plan import make_plan
+from .report import write_reports
+from .spec import load_campaign, redacted_campaign
+from .store import LocalStore, open_store
+from .worker import ShardPhase, make_binding, prepare_target
+
+DEFAULT_LEAD_SECONDS = 2.0
+SAFETY_MARGIN_S = 15.0   # stop this long before the platform kills the function
+_plan_cache: dict = {}
+_lock = threading.Lock()
+
+
+def new_campaign_id(name: str) -> str:
+    return f"{name}-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{_random.token_hex(2)}"
+
+
+def _store(event):
+    return open_store(event["store"])
+
+
+def load_plan(store, campaign_id) -> dict:
+    key = (store.url, campaign_id)
+    with _lock:
+        if key in _plan_cache:
+            return _plan_cache[key]
+    plan = store.get_json(store.key(campaign_id, "plan.json"))
+    with _lock:
+        _plan_cache[key] = plan
+    return plan
+
+
+def find_run(plan, run_id) -> dict:
+    for run in plan["runs"]:
+        if run["run_id"] == run_id:
+            return run
+    raise DbswarmError(f"run {run_id!r} is not in the plan of {plan['campaign_id']}")
+
+
+# ---- plan ---------------------------------------------------------------------------------
+
+def plan_campaign(event: dict) -> dict:
+    source = event.get("campaign")
+    if source is None and event.get("campaign_key"):
+        source = open_store(event["store"]).get_text(event["campaign_key"])
+    if source is None:
+        raise DbswarmError("plan: the event names no campaign (campaign or campaign_key)")
+    campaign, runs = load_campaign(source)
+    location = event.get("results") or event.get("store") or campaign.results.location
+    store = open_store(location)
+    cid = event.get("campaign_id") or new_campaign_id(campaign.name)
+    if isinstance(store, LocalStore):
+        sqlite_url = str(store.local_root / cid / "sqlite" / "dbswarm.db")
+    else:
+        sqlite_url = os.path.join(tempfile.gettempdir(), "dbswarm", cid, "dbswarm.db")
+    plan = make_plan(campaign, runs, cid, event.get("cpu_count"), sqlite_url=sqlite_url)
+    store.put_json(store.key(cid, "campaign.json"), redacted_campaign(campaign))
+    store.put_json(store.key(cid, "plan.json"), plan)
+    out_runs = []
+    for run in plan["runs"]:
+        item = {"run_id": run["run_id"], "index": run["index"], "shard_count": run["shard_count"],
+                "map_mode": run["map_mode"]}
+        items = [{"shard": i} for i in range(run["shard_count"])]
+        if run["map_mode"] == "INLINE":
+            item["shards"] = items
+        else:
+            item["items_key"] = store.key(cid, "runs", run["run_id"], "shards.json")
+            store.put_json(item["items_key"], items)
+        out_runs.append(item)
+    phases = plan["phases"]
+    return {"campaign_id": cid, "store": store.url, "name": campaign.name,
+            "bucket": getattr(store, "bucket", None),
+            "items_prefix": getattr(store, "prefix", ""),
+            "has_load": "load" in phases, "has_run": "run" in phases,
+            "has_prepare": "prepare" in phases, "has_cleanup": "cleanup" in phases,
+            "runs": out_runs,
+            "baseline": campaign.results.baseline, "save_baseline": campaign.results.save_baseline,
+            "thresholds": campaign.results.thresholds}
+
+
+# ---- un-sharded steps -----------------------------------------------------------------------
+
+def arm(event: dict) -> dict:
+    """The start instant of a phase's shards: now + lead time for cold starts."""
+    lead = float(event.get("lead_seconds", DEFAULT_LEAD_SECONDS))
+    return {"start_at": round(time.time() + lead, 3)}
+
+
+def prepare_run(event: dict) -> dict:
+    store = _store(event)
+    plan = load_plan(store, event["campaign_id"])
+    run = find_run(plan, event["run_id"])
+    out = prepare_target(run, secrets.resolve(run["target"].get("password")), event["stage"])
+    store.put_json(store.key(plan["campaign_id"], "runs", run["run_id"], f"prepare-{event['stage']}.json"), out)
+    return {"run_id": run["run_id"], "stage": event["stage"], "seconds": out["seconds"]}
+
+
+# ---- shards ---------------------------------------------------------------------------------
+
+def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = None,
+              stop_event: Optional[threading.Event] = None) -> dict:
+    """One call of one shard's phase. Writes the shard's cumulative result to the store and
+    returns {"status": "done" | "continue", "checkpoint", "result_key", ...}."""
+    store = _store(event)
+    cid = event["campaign_id"]
+    plan = load_plan(store, cid)
+    run = find_run(plan, event["run_id"])
+    phase, index = event["phase"], int(event["shard"])
+    shard = run["shards"][index]
+    now = time.time()
+    limits = []
+    if remaining_seconds is not None:
+        limits.append(remaining_seconds() - SAFETY_MARGIN_S)
+    if event.get("max_call_seconds"):
+        limits.append(float(event["max_call_seconds"]))
+    deadline = now + max(min(limits), 0.5) if limits else None
+    checkpoint = event.get("checkpoint")
+    key = shard_key(store, cid, run["run_id"], phase, index)
+    progress = _progress_writer(run["run_id"], phase, index)
+    password = secrets.resolve(run["target"].get("password"))
+    outcome = ShardPhase(run, shard, phase, password, start_at=event.get("start_at"), deadline=deadline,
+                         checkpoint=checkpoint, progress=progress, stop_event=stop_event).execute()
+    doc = None
+    if checkpoint and checkpoint.get("segment", 0) > 0:
+        try:
+            doc = store.get_json(key)
+        except KeyError:
+            doc = None
+    if doc is None:
+        doc = {"schema_version": SHARD_SCHEMA_VERSION, "kind": "dbswarm-shard-result", "campaign_id": cid,
+               "run_id": run["run_id"], "phase": phase, "shard": index, "threads": shard["threads"],
+               "binding": {"engine": run["target"]["engine"],
+                           "is_real_database": run["target"]["engine"] != "noop",
+                           "settings": _binding_settings(run, password)},
+               "started_at": outcome.info["began_at"], "start_skew_s": outcome.info.get("start_skew_s"),
+               "segments": [], "measurement": Measurement().to_dict()}
+        measurement = outcome.measurement
+    else:
+        measurement = Measurement.from_dict(doc["measurement"]).merge(outcome.measurement)
+    doc["segments"].append(outcome.info)
+    doc["ended_at"] = outcome.info["ended_at"]
+    doc["status"] = outcome.status
+    doc["measurement"] = measurement.to_dict()
+    store.put_json(key, doc)
+    if progress:
+        progress(outcome.info["done"], measurement.total_errors, final=True)
+    return {"run_id": run["run_id"], "phase": phase, "shard": index, "status": outcome.status,
+            "checkpoint": outcome.checkpoint, "result_key": key, "segment": outcome.info["segment"],
+            "ops": measurement.total_ops, "errors": measurement.total_errors}
+
+
+def _binding_settings(run, password):
+    try:
+        return make_binding(run, password).describe()
+    except Exception:
+        return {}
+
+
+def record_shard_failure(event: dict) -> dict:
+    """A shard that failed for good (its function raised after retries): keep the reason.
+    The error text is trimmed and carries no secrets (bindings' messages are redacted)."""
+    store = _store(event)
+    err = event.get("error")
+    if isinstance(err, dict):
+        err = f"{err.get('Error', '')}: {str(err.get('Cause', ''))[:500]}"
+    key = failure_key(store, event["campaign_id"], event["run_id"], event["phase"], int(event["shard"]))
+    store.put_json(key, {"shard": int(event["shard"]), "error": str(err)[:1000], "at": time.time()})
+    return {"shard": int(event["shard"]), "status": "failed"}
+
+
+def _progress_writer(run_id, phase, shard):
+    """Local mode: shards report progress through small files the runner polls."""
+    folder = os.environ.get("DBSWARM_PROGRESS_DIR")
+    if not folder:
+        return None
+    path = os.path.join(folder, f"{run_id}.{phase}.{shard}.json")
+
+    def write(done, errors, final=False):
+        tmp = path + ".tmp"
+        with open(tmp, "w") as fh:
+            json.dump({"done": done, "errors": errors, "final": final, "t": time.time()}, fh)
+        os.replace(tmp, path)
+    return write
+
+
+# ---- aggregate and compare -------------------------------------------------------------------
+
+def aggregate_campaign(event: dict) -> dict:
+    store = _store(event)
+    cid = event["campaign_id"]
+    plan = load_plan(store, cid)
+    try:
+        campaign = store.get_json(store.key(cid, "campaign.json"))
+    except KeyError:
+        campaign = None
+    result = aggregate(plan, store, campaign)
+    keys = write_reports(store, cid, result)
+    return {"campaign_id": cid, "status": result["status"], "result_key": keys["result.json"],
+            "missing_shards": len(result["missing_shards"]), "runs": len(result["runs"])}
+
+
+def compare_campaign(event: dict) -> dict:
+    from .compare import compare_with_baseline
+    return compare_with_baseline(_store(event), event["campaign_id"], event.get("baseline"),
+                                 event.get("thresholds") or {}, bool(event.get("save_baseline")))

@@ -1,0 +1,482 @@
+"""The campaign file: validated pydantic models, the JSON Schema they export, and the
+expansion of the matrix into runs.
+
+Every problem is reported as "field.path: what is wrong"; unknown keys and literal
+passwords are errors. Workload properties keep YCSB's and sysbench's names.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal, Optional, Union
+from urllib.parse import urlsplit
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import CampaignError
+from .workloads.presets import SYSBENCH_TESTS, YCSB_DEFAULT_MIX, ycsb_preset
+
+PHASES = ("prepare", "load", "run", "cleanup")
+ENGINES = ("sqlite", "mongodb", "mysql", "postgresql", "noop")
+ENGINE_ALIASES = {"mongo": "mongodb", "mariadb": "mysql", "postgres": "postgresql",
+                  "pg": "postgresql", "pgsql": "postgresql", "sqlite3": "sqlite"}
+PROPORTIONS = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
+               "readmodifywriteproportion")
+SECRET_HINT = ("a literal password is not allowed: reference it as {secret: NAME} "
+               "(AWS Secrets Manager), {env: VAR} or {file: PATH}")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+class SecretRef(_Strict):
+    """Where a credential lives; exactly one of the three keys."""
+    secret: Optional[str] = Field(None, description="AWS Secrets Manager secret name or ARN")
+    env: Optional[str] = Field(None, description="environment variable holding the value")
+    file: Optional[str] = Field(None, description="file whose content (stripped) is the value")
+
+    @model_validator(mode="after")
+    def _exactly_one(self):
+        given = [k for k in ("secret", "env", "file") if getattr(self, k)]
+        if len(given) != 1:
+            raise ValueError("give exactly one of secret, env or file")
+        return self
+
+    def describe(self):
+        for k in ("secret", "env", "file"):
+            if getattr(self, k):
+                return {k: getattr(self, k)}
+
+
+class Target(_Strict):
+    engine: str = Field("sqlite", description="|".join(ENGINES) + " (aliases: mongo, mariadb, "
+                        "postgres, pg); sqlite is the embedded default, noop measures only the generator")
+    url: Optional[str] = Field(None, description="connection URL without password; sqlite: a file path "
+                               "(default: a file under the campaign's results folder)")
+    password: Optional[SecretRef] = Field(None, description="secret reference, never a literal")
+    label: Optional[str] = Field(None, description='instance class as white papers name it, e.g. "4 vCPUs 16 GB"')
+    options: dict[str, Any] = Field(default_factory=dict, description="engine options (see README)")
+
+    @field_validator("engine", mode="before")
+    @classmethod
+    def _engine(cls, v):
+        name = ENGINE_ALIASES.get(str(v).lower(), str(v).lower())
+        if name not in ENGINES:
+            raise ValueError(f"unknown engine {v!r}; expected one of {', '.join(ENGINES)}")
+        return name
+
+    @field_validator("password", mode="before")
+    @classmethod
+    def _no_literal_password(cls, v):
+        if isinstance(v, (str, int, float)):
+            raise ValueError(SECRET_HINT)
+        return v
+
+    @field_validator("url")
+    @classmethod
+    def _no_password_in_url(cls, v):
+        if v and "://" in v and urlsplit(v).password is not None:
+            raise ValueError("the URL contains a password; remove it and set target.password: "
+                             "{secret: NAME} | {env: VAR} | {file: PATH}")
+        return v
+
+    @field_validator("options")
+    @classmethod
+    def _no_password_option(cls, v):
+        for key, value in v.items():
+            if re.search(r"pass(word)?|secret", key, re.I) and isinstance(value, (str, int)):
+                raise ValueError(f"option {key!r}: {SECRET_HINT}")
+        return v
+
+    @property
+    def display(self):
+        return self.label or self.engine
+
+
+class YcsbWorkload(_Strict):
+    """YCSB CoreWorkload properties (same names as YCSB's property files)."""
+    family: Literal["ycsb"] = "ycsb"
+    preset: Optional[str] = Field(None, description="S1..S9, a..f or a read:write ratio like '95:5'; "
+                                  "explicit proportions override the preset's")
+    threads: int = Field(1, ge=1, description="client threads for the whole run (all shards)")
+    table: str = Field("usertable", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+    recordcount: int = Field(1000, ge=1)
+    operationcount: int = Field(1000, ge=0, description="0: no count limit (needs maxexecutiontime)")
+    readproportion: Optional[float] = Field(None, ge=0, le=1)
+    updateproportion: Optional[float] = Field(None, ge=0, le=1)
+    insertproportion: Optional[float] = Field(None, ge=0, le=1)
+    scanproportion: Optional[float] = Field(None, ge=0, le=1)
+    readmodifywriteproportion: Optional[float] = Field(None, ge=0, le=1)
+    requestdistribution: Optional[Literal["zipfian", "uniform", "latest", "hotspot"]] = None
+    zipfianconstant: float = Field(0.99, gt=0, lt=1)
+    hotspotdatafraction: float = Field(0.2, ge=0, le=1)
+    hotspotopnfraction: float = Field(0.8, ge=0, le=1)
+    fieldcount: int = Field(10, ge=1, le=1000)
+    fieldlength: int = Field(100, ge=1, le=1_000_000)
+    readallfields: bool = True
+    writeallfields: bool = False
+    maxscanlength: Optional[int] = Field(None, ge=1)
+    scanlengthdistribution: Optional[Literal["uniform", "zipfian"]] = None
+    insertstart: int = Field(0, ge=0)
+    insertcount: Optional[int] = Field(None, ge=1, description="records to load (default recordcount - insertstart)")
+    insertorder: Literal["hashed", "ordered"] = Field("hashed", description="YCSB's orderedinserts switch")
+    zeropadding: int = Field(1, ge=1, le=40)
+    batchsize: int = Field(100, ge=1, le=100_000, description="rows per insert batch in the load phase")
+    maxexecutiontime: Optional[float] = Field(None, gt=0, description="seconds; caps the run phase")
+    target: Optional[float] = Field(None, gt=0, description="total ops/s over all threads (unthrottled if absent)")
+    warmuptime: float = Field(0, ge=0, description="seconds excluded from steady-state throughput")
+
+    @model_validator(mode="after")
+    def _resolve(self):
+        if self.preset is not None:
+            preset = ycsb_preset(self.preset)
+            if preset is None:
+                raise ValueError(f"preset: unknown preset {self.preset!r}; see `dbswarm presets`")
+            for key, value in preset.items():
+                if key in PROPORTIONS:
+                    if getattr(self, key) is None:
+                        setattr(self, key, value)
+                elif getattr(self, key) is None:
+                    setattr(self, key, value)
+        elif all(getattr(self, k) is None for k in PROPORTIONS):
+            for key, value in YCSB_DEFAULT_MIX.items():
+                setattr(self, key, value)
+        for key in PROPORTIONS:
+            if getattr(self, key) is None:
+                setattr(self, key, 0.0)
+        total = sum(getattr(self, k) for k in PROPORTIONS)
+        if not math.isclose(total, 1.0, abs_tol=1e-9):
+            given = ", ".join(f"{k}={getattr(self, k):g}" for k in PROPORTIONS if getattr(self, k))
+            raise ValueError(f"proportions must sum to 1, they sum to {total:g} ({given})")
+        self.requestdistribution = self.requestdistribution or "zipfian"
+        self.maxscanlength = self.maxscanlength or 1000
+        self.scanlengthdistribution = self.scanlengthdistribution or "uniform"
+        if self.insertstart >= self.recordcount and self.insertcount is None:
+            raise ValueError("insertstart must be below recordcount")
+        if self.operationcount == 0 and self.maxexecutiontime is None:
+            raise ValueError("operationcount 0 means no count limit: set maxexecutiontime too")
+        return self
+
+    @property
+    def load_count(self):
+        return self.insertcount if self.insertcount is not None else self.recordcount - self.insertstart
+
+    @property
+    def name(self):
+        return self.preset or "custom"
+
+    def mix(self):
+        return {k[: -len("proportion")]: getattr(self, k) for k in PROPORTIONS if getattr(self, k) > 0}
+
+
+class SysbenchWorkload(_Strict):
+    """sysbench 1.0 OLTP options (same names as sysbench's command-line options)."""
+    family: Literal["sysbench"] = "sysbench"
+    test: Literal["oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select"] = "oltp_read_write"
+    threads: int = Field(1, ge=1)
+    tables: int = Field(1, ge=1, le=10_000)
+    table_size: int = Field(10_000, ge=1)
+    range_size: int = Field(100, ge=1)
+    point_selects: Optional[int] = Field(None, ge=0)
+    simple_ranges: Optional[int] = Field(None, ge=0)
+    sum_ranges: Optional[int] = Field(None, ge=0)
+    order_ranges: Optional[int] = Field(None, ge=0)
+    distinct_ranges: Optional[int] = Field(None, ge=0)
+    index_updates: Optional[int] = Field(None, ge=0)
+    non_index_updates: Optional[int] = Field(None, ge=0)
+    delete_inserts: Optional[int] = Field(None, ge=0)
+    skip_trx: Optional[bool] = None
+    rand_type: Literal["uniform", "special"] = Field(
+        "special", description="sysbench 1.0's --rand-type (its default is special: 75% of "
+        "requests to 1% of the rows)")
+    time: float = Field(60, gt=0, description="seconds of the run phase (0 not allowed)")
+    events: int = Field(0, ge=0, description="transactions to run over all threads (0: until time)")
+    report_interval: float = Field(1, gt=0, description="seconds between timeline points in reports")
+    rate: Optional[float] = Field(None, gt=0, description="total transactions/s (unthrottled if absent)")
+    batchsize: int = Field(1000, ge=1, le=100_000, description="rows per INSERT in the load phase")
+    warmuptime: float = Field(0, ge=0)
+
+    @model_validator(mode="after")
+    def _resolve(self):
+        for key, value in SYSBENCH_TESTS[self.test].items():
+            if getattr(self, key) is None:
+                setattr(self, key, value)
+        if self.range_size > self.table_size:
+            raise ValueError(f"range_size ({self.range_size}) exceeds table_size ({self.table_size})")
+        return self
+
+    @property
+    def name(self):
+        return self.test
+
+    @property
+    def recordcount(self):
+        return self.tables * self.table_size
+
+
+Workload = Union[YcsbWorkload, SysbenchWorkload]
+WORKLOAD_MODELS = {"ycsb": YcsbWorkload, "sysbench": SysbenchWorkload}
+NEUTRAL_KEYS = {"family", "threads", "warmuptime", "batchsize"}
+
+
+class Fanout(_Strict):
+    threads_per_shard: Optional[int] = Field(None, ge=1)
+    shards: Optional[int] = Field(None, ge=1, le=10_000)
+    max_shards: int = Field(1000, ge=1, le=10_000)
+
+    @model_validator(mode="after")
+    def _one(self):
+        if self.threads_per_shard and self.shards:
+            raise ValueError("give threads_per_shard or shards, not both")
+        return self
+
+
+class Thresholds(_Strict):
+    """Allowed regression per metric, as a fraction (0.1 = 10% worse)."""
+    model_config = ConfigDict(extra="allow")
+    default: float = Field(0.10, ge=0)
+
+
+class Results(_Strict):
+    location: str = Field("./results", description="local folder or s3://bucket/prefix")
+    baseline: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9_.-]+$",
+                                    description="compare with baselines/<name>.json")
+    save_baseline: bool = Field(False, description="store this result as the named baseline")
+    thresholds: dict[str, float] = Field(default_factory=dict,
+                                         description="metric -> allowed fractional regression")
+    keep_data: bool = Field(True, description="sqlite: keep the database file after the campaign")
+
+
+class Campaign(_Strict):
+    name: str = Field("campaign", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    seed: int = Field(0, ge=0)
+    target: Target = Field(default_factory=Target)
+    workload: dict[str, Any] = Field(default_factory=dict, description="defaults for every run")
+    matrix: dict[str, list[Any]] = Field(default_factory=dict,
+                                         description="axes whose cartesian product is the list of runs")
+    fanout: Fanout = Field(default_factory=Fanout)
+    phases: list[Literal["prepare", "load", "run", "cleanup"]] = Field(
+        default_factory=lambda: ["prepare", "load", "run"])
+    results: Results = Field(default_factory=Results)
+
+    @field_validator("results", mode="before")
+    @classmethod
+    def _results_str(cls, v):
+        return {"location": v} if isinstance(v, str) else v
+
+    @field_validator("phases")
+    @classmethod
+    def _phase_order(cls, v):
+        if not v:
+            raise ValueError("at least one phase")
+        if len(set(v)) != len(v) or v != sorted(v, key=PHASES.index):
+            raise ValueError(f"phases must be distinct and in the order {', '.join(PHASES)}")
+        return v
+
+    @field_validator("matrix")
+    @classmethod
+    def _axes(cls, v):
+        for axis, values in v.items():
+            if not values:
+                raise ValueError(f"axis {axis!r} is empty")
+        return v
+
+
+class Run(BaseModel):
+    """One element of the matrix: a target and a complete workload."""
+    index: int
+    run_id: str
+    target: Target
+    workload: Workload = Field(discriminator="family")
+    axes: dict[str, Any] = Field(default_factory=dict)
+
+
+def _path(loc):
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("ycsb", "sysbench", "function-after[_resolve(), YcsbWorkload]"):
+            continue
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _messages(err: ValidationError, prefix=""):
+    out = []
+    for e in err.errors():
+        loc = [p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
+        path = _path([prefix] + loc if prefix else loc) if (prefix or loc) else "(top level)"
+        msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif e["type"] == "missing":
+            msg = "required"
+        out.append(f"{path}: {msg}")
+    return out
+
+
+def _axis_value_path(axis, i, key=None):
+    return f"matrix.{axis}[{i}]" + (f".{key}" if key else "")
+
+
+def expand_runs(campaign: Campaign) -> list[Run]:
+    """Cartesian product of the matrix axes, first axis outermost, each validated in full."""
+    axes = list(campaign.matrix.items())
+    problems, runs = [], []
+    combos = list(itertools.product(*[list(enumerate(vals)) for _, vals in axes])) if axes else [()]
+    for index, combo in enumerate(combos):
+        wl = dict(campaign.workload)
+        origin = {k: f"workload.{k}" for k in wl}
+        target = campaign.target
+        target_path = "target"
+        label = {}
+        for (axis, _), (i, value) in zip(axes, combo):
+            if axis == "target":
+                try:
+                    target = Target.model_validate(value if isinstance(value, dict) else {"engine": value})
+                except ValidationError as err:
+                    problems += _messages(err, _axis_value_path(axis, i))
+                    target = None
+                target_path = _axis_value_path(axis, i)
+                label[axis] = (target.display if target else str(value))
+            elif axis == "workload":
+                if not isinstance(value, dict):
+                    problems.append(f"{_axis_value_path(axis, i)}: expected a mapping of workload keys")
+                    continue
+                if value.get("family", wl.get("family", "ycsb")) != wl.get("family", "ycsb"):
+                    # a different family: defaults it does not know are dropped
+                    fam = WORKLOAD_MODELS.get(value["family"])
+                    known = set(fam.model_fields) if fam else set()
+                    wl = {k: v for k, v in wl.items() if k in known or k in NEUTRAL_KEYS}
+                for k, v in value.items():
+                    wl[k] = v
+                    origin[k] = _axis_value_path(axis, i, k)
+                label[axis] = _workload_label(value)
+            else:
+                wl[axis] = value
+                origin[axis] = _axis_value_path(axis, i)
+                label[axis] = value
+        family = wl.get("family", "ycsb")
+        model = WORKLOAD_MODELS.get(family)
+        if model is None:
+            problems.append(f"{origin.get('family', 'workload.family')}: unknown family {family!r}; "
+                            "expected ycsb or sysbench")
+            continue
+        try:
+            workload = model.model_validate(wl)
+        except ValidationError as err:
+            for e in err.errors():
+                loc = [p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
+                key = loc[0] if loc else None
+                path = origin.get(key, f"workload.{key}") if key else _workload_origin(origin, combo, axes)
+                if len(loc) > 1:
+                    path += _path([""] + loc[1:])
+                msg = e["msg"].removeprefix("Value error, ")
+                if msg.startswith("preset: "):
+                    path, msg = origin.get("preset", "workload.preset"), msg[len("preset: "):]
+                if e["type"] == "extra_forbidden":
+                    msg = f"unknown key for a {family} workload"
+                problems.append(f"{path}: {msg}")
+            continue
+        if target is None:
+            continue
+        if target.engine == "mongodb" and family == "sysbench":
+            problems.append(f"{target_path}.engine: sysbench workloads need a SQL engine, not mongodb")
+            continue
+        run_id = f"{index:03d}-" + "-".join(_slug(v) for v in label.values()) if label else f"{index:03d}"
+        runs.append(Run(index=index, run_id=run_id[:80], target=target, workload=workload, axes=label))
+    if problems:
+        raise CampaignError(sorted(set(problems), key=problems.index))
+    return runs
+
+
+def _workload_origin(origin, combo, axes):
+    for (axis, _), (i, _) in zip(axes, combo):
+        if axis in ("workload", "preset"):
+            return _axis_value_path(axis, i)
+    return "workload"
+
+
+def _workload_label(value):
+    return value.get("preset") or value.get("test") or value.get("family") or "workload"
+
+
+def _slug(value):
+    return re.sub(r"[^A-Za-z0-9.]+", "_", str(value)).strip("_") or "x"
+
+
+def load_campaign(source) -> tuple[Campaign, list[Run]]:
+    """Parse (path, YAML/JSON text, or dict) and validate; raises CampaignError."""
+    data = read_campaign_data(source)
+    try:
+        campaign = Campaign.model_validate(data)
+    except ValidationError as err:
+        raise CampaignError(_messages(err)) from None
+    runs = expand_runs(campaign)
+    problems = []
+    for run in runs:
+        if run.target.engine != "noop" and run.target.engine == "sqlite" and run.target.password:
+            problems.append("target.password: sqlite takes no password")
+    if problems:
+        raise CampaignError(problems)
+    return campaign, runs
+
+
+def read_campaign_data(source):
+    if isinstance(source, dict):
+        return source
+    text = None
+    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and os.path.exists(source)):
+        try:
+            text = Path(source).read_text()
+        except OSError as err:
+            raise CampaignError([f"(file): cannot read {source}: {err.strerror}"]) from None
+    elif isinstance(source, str) and ("\n" in source or source.lstrip().startswith("{")):
+        text = source
+    else:
+        raise CampaignError([f"(file): no such campaign file: {source}"])
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise CampaignError([f"(file): not valid YAML/JSON: {err}"]) from None
+    if not isinstance(data, dict):
+        raise CampaignError(["(top level): expected a mapping of campaign keys"])
+    return data
+
+
+def json_schema() -> dict:
+    """The published JSON Schema of a campaign file (workloads documented as $defs)."""
+    schema = Campaign.model_json_schema()
+    defs = schema.setdefault("$defs", {})
+    defs["YcsbWorkload"] = YcsbWorkload.model_json_schema()
+    defs["SysbenchWorkload"] = SysbenchWorkload.model_json_schema()
+    schema["properties"]["workload"] = {
+        "description": "defaults for every run: keys of YcsbWorkload or SysbenchWorkload "
+                       "(validated per run after the matrix is applied)",
+        "type": "object"}
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "dbswarm campaign"
+    return schema
+
+
+def redacted_campaign(campaign: Campaign) -> dict:
+    """The campaign as stored in campaign.json: secret references kept, URLs redacted."""
+    from .secrets import redact_url
+    data = campaign.model_dump(mode="json", exclude_none=True)
+    data["target"]["url"] = redact_url(data["target"].get("url"))
+    for t in data.get("matrix", {}).get("target", []) or []:
+        if isinstance(t, dict) and t.get("url"):
+            t["url"] = redact_url(t["url"])
+    return data
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m dbswarm.spec` prints the schema
+    print(json.dumps(json_schema(), indent=2))

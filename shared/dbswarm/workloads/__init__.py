@@ -1,0 +1,1 @@
+"""Workloads as data: YCSB CoreWorkload and sysbench OLTP, plus their presets."""

@@ -1,0 +1,173 @@
+"""Number generators with YCSB's semantics (site.ycsb.generator) and sysbench's rand types.
+
+Each generator owns nothing but arithmetic; the caller passes a seeded ``random.Random``
+so every thread of every shard is reproducible from the campaign seed.
+"""
+from __future__ import annotations
+
+import math
+
+FNV_OFFSET_BASIS_64 = 0xCBF29CE484222325
+FNV_PRIME_64 = 1099511628211
+_MASK64 = (1 << 64) - 1
+_SIGN = 1 << 63
+
+
+def fnvhash64(val: int) -> int:
+    """YCSB Utils.fnvhash64: FNV-1a over the 8 bytes of a long, Math.abs of the signed result."""
+    h = FNV_OFFSET_BASIS_64
+    for _ in range(8):
+        h ^= val & 0xFF
+        val >>= 8
+        h = (h * FNV_PRIME_64) & _MASK64
+    if h & _SIGN:  # to signed, then abs (Java Math.abs)
+        h = (1 << 64) - h
+    return h
+
+
+def zeta(n: int, theta: float, start: int = 0, initial: float = 0.0) -> float:
+    total = initial
+    for i in range(start, n):
+        total += 1.0 / (i + 1) ** theta
+    return total
+
+
+class Zipfian:
+    """YCSB ZipfianGenerator over [base, base + items); item count may grow (for 'latest')."""
+
+    def __init__(self, rng, base: int, items: int, theta: float = 0.99, zetan: float | None = None):
+        self.rng, self.base, self.items, self.theta = rng, base, items, theta
+        self.alpha = 1.0 / (1.0 - theta)
+        self.zeta2theta = zeta(2, theta)
+        self.zetan = zetan if zetan is not None else zeta(items, theta)
+        self._count_for_zeta = items
+        self._half_pow_theta = 1.0 + 0.5 ** theta
+        self._eta()
+
+    def _eta(self):
+        self.eta = (1 - (2.0 / self.items) ** (1 - self.theta)) / (1 - self.zeta2theta / self.zetan)
+
+    def next(self, items: int | None = None) -> int:
+        if items is not None and items != self._count_for_zeta:
+            if items > self._count_for_zeta:  # incremental, as YCSB does
+                self.zetan = zeta(items, self.theta, self._count_for_zeta, self.zetan)
+            else:
+                self.zetan = zeta(items, self.theta)
+            self._count_for_zeta = self.items = items
+            self._eta()
+        u = self.rng.random()
+        uz = u * self.zetan
+        if uz < 1.0:
+            return self.base
+        if uz < self._half_pow_theta:
+            return self.base + 1
+        return self.base + int(self.items * (self.eta * u - self.eta + 1) ** self.alpha)
+
+
+class ScrambledZipfian:
+    """YCSB ScrambledZipfianGenerator: popular items scattered over the key space by FNV."""
+    ITEM_COUNT = 10_000_000_000
+    ZETAN = 26.46902820178302  # zeta(ITEM_COUNT, 0.99), YCSB's precomputed constant
+
+    def __init__(self, rng, lo: int, hi: int, theta: float = 0.99):
+        self.lo, self.items = lo, hi - lo + 1
+        zetan = self.ZETAN if theta == 0.99 else zeta(min(self.ITEM_COUNT, 10_000_000), theta)
+        self.gen = Zipfian(rng, 0, self.ITEM_COUNT, theta, zetan=zetan)
+
+    def next(self) -> int:
+        return self.lo + fnvhash64(self.gen.next()) % self.items
+
+
+class Uniform:
+    def __init__(self, rng, lo: int, hi: int):
+        self.rng, self.lo, self.hi = rng, lo, hi
+
+    def next(self) -> int:
+        return self.rng.randint(self.lo, self.hi)
+
+
+class SkewedLatest:
+    """YCSB SkewedLatestGenerator: recently inserted keys are the most popular."""
+
+    def __init__(self, rng, upper_bound, theta: float = 0.99):
+        self.upper_bound = upper_bound  # callable: current record count
+        self.zipf = Zipfian(rng, 0, max(upper_bound(), 2), theta)
+
+    def next(self) -> int:
+        top = self.upper_bound()
+        return top - 1 - self.zipf.next(max(top, 2)) % top
+
+
+class Hotspot:
+    """YCSB HotspotIntegerGenerator: opn fraction of requests go to data fraction of keys."""
+
+    def __init__(self, rng, lo: int, hi: int, hot_data: float, hot_opn: float):
+        self.rng, self.lo, self.hot_opn = rng, lo, hot_opn
+        n = hi - lo + 1
+        self.hot = max(1, int(n * hot_data))
+        self.cold = n - self.hot
+
+    def next(self) -> int:
+        r = self.rng
+        if r.random() < self.hot_opn or self.cold <= 0:
+            return self.lo + r.randrange(self.hot)
+        return self.lo + self.hot + r.randrange(self.cold)
+
+
+def key_chooser(name, rng, lo, hi, upper_bound=None, theta=0.99, hot_data=0.2, hot_opn=0.8):
+    """The request distribution named by YCSB's ``requestdistribution``."""
+    if name == "uniform":
+        return Uniform(rng, lo, hi)
+    if name == "zipfian":
+        return ScrambledZipfian(rng, lo, hi, theta)
+    if name == "latest":
+        return SkewedLatest(rng, upper_bound or (lambda: hi + 1), theta)
+    if name == "hotspot":
+        return Hotspot(rng, lo, hi, hot_data, hot_opn)
+    raise ValueError(f"unknown request distribution {name!r}")
+
+
+# ---- sysbench ------------------------------------------------------------------------
+
+class SysbenchUniform:
+    def __init__(self, rng, lo, hi):
+        self.rng, self.lo, self.hi = rng, lo, hi
+
+    def next(self):
+        return self.rng.randint(self.lo, self.hi)
+
+
+class SysbenchSpecial:
+    """sysbench 1.0 sb_rand_special (defaults rand-spec-pct=1, res=75, iter=12): 75% of the
+    values land in the middle 1% of the range, the rest follow a bell curve."""
+
+    def __init__(self, rng, lo, hi, pct=1, res=75, iterations=12):
+        self.rng, self.lo = rng, lo
+        self.t = hi - lo + 1
+        self.range_size = self.t * (100 // (100 - res))
+        self.iter = iterations
+        self.d = max(1, self.t * pct // 100)
+        self.offset = self.t // 2 - self.t * pct // 200
+
+    def next(self):
+        rng, t = self.rng, self.t
+        res = rng.randrange(self.range_size)
+        if res < t:
+            total = 0.0
+            for _ in range(self.iter):
+                total += rng.random()
+            return self.lo + int(total * t / self.iter)
+        return self.lo + res % self.d + self.offset
+
+
+def sysbench_rand(name, rng, lo, hi):
+    if name == "uniform":
+        return SysbenchUniform(rng, lo, hi)
+    if name == "special":
+        return SysbenchSpecial(rng, lo, hi)
+    raise ValueError(f"unknown rand_type {name!r}")
+
+
+def zeta_static(n, theta):
+    """For tests: the exact zeta sum."""
+    return math.fsum(1.0 / (i + 1) ** theta for i in range(n))

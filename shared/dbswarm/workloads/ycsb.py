@@ -1,0 +1,149 @@
+"""YCSB CoreWorkload for one client thread: which operation next, on which key, with what
+values. Keys are YCSB's: "user" + FNV-hashed key number (or the ordered number), padded.
+
+Run-phase inserts of many threads never collide: thread g of T inserts key numbers
+recordcount + j*T + g (j = 0, 1, ...), and a thread only reads keys it knows exist
+(the loaded ones and its own inserts).
+"""
+from __future__ import annotations
+
+import bisect
+import random
+import string
+
+from ..measure import FAILED
+from .generators import Hotspot, ScrambledZipfian, SkewedLatest, Uniform, fnvhash64
+
+OPS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE")
+_POOL_SIZE = 1 << 16
+_ALPHABET = string.ascii_letters + string.digits
+
+
+def value_pool(rng: random.Random) -> str:
+    return "".join(rng.choices(_ALPHABET, k=_POOL_SIZE))
+
+
+def key_name(keynum: int, ordered: bool, zeropadding: int) -> str:
+    if not ordered:
+        keynum = fnvhash64(keynum)
+    value = str(keynum)
+    return "user" + ("0" * (zeropadding - len(value)) + value if len(value) < zeropadding else value)
+
+
+class YcsbClient:
+    def __init__(self, w, rng: random.Random, thread_index: int, total_threads: int,
+                 inserted: int = 0, expected_inserts: int = 0):
+        self.w = w
+        self.rng = rng
+        self.table = w.table
+        self.g, self.T = thread_index, total_threads
+        self.inserted = inserted
+        self.ordered = w.insertorder == "ordered"
+        self.fields = [f"field{i}" for i in range(w.fieldcount)]
+        self.read_fields = None if w.readallfields else "one"
+        self.pool = value_pool(rng)
+        ops, cum, acc = [], [], 0.0
+        for name, p in zip(OPS, (w.readproportion, w.updateproportion, w.insertproportion,
+                                 w.scanproportion, w.readmodifywriteproportion)):
+            if p > 0:
+                acc += p
+                ops.append(name)
+                cum.append(acc)
+        cum[-1] = 1.0 + 1e-12
+        self._ops, self._cum = ops, cum
+        self._dispatch = {"READ": self.do_read, "UPDATE": self.do_update, "INSERT": self.do_insert,
+                          "SCAN": self.do_scan, "READ-MODIFY-WRITE": self.do_rmw}
+        n = w.recordcount
+        dist = w.requestdistribution
+        if dist == "uniform":
+            self.chooser = None
+        elif dist == "zipfian":
+            self.chooser = ScrambledZipfian(rng, 0, n + expected_inserts - 1, w.zipfianconstant)
+        elif dist == "latest":
+            self.chooser = SkewedLatest(rng, self.known_count, w.zipfianconstant)
+        else:
+            self.chooser = Hotspot(rng, 0, n - 1, w.hotspotdatafraction, w.hotspotopnfraction)
+        self.scanlen = (Uniform(rng, 1, w.maxscanlength) if w.scanlengthdistribution == "uniform"
+                        else ScrambledZipfian(rng, 1, w.maxscanlength))
+
+    # -- keys and values ---------------------------------------------------------------
+    def known_count(self) -> int:
+        return self.w.recordcount + self.inserted
+
+    def keynum_at(self, index: int) -> int:
+        """Index in [0, known_count) -> a key number that exists."""
+        n = self.w.recordcount
+        return index if index < n else n + (index - n) * self.T + self.g
+
+    def next_keynum(self) -> int:
+        known = self.w.recordcount + self.inserted
+        ch = self.chooser
+        if ch is None:
+            return self.keynum_at(self.rng.randrange(known))
+        while True:
+            k = ch.next()
+            if k < known:
+                return self.keynum_at(k)
+
+    def key(self, keynum: int) -> str:
+        return key_name(keynum, self.ordered, self.w.zeropadding)
+
+    def value(self) -> str:
+        L = self.w.fieldlength
+        o = self.rng.randrange(_POOL_SIZE - L) if L < _POOL_SIZE else 0
+        return self.pool[o:o + L]
+
+    def all_values(self) -> dict:
+        return {f: self.value() for f in self.fields}
+
+    def update_values(self) -> dict:
+        if self.w.writeallfields:
+            return self.all_values()
+        return {self.rng.choice(self.fields): self.value()}
+
+    def fields_to_read(self):
+        return None if self.read_fields is None else [self.rng.choice(self.fields)]
+
+    # -- operations ----------------------------------------------------------------------
+    def next_op(self) -> str:
+        return self._ops[bisect.bisect_right(self._cum, self.rng.random())]
+
+    def do_transaction(self, m) -> str:
+        op = self._ops[bisect.bisect_right(self._cum, self.rng.random())]
+        self._dispatch[op](m)
+        return op
+
+    def do_read(self, m):
+        r = m.call("READ", m.binding.read, self.table, self.key(self.next_keynum()), self.fields_to_read())
+        if r is None:
+            m.rec.m.operations["READ"].not_found += 1
+
+    def do_update(self, m):
+        r = m.call("UPDATE", m.binding.update, self.table, self.key(self.next_keynum()), self.update_values())
+        if r is False:
+            m.rec.m.operations["UPDATE"].not_found += 1
+
+    def do_insert(self, m):
+        keynum = self.w.recordcount + self.inserted * self.T + self.g
+        r = m.call("INSERT", m.binding.insert, self.table, self.key(keynum), self.all_values())
+        if r is not FAILED:
+            self.inserted += 1
+
+    def do_scan(self, m):
+        m.call("SCAN", m.binding.scan, self.table, self.key(self.next_keynum()), self.scanlen.next(),
+               self.fields_to_read())
+
+    def do_rmw(self, m):
+        key = self.key(self.next_keynum())
+        fields = self.fields_to_read()
+        values = self.update_values()
+        binding = m.binding
+
+        def rmw():
+            binding.read(self.table, key, fields)
+            binding.update(self.table, key, values)
+        m.call("READ-MODIFY-WRITE", rmw)
+
+    # -- load ----------------------------------------------------------------------------
+    def load_rows(self, keynums) -> list:
+        return [(self.key(k), self.all_values()) for k in keynums]
