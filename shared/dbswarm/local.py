@@ -197,7 +197,9 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
     if shards:
         data = dict(data, fanout={**(data.get("fanout") or {}), "shards": shards, "threads_per_shard": None})
         data["fanout"] = {k: v for k, v in data["fanout"].items() if v is not None}
-    progress_dir = tempfile.mkdtemp(prefix="dbswarm-progress-")
+    # shards report progress (and their pid) in small files; a caller may choose the folder
+    given_dir = os.environ.get("DBSWARM_PROGRESS_DIR")
+    progress_dir = given_dir or tempfile.mkdtemp(prefix="dbswarm-progress-")
     os.environ["DBSWARM_PROGRESS_DIR"] = progress_dir
     board = ProgressBoard(progress_dir, console, enabled=show_progress)
     try:
@@ -236,8 +238,9 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
         return agg
     finally:
         board.stop()
-        os.environ.pop("DBSWARM_PROGRESS_DIR", None)
-        shutil.rmtree(progress_dir, ignore_errors=True)
+        if not given_dir:
+            os.environ.pop("DBSWARM_PROGRESS_DIR", None)
+            shutil.rmtree(progress_dir, ignore_errors=True)
 
 
 def _phase_total(run, phase):

@@ -205,7 +205,7 @@ def _progress_writer(run_id, phase, shard):
     def write(done, errors, final=False):
         tmp = path + ".tmp"
         with open(tmp, "w") as fh:
-            json.dump({"done": done, "errors": errors, "final": final, "t": time.time()}, fh)
+            json.dump({"done": done, "errors": errors, "final": final, "t": time.time(), "pid": os.getpid()}, fh)
         os.replace(tmp, path)
     return write
 

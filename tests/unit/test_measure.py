@@ -1,0 +1,108 @@
+"""Mergeable measurements: merging equals measuring everything in one place, in any order."""
+import random
+
+from hypothesis import given, settings, strategies as st
+
+from dbswarm.measure import Measurement, OperationStats, Recorder, Timeline, new_histogram
+
+latencies = st.lists(st.integers(1, 50_000_000), min_size=1, max_size=400)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(latencies, min_size=1, max_size=8), st.randoms())
+def test_histogram_merge_equals_single_histogram(parts, rnd):
+    single = new_histogram()
+    shards = []
+    for part in parts:
+        h = new_histogram()
+        for v in part:
+            h.record_value(v)
+            single.record_value(v)
+        shards.append(h)
+    rnd.shuffle(shards)
+    merged = new_histogram()
+    for h in shards:
+        merged.add(h)
+    for p in (50, 90, 95, 99, 99.9, 100):
+        assert merged.get_value_at_percentile(p) == single.get_value_at_percentile(p)
+    assert merged.get_total_count() == single.get_total_count()
+    assert merged.get_mean_value() == single.get_mean_value()
+
+
+def _measurement(seed):
+    rng = random.Random(seed)
+    m = Measurement()
+    for op in rng.sample(["READ", "UPDATE", "INSERT"], 2):
+        s = m.op(op)
+        for _ in range(rng.randint(1, 50)):
+            s.histogram.record_value(rng.randint(1, 10 ** 6))
+            s.count += 1
+        s.errors = rng.randint(0, 3)
+    m.errors = {"READ:connection:lost": rng.randint(0, 4)}
+    m.counters = {"reconnects": rng.randint(0, 2)}
+    m.timeline = Timeline(1_700_000_000 + rng.randint(0, 5))
+    m.timeline.ops = {"READ": [rng.randint(0, 9) for _ in range(rng.randint(1, 6))]}
+    m.timeline.errors = [rng.randint(0, 2) for _ in range(rng.randint(0, 4))]
+    return m
+
+
+def _canon(m: Measurement):
+    d = m.to_dict()
+    for op in d["operations"].values():
+        op["histogram"] = None
+    tl = d["timeline"]
+    start = tl["start"]
+    tl["ops"] = {k: {start + i: v for i, v in enumerate(seq) if v} for k, seq in tl["ops"].items()}
+    tl["errors"] = {start + i: v for i, v in enumerate(tl["errors"]) if v}
+    tl["latency_us"] = {start + i: v for i, v in enumerate(tl["latency_us"]) if v}
+    del tl["start"]
+    return d, {k: [s.histogram.get_value_at_percentile(p) for p in (50, 99)] for k, s in m.operations.items()}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 10 ** 6), min_size=2, max_size=7), st.randoms())
+def test_measurement_merge_is_order_independent(seeds, rnd):
+    ms = [_measurement(s) for s in seeds]
+    a = Measurement()
+    for m in ms:
+        a.merge(Measurement.from_dict(m.to_dict()))
+    order = list(ms)
+    rnd.shuffle(order)
+    b = Measurement()
+    # tree-shaped merge in another order
+    halves = [Measurement(), Measurement()]
+    for i, m in enumerate(order):
+        halves[i % 2].merge(Measurement.from_dict(m.to_dict()))
+    b.merge(halves[1]).merge(halves[0])
+    assert _canon(a) == _canon(b)
+    assert a.total_ops == sum(m.total_ops for m in ms)
+
+
+def test_round_trip_keeps_everything():
+    m = _measurement(3)
+    again = Measurement.from_dict(m.to_dict())
+    assert _canon(again) == _canon(m)
+
+
+def test_timeline_sums_on_the_wall_clock_second():
+    a, b = Timeline(100), Timeline(102)
+    a.ops = {"READ": [1, 2, 3]}
+    b.ops = {"READ": [10, 20], "UPDATE": [5]}
+    a.merge(b)
+    assert a.start == 100 and a.ops["READ"] == [1, 2, 13, 20] and a.ops["UPDATE"] == [0, 0, 5]
+    assert a.totals() == [1, 2, 18, 20]
+
+
+def test_recorder_counts_and_timeline():
+    rec = Recorder()
+    t = rec.base + 2_500_000_000  # 2.5 s after the recorder's first wall-clock second
+    rec.ok("READ", t - 150_000, t)
+    rec.ok("INSERT", t - 2_000_000, t, n=100)
+    rec.error("READ", "connection", "lost", t)
+    m = rec.m
+    assert m.operations["READ"].count == 1 and m.operations["INSERT"].count == 100
+    assert m.operations["INSERT"].histogram.get_total_count() == 1  # one call, 100 rows
+    assert m.timeline.ops["READ"][2] == 1 and m.timeline.errors[2] == 1
+    assert m.errors == {"READ:connection:lost": 1}
+    s = OperationStats.from_dict(m.operations["READ"].to_dict()).summary()
+    assert 149 <= s["p50_us"] <= 151

@@ -1,0 +1,45 @@
+import pytest
+
+from dbswarm.spec import load_campaign
+from dbswarm.workloads.presets import SERVICE_MODELS, YCSB_WORKLOADS, parse_ratio
+
+PUBLISHED = {  # SPEC 2.1: read, update, insert
+    "S1": (0, 0, 1.0), "S2": (0.10, 0.90, 0), "S3": (0.65, 0.10, 0.25), "S4": (0.90, 0.05, 0.05),
+    "S5": (0.50, 0.50, 0), "S6": (1.0, 0, 0), "S7": (0.95, 0.05, 0), "S8": (0.05, 0.95, 0), "S9": (0, 1.0, 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_service_model_proportions(name):
+    _, runs = load_campaign({"workload": {"preset": name}})
+    w = runs[0].workload
+    assert (w.readproportion, w.updateproportion, w.insertproportion) == pytest.approx(PUBLISHED[name])
+    assert w.scanproportion == 0 and w.readmodifywriteproportion == 0
+
+
+def test_ycsb_core_workloads():
+    _, runs = load_campaign({"matrix": {"preset": list("abcdef")}})
+    by = {r.workload.preset: r.workload for r in runs}
+    assert by["a"].mix() == {"read": 0.5, "update": 0.5}
+    assert by["d"].requestdistribution == "latest" and by["d"].insertproportion == 0.05
+    assert by["e"].scanproportion == 0.95 and by["e"].maxscanlength == 100
+    assert by["f"].readmodifywriteproportion == 0.5
+
+
+def test_every_preset_sums_to_one():
+    for props in {**SERVICE_MODELS, **YCSB_WORKLOADS}.values():
+        assert sum(v for k, v in props.items() if k.endswith("proportion")) == pytest.approx(1.0)
+
+
+def test_read_write_ratio_presets():
+    assert parse_ratio("95:5")["readproportion"] == pytest.approx(0.95)
+    _, runs = load_campaign({"matrix": {"preset": ["100:0", "50:50", "0:100"]}})
+    assert [r.workload.readproportion for r in runs] == [1.0, 0.5, 0.0]
+
+
+def test_sysbench_read_write_has_18_statements_and_20_queries():
+    from dbswarm.workloads.sysbench import SysbenchClient
+    import random
+    _, runs = load_campaign({"workload": {"family": "sysbench"}})
+    r, w, o = SysbenchClient(runs[0].workload, random.Random(1)).queries_per_event()
+    assert (r, w, o) == (14, 4, 2) and r + w == 18

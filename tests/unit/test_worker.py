@@ -1,0 +1,128 @@
+"""The worker against the embedded SQLite target: deadlines, continue + resume, time caps."""
+import pytest
+
+from dbswarm import service
+from dbswarm.store import open_store
+
+
+def _plan(tmp_path, workload, shards=1, phases=("prepare", "load", "run")):
+    out = service.plan_campaign({"campaign": {"name": "w", "seed": 3, "workload": workload,
+                                              "fanout": {"shards": shards}, "phases": list(phases)},
+                                 "results": str(tmp_path)})
+    return out, out["runs"][0]["run_id"]
+
+
+def _run_until_done(event, max_calls=50):
+    calls, out = 0, None
+    checkpoint = None
+    while calls < max_calls:
+        out = service.run_shard(dict(event, checkpoint=checkpoint))
+        calls += 1
+        if out["status"] == "done":
+            return out, calls
+        checkpoint = out["checkpoint"]
+    raise AssertionError("never finished")
+
+
+def test_continue_and_resume_keeps_exact_totals(tmp_path):
+    plan, rid = _plan(tmp_path, {"preset": "S3", "recordcount": 2000, "operationcount": 12000, "threads": 3,
+                                 "target": 6000})
+    base = {"store": plan["store"], "campaign_id": plan["campaign_id"], "run_id": rid, "shard": 0}
+    service.prepare_run(dict(base, stage="before_load"))
+    load, _ = _run_until_done(dict(base, phase="load"))
+    assert load["ops"] == 2000
+    # 12k ops at 6k ops/s take ~2 s: with 0.5 s per call the shard must continue several times
+    out, calls = _run_until_done(dict(base, phase="run", max_call_seconds=0.5))
+    assert calls >= 3
+    assert out["ops"] == 12000
+    doc = open_store(plan["store"]).get_json(out["result_key"])
+    assert doc["status"] == "done" and len(doc["segments"]) == calls
+    assert sum(s["count"] for s in doc["measurement"]["operations"].values()) == 12000
+    # the inserts of every segment landed under distinct keys: 2000 loaded + every INSERT
+    inserts = doc["measurement"]["operations"]["INSERT"]["count"]
+    import sqlite3
+    db = sqlite3.connect(service.load_plan(open_store(plan["store"]), plan["campaign_id"])["runs"][0]["target"]["url"])
+    assert db.execute("SELECT COUNT(*) FROM usertable").fetchone()[0] == 2000 + inserts
+
+
+def test_resumed_load_is_idempotent(tmp_path):
+    plan, rid = _plan(tmp_path, {"recordcount": 30000, "threads": 2, "batchsize": 50})
+    base = {"store": plan["store"], "campaign_id": plan["campaign_id"], "run_id": rid, "shard": 0, "phase": "load"}
+    service.prepare_run(dict(base, stage="before_load"))
+    first = service.run_shard(dict(base, max_call_seconds=0.3))
+    assert first["status"] == "continue"
+    # replay the same segment (as a retried Lambda call would), then finish
+    service.run_shard(dict(base, max_call_seconds=0.3, checkpoint=first["checkpoint"]))
+    out, _ = _run_until_done(dict(base, checkpoint=first["checkpoint"]))
+    import sqlite3
+    url = service.load_plan(open_store(plan["store"]), plan["campaign_id"])["runs"][0]["target"]["url"]
+    n = sqlite3.connect(url).execute("SELECT COUNT(*), COUNT(DISTINCT ycsb_key) FROM usertable").fetchone()
+    assert n == (30000, 30000)
+
+
+def test_maxexecutiontime_caps_the_run(tmp_path):
+    plan, rid = _plan(tmp_path, {"preset": "S6", "recordcount": 500, "operationcount": 0,
+                                 "maxexecutiontime": 1.0, "threads": 2})
+    base = {"store": plan["store"], "campaign_id": plan["campaign_id"], "run_id": rid, "shard": 0}
+    service.prepare_run(dict(base, stage="before_load"))
+    _run_until_done(dict(base, phase="load"))
+    out, calls = _run_until_done(dict(base, phase="run"))
+    assert calls == 1 and out["ops"] > 100
+    doc = open_store(plan["store"]).get_json(out["result_key"])
+    assert 0.9 <= doc["segments"][0]["elapsed_s"] < 2.0
+
+
+def test_time_cap_spans_continuations(tmp_path):
+    plan, rid = _plan(tmp_path, {"preset": "S6", "recordcount": 500, "operationcount": 0,
+                                 "maxexecutiontime": 1.5, "threads": 1})
+    base = {"store": plan["store"], "campaign_id": plan["campaign_id"], "run_id": rid, "shard": 0}
+    service.prepare_run(dict(base, stage="before_load"))
+    _run_until_done(dict(base, phase="load"))
+    out, calls = _run_until_done(dict(base, phase="run", max_call_seconds=0.6))
+    assert calls == 3
+    doc = open_store(plan["store"]).get_json(out["result_key"])
+    assert 1.4 <= doc["segments"][-1]["elapsed_s"] < 2.2
+
+
+def test_start_barrier_waits_and_records_skew(tmp_path):
+    import time
+    plan, rid = _plan(tmp_path, {"preset": "S6", "recordcount": 100, "operationcount": 100})
+    base = {"store": plan["store"], "campaign_id": plan["campaign_id"], "run_id": rid, "shard": 0}
+    service.prepare_run(dict(base, stage="before_load"))
+    t0 = time.time()
+    out = service.run_shard(dict(base, phase="load", start_at=t0 + 0.6))
+    assert time.time() - t0 >= 0.6
+    doc = open_store(plan["store"]).get_json(out["result_key"])
+    assert 0 <= doc["start_skew_s"] < 0.1
+
+
+def test_sysbench_counts_queries_like_sysbench(tmp_path):
+    plan, rid = _plan(tmp_path, {"family": "sysbench", "tables": 2, "table_size": 500, "events": 200,
+                                 "threads": 2, "time": 30})
+    base = {"store": plan["store"], "campaign_id": plan["campaign_id"], "run_id": rid, "shard": 0}
+    service.prepare_run(dict(base, stage="before_load"))
+    _run_until_done(dict(base, phase="load"))
+    service.prepare_run(dict(base, stage="after_load"))
+    out, _ = _run_until_done(dict(base, phase="run"))
+    doc = open_store(plan["store"]).get_json(out["result_key"])
+    c = doc["measurement"]["counters"]
+    trx = doc["measurement"]["operations"]["TRANSACTION"]["count"]
+    assert trx == 200
+    retries = c.get("retries", 0)
+    assert c["queries_other"] >= 2 * trx and c["queries_read"] >= 14 * trx and c["queries_write"] >= 4 * trx
+    if not retries:
+        assert (c["queries_read"], c["queries_write"], c["queries_other"]) == (14 * trx, 4 * trx, 2 * trx)
+
+
+@pytest.mark.parametrize("preset", ["a", "e", "f", "d"])
+def test_every_operation_type_runs_on_sqlite(tmp_path, preset):
+    plan, rid = _plan(tmp_path, {"preset": preset, "recordcount": 300, "operationcount": 600, "threads": 2})
+    base = {"store": plan["store"], "campaign_id": plan["campaign_id"], "run_id": rid, "shard": 0}
+    service.prepare_run(dict(base, stage="before_load"))
+    _run_until_done(dict(base, phase="load"))
+    out, _ = _run_until_done(dict(base, phase="run"))
+    doc = open_store(plan["store"]).get_json(out["result_key"])
+    m = doc["measurement"]
+    assert sum(o["count"] for o in m["operations"].values()) == 600
+    assert not m["errors"], m["errors"]
+    assert sum(o["not_found"] for o in m["operations"].values()) == 0
