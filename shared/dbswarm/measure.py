@@ -209,9 +209,22 @@ class Measurement:
         return m
 
 
+class _OpRecorder:
+    """One operation type's hot-path state: latencies counted per exact µs value (flushed
+    into the HdrHistogram in bulk: same buckets, same result, a fraction of the cost) and
+    the current second's count (written to the timeline when the second changes)."""
+    __slots__ = ("stats", "lat", "row", "sec", "sec_count", "sec_lat")
+
+    def __init__(self, stats, row):
+        self.stats, self.lat, self.row = stats, {}, row
+        self.sec, self.sec_count, self.sec_lat = -1, 0, 0
+
+
 class Recorder:
     """Fills one Measurement from one thread (no locks). Times come from perf_counter_ns;
-    the timeline index is the wall-clock second, anchored once per recorder."""
+    the timeline index is the wall-clock second, anchored once per recorder. Call
+    ``flush()`` (or ``measurement()``) before reading the Measurement."""
+    MAX_DISTINCT_LATENCIES = 4096
 
     def __init__(self):
         self.m = Measurement()
@@ -220,39 +233,59 @@ class Recorder:
         self.second0 = wall // NS_PER_S
         self.base = perf - (wall - self.second0 * NS_PER_S)  # perf time at second0's boundary
         self.m.timeline.start = self.second0
-        self._stats: dict[str, OperationStats] = {}
-        self._rows: dict[str, list[int]] = {}
-        self._latency = self.m.timeline.latency_us
+        self._ops: dict[str, _OpRecorder] = {}
         self._errors = self.m.timeline.errors
 
-    def _op(self, op):
-        self._stats[op] = self.m.op(op)
-        self._rows[op] = self.m.timeline.ops.setdefault(op, [])
-        return self._stats[op]
+    def _op(self, op) -> _OpRecorder:
+        r = self._ops[op] = _OpRecorder(self.m.op(op), self.m.timeline.ops.setdefault(op, []))
+        return r
 
     def ok(self, op: str, t0: int, t1: int, n: int = 1) -> None:
-        stats = self._stats.get(op) or self._op(op)
-        stats.count += n
+        r = self._ops.get(op) or self._op(op)
+        r.stats.count += n
         lat = (t1 - t0) // 1000
-        stats.histogram.record_value(lat if lat > 0 else 1) if lat < HIST_HIGHEST_US else \
-            stats.histogram.record_value(HIST_HIGHEST_US)
-        idx = (t1 - self.base) // NS_PER_S
-        row = self._rows[op]
-        if idx >= len(row):
-            row.extend([0] * (idx + 1 - len(row)))
-        row[idx] += n
-        lat_row = self._latency
-        if idx >= len(lat_row):
-            lat_row.extend([0] * (idx + 1 - len(lat_row)))
-        lat_row[idx] += lat
+        d = r.lat
+        d[lat] = d.get(lat, 0) + 1
+        sec = (t1 - self.base) // NS_PER_S
+        if sec != r.sec:
+            self._roll(r, sec)
+            if len(d) > self.MAX_DISTINCT_LATENCIES:
+                self._flush_latencies(r)
+        r.sec_count += n
+        r.sec_lat += lat
+
+    def _roll(self, r: _OpRecorder, sec: int) -> None:
+        """Move the finished second's counts into the timeline."""
+        if r.sec >= 0 and (r.sec_count or r.sec_lat):
+            for seq, v in ((r.row, r.sec_count), (self.m.timeline.latency_us, r.sec_lat)):
+                if r.sec >= len(seq):
+                    seq.extend([0] * (r.sec + 1 - len(seq)))
+                seq[r.sec] += v
+        r.sec, r.sec_count, r.sec_lat = sec, 0, 0
+
+    @staticmethod
+    def _flush_latencies(r: _OpRecorder) -> None:
+        h = r.stats.histogram
+        for lat, count in r.lat.items():
+            h.record_value(min(max(lat, 1), HIST_HIGHEST_US), count)
+        r.lat = {}
+
+    def flush(self) -> None:
+        for r in self._ops.values():
+            self._roll(r, -1)
+            self._flush_latencies(r)
+
+    def measurement(self) -> Measurement:
+        self.flush()
+        return self.m
 
     def not_found(self, op: str, t0: int, t1: int) -> None:
         self.ok(op, t0, t1)
-        self._stats[op].not_found += 1
+        self._ops[op].stats.not_found += 1
 
     def error(self, op: str, kind: str, name: str, t1: Optional[int] = None) -> None:
-        stats = self._stats.get(op) or self._op(op)
-        stats.errors += 1
+        r = self._ops.get(op) or self._op(op)
+        r.stats.errors += 1
         key = f"{op}:{kind}:{name}"
         self.m.errors[key] = self.m.errors.get(key, 0) + 1
         idx = ((t1 or time.perf_counter_ns()) - self.base) // NS_PER_S

@@ -155,7 +155,7 @@ class ShardPhase:
         ended_wall = time.time()
         measurement = Measurement()
         for rec in self.recorders:
-            measurement.merge(rec.m)
+            measurement.merge(rec.measurement())
         thread_errors = [st.error for st in self.states if st.error]
         all_finished = all(st.finished for st in self.states)
         elapsed = elapsed_before + (time.perf_counter() - began_perf)

@@ -99,7 +99,7 @@ def test_recorder_counts_and_timeline():
     rec.ok("READ", t - 150_000, t)
     rec.ok("INSERT", t - 2_000_000, t, n=100)
     rec.error("READ", "connection", "lost", t)
-    m = rec.m
+    m = rec.measurement()
     assert m.operations["READ"].count == 1 and m.operations["INSERT"].count == 100
     assert m.operations["INSERT"].histogram.get_total_count() == 1  # one call, 100 rows
     assert m.timeline.ops["READ"][2] == 1 and m.timeline.errors[2] == 1

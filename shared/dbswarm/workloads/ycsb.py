@@ -12,7 +12,7 @@ import random
 import string
 
 from ..measure import FAILED
-from .generators import Hotspot, ScrambledZipfian, SkewedLatest, Uniform, fnvhash64
+from .generators import CACHE_LIMIT, Hotspot, ScrambledZipfian, SkewedLatest, Uniform, fnvhash64
 
 OPS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE")
 _POOL_SIZE = 1 << 16
@@ -42,6 +42,11 @@ class YcsbClient:
         self.fields = [f"field{i}" for i in range(w.fieldcount)]
         self.read_fields = None if w.readallfields else "one"
         self.pool = value_pool(rng)
+        self.random = rng.random
+        self._len = min(w.fieldlength, _POOL_SIZE)
+        self._span = _POOL_SIZE - self._len
+        self._nfields = len(self.fields)
+        self._keys: dict[int, str] = {}  # popular keys repeat: format each once
         ops, cum, acc = [], [], 0.0
         for name, p in zip(OPS, (w.readproportion, w.updateproportion, w.insertproportion,
                                  w.scanproportion, w.readmodifywriteproportion)):
@@ -86,12 +91,17 @@ class YcsbClient:
                 return self.keynum_at(k)
 
     def key(self, keynum: int) -> str:
-        return key_name(keynum, self.ordered, self.w.zeropadding)
+        cache = self._keys
+        k = cache.get(keynum)
+        if k is None:
+            if len(cache) >= CACHE_LIMIT:
+                cache.clear()
+            k = cache[keynum] = key_name(keynum, self.ordered, self.w.zeropadding)
+        return k
 
     def value(self) -> str:
-        L = self.w.fieldlength
-        o = self.rng.randrange(_POOL_SIZE - L) if L < _POOL_SIZE else 0
-        return self.pool[o:o + L]
+        o = int(self.random() * self._span)
+        return self.pool[o:o + self._len]
 
     def all_values(self) -> dict:
         return {f: self.value() for f in self.fields}
@@ -99,17 +109,17 @@ class YcsbClient:
     def update_values(self) -> dict:
         if self.w.writeallfields:
             return self.all_values()
-        return {self.rng.choice(self.fields): self.value()}
+        return {self.fields[int(self.random() * self._nfields)]: self.value()}
 
     def fields_to_read(self):
-        return None if self.read_fields is None else [self.rng.choice(self.fields)]
+        return None if self.read_fields is None else [self.fields[int(self.random() * self._nfields)]]
 
     # -- operations ----------------------------------------------------------------------
     def next_op(self) -> str:
         return self._ops[bisect.bisect_right(self._cum, self.rng.random())]
 
     def do_transaction(self, m) -> str:
-        op = self._ops[bisect.bisect_right(self._cum, self.rng.random())]
+        op = self._ops[bisect.bisect_right(self._cum, self.random())]
         self._dispatch[op](m)
         return op
 
