@@ -82,6 +82,7 @@ def white_paper_tables(result) -> str:
                 return f"{_fmt(s['avg_us'])} / {_fmt(s['p99_us'])}"
             return cell
         out.append(table("Throughput (OPS, operations per second)", ops))
+        out.append(published_table(rows, cols))
         out.append(table("Read latency (RAL), µs: average / p99", lat("read")))
         out.append(table("Write latency (WAL), µs: average / p99", lat("write")))
     sb = [r for r in runs if r["workload"]["family"] == "sysbench"]
@@ -104,6 +105,30 @@ def white_paper_tables(result) -> str:
                 f"| {s['reconnects']} |")
         out.append("\n".join(lines) + "\n")
     return "\n".join(out)
+
+
+def published_table(rows, cols) -> str:
+    """Vendor figures for the same instance class beside the measurement (SPEC 2.4)."""
+    from .reference import published_for
+    lines = []
+    for key, by_wl in rows.items():
+        some = next(iter(by_wl.values()))
+        filters = (some["target"].get("options") or {}).get("reference") or {}
+        published = published_for(key[0], cols, filters)
+        if not published:
+            continue
+        if not lines:
+            lines = ["### Published figures for the same instance class (OPS)", "",
+                     "| source | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+        measured = []
+        for c in cols:
+            _, p = _phase(by_wl[c]) if c in by_wl else (None, None)
+            measured.append(_fmt(p["throughput"]) if p else "")
+        lines.append(f"| **measured: {key[0]}, {key[1]}** | " + " | ".join(measured) + " |")
+        for (engine, version, tier, topology, volume), figures in sorted(published.items()):
+            cells = [_fmt(figures[c]) if c in figures else "" for c in cols]
+            lines.append(f"| {engine} {version}, {tier}, {topology}, {volume} volume | " + " | ".join(cells) + " |")
+    return ("\n".join(lines) + "\n") if lines else ""
 
 
 def summary_markdown(result) -> str:
