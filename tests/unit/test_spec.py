@@ -98,3 +98,17 @@ def test_schema_is_published_json():
     json.dumps(schema)
     assert "YcsbWorkload" in schema["$defs"] and "SysbenchWorkload" in schema["$defs"]
     assert schema["additionalProperties"] is False
+
+
+def test_published_schema_file_is_current():
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "shared" / "dbswarm" / "schema" / "campaign.schema.json"
+    assert json.loads(path.read_text()) == json_schema(), "regenerate: dbswarm schema > " + str(path)
+
+
+def test_example_campaigns_validate():
+    from pathlib import Path
+    import os
+    os.environ.setdefault("DBSWARM_PASSWORD", "unused")
+    for path in sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml")):
+        load_campaign(str(path))
