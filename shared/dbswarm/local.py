@@ -1,9 +1,12 @@
-"""Local mode: the campaign flow on this machine, every shard call in its own OS process.
+"""Local mode: the campaign's state machine (statemachines/campaign.asl.json, as
+template.yaml deploys it) executed on this machine by moto's Step Functions engine, with
+every function call — plan, prepare, each shard's worker call, aggregate, compare — run
+by the real handler in its own OS process (``dbswarm.asl_local``). A shard answering
+"continue" is called again with its checkpoint, in a new process, as Lambda would be.
 
-The flow (plan -> per run: prepare -> arm + Map(load shards) -> indexes -> arm + Map(run
-shards) -> cleanup; then aggregate -> compare) is the state machine's; ``Flow`` runs it
-with ``ProcessFanout`` for the Map steps. A shard answering "continue" is called again
-with its checkpoint, in a new process, as a Lambda function would be.
+``ProcessFanout`` (one phase's shards in processes, without the state machine) and
+``ProgressBoard`` (live progress from the files shards write to DBSWARM_PROGRESS_DIR)
+are the building blocks; ``run_campaign`` is what ``dbswarm run`` calls.
 """
 from __future__ import annotations
 
@@ -13,12 +16,16 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Optional
 
 from . import service
-from .spec import read_campaign_data
+from .errors import DbswarmError
+from .spec import load_campaign, read_campaign_data
+from .store import S3Store, open_store
 
 POLL_S = 0.1
 
@@ -30,7 +37,7 @@ def _shard_entry(event, conn):
         out = service.run_shard(event)
         conn.send(("ok", out))
     except BaseException as exc:  # report everything; the parent records the failure
-        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+        conn.send(("error", service.redact_error(event, f"{type(exc).__name__}: {exc}")))
     finally:
         conn.close()
 
@@ -188,59 +195,199 @@ class ProgressBoard:
             self.progress.stop()
 
 
+LOCAL_PARAMETERS = {"RetryIntervalSeconds": 1}  # template parameters for local executions
+
+
+def template_path() -> Path:
+    """template.yaml of this checkout (local mode runs what it deploys), or $DBSWARM_TEMPLATE."""
+    from .sam_template import REPO_ROOT
+    path = Path(os.environ.get("DBSWARM_TEMPLATE") or REPO_ROOT / "template.yaml")
+    if not path.is_file():
+        raise DbswarmError(f"local mode executes the SAM application's state machine, but {path} is missing: "
+                           "install dbswarm from its repository (pip install -e .) or set DBSWARM_TEMPLATE")
+    return path
+
+
 def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int] = None,
                  max_call_seconds: Optional[float] = None, show_progress: bool = True,
                  lead_seconds: float = 1.0, console=None, log=print) -> dict:
-    """Plan, run and aggregate a campaign locally; returns the aggregate step's answer
-    plus the result folder/location."""
+    """Plan, run and aggregate a campaign locally by executing the campaign state machine;
+    returns the aggregate step's answer plus "store", "compare" (when compared) and
+    "execution" (the state machine execution's status; its trace is execution.json)."""
+    from .asl_local import LocalCloud
     data = read_campaign_data(source)
     if shards:
         data = dict(data, fanout={**(data.get("fanout") or {}), "shards": shards, "threads_per_shard": None})
         data["fanout"] = {k: v for k, v in data["fanout"].items() if v is not None}
+    campaign, _ = load_campaign(data)  # a bad file is reported before anything starts
+    cid = service.new_campaign_id(campaign.name[:56])  # the execution's name (at most 80 characters)
+    request = {"campaign": data, "results": results, "lead_seconds": lead_seconds}
+    if max_call_seconds:
+        request["max_call_seconds"] = max_call_seconds
     # shards report progress (and their pid) in small files; a caller may choose the folder
     given_dir = os.environ.get("DBSWARM_PROGRESS_DIR")
     progress_dir = given_dir or tempfile.mkdtemp(prefix="dbswarm-progress-")
-    os.environ["DBSWARM_PROGRESS_DIR"] = progress_dir
     board = ProgressBoard(progress_dir, console, enabled=show_progress)
+    watch = _Watch(cid, log, board)
     try:
-        plan = service.plan_campaign({"campaign": data, "results": results})
-        cid, store = plan["campaign_id"], plan["store"]
-        base = {"store": store, "campaign_id": cid}
-        log(f"campaign {cid}: {len(plan['runs'])} run(s); results in {store}")
-        fanout = ProcessFanout(progress_dir, board.poll, max_call_seconds)
-        full_plan = service.load_plan(service.open_store(store), cid)
-        for run in plan["runs"]:
-            prun = service.find_run(full_plan, run["run_id"])
-            rid = run["run_id"]
-            if plan["has_prepare"]:
-                service.prepare_run(dict(base, run_id=rid, stage="before_load"))
-            for phase in ("load", "run"):
-                if not plan[f"has_{phase}"]:
-                    continue
-                ev = dict(base, run_id=rid, phase=phase, **service.arm({"lead_seconds": lead_seconds}))
-                total = _phase_total(prun, phase)
-                board.start_phase(f"{rid} {phase:<4} ({run['shard_count']} shards)", total, f"{rid}.{phase}.")
-                outcome = fanout.run_phase(ev, run["shard_count"])
-                board.end_phase()
-                for shard, reason in sorted(outcome.failed.items()):
-                    log(f"  shard {shard} of {rid}/{phase} failed: {reason}")
-                if phase == "load":
-                    service.prepare_run(dict(base, run_id=rid, stage="after_load"))
-            if plan["has_cleanup"]:
-                service.prepare_run(dict(base, run_id=rid, stage="cleanup"))
-        board.stop()
-        agg = service.aggregate_campaign(base)
-        if plan.get("baseline") or plan.get("save_baseline"):
-            agg["compare"] = service.compare_campaign(dict(base, baseline=plan["baseline"],
-                                                           thresholds=plan["thresholds"],
-                                                           save_baseline=plan["save_baseline"]))
-        agg["store"] = store
-        return agg
+        with LocalCloud(template_path(), LOCAL_PARAMETERS, extra_env={"DBSWARM_PROGRESS_DIR": progress_dir},
+                        on_call=watch.on_call, after_call=watch.after_call) as cloud:
+            watch.cloud = cloud
+            arn = cloud.start(request, name=cid)
+            try:
+                desc = cloud.wait(arn, tick=watch.tick, poll_s=POLL_S)
+            except KeyboardInterrupt:
+                cloud.stop(arn, "interrupted")
+                raise
+            watch.tick()
+            watch.end_phase()
+            trace = cloud.trace(arn)
+            history = cloud.history(arn)
     finally:
         board.stop()
         if not given_dir:
-            os.environ.pop("DBSWARM_PROGRESS_DIR", None)
             shutil.rmtree(progress_dir, ignore_errors=True)
+    return watch.outcome(desc, trace, history)
+
+
+class _Watch:
+    """What the state machine's function calls tell the local runner: the plan (for the
+    progress totals), the phase the shards are in, failed shards, and the answers of
+    aggregate and compare. Calls arrive on the engine's threads; the board and the log
+    are driven from the main thread (``tick``)."""
+
+    def __init__(self, cid, log, board):
+        self.cid, self.log, self.board = cid, log, board
+        self.cloud = None
+        self.lock = threading.Lock()
+        self.plan = None
+        self.full_plan = None
+        self.current = None        # (run_id, phase) of the latest worker call
+        self.shown = None          # (run_id, phase) on the board
+        self.messages: list[str] = []
+        self.outputs: dict = {}
+
+    # -- engine threads ------------------------------------------------------------------
+    def on_call(self, function, event):
+        if function != "WorkerFunction":
+            return
+        with self.lock:
+            if event.get("action") == "record_failure":
+                self.messages.append(f"  shard {event['shard']} of {event['run_id']}/{event['phase']} failed: "
+                                     f"{_error_text(event.get('error'))}")
+            else:
+                self.current = (event["run_id"], event["phase"])
+
+    def after_call(self, function, event, result, error):
+        if error is None and function == "PlanFunction":
+            result = self._planned(result)
+        if error is None:
+            with self.lock:
+                self.outputs[function] = result
+        return result
+
+    def _planned(self, plan):
+        store = self.user_store(plan["store"])
+        full = service.load_plan(store, plan["campaign_id"])
+        mirrored = False
+        for run in plan["runs"]:
+            if run.get("items_key"):
+                # a Distributed Map reads its items from S3: the emulated bucket gets a copy
+                self.cloud.client("s3").put_object(Bucket=self.cloud.bucket(), Key=run["items_key"],
+                                                   Body=store.get_bytes(run["items_key"]))
+                mirrored = True
+        if mirrored:
+            plan = dict(plan, bucket=self.cloud.bucket(), items_prefix="")
+        with self.lock:
+            self.plan, self.full_plan = plan, full
+            self.messages.append(f"campaign {plan['campaign_id']}: {len(plan['runs'])} run(s); "
+                                 f"results in {plan['store']}")
+        return plan
+
+    def user_store(self, url):
+        """The results store, reached past the emulation (a folder, or S3 at the user's endpoint)."""
+        if url.startswith("s3://") and self.cloud is not None:
+            return S3Store(url, client=self.cloud.external_client("s3"))
+        return open_store(url)
+
+    # -- main thread -----------------------------------------------------------------------
+    def tick(self):
+        with self.lock:
+            messages, self.messages = self.messages, []
+            current, full = self.current, self.full_plan
+        if current != self.shown and full is not None:
+            self.end_phase()
+            run = service.find_run(full, current[0])
+            self.board.start_phase(f"{current[0]} {current[1]:<4} ({run['shard_count']} shards)",
+                                   _phase_total(run, current[1]), f"{current[0]}.{current[1]}.")
+            self.shown = current
+        for m in messages:
+            self._say(m)
+        if self.shown:
+            self.board.poll()
+
+    def end_phase(self):
+        if self.shown:
+            self.board.end_phase()
+        with self.lock:
+            messages, self.messages = self.messages, []
+        for m in messages:
+            self._say(m)
+
+    def _say(self, message):
+        if self.board.progress is not None and self.board.progress.live.is_started:
+            self.board.progress.console.print(message, markup=False, highlight=False)
+        else:
+            self.log(message)
+
+    # -- the end -----------------------------------------------------------------------------
+    def outcome(self, desc, trace, history) -> dict:
+        status, error = desc["status"], desc.get("error")
+        cause = _error_text(desc.get("cause"))
+        if self.plan is None:
+            raise DbswarmError(f"campaign {self.cid}: the state machine ended {status} before planning: "
+                               f"{error}: {cause}")
+        store = open_store(self.plan["store"])
+        store.put_json(store.key(self.cid, "execution.json"), trace)
+        agg = self.outputs.get("AggregateFunction")
+        if agg is None:
+            raise DbswarmError(f"campaign {self.cid}: the state machine ended {status} ({error}: {cause}); "
+                               f"what the shards measured is in {store.location(store.key(self.cid, 'runs'))}")
+        out = dict(agg, store=self.plan["store"],
+                   execution={"arn": trace["execution"]["arn"], "status": status, "error": error,
+                              "trace_key": store.key(self.cid, "execution.json")})
+        if "CompareFunction" in self.outputs:
+            out["compare"] = self.outputs["CompareFunction"]
+        if error == "dbswarm.RunFailed":
+            out["status"] = "failed"
+            self.log(f"campaign {self.cid}: a run stopped early: {_run_error(history)}")
+        elif status != "SUCCEEDED" and error != "dbswarm.Regressed":
+            out["status"] = "failed"
+            self.log(f"campaign {self.cid}: the state machine ended {status} ({error}: {cause})")
+        return out
+
+
+def _error_text(err) -> str:
+    """A Step Functions error ({"Error", "Cause"} or a cause string holding Lambda's error JSON)."""
+    if isinstance(err, dict):
+        name, cause = err.get("Error", ""), _error_text(err.get("Cause"))
+        return cause if cause.startswith(name) else f"{name}: {cause}"
+    if isinstance(err, str):
+        try:
+            doc = json.loads(err)
+        except ValueError:
+            return err.strip()
+        if isinstance(doc, dict) and "errorType" in doc:
+            return f"{doc['errorType']}: {doc.get('errorMessage', '')}"
+    return "" if err is None else str(err)
+
+
+def _run_error(history) -> str:
+    for e in history:
+        d = e.get("stateEnteredEventDetails") or {}
+        if d.get("name") == "Aggregate":
+            return _error_text(json.loads(d.get("input") or "{}").get("run_error"))
+    return "(no detail in the execution history)"
 
 
 def _phase_total(run, phase):

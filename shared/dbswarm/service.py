@@ -3,7 +3,9 @@ state machine and the local runner all call. Each step reads what it needs from 
 store and returns a small dict (Step Functions payloads stay small).
 
 Events (every one carries "store": results location and "campaign_id" after planning):
-  plan       {"campaign": dict | YAML text} | {"campaign_key": key in store}, "results"?: url
+  plan       {"campaign": dict | YAML text} | {"campaign_key": key in store}, "results"?: url,
+             "campaign_id"?, "max_call_seconds"?, "lead_seconds"?   (both passed through to the
+             output, where the state machine finds them; "shard_phases" lists load/run in order)
   arm        {"lead_seconds"?: float}                      -> {"start_at": epoch seconds}
   prepare    {"run_id", "stage": before_load | after_load | cleanup}
   worker     {"run_id", "phase": load | run, "shard": i, "start_at"?, "checkpoint"?,
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets as _random
 import tempfile
 import threading
@@ -81,6 +84,7 @@ def plan_campaign(event: dict) -> dict:
     else:
         sqlite_url = os.path.join(tempfile.gettempdir(), "dbswarm", cid, "dbswarm.db")
     plan = make_plan(campaign, runs, cid, event.get("cpu_count"), sqlite_url=sqlite_url)
+    _check_shard_limit(plan)
     store.put_json(store.key(cid, "campaign.json"), redacted_campaign(campaign))
     store.put_json(store.key(cid, "plan.json"), plan)
     out_runs = []
@@ -102,7 +106,19 @@ def plan_campaign(event: dict) -> dict:
             "has_prepare": "prepare" in phases, "has_cleanup": "cleanup" in phases,
             "runs": out_runs,
             "baseline": campaign.results.baseline, "save_baseline": campaign.results.save_baseline,
-            "thresholds": campaign.results.thresholds}
+            "thresholds": campaign.results.thresholds,
+            "shard_phases": [p for p in ("load", "run") if p in phases],
+            "max_call_seconds": event.get("max_call_seconds"),
+            "lead_seconds": float(event.get("lead_seconds") or DEFAULT_LEAD_SECONDS)}
+
+
+def _check_shard_limit(plan):
+    """A deployment caps the shards of one run (template parameter MaxShards)."""
+    limit = int(os.environ.get("DBSWARM_MAX_SHARDS") or 0)
+    for run in plan["runs"]:
+        if limit and run["shard_count"] > limit:
+            raise DbswarmError(f"fanout: run {run['run_id']} needs {run['shard_count']} shards, this "
+                               f"deployment allows {limit} (parameter MaxShards)")
 
 
 # ---- un-sharded steps -----------------------------------------------------------------------
@@ -147,6 +163,8 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
     password = secrets.resolve(run["target"].get("password"))
     outcome = ShardPhase(run, shard, phase, password, start_at=event.get("start_at"), deadline=deadline,
                          checkpoint=checkpoint, progress=progress, stop_event=stop_event).execute()
+    if password and outcome.info.get("thread_errors"):
+        outcome.info["thread_errors"] = [secrets.Redactor(password)(e) for e in outcome.info["thread_errors"]]
     doc = None
     if checkpoint and checkpoint.get("segment", 0) > 0:
         try:
@@ -190,9 +208,22 @@ def record_shard_failure(event: dict) -> dict:
     err = event.get("error")
     if isinstance(err, dict):
         err = f"{err.get('Error', '')}: {str(err.get('Cause', ''))[:500]}"
+    err = redact_error(event, err)
     key = failure_key(store, event["campaign_id"], event["run_id"], event["phase"], int(event["shard"]))
     store.put_json(key, {"shard": int(event["shard"]), "error": str(err)[:1000], "at": time.time()})
     return {"shard": int(event["shard"]), "status": "failed"}
+
+
+def redact_error(event: dict, text) -> str:
+    """An error text as it may be stored or printed: the run's password (when it can be
+    resolved) and any credentials in URLs replaced by ***."""
+    text = str(text)
+    try:
+        run = find_run(load_plan(_store(event), event["campaign_id"]), event["run_id"])
+        text = secrets.Redactor(secrets.resolve(run["target"].get("password")))(text)
+    except Exception:  # no plan, no secret: URL redaction still applies
+        pass
+    return re.sub(r"([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):[^@\s/]*@", r"\1:***@", text)
 
 
 def _progress_writer(run_id, phase, shard):

@@ -1,0 +1,406 @@
+"""Shared helpers of the benchmark scripts (scripts, not tests).
+
+- the bench's own throwaway servers (``scripts/test-servers start DIR``, DIR default
+  /tmp/dbswarm-bench-servers so that benchmarks never disturb the test servers);
+- running a command and measuring its CPU (``os.wait4``: the rusage of the process and
+  of every child it waited for), optionally pinned to CPUs with ``taskset``;
+- pinning the servers (``taskset -a -cp CPUS PID`` for every process of the server, so
+  every thread, and the backends PostgreSQL forks later inherit it);
+- running dbswarm exactly as users do: a campaign through ``dbswarm.local.run_campaign``
+  in a separate Python process (``bench/dbswarm_run.py``) that reports the CPU of the
+  shard processes (RUSAGE_CHILDREN) apart from its own orchestration;
+- interleaved rounds A, B, A, B, ... and median ratios with min-max;
+- JSON results in bench/results/<name>-<date>.json and sections of BENCHMARKS.md.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+RESULTS = BENCH / "results"
+BENCHMARKS_MD = ROOT / "BENCHMARKS.md"
+TEST_SERVERS = ROOT / "scripts" / "test-servers"
+DEFAULT_SERVERS_DIR = os.environ.get("DBSWARM_BENCH_SERVERS_DIR", "/tmp/dbswarm-bench-servers")
+CACHE = Path(os.environ.get("DBSWARM_CACHE", Path.home() / ".cache" / "dbswarm"))
+GO_YCSB = CACHE / "bin" / "go-ycsb-1.0.1"
+GO_YCSB_WORKLOADS = CACHE / "share" / "go-ycsb-1.0.1" / "workloads"
+SYSBENCH = "/usr/bin/sysbench"
+NCPU = os.cpu_count() or 1
+SERVER_CPUS = "0"
+CLIENT_CPUS = "1" if NCPU > 1 else "0"
+PY = sys.executable
+
+
+def log(*args):
+    print(time.strftime("%H:%M:%S"), *args, file=sys.stderr, flush=True)
+
+
+# ---- the machine ------------------------------------------------------------------------------
+
+def loadavg() -> list[float]:
+    with open("/proc/loadavg") as fh:
+        return [float(x) for x in fh.read().split()[:3]]
+
+
+def machine() -> dict:
+    model = ""
+    with open("/proc/cpuinfo") as fh:
+        for line in fh:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    mem_kb = 0
+    with open("/proc/meminfo") as fh:
+        for line in fh:
+            if line.startswith("MemTotal:"):
+                mem_kb = int(line.split()[1])
+    return {"nproc": NCPU, "memory_gb": round(mem_kb / 1024 / 1024, 1), "cpu_model": model,
+            "kernel": platform.release(), "python": platform.python_version(),
+            "hostname": platform.node()}
+
+
+def versions() -> dict:
+    out = {}
+    for name, cmd in (("sysbench", [SYSBENCH, "--version"]),
+                      ("mariadb", ["mariadbd", "--version"])):
+        try:
+            out[name] = subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip()
+        except OSError:
+            pass
+    for mod in ("pymysql", "psycopg", "pymongo", "hdrh"):
+        try:
+            m = __import__(mod)
+            out[mod] = getattr(m, "__version__", "?")
+        except ImportError:
+            pass
+    out["go-ycsb"] = "v1.0.1 (" + str(GO_YCSB) + ")"
+    return out
+
+
+def now_iso() -> str:
+    return _dt.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def command_line() -> str:
+    return "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]])
+
+
+# ---- servers --------------------------------------------------------------------------------
+
+def read_env(path) -> dict:
+    env = {}
+    for line in Path(path).read_text().splitlines():
+        line = line.strip()
+        if line.startswith("export ") and "=" in line:
+            k, _, v = line[len("export "):].partition("=")
+            env[k] = v
+    return env
+
+
+def start_servers(directory: str = DEFAULT_SERVERS_DIR) -> dict:
+    """scripts/test-servers start DIR (idempotent); the env file's variables as a dict."""
+    proc = subprocess.run([str(TEST_SERVERS), "start", directory], capture_output=True, text=True, timeout=1200)
+    if proc.returncode != 0:
+        sys.exit(f"scripts/test-servers start {directory} failed:\n{proc.stderr[-3000:]}")
+    env = read_env(proc.stdout.strip().splitlines()[-1])
+    env["_DIR"] = directory
+    return env
+
+
+def stop_servers(directory: str = DEFAULT_SERVERS_DIR) -> None:
+    subprocess.run([str(TEST_SERVERS), "stop", directory], capture_output=True, text=True, timeout=300)
+
+
+def password(env: dict) -> str:
+    return Path(env["DBSWARM_TEST_PASSWORD_FILE"]).read_text().strip()
+
+
+def target(engine: str, env: dict) -> dict:
+    url = {"mysql": env["DBSWARM_TEST_MYSQL_URL"], "postgresql": env["DBSWARM_TEST_PG_URL"],
+           "mongodb": env["DBSWARM_TEST_MONGO_URL"]}[engine]
+    return {"engine": engine, "url": url, "password": {"file": env["DBSWARM_TEST_PASSWORD_FILE"]},
+            "label": ENGINE_LABELS[engine]}
+
+
+ENGINE_LABELS = {"mysql": "MariaDB 10.11", "postgresql": "PostgreSQL 15", "mongodb": "FerretDB 1.24",
+                 "noop": "noop"}
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            kids = [int(x) for x in fh.read().split()]
+    except OSError:
+        return out
+    for k in kids:
+        out.append(k)
+        out.extend(_children(k))
+    return out
+
+
+def server_pids(env: dict, engine: str) -> list[int]:
+    """Every process of one server (PostgreSQL: the postmaster and all its children)."""
+    d = Path(env["_DIR"])
+    if engine == "mysql":
+        pidfile = d / "mysql" / "mysqld.pid"
+    elif engine == "postgresql":
+        pidfile = Path(env["DBSWARM_TEST_PG_DATADIR"]) / "postmaster.pid"
+    elif engine == "mongodb":
+        pidfile = d / "ferretdb" / "ferretdb.pid"
+    else:
+        return []
+    pid = int(pidfile.read_text().split()[0])
+    return [pid, *_children(pid)]
+
+
+def pin_servers(env: dict, cpus: Optional[str], engines=("mysql", "postgresql", "mongodb")) -> list[int]:
+    """Pin every thread of every server process to ``cpus`` (None: all CPUs again)."""
+    cpus = cpus or f"0-{NCPU - 1}"
+    pids = []
+    for e in engines:
+        for pid in server_pids(env, e):
+            r = subprocess.run(["taskset", "-a", "-cp", cpus, str(pid)], capture_output=True, text=True)
+            if r.returncode == 0:
+                pids.append(pid)
+    return pids
+
+
+def client_prefix(pinned: bool) -> list[str]:
+    return ["taskset", "-c", CLIENT_CPUS] if pinned else []
+
+
+class Pinning:
+    """Context: servers on SERVER_CPUS (the client is pinned per command), or all CPUs."""
+
+    def __init__(self, env, pinned: bool, engines=("mysql", "postgresql", "mongodb")):
+        self.env, self.pinned, self.engines = env, pinned, engines
+
+    def __enter__(self):
+        pin_servers(self.env, SERVER_CPUS if self.pinned else None, self.engines)
+        return self
+
+    def __exit__(self, *exc):
+        pin_servers(self.env, None, self.engines)
+
+
+# ---- running and measuring a command -----------------------------------------------------------
+
+def run_measured(cmd: list[str], *, timeout: float = 900, env: Optional[dict] = None,
+                 interrupt_after: Optional[float] = None, cwd=None) -> dict:
+    """Run ``cmd``; return stdout, stderr, returncode, wall seconds and the CPU seconds of the
+    process and its waited-for children (os.wait4). ``interrupt_after``: send SIGINT then."""
+    out_f = tempfile.TemporaryFile(mode="w+")
+    err_f = tempfile.TemporaryFile(mode="w+")
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, env=env, cwd=cwd, start_new_session=True)
+    deadline = t0 + timeout
+    interrupted = False
+    while True:
+        pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+        if pid == proc.pid:
+            break
+        now = time.perf_counter()
+        if interrupt_after is not None and not interrupted and now - t0 >= interrupt_after:
+            os.kill(proc.pid, signal.SIGINT)
+            interrupted = True
+        if now > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            pid, status, ru = os.wait4(proc.pid, 0)
+            break
+        time.sleep(0.01)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    out_f.seek(0)
+    err_f.seek(0)
+    return {"cmd": cmd, "returncode": proc.returncode, "wall_s": wall, "stdout": out_f.read(),
+            "stderr": err_f.read(), "cpu_user_s": ru.ru_utime, "cpu_sys_s": ru.ru_stime,
+            "cpu_s": ru.ru_utime + ru.ru_stime, "maxrss_kb": ru.ru_maxrss}
+
+
+def check(res: dict, what: str) -> dict:
+    if res["returncode"] != 0:
+        raise RuntimeError(f"{what} failed (exit {res['returncode']}):\n{res['stderr'][-3000:]}\n{res['stdout'][-2000:]}")
+    return res
+
+
+# ---- dbswarm, the way users run it ---------------------------------------------------------------
+
+def run_dbswarm(campaign: dict, *, pinned: bool = False, results_dir: Optional[str] = None,
+                timeout: float = 900) -> dict:
+    """One campaign through dbswarm.local.run_campaign in its own Python process
+    (bench/dbswarm_run.py). Returns its summary: the run's merged phase, the CPU of the
+    shard processes (``shard_cpu_s``: what the client costs) and of the orchestrating
+    process (``runner_cpu_s``), and the total from wait4 (``cpu_s``)."""
+    own_dir = results_dir is None
+    results_dir = results_dir or tempfile.mkdtemp(prefix="dbswarm-bench-results-")
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump(campaign, fh)
+        cpath = fh.name
+    out_path = cpath + ".out.json"
+    cmd = [*client_prefix(pinned), PY, str(BENCH / "dbswarm_run.py"), cpath, results_dir, out_path]
+    res = run_measured(cmd, timeout=timeout, cwd=str(ROOT))
+    try:
+        check(res, "dbswarm campaign")
+        summary = json.loads(Path(out_path).read_text())
+    finally:
+        for p in (cpath, out_path):
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+        if own_dir:
+            shutil.rmtree(results_dir, ignore_errors=True)
+    summary["wall_s"] = res["wall_s"]
+    summary["cpu_s"] = res["cpu_s"]
+    return summary
+
+
+DBSWARM_MODE = os.environ.get("DBSWARM_BENCH_MODE", "fanout")
+DBSWARM_MODE_TEXT = {
+    "fanout": "dbswarm's own service functions in the state machine's order (service.plan_campaign, "
+              "prepare_run, one spawned process per shard running service.run_shard, aggregate_campaign: "
+              "`bench/dbswarm_run.py`, mode fanout) — not `local.run_campaign`, whose moto state machine "
+              "costs seconds per campaign and CPU beside the shards (see the fan-out section)",
+    "campaign": "`dbswarm.local.run_campaign` (the state machine through moto, as `dbswarm run`)",
+}[DBSWARM_MODE]
+_fixed_cache: dict = {}
+
+
+def fixed_cpu(target_: dict, workload: dict, threads: int, shards: Optional[int]) -> float:
+    """CPU seconds the shard processes of a campaign spend besides their operations: spawn,
+    imports, plan, connect, result upload — measured by a campaign doing one operation per
+    thread (same engine, threads and shards). Subtracted to get CPU per operation."""
+    key = (target_["engine"], workload["family"], threads, shards)
+    if key not in _fixed_cache:
+        w = {k: v for k, v in workload.items() if k not in ("time", "maxexecutiontime", "operationcount", "events")}
+        w["threads"] = threads
+        if w["family"] == "ycsb":
+            w["operationcount"] = threads
+        else:
+            w.update(events=threads, time=60)
+        c = {"name": "bench-fixed-cost", "target": target_, "workload": w, "phases": ["run"]}
+        if shards:
+            c["fanout"] = {"shards": shards}
+        _fixed_cache[key] = run_dbswarm(c)["shard_cpu_s"]
+    return _fixed_cache[key]
+
+
+def load_with_dbswarm(env: dict, engine: str, workload: dict, threads: int = 8, shards: int = 2) -> dict:
+    """Fresh load (prepare + load) through dbswarm; returns the load phase summary."""
+    c = {"name": "bench-load", "target": target(engine, env),
+         "workload": dict(workload, threads=threads), "phases": ["prepare", "load"],
+         "fanout": {"shards": min(shards, threads)}}
+    t0 = time.time()
+    s = run_dbswarm(c, timeout=1800)
+    ph = s["phase"]
+    if ph.get("status") != "complete":
+        raise RuntimeError(f"load of {engine} {workload} did not complete: {ph.get('status')} {ph.get('errors')}")
+    log(f"loaded {engine}: {ph['operations_total']} rows in {time.time() - t0:.1f} s")
+    return ph
+
+
+# ---- interleaved rounds and ratios -------------------------------------------------------------
+
+def interleave(rounds: int, a: Callable[[int], dict], b: Callable[[int], dict],
+               between: Optional[Callable[[], None]] = None) -> tuple[list, list]:
+    """A, B, A, B, ... (``between`` runs before each single run: e.g. a TRUNCATE)."""
+    ra, rb = [], []
+    for i in range(rounds):
+        for fn, out in ((a, ra), (b, rb)):
+            if between:
+                between()
+            out.append(fn(i))
+    return ra, rb
+
+
+def ratios(a: list[float], b: list[float]) -> dict:
+    """Per-round ratios a_i / b_i: median, min, max (None where b_i is 0/None)."""
+    rs = [x / y for x, y in zip(a, b) if x is not None and y]
+    if not rs:
+        return {"median": None, "min": None, "max": None, "rounds": []}
+    return {"median": round(statistics.median(rs), 3), "min": round(min(rs), 3), "max": round(max(rs), 3),
+            "rounds": [round(r, 3) for r in rs]}
+
+
+def fmt_ratio(r: dict) -> str:
+    if not r or r.get("median") is None:
+        return "n/a"
+    return f"{r['median']:.2f} ({r['min']:.2f}–{r['max']:.2f})"
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+# ---- output -------------------------------------------------------------------------------------
+
+def write_json(name: str, data: dict) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path.write_text(json.dumps(data, indent=1, default=str) + "\n")
+    log(f"wrote {path.relative_to(ROOT)}")
+    return path
+
+
+def header(data: dict) -> str:
+    m = data["machine"]
+    la = data.get("loadavg", {})
+    lines = [f"- command: `{data['command']}`",
+             f"- date: {data['date']}; machine: {m['nproc']} CPUs ({m['cpu_model']}), {m['memory_gb']} GB RAM, "
+             f"Linux {m['kernel']}, Python {m['python']}",
+             f"- load average (1/5/15 min) before: {la.get('before')}, after: {la.get('after')}"
+             " — the machine is shared with other engineers' test runs"]
+    if data.get("json"):
+        lines.append(f"- raw data: `{data['json']}`")
+    return "\n".join(lines)
+
+
+def update_section(name: str, markdown: str) -> None:
+    """Replace (or append) the block between <!-- bench:NAME --> and <!-- /bench:NAME -->."""
+    begin, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+    block = f"{begin}\n{markdown.rstrip()}\n{end}"
+    text = BENCHMARKS_MD.read_text() if BENCHMARKS_MD.exists() else "# Benchmarks\n"
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: block, text)
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    BENCHMARKS_MD.write_text(text)
+    log(f"updated BENCHMARKS.md section {name}")
+
+
+def base_record(name: str, args) -> dict:
+    return {"benchmark": name, "command": command_line(), "date": now_iso(), "machine": machine(),
+            "versions": versions(), "args": vars(args) if args is not None else {},
+            "loadavg": {"before": loadavg()}}
+
+
+def finish(name: str, data: dict, section_md: Callable[[dict], str], write_md: bool = True) -> Path:
+    data["loadavg"]["after"] = loadavg()
+    path = write_json(name, data)
+    data["json"] = str(path.relative_to(ROOT))
+    path.write_text(json.dumps(data, indent=1, default=str) + "\n")
+    if write_md:
+        update_section(name, section_md(data))
+    return path
+
+
+def csv_list(s: str, conv=str) -> list:
+    return [conv(x) for x in s.split(",") if x.strip()]

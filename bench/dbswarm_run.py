@@ -1,0 +1,121 @@
+"""Run one dbswarm campaign the way users run it and report what the benchmarks need.
+
+    python bench/dbswarm_run.py CAMPAIGN.json RESULTS_DIR OUT.json
+
+Mode (environment DBSWARM_BENCH_MODE):
+  fanout (default)    the lower-level service functions, in the state machine's order:
+                      service.plan_campaign, prepare_run, every shard's service.run_shard in
+                      its own spawned process (waited for, so RUSAGE_CHILDREN is exactly the
+                      shards' CPU), aggregate_campaign. Used by the benchmarks because
+                      local.run_campaign now executes the state machine through moto: its
+                      orchestration costs seconds per campaign, burns CPU beside the shards
+                      during the run, and runs the shards in forkserver processes whose CPU
+                      this process cannot attribute (see BENCHMARKS.md, fan-out section).
+  campaign            dbswarm.local.run_campaign(campaign, RESULTS_DIR, show_progress=False):
+                      exactly `dbswarm run` (shard_cpu_s is then not measurable: 0).
+
+OUT.json: the merged phase of the campaign's only run (histograms and timeline left out),
+``overall`` (all operation types merged: count, p50/p95/p99), ``shard_cpu_s`` (user+sys of
+the shard processes: RUSAGE_CHILDREN around the campaign) and ``runner_cpu_s`` (this
+process: planning, polling, aggregation, imports).
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import time
+
+
+def _cpu(ru):
+    return ru.ru_utime + ru.ru_stime
+
+
+def _shard_entry(event):
+    from dbswarm import service
+    service.run_shard(event)
+
+
+def run_fanout(campaign: dict, results_dir: str) -> dict:
+    """The campaign flow of the state machine, step by step, without it: plan; per run:
+    prepare (before_load), arm + every shard of the load phase in its own spawned process,
+    prepare (after_load: secondary indexes), arm + the run phase's shards, cleanup; then
+    aggregate. Shards run service.run_shard, exactly what the worker function runs."""
+    import multiprocessing as mp
+    from dbswarm import service
+    plan = service.plan_campaign({"campaign": campaign, "results": results_dir})
+    base = {"store": plan["store"], "campaign_id": plan["campaign_id"]}
+    ctx = mp.get_context("spawn")
+    for run in plan["runs"]:
+        rid = run["run_id"]
+        if plan["has_prepare"]:
+            service.prepare_run(dict(base, run_id=rid, stage="before_load"))
+        for phase in ("load", "run"):
+            if not plan[f"has_{phase}"]:
+                continue
+            ev = dict(base, run_id=rid, phase=phase, **service.arm({"lead_seconds": 1.0}))
+            procs = [ctx.Process(target=_shard_entry, args=(dict(ev, shard=i),)) for i in range(run["shard_count"])]
+            for p in procs:
+                p.start()
+            for p in procs:
+                p.join()
+            if phase == "load":
+                service.prepare_run(dict(base, run_id=rid, stage="after_load"))
+        if plan["has_cleanup"]:
+            service.prepare_run(dict(base, run_id=rid, stage="cleanup"))
+    agg = service.aggregate_campaign(base)
+    agg["store"] = plan["store"]
+    return agg
+
+
+def main():
+    cpath, results_dir, out_path = sys.argv[1:4]
+    campaign = json.loads(open(cpath).read())
+    mode = os.environ.get("DBSWARM_BENCH_MODE", "fanout")
+    t_import = time.perf_counter()
+    from dbswarm import local
+    from dbswarm.measure import decode_histogram, new_histogram
+    c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    if mode == "fanout":
+        agg = run_fanout(campaign, results_dir)
+    else:
+        agg = local.run_campaign(campaign, results_dir, show_progress=False, log=lambda *a, **k: None)
+    wall = time.perf_counter() - t0
+    c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    store = agg["store"]
+    root = store[len("file://"):] if store.startswith("file://") else store
+    result = json.loads(open(os.path.join(root, agg["campaign_id"], "result.json")).read())
+    run = result["runs"][0]
+    phase_name = "run" if "run" in campaign.get("phases", ["run"]) else "load"
+    ph = dict(run["phases"].get(phase_name) or {})
+    overall = None
+    hists = ph.pop("histograms", None) or {}
+    if hists:
+        h = new_histogram()
+        for name, text in hists.items():
+            if text:
+                h.add(decode_histogram(text))
+        if h.get_total_count():
+            overall = {"calls": h.get_total_count(), "avg_us": round(h.get_mean_value(), 1),
+                       **{f"p{p}_us": h.get_value_at_percentile(p) for p in (50, 95, 99, 99.9)}}
+    tl = ph.pop("timeline", None) or {}
+    ops_per_second = []
+    if tl.get("ops"):
+        n = max(len(v) for v in tl["ops"].values())
+        ops_per_second = [sum(v[i] if i < len(v) else 0 for v in tl["ops"].values()) for i in range(n)]
+    self_ru = resource.getrusage(resource.RUSAGE_SELF)
+    out = {"mode": mode, "campaign_id": agg["campaign_id"], "status": agg.get("status"),
+           "phase": ph, "overall": overall, "ops_per_second": ops_per_second,
+           "shard_cpu_s": round(_cpu(c1) - _cpu(c0), 4),
+           "shard_cpu_user_s": round(c1.ru_utime - c0.ru_utime, 4),
+           "shard_cpu_sys_s": round(c1.ru_stime - c0.ru_stime, 4),
+           "runner_cpu_s": round(_cpu(self_ru), 4), "campaign_wall_s": round(wall, 3),
+           "import_s": round(t0 - t_import, 3), "shard_count": run["shard_count"]}
+    with open(out_path, "w") as fh:
+        json.dump(out, fh)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,341 @@
+"""What the load generator itself costs.
+
+A. noop binding, ONE worker process, one client thread, per workload family (YCSB a, c,
+   S3, e; sysbench oltp_read_write, oltp_point_select): operations/s and CPU µs per
+   operation, measured two ways:
+   - campaign: a campaign (phases [run], shards 1, threads 1) through
+     the service functions (bench/dbswarm_run.py), CPU = the shard process's rusage minus its fixed
+     start-up cost (spawn, imports, plan; measured by a 1-operation campaign);
+   - in-process: the worker's own thread body (ShardPhase._thread_main: the same client
+     loop, Measured wrapper and Recorder) run in the main thread of this process for a
+     fixed time: no start-up at all.
+B. real servers (MariaDB, PostgreSQL, FerretDB): client CPU µs per operation of YCSB c
+   (and sysbench oltp_point_select on the SQL engines) run as a campaign (8 threads), and
+   single-threaded in-process beside a bare driver loop issuing the same statement
+   (the driver's own cost): dbswarm minus bare driver = the overhead beyond the driver.
+C. cProfile of the in-process loop, summarised by where the time goes (workload generator,
+   measurement, worker loop, binding, driver code, socket I/O / waiting for the server).
+
+    python bench/generator_cost.py --time 10
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import common as C  # noqa: E402
+
+NOOP_WORKLOADS = {
+    "ycsb-a": {"family": "ycsb", "preset": "a", "recordcount": 100_000},
+    "ycsb-c": {"family": "ycsb", "preset": "c", "recordcount": 100_000},
+    "ycsb-S3": {"family": "ycsb", "preset": "S3", "recordcount": 100_000},
+    "ycsb-e": {"family": "ycsb", "preset": "e", "recordcount": 100_000},
+    "sysbench-oltp_read_write": {"family": "sysbench", "test": "oltp_read_write", "tables": 8,
+                                 "table_size": 100_000, "rand_type": "uniform"},
+    "sysbench-oltp_point_select": {"family": "sysbench", "test": "oltp_point_select", "tables": 8,
+                                   "table_size": 100_000, "rand_type": "uniform"},
+}
+YCSB_RECORDS = 10_000
+
+
+def timed(wl: dict, seconds: float) -> dict:
+    wl = dict(wl)
+    if wl["family"] == "ycsb":
+        wl.update(operationcount=0, maxexecutiontime=seconds)
+    else:
+        wl.update(time=seconds)
+    return wl
+
+
+def queries_per_event(wl):
+    from dbswarm.spec import SysbenchWorkload
+    w = SysbenchWorkload.model_validate(wl)
+    return (w.point_selects + w.simple_ranges + w.sum_ranges + w.order_ranges + w.distinct_ranges
+            + w.index_updates + w.non_index_updates + 2 * w.delete_inserts + (0 if w.skip_trx else 2))
+
+
+# ---- in-process: the worker's thread body in this thread -------------------------------------------
+
+def shard_phase(target: dict, wl: dict, seconds: float, password=None):
+    from dbswarm.plan import make_plan
+    from dbswarm.spec import load_campaign
+    from dbswarm.worker import ShardPhase
+    c = {"name": "gen-cost", "target": target, "workload": dict(timed(wl, seconds), threads=1), "phases": ["run"],
+         "fanout": {"shards": 1}}
+    campaign, runs = load_campaign(c)
+    plan = make_plan(campaign, runs, "gen-cost", 1)
+    run = plan["runs"][0]
+    sp = ShardPhase(run, run["shards"][0], "run", password)
+    # what ShardPhase.execute sets before it starts the threads
+    sp._cap_limited = True
+    sp._deadline_perf = float("inf")
+    sp._stop_perf = time.perf_counter() + seconds
+    return sp
+
+
+def in_process(target, wl, seconds, password=None, profile=False) -> dict:
+    import resource
+    sp = shard_phase(target, wl, seconds, password)
+    st = sp.states[0]
+    prof = cProfile.Profile() if profile else None
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    t0 = time.perf_counter()
+    if prof:
+        prof.enable()
+    sp._thread_main(st, None)
+    if prof:
+        prof.disable()
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    if st.error or not st.done:
+        errors = {k: v for r in sp.recorders for k, v in r.m.errors.items()}
+        raise RuntimeError(f"in-process loop failed: {st.error or 'no operation done'} {errors}")
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    out = {"ops": st.done, "ops_per_s": round(st.done / wall, 1), "cpu_us_per_op": round(cpu / st.done * 1e6, 2),
+           "user_us_per_op": round((r1.ru_utime - r0.ru_utime) / st.done * 1e6, 2),
+           "sys_us_per_op": round((r1.ru_stime - r0.ru_stime) / st.done * 1e6, 2)}
+    if prof:
+        out["profile"] = summarise_profile(prof, st.done)
+    return out
+
+
+CATEGORIES = (
+    # psycopg's C-level waits and sends show up as own time of its Python frames that call them
+    ("socket I/O and waiting for the server", ("recv_into", "sendall", "'recv'", "'send'", "'poll'", "select",
+                                               "_socket", "wait_c", "psycopg/connection.py:'wait'",
+                                               "_cursor_base.py:'_execute_send'")),
+    ("workload generator (dbswarm/workloads)", ("dbswarm/workloads",)),
+    ("measurement (dbswarm/measure.py)", ("dbswarm/measure.py",)),
+    ("worker loop (dbswarm/worker.py)", ("dbswarm/worker.py",)),
+    ("binding (dbswarm/bindings)", ("dbswarm/bindings",)),
+    ("driver, Python code (PyMySQL / psycopg / pymongo)", ("pymysql", "psycopg", "pymongo", "bson")),
+    ("random (stdlib random.py + _random)", ("random.py", "_random")),
+)
+
+
+def _category(func) -> str:
+    filename, _, name = func
+    text = f"{filename}:{name!r}"
+    for cat, needles in CATEGORIES:
+        if any(n in text for n in needles):
+            return cat
+    return "other (builtins, stdlib)"
+
+
+def summarise_profile(prof: cProfile.Profile, ops: int) -> dict:
+    stats = pstats.Stats(prof)
+    cats: dict[str, float] = {}
+    top = []
+    for func, (cc, nc, tt, ct, callers) in stats.stats.items():
+        cat = _category(func)
+        cats[cat] = cats.get(cat, 0.0) + tt
+        top.append((tt, func, nc))
+    total = sum(cats.values()) or 1e-9
+    top.sort(reverse=True)
+    return {"total_s": round(total, 3), "ops": ops,
+            "categories": {k: {"share": round(v / total, 3), "us_per_op": round(v / ops * 1e6, 2)}
+                           for k, v in sorted(cats.items(), key=lambda kv: -kv[1])},
+            "top": [{"function": f"{Path(f[0]).name}:{f[1]}({f[2]})", "calls": nc, "tottime_s": round(tt, 4),
+                     "us_per_op": round(tt / ops * 1e6, 2)} for tt, f, nc in top[:12]]}
+
+
+# ---- bare driver loops ------------------------------------------------------------------------------
+
+def bare_driver(engine, env, kind, seconds) -> dict:
+    """The same statement as dbswarm's binding issues, straight through the driver."""
+    import random
+    import resource
+    from dbswarm.workloads.ycsb import key_name
+    rng = random.Random(1)
+    pw = C.password(env)
+    if kind == "ycsb-c":
+        keys = [key_name(i, False, 1) for i in range(YCSB_RECORDS)]
+    if engine == "mysql":
+        import pymysql
+        from dbswarm.bindings.mysql import parse_mysql_url
+        con = pymysql.connect(password=pw, autocommit=True, **parse_mysql_url(env["DBSWARM_TEST_MYSQL_URL"]))
+        cur = con.cursor()
+        if kind == "ycsb-c":
+            def op():
+                cur.execute("SELECT * FROM usertable WHERE ycsb_key = %s", (keys[int(rng.random() * YCSB_RECORDS)],))
+                return cur.fetchone()
+        else:
+            def op():
+                cur.execute("SELECT c FROM sbtest1 WHERE id=%s", (int(rng.random() * 1000) + 1,))
+                return cur.fetchall()
+    elif engine == "postgresql":
+        import psycopg
+        con = psycopg.connect(env["DBSWARM_TEST_PG_URL"], password=pw, autocommit=True, prepare_threshold=None)
+        cur = con.cursor()
+        if kind == "ycsb-c":
+            def op():
+                cur.execute("SELECT * FROM usertable WHERE ycsb_key = %s", (keys[int(rng.random() * YCSB_RECORDS)],),
+                            prepare=True)
+                return cur.fetchone()
+        else:
+            def op():
+                cur.execute("SELECT c FROM sbtest1 WHERE id=%s", (int(rng.random() * 1000) + 1,), prepare=True)
+                return cur.fetchall()
+    else:
+        import pymongo
+        con = pymongo.MongoClient(env["DBSWARM_TEST_MONGO_URL"])
+        coll = con["dbswarm"]["usertable"]
+
+        def op():
+            return coll.find_one({"_id": keys[int(rng.random() * YCSB_RECORDS)]})
+    op()
+    n = 0
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    t0 = time.perf_counter()
+    end = t0 + seconds
+    while time.perf_counter() < end:
+        op()
+        n += 1
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    con.close()
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return {"ops": n, "ops_per_s": round(n / wall, 1), "cpu_us_per_op": round(cpu / n * 1e6, 2)}
+
+
+# ---- campaigns -----------------------------------------------------------------------------------
+
+def campaign(target, wl, seconds, threads, shards) -> dict:
+    c = {"name": "gen-cost", "target": target, "workload": dict(timed(wl, seconds), threads=threads),
+         "phases": ["run"], "fanout": {"shards": shards}}
+    s = C.run_dbswarm(c)
+    ph = s["phase"]
+    fixed = C.fixed_cpu(target, wl, threads, shards)
+    if wl["family"] == "sysbench":
+        ops = (ph.get("sysbench") or {}).get("transactions") or 0
+    else:
+        ops = ph.get("operations_total") or 0
+    dur = ph.get("duration_s") or 1
+    return {"ops": ops, "ops_per_s": round(ops / dur, 1), "duration_s": dur, "shards": s["shard_count"],
+            "threads": threads, "shard_cpu_s": s["shard_cpu_s"], "fixed_cpu_s": round(fixed, 3),
+            "cpu_us_per_op_raw": round(s["shard_cpu_s"] / ops * 1e6, 2) if ops else None,
+            "cpu_us_per_op": round(max(s["shard_cpu_s"] - fixed, 0) / ops * 1e6, 2) if ops else None}
+
+
+# ---- report -------------------------------------------------------------------------------------
+
+def markdown(data: dict) -> str:
+    a = data["args"]
+    L = ["## Generator cost", "", C.header(data), "",
+         "### A. noop binding, one worker process, one client thread",
+         "",
+         f"campaign: a {a['time']} s run phase (1 shard, 1 thread) through {C.DBSWARM_MODE_TEXT}; CPU µs/op = shard "
+         "process CPU minus its fixed start-up cost (1-operation campaign), per operation. in-process: the "
+         "worker's thread body (`ShardPhase._thread_main`) in this process's main thread, no start-up. "
+         "sysbench: an operation is one event (transaction); µs/query = µs/event ÷ queries per event.",
+         "",
+         "| workload | ops/s (campaign) | CPU µs/op (campaign, net) | ops/s (in-process) | CPU µs/op (in-process) "
+         "| queries/event | µs per query (in-process) |",
+         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for name, r in data["noop"].items():
+        q = r.get("queries_per_event")
+        L.append(f"| {name} | {r['campaign']['ops_per_s']:,.0f} | {r['campaign']['cpu_us_per_op']} "
+                 f"| {r['in_process']['ops_per_s']:,.0f} | {r['in_process']['cpu_us_per_op']} | {q or '—'} "
+                 f"| {round(r['in_process']['cpu_us_per_op'] / q, 2) if q else '—'} |")
+    L += ["", "### B. real servers: client CPU µs per operation", "",
+          f"campaign: {a['threads']} threads, default shards (one per CPU), {a['time']} s, CPU net of the fixed "
+          "start-up cost (raw in brackets). in-process: one thread, main-thread loop. bare driver: the same "
+          "statement straight through the driver in a loop (no dbswarm). overhead beyond the driver = "
+          "in-process dbswarm − bare driver (single thread both).",
+          "",
+          "| engine | workload | ops/s (campaign) | CPU µs/op campaign net (raw) | CPU µs/op in-process "
+          "| CPU µs/op bare driver | overhead beyond the driver µs/op |",
+          "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for r in data["servers"]:
+        cmp_ = r["campaign"]
+        L.append(f"| {C.ENGINE_LABELS[r['engine']]} | {r['workload']} | {cmp_['ops_per_s']:,.0f} "
+                 f"| {cmp_['cpu_us_per_op']} ({cmp_['cpu_us_per_op_raw']}) | {r['in_process']['cpu_us_per_op']} "
+                 f"| {r['bare_driver']['cpu_us_per_op']} | {r['overhead_beyond_driver_us']} |")
+    L += ["", "### C. where the time goes (cProfile, in-process loop)", "",
+          "cProfile's own overhead inflates every Python frame, so the µs/op here are larger than the "
+          "un-profiled figures above; the shares are what matters. Socket I/O includes waiting for the server.", ""]
+    for name, prof in data["profiles"].items():
+        L.append(f"**{name}** ({prof['ops']:,} operations, {prof['total_s']} s profiled)")
+        L.append("")
+        L.append("| where | share | µs/op (profiled) |")
+        L.append("| --- | ---: | ---: |")
+        for cat, v in prof["categories"].items():
+            L.append(f"| {cat} | {v['share'] * 100:.0f}% | {v['us_per_op']} |")
+        L.append("")
+        L.append("top functions (own time): " + "; ".join(
+            f"`{t['function']}` {t['us_per_op']} µs/op" for t in prof["top"][:6]))
+        L.append("")
+    return "\n".join(L)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--time", type=float, default=10, help="seconds per measurement")
+    p.add_argument("--profile-time", type=float, default=3)
+    p.add_argument("--threads", type=int, default=8, help="client threads of the real-server campaigns")
+    p.add_argument("--engines", default="mysql,postgresql,mongodb")
+    p.add_argument("--workloads", default=",".join(NOOP_WORKLOADS))
+    p.add_argument("--servers-dir", default=C.DEFAULT_SERVERS_DIR)
+    p.add_argument("--no-md", action="store_true")
+    a = p.parse_args(argv)
+    data = C.base_record("generator_cost", a)
+    noop = {"engine": "noop"}
+    data["noop"] = {}
+    for name in C.csv_list(a.workloads):
+        wl = NOOP_WORKLOADS[name]
+        r = {"campaign": campaign(noop, wl, a.time, 1, 1), "in_process": in_process(noop, wl, a.time)}
+        if wl["family"] == "sysbench":
+            r["queries_per_event"] = queries_per_event(wl)
+        C.log(f"noop {name}: campaign {r['campaign']['ops_per_s']:,.0f} ops/s {r['campaign']['cpu_us_per_op']} µs/op; "
+              f"in-process {r['in_process']['ops_per_s']:,.0f} ops/s {r['in_process']['cpu_us_per_op']} µs/op")
+        data["noop"][name] = r
+    data["profiles"] = {}
+    for name in ("ycsb-a", "sysbench-oltp_read_write"):
+        data["profiles"][f"noop {name}"] = in_process(noop, NOOP_WORKLOADS[name], a.profile_time,
+                                                      profile=True)["profile"]
+    engines = C.csv_list(a.engines)
+    data["servers"] = []
+    if engines:
+        env = C.start_servers(a.servers_dir)
+        pw = C.password(env)
+        for engine in engines:
+            t = C.target(engine, env)
+            if engine == "mongodb":
+                from bench.vs_ycsb import ferretdb_backend_url
+                t["options"] = {"ferretdb_backend_url": ferretdb_backend_url(env)}
+            ycsb = {"family": "ycsb", "preset": "c", "recordcount": YCSB_RECORDS, "requestdistribution": "uniform"}
+            C.load_with_dbswarm(env, engine, dict(ycsb, table="usertable"))
+            kinds = [("ycsb-c", ycsb)]
+            if engine != "mongodb":
+                sb = {"family": "sysbench", "test": "oltp_point_select", "tables": 1, "table_size": 1000,
+                      "rand_type": "uniform"}
+                C.load_with_dbswarm(env, engine, sb, threads=1, shards=1)
+                kinds.append(("sysbench-oltp_point_select", sb))
+            for kind, wl in kinds:
+                secs = a.time if engine != "mongodb" else min(a.time, 5)
+                row = {"engine": engine, "workload": kind,
+                       "campaign": campaign(t, wl, secs, a.threads, min(C.NCPU, a.threads)),
+                       "in_process": in_process(t, wl, secs, pw),
+                       "bare_driver": bare_driver(engine, env, "ycsb-c" if kind == "ycsb-c" else "point_select",
+                                                  secs)}
+                row["overhead_beyond_driver_us"] = round(row["in_process"]["cpu_us_per_op"]
+                                                         - row["bare_driver"]["cpu_us_per_op"], 2)
+                C.log(f"{engine} {kind}: campaign {row['campaign']['cpu_us_per_op']} µs/op (raw "
+                      f"{row['campaign']['cpu_us_per_op_raw']}), in-process {row['in_process']['cpu_us_per_op']}, "
+                      f"bare driver {row['bare_driver']['cpu_us_per_op']} -> overhead "
+                      f"{row['overhead_beyond_driver_us']} µs/op")
+                data["servers"].append(row)
+            if engine in ("mysql", "postgresql"):
+                data["profiles"][f"{C.ENGINE_LABELS[engine]} ycsb-c"] = in_process(
+                    t, ycsb, a.profile_time, pw, profile=True)["profile"]
+    C.finish("generator_cost", data, markdown, write_md=not a.no_md)
+
+
+if __name__ == "__main__":
+    main()

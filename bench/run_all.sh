@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole benchmark suite at a moderate size (~30 min on a 2-CPU machine), one script
+# after the other, each writing bench/results/<name>-<date>.json and its BENCHMARKS.md
+# section. Servers: scripts/test-servers start ${DBSWARM_BENCH_SERVERS_DIR:-/tmp/dbswarm-bench-servers}
+# (stopped at the end unless KEEP_SERVERS=1).
+# PYTHON_MYSQLCLIENT: a Python with mysqlclient installed for hot_path_patches.py
+# (e.g. a venv made with --system-site-packages; default: python3, which reports the
+# mysqlclient patch as not measured when the module is missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+PYM=${PYTHON_MYSQLCLIENT:-$PY}
+DIR=${DBSWARM_BENCH_SERVERS_DIR:-/tmp/dbswarm-bench-servers}
+trap '[[ ${KEEP_SERVERS:-0} == 1 ]] || scripts/test-servers stop "$DIR" >/dev/null 2>&1 || true' EXIT
+scripts/test-servers start "$DIR" >/dev/null
+start=$(date +%s)
+"$PY" bench/vs_sysbench.py --time 5 --rounds 3 --tables 8 --table-size 20000 --threads 8,32 --pinned-threads 8 --servers-dir "$DIR"
+"$PY" bench/vs_ycsb.py --time 5 --rounds 3 --recordcount 20000 --threads 8 --ferretdb-recordcount 2000 --servers-dir "$DIR"
+"$PY" bench/generator_cost.py --time 4 --profile-time 2 --servers-dir "$DIR"
+"$PY" bench/threads_per_shard.py --time 5 --rounds 2 --servers-dir "$DIR"
+"$PY" bench/fanout_scaling.py --time 4 --rounds 2 --max-shards 4 --max-mysql-shards 8 --servers-dir "$DIR"
+"$PYM" bench/hot_path_patches.py --time 3 --rounds 3 --servers-dir "$DIR"
+"$PY" bench/aggregation_cost.py --shards 1000,4000 --seconds 1800
+"$PY" bench/verdict.py
+echo "suite took $(( $(date +%s) - start )) s" >&2

@@ -1,0 +1,296 @@
+"""dbswarm against go-ycsb v1.0.1 (PingCAP's Go port of YCSB): workloads a, c and S1 on
+MariaDB and PostgreSQL (go-ycsb's `mysql` and `pg` bindings), and on FerretDB (its
+`mongodb` binding), interleaved rounds (dbswarm, go-ycsb, ...), same threads, same
+recordcount, same duration, same request distribution.
+
+Data: one `usertable` per engine, created by dbswarm's prepare step and loaded by BOTH
+tools (dbswarm's load phase, then `go-ycsb load` into the same table; go-ycsb only does
+CREATE TABLE IF NOT EXISTS). The two tools hash key numbers differently (dbswarm: Java
+YCSB's FNV-1a over the little-endian bytes; go-ycsb: FNV-1a over the big-endian bytes),
+so each tool reads and updates the N keys it loaded itself, in one table of 2N rows.
+FerretDB: go-ycsb always uses the database `ycsb`, dbswarm the URL's; both collections get
+FerretDB's _id GIN index (scripts/ferretdb-index).
+S1 (insert only): run phase with insertproportion=1 into `usertable_s1`, emptied (TRUNCATE /
+drop) before every single run, so that every run of either tool inserts into an empty
+table the keys recordcount, recordcount+1, ...
+Workloads a and c use requestdistribution=zipfian for both tools (YCSB's definition; note
+go-ycsb's own workloads/workloada file says uniform, so it is overridden with -p).
+Duration: dbswarm `maxexecutiontime`; go-ycsb v1.0.1 has no time limit, so it runs with a
+huge operationcount and gets SIGINT after --time seconds (it then prints its final
+report; the few operations cancelled in flight show up as *_ERROR and are left out).
+
+    python bench/vs_ycsb.py --time 60 --rounds 3 --recordcount 100000 --threads 8
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import common as C  # noqa: E402
+
+WORKLOADS = ("a", "c", "S1")
+PROPS = {"a": {"readproportion": 0.5, "updateproportion": 0.5, "insertproportion": 0, "scanproportion": 0,
+               "readmodifywriteproportion": 0, "requestdistribution": "zipfian"},
+         "c": {"readproportion": 1, "updateproportion": 0, "insertproportion": 0, "scanproportion": 0,
+               "readmodifywriteproportion": 0, "requestdistribution": "zipfian"},
+         "S1": {"readproportion": 0, "updateproportion": 0, "insertproportion": 1, "scanproportion": 0,
+                "readmodifywriteproportion": 0, "requestdistribution": "zipfian"}}
+GO_DB = {"mysql": "mysql", "postgresql": "pg", "mongodb": "mongodb"}
+
+
+def table_for(w):
+    return "usertable_s1" if w == "S1" else "usertable"
+
+
+def go_props(engine, env):
+    pw = C.password(env)
+    if engine == "mysql":
+        return {"mysql.host": "127.0.0.1", "mysql.port": env["DBSWARM_TEST_MYSQL_PORT"], "mysql.user": "dbswarm",
+                "mysql.password": pw, "mysql.db": "dbswarm"}
+    if engine == "postgresql":
+        return {"pg.host": "127.0.0.1", "pg.port": env["DBSWARM_TEST_PG_PORT"], "pg.user": "dbswarm",
+                "pg.password": pw, "pg.db": "dbswarm", "pg.sslmode": "disable"}
+    return {"mongodb.url": env["DBSWARM_TEST_MONGO_URL"]}
+
+
+def go_cmd(command, engine, env, props: dict):
+    cmd = [str(C.GO_YCSB), command, GO_DB[engine], "-P", str(C.GO_YCSB_WORKLOADS / "workloada")]
+    for k, v in {**go_props(engine, env), **props}.items():
+        cmd += ["-p", f"{k}={v}"]
+    return cmd
+
+
+def redact(cmd):
+    return [re.sub(r"(password=).*", r"\1***", c) for c in cmd]
+
+
+_LINE = re.compile(r"^(\w[\w-]*)\s+- Takes\(s\): ([\d.]+), Count: (\d+), OPS: ([\d.]+), Avg\(us\): (\d+), "
+                   r"Min\(us\): (\d+), Max\(us\): (\d+), 50th\(us\): (\d+), 90th\(us\): (\d+), 95th\(us\): (\d+), "
+                   r"99th\(us\): (\d+)")
+
+
+def parse_go(text: str) -> dict:
+    """The final report (after 'Run finished')."""
+    tail = text.split("Run finished", 1)[-1]
+    ops = {}
+    for line in tail.splitlines():
+        m = _LINE.match(line.strip())
+        if m:
+            name = m.group(1)
+            ops[name] = {"takes_s": float(m.group(2)), "count": int(m.group(3)), "ops": float(m.group(4)),
+                         "avg_us": int(m.group(5)), "p50_us": int(m.group(8)), "p95_us": int(m.group(10)),
+                         "p99_us": int(m.group(11))}
+    return ops
+
+
+def run_go(engine, env, w, a, pinned):
+    props = {**PROPS[w], "recordcount": a.recordcount, "operationcount": 1_000_000_000, "threadcount": a.threads,
+             "table": table_for(w), "measurement.interval": 1}
+    cmd = [*C.client_prefix(pinned), *go_cmd("run", engine, env, props)]
+    res = C.run_measured(cmd, timeout=a.time + 120, interrupt_after=a.time + a.go_startup)
+    if res["returncode"] not in (0, 1, 130) or "Run finished" not in res["stdout"]:
+        raise RuntimeError(f"go-ycsb run failed ({res['returncode']}):\n{res['stdout'][-2000:]}\n{res['stderr'][-2000:]}")
+    ops = parse_go(res["stdout"])
+    good = {k: v for k, v in ops.items() if k != "TOTAL" and not k.endswith("_ERROR")}
+    count = sum(v["count"] for v in good.values())
+    takes = ops.get("TOTAL", {}).get("takes_s") or max(v["takes_s"] for v in good.values())
+    errors = sum(v["count"] for k, v in ops.items() if k.endswith("_ERROR"))
+    return {"ops": count, "ops_per_s": round(count / takes, 2), "takes_s": takes, "errors": errors,
+            "p99_us": ops.get("TOTAL", {}).get("p99_us"), "per_op": good,
+            "cpu_s": round(res["cpu_s"], 3), "wall_s": round(res["wall_s"], 3),
+            "cpu_us_per_op": round(res["cpu_s"] / count * 1e6, 1) if count else None}
+
+
+def run_dbswarm(engine, env, w, a, pinned):
+    wl = {"family": "ycsb", "preset": w, **PROPS[w], "recordcount": a.recordcount, "operationcount": 0,
+          "maxexecutiontime": a.time, "threads": a.threads, "table": table_for(w)}
+    c = {"name": f"vs-ycsb-{w}", "target": _target(engine, env), "workload": wl, "phases": ["run"]}
+    if a.shards:
+        c["fanout"] = {"shards": a.shards}
+    s = C.run_dbswarm(c, pinned=pinned, timeout=a.time * 3 + 180)
+    fixed = C.fixed_cpu(c["target"], wl, a.threads, a.shards)
+    ph = s["phase"]
+    total = ph.get("operations_total") or 0
+    return {"ops": total, "ops_per_s": ph.get("ops_per_s"), "steady_ops_per_s": (ph.get("steady") or {}).get("ops_per_s"),
+            "duration_s": ph.get("duration_s"), "errors": ph.get("errors_total"),
+            "p99_us": (s.get("overall") or {}).get("p99_us"),
+            "per_op": {k: {"count": v.get("count"), "p99_us": v.get("p99_us"), "avg_us": v.get("avg_us")}
+                       for k, v in (ph.get("operations") or {}).items()},
+            "shards": s["shard_count"], "cpu_s": s["shard_cpu_s"], "runner_cpu_s": s["runner_cpu_s"],
+            "wall_s": round(s["wall_s"], 3), "status": ph.get("status"), "fixed_cpu_s": fixed,
+            "cpu_us_per_op_raw": round(s["shard_cpu_s"] / total * 1e6, 1) if total else None,
+            "cpu_us_per_op": round(max(s["shard_cpu_s"] - fixed, 0) / total * 1e6, 1) if total else None}
+
+
+def _target(engine, env):
+    t = C.target(engine, env)
+    if engine == "mongodb":
+        t["options"] = {"ferretdb_backend_url": ferretdb_backend_url(env)}
+    return t
+
+
+def ferretdb_backend_url(env):
+    return (f"postgresql://postgres@/ferretdb?host={env['DBSWARM_TEST_PG_SOCKET_DIR']}"
+            f"&port={env['DBSWARM_TEST_PG_PORT']}")
+
+
+# ---- data ---------------------------------------------------------------------------------------
+
+def admin_sql(engine, env, statements):
+    if engine == "mysql":
+        import pymysql
+        from dbswarm.bindings.mysql import parse_mysql_url
+        con = pymysql.connect(password=C.password(env), autocommit=True, **parse_mysql_url(env["DBSWARM_TEST_MYSQL_URL"]))
+        with con.cursor() as cur:
+            for s in statements:
+                cur.execute(s)
+        con.close()
+    else:
+        import psycopg
+        with psycopg.connect(env["DBSWARM_TEST_PG_URL"], password=C.password(env), autocommit=True) as con:
+            for s in statements:
+                con.execute(s)
+
+
+def empty_s1(engine, env):
+    if engine == "mongodb":
+        import pymongo
+        cl = pymongo.MongoClient(env["DBSWARM_TEST_MONGO_URL"])
+        for db in ("dbswarm", "ycsb"):
+            cl[db]["usertable_s1"].delete_many({})
+        cl.close()
+    else:
+        admin_sql(engine, env, ["TRUNCATE TABLE usertable_s1"])
+
+
+def load(engine, env, a):
+    """usertable: dbswarm prepare + load, then go-ycsb load of its own keys; usertable_s1: created empty."""
+    out = {}
+    base = {"family": "ycsb", "recordcount": a.recordcount, "fieldcount": 10, "fieldlength": 100}
+    out["dbswarm"] = {k: v for k, v in C.load_with_dbswarm(env, engine, dict(base, table="usertable"),
+                                                           threads=a.threads).items()
+                      if k in ("operations_total", "duration_s", "ops_per_s")}
+    prep = {"name": "bench-prepare-s1", "target": _target(engine, env),
+            "workload": dict(base, table="usertable_s1", threads=1), "phases": ["prepare"]}
+    C.run_dbswarm(prep)
+    if engine == "mongodb":
+        import pymongo
+        cl = pymongo.MongoClient(env["DBSWARM_TEST_MONGO_URL"])
+        cl["ycsb"].drop_collection("usertable")
+        cl["ycsb"].drop_collection("usertable_s1")
+        cl["ycsb"].create_collection("usertable")
+        cl["ycsb"].create_collection("usertable_s1")
+        cl["dbswarm"]["usertable_s1"].insert_one({"_id": "x"})
+        cl["dbswarm"]["usertable_s1"].delete_many({})
+        cl.close()
+        _ferretdb_index(env, "ycsb", "usertable", "usertable_s1")
+        _ferretdb_index(env, "dbswarm", "usertable", "usertable_s1")
+    props = {"recordcount": a.recordcount, "threadcount": a.threads, "table": "usertable"}
+    res = C.check(C.run_measured(go_cmd("load", engine, env, props), timeout=1800), f"go-ycsb load {engine}")
+    go = parse_go(res["stdout"]).get("INSERT", {})
+    out["go-ycsb"] = {"count": go.get("count"), "ops": go.get("ops")}
+    C.log(f"go-ycsb loaded {engine}: {go.get('count')} rows at {go.get('ops')} ops/s")
+    return out
+
+
+def _ferretdb_index(env, db, *colls):
+    cmd = [str(C.ROOT / "scripts" / "ferretdb-index"), "--env", str(Path(env["_DIR"]) / "env"), db, *colls]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise RuntimeError(f"ferretdb-index failed: {r.stderr[-2000:]}")
+
+
+# ---- comparison -------------------------------------------------------------------------------
+
+def compare(engine, env, w, a, pinned) -> dict:
+    la0 = C.loadavg()
+    mode = "pinned" if pinned else "shared"
+    C.log(f"{engine} workload {w} threads={a.threads} {mode}: {a.rounds} rounds x (dbswarm, go-ycsb) x {a.time} s")
+    between = (lambda: empty_s1(engine, env)) if w == "S1" else None
+    with C.Pinning(env, pinned, engines=(engine, "postgresql") if engine == "mongodb" else (engine,)):
+        ds, gy = C.interleave(a.rounds, lambda i: run_dbswarm(engine, env, w, a, pinned),
+                              lambda i: run_go(engine, env, w, a, pinned), between=between)
+    row = {"engine": engine, "workload": w, "threads": a.threads, "mode": mode,
+           "ops_ratio": C.ratios([d["ops_per_s"] for d in ds], [g["ops_per_s"] for g in gy]),
+           "p99_ratio": C.ratios([d["p99_us"] for d in ds], [g["p99_us"] for g in gy]),
+           "dbswarm_ops": C.med([d["ops_per_s"] for d in ds]), "goycsb_ops": C.med([g["ops_per_s"] for g in gy]),
+           "dbswarm_p99_us": C.med([d["p99_us"] for d in ds]), "goycsb_p99_us": C.med([g["p99_us"] for g in gy]),
+           "dbswarm_cpu_us_per_op": C.med([d["cpu_us_per_op"] for d in ds]),
+           "goycsb_cpu_us_per_op": C.med([g["cpu_us_per_op"] for g in gy]),
+           "dbswarm": ds, "go-ycsb": gy, "loadavg": {"before": la0, "after": C.loadavg()}}
+    C.log(f"  OPS ratio {C.fmt_ratio(row['ops_ratio'])}  dbswarm {row['dbswarm_ops']:.0f} / go-ycsb "
+          f"{row['goycsb_ops']:.0f}; p99 ratio {C.fmt_ratio(row['p99_ratio'])}; CPU µs/op "
+          f"{row['dbswarm_cpu_us_per_op']} vs {row['goycsb_cpu_us_per_op']}")
+    return row
+
+
+def markdown(data: dict) -> str:
+    a = data["args"]
+    lines = ["## dbswarm vs go-ycsb v1.0.1", "", C.header(data),
+             f"- usertable: {a['recordcount']:,} records per tool (both tools' keys in one table), fieldcount 10 × "
+             f"100 bytes; {a['threads']} threads; {a['time']} s per run; {a['rounds']} interleaved rounds; "
+             f"requestdistribution zipfian for a and c; S1 = insertproportion 1 into an emptied table before every run.",
+             "- OPS ratio: dbswarm ops/s (all operations / the phase's span) ÷ go-ycsb's TOTAL OPS; p99 ratio: "
+             "p99 of all operations merged (dbswarm) ÷ go-ycsb's TOTAL 99th. Median (min–max) over the rounds. "
+             "CPU µs/op: client process CPU (user+sys) per operation, median; dbswarm's is the shard processes' "
+             "CPU minus their fixed start-up cost (a 1-operation campaign with the same shards; raw in the JSON).",
+             f"- dbswarm runs through {C.DBSWARM_MODE_TEXT}.",
+             "- FerretDB 1.24 (MongoDB wire protocol over PostgreSQL) is the limit there, not the clients: "
+             "its numbers show the binding works, not what the client can do.",
+             "",
+             "| engine | workload | threads | mode | OPS dbswarm | OPS go-ycsb | OPS ratio | p99 µs dbswarm | "
+             "p99 µs go-ycsb | p99 ratio | CPU µs/op dbswarm | CPU µs/op go-ycsb | load avg before→after |",
+             "| --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: | --- |"]
+    for r in data["comparisons"]:
+        lines.append(
+            f"| {C.ENGINE_LABELS[r['engine']]} | {r['workload']} | {r['threads']} | {r['mode']} | {r['dbswarm_ops']:,.0f} "
+            f"| {r['goycsb_ops']:,.0f} | {C.fmt_ratio(r['ops_ratio'])} | {r['dbswarm_p99_us']:,.0f} "
+            f"| {r['goycsb_p99_us']:,.0f} | {C.fmt_ratio(r['p99_ratio'])} | {r['dbswarm_cpu_us_per_op']:.0f} "
+            f"| {r['goycsb_cpu_us_per_op']:.0f} | {r['loadavg']['before'][0]:.1f}→{r['loadavg']['after'][0]:.1f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--time", type=int, default=60)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--recordcount", type=int, default=100_000)
+    p.add_argument("--threads", type=int, default=8)
+    p.add_argument("--engines", default="mysql,postgresql,mongodb")
+    p.add_argument("--workloads", default=",".join(WORKLOADS))
+    p.add_argument("--pin", dest="pin", action="store_true", default=True)
+    p.add_argument("--no-pin", dest="pin", action="store_false")
+    p.add_argument("--ferretdb-recordcount", type=int, default=2000,
+                   help="records on FerretDB (slow server); FerretDB runs shared only")
+    p.add_argument("--shards", type=int, default=None)
+    p.add_argument("--go-startup", type=float, default=0.3,
+                   help="seconds go-ycsb needs before its first operation (added before the SIGINT)")
+    p.add_argument("--servers-dir", default=C.DEFAULT_SERVERS_DIR)
+    p.add_argument("--no-md", action="store_true")
+    a = p.parse_args(argv)
+    if not C.GO_YCSB.exists():
+        C.check(C.run_measured([str(C.ROOT / "scripts" / "build-go-ycsb")], timeout=1200), "scripts/build-go-ycsb")
+    data = C.base_record("vs_ycsb", a)
+    env = C.start_servers(a.servers_dir)
+    data["goycsb_command_example"] = " ".join(redact(go_cmd("run", "mysql", env, {**PROPS["a"], "threadcount": a.threads})))
+    data["comparisons"], data["loads"] = [], {}
+    for engine in C.csv_list(a.engines):
+        ea = argparse.Namespace(**vars(a))
+        if engine == "mongodb":
+            ea.recordcount = a.ferretdb_recordcount
+        data["loads"][engine] = load(engine, env, ea)
+        for w in C.csv_list(a.workloads):
+            for pinned in ([False, True] if a.pin and engine != "mongodb" else [False]):
+                row = compare(engine, env, w, ea, pinned)
+                row["recordcount"] = ea.recordcount
+                data["comparisons"].append(row)
+    C.finish("vs_ycsb", data, markdown, write_md=not a.no_md)
+
+
+if __name__ == "__main__":
+    main()

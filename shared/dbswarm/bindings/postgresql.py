@@ -1,0 +1,178 @@
+"""PostgreSQL (psycopg 3): the YCSB ``usertable`` and sysbench's ``sbtestN``.
+
+URL: ``postgresql://USER@HOST:PORT/DB?sslmode=require&...`` (any libpq parameter in the
+query string); the password is ``target.password`` and reaches libpq as a separate
+keyword argument, never inside a connection string.
+
+- One connection per client thread, in autocommit mode: a YCSB operation is one
+  statement and one implicit transaction.
+- The per-operation statements (the ones ``SqlBinding`` builds and caches) are executed
+  as server-side prepared statements (``prepare=True``: parsed and planned once per
+  connection, then only Bind/Execute), as sysbench does with ``PQprepare``. DDL is not
+  prepared. ``options.prepare: false`` turns this off.
+- A sysbench event is ``BEGIN`` ... ``COMMIT`` issued as plain statements, exactly as
+  sysbench issues them.
+- Errors: deadlock (40P01), lock not available (55P03) and serialization failure (40001)
+  are retryable (the worker rolls back and reruns the event, as sysbench does);
+  unique violation (23505) is a duplicate; a lost or refused connection (class 08,
+  admin shutdown 57P01/57P02, cannot connect now 57P03, or a broken socket) is a
+  connection error (reconnect and count).
+
+Options (``target.options``): ``prepare`` (bool, default true), ``connect_timeout``
+(seconds, default 10), ``isolation_level`` (e.g. ``"REPEATABLE READ"``; default: the
+server's), ``application_name`` (default ``dbswarm``), ``statement_timeout_ms``.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import psycopg
+from psycopg import pq
+
+from . import register
+from .base import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
+from .sql import SqlBinding
+
+ISOLATION_LEVELS = ("READ UNCOMMITTED", "READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE")
+MAX_PARAMS = 65535  # the protocol's limit of parameters per statement
+
+_RETRYABLE = {"40P01": "deadlock", "55P03": "lock_not_available", "40001": "serialization_failure"}
+_CONNECTION_STATES = {"57P01": "admin_shutdown", "57P02": "crash_shutdown", "57P03": "cannot_connect_now"}
+
+
+def isolation_level(options: dict) -> Optional[str]:
+    level = options.get("isolation_level")
+    if level is None:
+        return None
+    norm = " ".join(str(level).replace("_", " ").upper().split())
+    if norm not in ISOLATION_LEVELS:
+        raise ValueError(f"target.options.isolation_level: {level!r} is not one of {', '.join(ISOLATION_LEVELS)}")
+    return norm
+
+
+@register("postgresql", "postgres", "pg", "pgsql")
+class PostgresBinding(SqlBinding):
+    placeholder = "%s"
+    insert_ignore_verb = "INSERT INTO"
+    insert_ignore_suffix = " ON CONFLICT DO NOTHING"
+    key_type = "VARCHAR(255)"
+    field_type = "TEXT"
+
+    def __init__(self, conn):
+        super().__init__(conn)
+        self.db: Optional[psycopg.Connection] = None
+        self.cur = None
+        self._hot: set[str] = set()
+        opts = conn.options
+        self._prepare = bool(opts.get("prepare", True))
+        self._isolation = isolation_level(opts)
+        self._server_version = None
+
+    # -- life cycle ------------------------------------------------------------------
+    def connect(self):
+        opts = self.conn.options
+        kwargs = {"autocommit": True, "prepare_threshold": None,
+                  "connect_timeout": int(opts.get("connect_timeout", 10)),
+                  "application_name": str(opts.get("application_name", "dbswarm"))}
+        if self.conn.password is not None:
+            kwargs["password"] = self.conn.password
+        if opts.get("statement_timeout_ms") is not None:
+            kwargs["options"] = f"-c statement_timeout={int(opts['statement_timeout_ms'])}"
+        self.db = psycopg.connect(self.conn.url or "", **kwargs)
+        if self._isolation:
+            self.db.execute(f"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {self._isolation}")
+        self.cur = self.db.cursor()
+        self._server_version = self.db.info.server_version
+
+    def close(self):
+        db, self.db, self.cur = self.db, None, None
+        if db is not None:
+            db.close()
+
+    def describe(self):
+        out = {"driver": f"psycopg {psycopg.__version__} ({pq.__impl__})",
+               "prepared_statements": "server-side (psycopg prepare=True)" if self._prepare else "off",
+               "autocommit": True,
+               "transactions": "explicit BEGIN/COMMIT statements (sysbench events)",
+               "isolation_level": self._isolation or "server default"}
+        if self._server_version:
+            v = self._server_version
+            out["server_version"] = f"{v // 10000}.{v % 10000}"
+        return out
+
+    def classify(self, exc):
+        state = getattr(exc, "sqlstate", None)
+        if state in _RETRYABLE:
+            return ErrorClass(RETRYABLE, _RETRYABLE[state])
+        if state == "23505":
+            return ErrorClass(DUPLICATE, "duplicate_key")
+        if state in _CONNECTION_STATES:
+            return ErrorClass(CONNECTION, _CONNECTION_STATES[state])
+        if state and state.startswith("08"):
+            return ErrorClass(CONNECTION, "connection_exception")
+        db = self.db
+        if db is None and isinstance(exc, AttributeError):
+            return ErrorClass(CONNECTION, "not_connected")
+        if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)) and (
+                state is None or db is None or db.closed or db.broken):
+            return ErrorClass(CONNECTION, "connection_lost" if db is not None else "connect_failed")
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            return ErrorClass(CONNECTION, "connection_lost")
+        if state == "57014":
+            return ErrorClass(FATAL, "query_canceled")
+        return ErrorClass(FATAL, type(exc).__name__)
+
+    # -- driver hooks ------------------------------------------------------------------
+    def _stmt(self, key, build):
+        sql = self._sql.get(key)
+        if sql is None:
+            sql = self._sql[key] = build()
+            self._hot.add(sql)
+        return sql
+
+    def _run(self, sql, params):
+        cur = self.cur
+        if params:
+            cur.execute(sql, params, prepare=self._prepare and sql in self._hot)
+        else:
+            cur.execute(sql)
+        return cur
+
+    def _execute(self, sql, params=()):
+        return self._run(sql, params).rowcount
+
+    def _fetchall(self, sql, params=()):
+        return self._run(sql, params).fetchall()
+
+    def _fetchone(self, sql, params=()):
+        return self._run(sql, params).fetchone()
+
+    # -- DDL ---------------------------------------------------------------------------
+    def sb_table_ddl(self, table_no):
+        # sysbench 1.0 oltp_common.lua, pgsql flavour
+        return (f"CREATE TABLE sbtest{table_no} (id SERIAL, k INTEGER DEFAULT '0' NOT NULL, "
+                f"c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id))")
+
+    def sb_create_index(self, table_no):
+        self._execute(f"CREATE INDEX IF NOT EXISTS k_{table_no} ON sbtest{table_no}(k)")
+
+    # -- batches: keep under the protocol's parameter limit ------------------------------
+    def insert_batch(self, table, rows):
+        if not rows:
+            return
+        per_row = len(rows[0][1]) + 1
+        step = max(1, MAX_PARAMS // per_row)
+        for i in range(0, len(rows), step):
+            super().insert_batch(table, rows[i:i + step])
+
+    def sb_load(self, table_no, rows):
+        step = MAX_PARAMS // 4
+        for i in range(0, len(rows), step):
+            super().sb_load(table_no, rows[i:i + step])
+
+    # -- transactions --------------------------------------------------------------------
+    def rollback(self):
+        db = self.db
+        if db is not None and not db.closed and db.info.transaction_status in (
+                pq.TransactionStatus.INTRANS, pq.TransactionStatus.INERROR):
+            self.cur.execute("ROLLBACK")

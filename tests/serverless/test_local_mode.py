@@ -1,0 +1,142 @@
+"""`dbswarm run` executes statemachines/campaign.asl.json (moto's engine, handlers in
+processes): the execution trace in the results proves it; results may go to a real
+S3-compatible endpoint, which the emulation must not swallow."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dbswarm.local import run_campaign
+
+from .conftest import ROOT
+
+
+def _trace(out):
+    return json.loads((Path(out["store"]) / out["campaign_id"] / "execution.json").read_text())
+
+
+def test_run_campaign_goes_through_the_state_machine(tmp_path):
+    campaign = {"name": "local-sm", "seed": 4,
+                "workload": {"recordcount": 1000, "operationcount": 1200, "threads": 3, "target": 1200},
+                "matrix": {"preset": ["S2", "S6"]}, "fanout": {"shards": 3}}
+    out = run_campaign(campaign, str(tmp_path), max_call_seconds=0.3, lead_seconds=0.3, show_progress=False,
+                       log=lambda *_: None)
+    assert out["status"] == "complete" and out["execution"]["status"] == "SUCCEEDED"
+    trace = _trace(out)
+    assert trace["engine"].startswith("moto 5.2.5 Step Functions")
+    assert trace["state_machine"]["definition"] == "statemachines/campaign.asl.json"
+    assert trace["execution"]["name"] == out["campaign_id"] and trace["execution"]["status"] == "SUCCEEDED"
+    states = trace["states_entered"]
+    assert states["Plan"] == 1 and states["ForEachRun"] == 1 and states["Aggregate"] == 1
+    assert states["Prepare"] == 2 and states["Arm"] == 4 and states["Index"] == 2
+    # two runs x two phases x three shards, and the run phase (1 s per shard) continued
+    assert states["ShardDone"] == 12 and states["Work"] >= 12 + 2 * 3 * 2
+    assert trace["function_calls"]["WorkerFunction"] == states["Work"]
+    result = json.loads((Path(out["store"]) / out["campaign_id"] / "result.json").read_text())
+    assert [r["phases"]["run"]["operations_total"] for r in result["runs"]] == [1200, 1200]
+
+
+def test_baseline_saved_then_regression_fails_the_execution(tmp_path):
+    base = {"name": "reg", "target": {"engine": "noop"}, "phases": ["run"],
+            "workload": {"preset": "S6", "operationcount": 2000, "threads": 2},
+            "results": {"baseline": "local", "save_baseline": True}}
+    first = run_campaign(base, str(tmp_path), show_progress=False, log=lambda *_: None)
+    assert first["compare"]["verdict"] == "no-baseline" and first["compare"]["baseline_saved"] is True
+    baseline = tmp_path / "baselines" / "local.json"
+    doc = json.loads(baseline.read_text())
+    doc["metrics"]["000"]["throughput"] *= 1000      # a baseline no machine can match
+    baseline.write_text(json.dumps(doc))
+    second = run_campaign(base, str(tmp_path), show_progress=False, log=lambda *_: None)
+    assert second["compare"]["verdict"] == "regressed"
+    assert second["execution"] == {**second["execution"], "status": "FAILED", "error": "dbswarm.Regressed"}
+    assert _trace(second)["states_entered"]["Regressed"] == 1
+
+
+def test_a_run_that_fails_outside_its_shards_still_aggregates(tmp_path):
+    # the prepare step cannot create the database file: the run stops, the campaign aggregates
+    campaign = {"name": "badrun", "target": {"engine": "sqlite", "url": "/proc/dbswarm-cannot/x.db"},
+                "workload": {"operationcount": 100, "threads": 1}}
+    said = []
+    out = run_campaign(campaign, str(tmp_path), show_progress=False, log=said.append)
+    assert out["status"] == "failed" and out["execution"]["error"] == "dbswarm.RunFailed"
+    result = json.loads((Path(out["store"]) / out["campaign_id"] / "result.json").read_text())
+    assert result["runs"][0]["phases"]["run"]["status"] == "not run"
+    assert any("a run stopped early" in m and "/proc/dbswarm-cannot" in m for m in said), said
+    assert _trace(out)["states_entered"]["RunFailed"] == 1
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def s3_endpoint(monkeypatch):
+    """An S3-compatible server of the user's, in its own process (as MinIO or OBS would be)."""
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    for key in [k for k in os.environ if k.startswith("AWS_ENDPOINT_URL") or k == "AWS_PROFILE"]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", url)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "minio-user")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "minio-secret")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+def test_results_on_a_user_s3_endpoint_are_not_swallowed_by_the_emulation(s3_endpoint, tmp_path):
+    import boto3
+    s3 = boto3.client("s3", endpoint_url=s3_endpoint)
+    s3.create_bucket(Bucket="user-results")
+    campaign = {"name": "s3res", "target": {"engine": "sqlite", "url": str(tmp_path / "t.db")},
+                "workload": {"preset": "S3", "recordcount": 500, "operationcount": 1000, "threads": 2}}
+    out = run_campaign(campaign, "s3://user-results/team", show_progress=False, log=lambda *_: None)
+    assert out["status"] == "complete" and out["store"] == "s3://user-results/team"
+    keys = {o["Key"] for o in s3.list_objects_v2(Bucket="user-results", Prefix="team/")["Contents"]}
+    cid = out["campaign_id"]
+    for name in ("plan.json", "result.json", "summary.md", "execution.json", "runs/000/run/shard-1.json"):
+        assert f"team/campaigns/{cid}/{name}" in keys, name
+    trace = json.loads(s3.get_object(Bucket="user-results", Key=f"team/campaigns/{cid}/execution.json")["Body"].read())
+    assert trace["states_entered"]["Work"] == 4
+
+
+@pytest.mark.slow
+def test_local_distributed_map_mirrors_the_items_into_the_emulated_bucket(tmp_path):
+    campaign = {"name": "wide-local", "target": {"engine": "noop"}, "phases": ["run"],
+                "workload": {"preset": "S6", "operationcount": 4100, "threads": 41}, "fanout": {"shards": 41}}
+    out = run_campaign(campaign, str(tmp_path), show_progress=False, log=lambda *_: None)
+    assert out["status"] == "complete"
+    trace = _trace(out)
+    assert trace["states_entered"]["ShardsDistributed"] == 1 and trace["function_calls"]["WorkerFunction"] == 41
+
+
+@pytest.mark.slow
+def test_cli_run_on_the_demo_campaign_goes_through_the_state_machine(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "DBSWARM_PROGRESS_DIR"}
+    proc = subprocess.run([sys.executable, "-m", "dbswarm.cli", "run", str(ROOT / "examples" / "demo.yaml"),
+                           "--results", str(tmp_path), "--quiet"], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    cid, = [p.name for p in tmp_path.iterdir() if p.is_dir() and p.name.startswith("demo-")]
+    trace = json.loads((tmp_path / cid / "execution.json").read_text())
+    assert trace["execution"]["status"] == "SUCCEEDED"
+    states = trace["states_entered"]
+    assert states["Plan"] == 1 and states["Aggregate"] == 1
+    assert states["Prepare"] == 7 and states["ShardDone"] == trace["function_calls"]["WorkerFunction"] >= 28

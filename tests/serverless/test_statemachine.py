@@ -1,0 +1,302 @@
+"""statemachines/campaign.asl.json executed by moto's Step Functions engine, every
+function call run by the real handler in its own process (dbswarm.asl_local), results
+in the emulated S3 bucket: the API, the continue loop, failed and killed shards, the
+nightly schedule with its baseline, the Distributed Map, Secrets Manager."""
+import json
+import time
+import uuid
+
+import pytest
+
+from dbswarm.asl_local import FAULT_ENV
+
+from .conftest import call_api, entered, s3_json, shard_docs
+
+WAIT_S = 240
+
+
+def start(cloud, campaign, prefix="t", **options):
+    """An execution as the API or the schedule would start it (campaign inline here)."""
+    cid = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    request = {"campaign": campaign, "results": f"s3://{cloud.bucket()}", "lead_seconds": 0.5, **options}
+    return cid, cloud.start(request, name=cid)
+
+
+def finish(cloud, arn):
+    return cloud.wait(arn, timeout_s=WAIT_S)
+
+
+def sqlite_campaign(tmp_path, name, shards, **workload):
+    w = {"preset": "S3", "recordcount": 2000, "operationcount": 4000, "threads": shards, **workload}
+    return {"name": name, "seed": 7, "target": {"engine": "sqlite", "url": str(tmp_path / f"{name}.db")},
+            "workload": w, "fanout": {"shards": shards}}
+
+
+def test_api_post_runs_the_state_machine_to_a_result_in_s3(api_env, tmp_path):
+    cloud = api_env
+    text = (f"name: api-e2e\nseed: 3\ntarget: {{engine: sqlite, url: {tmp_path}/target.db}}\n"
+            "workload: {preset: S3, recordcount: 4000, operationcount: 8000, threads: 8}\n"
+            "fanout: {shards: 8}\n")
+    code, body = call_api("POST", "/campaigns", text, {"lead_seconds": "0.5"})
+    assert code == 202, body
+    cid = body["id"]
+    assert body["links"]["self"] == f"/campaigns/{cid}"
+    assert body["execution_arn"].endswith(f":execution:{cloud.machine.name}:{cid}")
+    stored = cloud.client("s3").get_object(Bucket=cloud.bucket(), Key=f"campaigns/{cid}/submitted.yaml")
+    assert stored["Body"].read().decode() == text
+
+    desc = finish(cloud, body["execution_arn"])
+    assert desc["status"] == "SUCCEEDED", desc
+    code, status = call_api("GET", f"/campaigns/{cid}")
+    assert code == 200 and status["status"] == "SUCCEEDED"
+    assert status["result"] == {"status": "complete", "missing_shards": 0, "verdict": None}
+    phases = status["progress"]["runs"][0]["phases"]
+    assert phases == {"load": {"shards": 8, "reported": 8, "failed": 0},
+                      "run": {"shards": 8, "reported": 8, "failed": 0}}
+    assert "url" in status["files"]["result.json"]
+
+    result = s3_json(cloud, f"campaigns/{cid}/result.json")
+    run = result["runs"][0]
+    assert result["status"] == "complete" and run["shard_count"] == 8
+    assert run["phases"]["load"]["operations_total"] == 4000
+    assert run["phases"]["run"]["operations_total"] == 8000
+    assert run["phases"]["run"]["shards"]["complete"] == list(range(8))
+    assert len(run["phases"]["run"]["start_skew_s"]["per_shard"]) == 8
+    # the worker answered with keys, the shard files hold the measurements
+    assert sorted(shard_docs(cloud, cid, run["run_id"], "run")) == list(range(8))
+    states = entered(cloud, body["execution_arn"])
+    assert states["Plan"] == 1 and states["Aggregate"] == 1 and states["Work"] == 16
+    assert states["Shards"] == 2 and "ShardsDistributed" not in states and "Compare" not in states
+
+    code, listing = call_api("GET", "/campaigns")
+    assert code == 200 and cid in [c["id"] for c in listing["campaigns"]]
+
+
+def test_api_rejects_invalid_campaigns_with_field_messages(api_env):
+    code, body = call_api("POST", "/campaigns", "name: bad\nworkload: {preset: S42, threads: 0}\n"
+                                                 "target: {engine: mysql, password: hunter2}\n")
+    assert code == 400 and body["error"] == "invalid campaign"
+    problems = "\n".join(body["problems"])
+    assert "target.password: a literal password is not allowed" in problems
+    code, body = call_api("POST", "/campaigns", "name: bad\nworkload: {preset: S42}\n")
+    assert code == 400 and body["problems"][0].startswith("workload.preset: unknown preset 'S42'")
+    code, body = call_api("POST", "/campaigns", "")
+    assert code == 400 and "request body" in body["problems"][0]
+    code, body = call_api("GET", "/campaigns/no-such-campaign")
+    assert code == 404
+    code, body = call_api("PATCH", "/campaigns/x")
+    assert code == 404
+    # a REST API / FunctionGraph APIG event (payload 1.0 shape), body base64-encoded
+    from dbswarm import api
+    import base64
+    response = api.handle({"httpMethod": "POST", "path": "/prod/campaigns", "isBase64Encoded": True,
+                           "body": base64.b64encode(b"name: v1\nworkload: {threads: 0}\n").decode()})
+    assert response["statusCode"] == 400 and response["isBase64Encoded"] is False
+    assert json.loads(response["body"])["problems"][0].startswith("workload.threads")
+
+
+def test_api_enforces_the_deployments_shard_limit(api_env, monkeypatch):
+    monkeypatch.setenv("DBSWARM_MAX_SHARDS", "4")
+    code, body = call_api("POST", "/campaigns", "name: wide\nworkload: {threads: 8}\nfanout: {shards: 8}\n")
+    assert code == 400
+    assert body["problems"] == ["fanout: run 000 needs 8 shards, this deployment allows 4 (parameter MaxShards)"]
+
+
+def test_short_worker_deadline_continues_and_totals_match(cloud, tmp_path):
+    # 8 shards of one thread at 200 ops/s each: 1.5 s of run per shard; calls end after 0.5 s
+    campaign = sqlite_campaign(tmp_path, "deadline", 8, operationcount=2400, target=1600)
+    cid_a, arn_a = start(cloud, campaign, "whole")
+    assert finish(cloud, arn_a)["status"] == "SUCCEEDED"
+    campaign_b = dict(campaign, target={**campaign["target"], "url": str(tmp_path / "deadline-b.db")})
+    cid_b, arn_b = start(cloud, campaign_b, "sliced", max_call_seconds=0.3)
+    assert finish(cloud, arn_b)["status"] == "SUCCEEDED"
+
+    whole, sliced = (s3_json(cloud, f"campaigns/{c}/result.json")["runs"][0] for c in (cid_a, cid_b))
+    plan = s3_json(cloud, f"campaigns/{cid_b}/plan.json")["runs"][0]
+    docs = shard_docs(cloud, cid_b, plan["run_id"], "run")
+    for shard in plan["shards"]:
+        doc = docs[shard["index"]]
+        assert len(doc["segments"]) >= 3, (shard["index"], doc["segments"])  # continued at least twice
+        ops = sum(o["count"] for o in doc["measurement"]["operations"].values())
+        assert ops == shard["operationcount"] and doc["status"] == "done"
+    for phase in ("load", "run"):
+        assert sliced["phases"][phase]["operations_total"] == whole["phases"][phase]["operations_total"]
+        assert sliced["phases"][phase]["status"] == "complete"
+    assert sliced["phases"]["run"]["operations_total"] == 2400
+    assert sliced["phases"]["load"]["operations_total"] == 2000
+    assert entered(cloud, arn_b)["Work"] >= 8 + 3 * 8   # 8 load calls, >= 3 per shard in the run
+
+
+def test_a_shard_that_raises_is_recorded_and_the_campaign_aggregates(cloud, tmp_path):
+    cloud.extra_env[FAULT_ENV] = json.dumps({"function": "WorkerFunction", "mode": "raise",
+                                             "match": {"phase": "run", "shard": 3}})
+    try:
+        cid, arn = start(cloud, sqlite_campaign(tmp_path, "raises", 4), "raises")
+        desc = finish(cloud, arn)
+    finally:
+        del cloud.extra_env[FAULT_ENV]
+    assert desc["status"] == "SUCCEEDED", desc
+    result = s3_json(cloud, f"campaigns/{cid}/result.json")
+    assert result["status"] == "partial"
+    assert [(m["phase"], m["shard"]) for m in result["missing_shards"]] == [("run", 3)]
+    assert "RuntimeError" in result["missing_shards"][0]["reason"]
+    assert "fault injected" in result["missing_shards"][0]["reason"]
+    run = result["runs"][0]
+    plan = s3_json(cloud, f"campaigns/{cid}/plan.json")["runs"][0]
+    assert run["phases"]["load"]["status"] == "complete"
+    assert run["phases"]["run"]["shards"]["complete"] == [0, 1, 2]
+    docs = shard_docs(cloud, cid, run["run_id"], "run")
+    assert sorted(docs) == [0, 1, 2]
+    assert run["phases"]["run"]["operations_total"] == sum(plan["shards"][i]["operationcount"] for i in (0, 1, 2))
+    failure = s3_json(cloud, f"campaigns/{cid}/runs/{run['run_id']}/run/shard-3.failed.json")
+    assert failure["shard"] == 3
+    states = entered(cloud, arn)
+    assert states["RecordFailure"] == 1 and states["Aggregate"] == 1
+
+
+def test_a_killed_shard_process_is_reported_missing_not_hung(cloud, tmp_path):
+    cloud.extra_env[FAULT_ENV] = json.dumps({"function": "WorkerFunction", "mode": "kill", "after_s": 0.4,
+                                             "match": {"phase": "run", "shard": 1}})
+    try:
+        # each shard runs 2 s (rate-limited): shard 1 is killed in the middle of its call
+        cid, arn = start(cloud, sqlite_campaign(tmp_path, "killed", 3, operationcount=1200, target=600), "killed")
+        t0 = time.monotonic()
+        desc = finish(cloud, arn)
+    finally:
+        del cloud.extra_env[FAULT_ENV]
+    assert desc["status"] == "SUCCEEDED" and time.monotonic() - t0 < 60
+    result = s3_json(cloud, f"campaigns/{cid}/result.json")
+    assert [(m["phase"], m["shard"]) for m in result["missing_shards"]] == [("run", 1)]
+    reason = result["missing_shards"][0]["reason"]
+    assert "Runtime.ExitError" in reason and "SIGKILL" in reason
+    assert result["runs"][0]["phases"]["run"]["shards"]["complete"] == [0, 2]
+
+
+NIGHTLY = """name: nightly
+seed: 11
+target: {{engine: sqlite, url: {db}}}
+workload: {{preset: S6, recordcount: 1000, operationcount: 3000, threads: 2}}
+fanout: {{shards: 2}}
+results: {{baseline: nightly, thresholds: {{throughput: 0.1}}}}
+"""
+
+
+@pytest.mark.parametrize("baseline_ops, verdict", [(1.0, "pass"), (1e12, "regressed")])
+def test_the_nightly_schedule_compares_with_the_stored_baseline(cloud, tmp_path, baseline_ops, verdict):
+    schedule, = cloud.app.schedules()
+    assert schedule.state == "DISABLED" and schedule.expression.startswith("cron(")
+    s3 = cloud.client("s3")
+    s3.put_object(Bucket=cloud.bucket(), Key=schedule.input["campaign_key"],
+                  Body=NIGHTLY.format(db=tmp_path / "nightly.db").encode())
+    s3.put_object(Bucket=cloud.bucket(), Key="baselines/nightly.json",
+                  Body=json.dumps({"schema_version": 1, "campaign_id": "earlier",
+                                   "metrics": {"000": {"throughput": baseline_ops}}}).encode())
+    # EventBridge Scheduler starts the execution with the schedule's Input (and a name of its own)
+    name = f"nightly-{uuid.uuid4().hex[:8]}"
+    arn = cloud.start(schedule.input, name=name)
+    desc = finish(cloud, arn)
+    result = s3_json(cloud, f"campaigns/{name}/result.json")
+    assert result["compare"]["verdict"] == verdict and result["compare"]["baseline"] == "nightly"
+    delta, = [d for d in result["compare"]["deltas"] if d["metric"] == "throughput"]
+    assert delta["regressed"] is (verdict == "regressed")
+    states = entered(cloud, arn)
+    assert states["Aggregate"] == 1 and states["Compare"] == 1
+    if verdict == "pass":
+        assert desc["status"] == "SUCCEEDED"
+        assert json.loads(desc["output"])["result"]["compare"]["verdict"] == "pass"
+        assert result["status"] == "complete"
+    else:
+        # the result is written first, then the execution fails
+        assert desc["status"] == "FAILED" and desc["error"] == "dbswarm.Regressed"
+        assert result["status"] == "regressed" and states["Regressed"] == 1
+
+
+@pytest.mark.slow
+def test_many_shards_use_a_distributed_map_reading_items_from_s3(cloud):
+    campaign = {"name": "wide", "target": {"engine": "noop"}, "phases": ["run"],
+                "workload": {"preset": "S6", "recordcount": 1000, "operationcount": 4200, "threads": 42},
+                "fanout": {"shards": 42}}
+    calls_before = cloud.calls["WorkerFunction"]
+    cid, arn = start(cloud, campaign, "wide")
+    desc = finish(cloud, arn)
+    assert desc["status"] == "SUCCEEDED", desc
+    plan = s3_json(cloud, f"campaigns/{cid}/plan.json")["runs"][0]
+    assert plan["map_mode"] == "DISTRIBUTED"
+    items = s3_json(cloud, f"campaigns/{cid}/runs/{plan['run_id']}/shards.json")
+    assert items == [{"shard": i} for i in range(42)]
+    states = entered(cloud, arn)
+    assert states["ShardsDistributed"] == 1 and "Shards" not in states
+    assert cloud.calls["WorkerFunction"] - calls_before == 42   # the items ran as child executions
+    run = s3_json(cloud, f"campaigns/{cid}/result.json")["runs"][0]["phases"]["run"]
+    assert run["operations_total"] == 4200 and run["shards"]["complete"] == list(range(42))
+
+
+def test_workers_resolve_secret_references_from_secrets_manager(cloud):
+    secret_value = "pa55-from-secrets-manager"
+    cloud.client("secretsmanager").create_secret(Name="dbswarm/noop-target",
+                                                 SecretString=json.dumps({"password": secret_value}))
+    target = {"engine": "noop", "url": "noop://loader@db.internal/ycsb", "password": {"secret": "dbswarm/noop-target"}}
+    campaign = {"name": "secret", "target": target, "phases": ["run"],
+                "workload": {"preset": "S6", "operationcount": 400, "threads": 2}, "fanout": {"shards": 2}}
+    cid, arn = start(cloud, campaign, "secret")
+    assert finish(cloud, arn)["status"] == "SUCCEEDED"
+    result = s3_json(cloud, f"campaigns/{cid}/result.json")
+    assert result["status"] == "complete"
+    s3 = cloud.client("s3")
+    for obj in s3.list_objects_v2(Bucket=cloud.bucket(), Prefix=f"campaigns/{cid}/")["Contents"]:
+        assert secret_value.encode() not in s3.get_object(Bucket=cloud.bucket(), Key=obj["Key"])["Body"].read()
+    history = json.dumps(cloud.history(arn), default=str)
+    assert secret_value not in history and "dbswarm/noop-target" in history  # only the reference travels
+
+    missing = dict(campaign, target=dict(target, password={"secret": "dbswarm/absent"}))
+    cid, arn = start(cloud, missing, "nosecret")
+    assert finish(cloud, arn)["status"] == "SUCCEEDED"
+    result = s3_json(cloud, f"campaigns/{cid}/result.json")
+    assert len(result["missing_shards"]) == 2
+    assert "cannot read secret 'dbswarm/absent'" in result["missing_shards"][0]["reason"]
+
+
+def test_delete_stops_a_running_campaign(api_env, tmp_path):
+    cloud = api_env
+    text = (f"name: long\ntarget: {{engine: sqlite, url: {tmp_path}/long.db}}\n"
+            "workload: {preset: S6, recordcount: 500, operationcount: 0, maxexecutiontime: 120, threads: 2}\n"
+            "fanout: {shards: 2}\n")
+    code, body = call_api("POST", "/campaigns", text, {"max_call_seconds": "0.5", "lead_seconds": "0.2"})
+    assert code == 202
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        progress = call_api("GET", f"/campaigns/{body['id']}")[1]["progress"]
+        if progress.get("planned") and progress["runs"][0]["phases"]["run"]["reported"]:
+            break
+        time.sleep(0.2)
+    code, doc = call_api("DELETE", f"/campaigns/{body['id']}")
+    assert code == 202 and doc["status"] in ("ABORTED", "RUNNING")
+    calls = cloud.calls["WorkerFunction"]
+    desc = finish(cloud, body["execution_arn"])
+    # AWS reports ABORTED; moto 5.2.5 reports a stop inside nested Maps as FAILED/States.Runtime
+    assert desc["status"] == "ABORTED" or (desc["status"] == "FAILED" and desc["error"] == "States.Runtime")
+    assert call_api("GET", f"/campaigns/{body['id']}")[1]["status"] == desc["status"]
+    time.sleep(1.5)
+    assert cloud.calls["WorkerFunction"] - calls <= 2   # no new worker calls after the stop
+
+
+def test_function_processes_report_timeouts_and_crashes_in_lambdas_shape(cloud, tmp_path):
+    from dbswarm.asl_local import FunctionSpec
+    (tmp_path / "app.py").write_text(
+        "import os, time\n"
+        "def handler(event, context):\n"
+        "    if event['do'] == 'sleep':\n        time.sleep(30)\n"
+        "    if event['do'] == 'exit':\n        os._exit(3)\n"
+        "    if event['do'] == 'raise':\n        raise ValueError('bad input')\n"
+        "    return {'left_ms': context.get_remaining_time_in_millis(), 'cwd': os.getcwd()}\n")
+    spec = FunctionSpec("Probe", "probe", "arn:aws:lambda:us-east-1:123456789012:function:probe", tmp_path,
+                        "app.handler", "python3.12", timeout=1, memory=128)
+    payload, error = cloud.run_function(spec, json.dumps({"do": "answer"}))
+    assert error is None and 0 < json.loads(payload)["left_ms"] <= 1000
+    t0 = time.monotonic()
+    _, error = cloud.run_function(spec, json.dumps({"do": "sleep"}))
+    assert error["errorType"] == "Sandbox.Timedout" and time.monotonic() - t0 < 10
+    _, error = cloud.run_function(spec, json.dumps({"do": "exit"}))
+    assert error["errorType"] == "Runtime.ExitError" and "exit status 3" in error["errorMessage"]
+    _, error = cloud.run_function(spec, json.dumps({"do": "raise"}))
+    assert (error["errorType"], error["errorMessage"]) == ("ValueError", "bad input")

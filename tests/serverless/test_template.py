@@ -1,0 +1,206 @@
+"""template.yaml and statemachines/campaign.asl.json: SAM's and cfn-lint's checks, the
+ASL after substitution, and what the template promises (least privilege, encryption,
+IAM-authenticated API, disabled schedule, layers)."""
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from dbswarm.sam_template import SamApp, TemplateError, load_yaml, placeholders, substitute
+
+from .conftest import ROOT
+
+TEMPLATE = ROOT / "template.yaml"
+ASL = ROOT / "statemachines" / "campaign.asl.json"
+
+
+def _sam():
+    """`sam` (aws-sam-cli 1.170.0): $SAM_CLI, on PATH, or a venv at /opt/sam-cli (docs/serverless.md)."""
+    for candidate in (os.environ.get("SAM_CLI"), shutil.which("sam"), "/opt/sam-cli/bin/sam"):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+def _fake_aws_env():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(AWS_DEFAULT_REGION="us-east-1", AWS_REGION="us-east-1", AWS_ACCESS_KEY_ID="testing",
+               AWS_SECRET_ACCESS_KEY="testing", SAM_CLI_TELEMETRY="0")
+    return env
+
+
+@pytest.mark.skipif(_sam() is None, reason="aws-sam-cli is not installed (pip install aws-sam-cli==1.170.0)")
+def test_sam_validate_lint_passes():
+    proc = subprocess.run([_sam(), "validate", "--lint", "--template-file", str(TEMPLATE)], cwd=ROOT,
+                          capture_output=True, text=True, env=_fake_aws_env(), timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "is a valid SAM Template" in proc.stdout + proc.stderr
+
+
+def test_cfn_lint_passes():
+    from cfnlint.api import ManualArgs, lint_file
+    matches = lint_file(TEMPLATE, config=ManualArgs(regions=["us-east-1", "eu-west-1"]))
+    assert matches == [], "\n".join(str(m) for m in matches)
+
+
+def test_asl_parses_after_substitution_and_every_placeholder_has_a_value():
+    raw = ASL.read_text()
+    sm = load_yaml(TEMPLATE)["Resources"]["CampaignStateMachine"]["Properties"]
+    assert sm["DefinitionUri"] == "statemachines/campaign.asl.json"
+    subs = set(sm["DefinitionSubstitutions"])
+    assert placeholders(raw) == subs           # every ${...} has a value, and no value is unused
+    spec = SamApp(TEMPLATE).state_machine()
+    definition = spec.definition               # valid JSON once substituted
+    assert definition["StartAt"] == "Plan" and isinstance(definition["TimeoutSeconds"], int)
+    assert "${" not in spec.definition_text
+    with pytest.raises(TemplateError, match="no DefinitionSubstitutions value for MaxShards"):
+        substitute(raw, {k: "1" for k in subs - {"MaxShards"}})
+
+
+def _states(definition):
+    """Every state of a definition, nested Map processors included: name -> state."""
+    out = {}
+    for name, state in definition["States"].items():
+        out[name] = state
+        for key in ("ItemProcessor", "Iterator"):
+            if key in state:
+                out.update(_states(state[key]))
+    return out
+
+
+def test_state_machine_flow():
+    definition = SamApp(TEMPLATE, {"RetryIntervalSeconds": 3}).state_machine().definition
+    states = _states(definition)
+    top = definition["States"]
+    assert top["Plan"]["Next"] == "ForEachRun"
+    assert top["ForEachRun"]["MaxConcurrency"] == 1                        # runs one after the other
+    assert top["ForEachRun"]["Catch"][0]["Next"] == "Aggregate"            # partial campaigns aggregate
+    assert top["Aggregate"]["Next"] == "Compare?"
+    assert top["Regressed?"]["Choices"][0]["Next"] == "Regressed" and top["Regressed"]["Type"] == "Fail"
+    assert states["ForEachPhase"]["MaxConcurrency"] == 1
+    # each shard: worker call, loop while it answers continue, failures caught and recorded
+    for map_name in ("Shards", "ShardsDistributed"):
+        loop = states[map_name]["ItemProcessor"]["States"]
+        assert loop["Work"]["Parameters"]["Payload"]["checkpoint.$"] == "$.last.checkpoint"
+        assert loop["Continue?"]["Choices"][0] == {"Variable": "$.last.status", "StringEquals": "continue",
+                                                   "Next": "Work"}
+        assert loop["Work"]["Catch"][0]["Next"] == "RecordFailure"
+        assert loop["RecordFailure"]["Parameters"]["Payload"]["action"] == "record_failure"
+    assert states["Shards"]["ItemProcessor"]["ProcessorConfig"]["Mode"] == "INLINE"
+    dist = states["ShardsDistributed"]
+    assert dist["ItemProcessor"]["ProcessorConfig"]["Mode"] == "DISTRIBUTED"
+    assert dist["ItemReader"]["Resource"] == "arn:aws:states:::s3:getObject"
+    # every Lambda task retries the service's transient errors, with the template's interval
+    tasks = [s for s in states.values() if s["Type"] == "Task"]
+    assert len(tasks) == 9
+    for task in tasks:
+        retry, = task["Retry"]
+        assert {"Lambda.ServiceException", "Lambda.TooManyRequestsException",
+                "Lambda.SdkClientException"} <= set(retry["ErrorEquals"])
+        assert retry["IntervalSeconds"] == 3
+        assert task["Parameters"]["FunctionName"].startswith("arn:aws:lambda:")
+
+
+def test_handlers_and_events_exist_for_every_function():
+    app = SamApp(TEMPLATE)
+    functions = app.functions()
+    assert set(functions) == {"PlanFunction", "PrepareFunction", "WorkerFunction", "AggregateFunction",
+                              "CompareFunction", "ApiFunction"}
+    for spec in functions.values():
+        assert spec.runtime == "python3.12" and spec.module_file.is_file()
+        text = spec.module_file.read_text()
+        assert "def handler(event, context)" in text and len(text.splitlines()) < 20   # thin
+    events = {p.stem for p in (ROOT / "events").glob("*.json")}
+    assert {"plan", "prepare", "arm", "worker", "record-failure", "aggregate", "compare", "api-post"} <= events
+    for p in (ROOT / "events").glob("*.json"):
+        json.loads(p.read_text())
+
+
+def test_template_promises():
+    doc = load_yaml(TEMPLATE)
+    res = doc["Resources"]
+    bucket = res["ResultsBucket"]["Properties"]
+    assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"]
+    assert all(bucket["PublicAccessBlockConfiguration"].values()) and len(bucket["PublicAccessBlockConfiguration"]) == 4
+    auth = res["CampaignApi"]["Properties"]["Auth"]
+    assert auth["DefaultAuthorizer"] == "AWS_IAM" and auth["EnableIamAuthorizer"] is True
+    nightly = res["CampaignStateMachine"]["Properties"]["Events"]["Nightly"]
+    assert nightly["Type"] == "ScheduleV2" and doc["Parameters"]["NightlyScheduleState"]["Default"] == "DISABLED"
+    for name in ("WorkerMemorySize", "WorkerTimeoutSeconds", "MaxShards", "MaxCampaignSeconds",
+                 "RetryIntervalSeconds", "SecretPrefix"):
+        assert name in doc["Parameters"]
+    worker = res["WorkerFunction"]["Properties"]
+    assert worker["MemorySize"] == {"Ref": "WorkerMemorySize"} and worker["Timeout"] == {"Ref": "WorkerTimeoutSeconds"}
+    # secrets: only under the prefix, only for the functions that connect to databases
+    readers = [n for n, r in res.items() if "AWSSecretsManagerGetSecretValuePolicy" in json.dumps(r)]
+    assert sorted(readers) == ["PrepareFunction", "WorkerFunction"]
+    arn = res["WorkerFunction"]["Properties"]["Policies"][1]["AWSSecretsManagerGetSecretValuePolicy"]["SecretArn"]
+    assert arn["Fn::Sub"].endswith(":secret:${SecretPrefix}*")
+    # no function gets a wildcard resource or a managed admin policy
+    text = json.dumps(res)
+    assert "AdministratorAccess" not in text and '"Resource": "*"' not in text
+    layers = {n: r for n, r in res.items() if r["Type"] == "AWS::Serverless::LayerVersion"}
+    assert layers["DbswarmLayer"]["Metadata"]["BuildMethod"] == "makefile"
+    assert layers["DriversLayer"]["Metadata"]["BuildMethod"] == "python3.12"
+    reqs = (ROOT / "layers" / "drivers" / "requirements.txt").read_text()
+    for pkg in ("pymongo", "PyMySQL", "psycopg[binary]", "hdrhistogram", "pydantic", "PyYAML"):
+        assert re.search(rf"^{re.escape(pkg)}[<>=]", reqs, re.M), pkg
+    assert "build-DbswarmLayer:" in (ROOT / "layers" / "dbswarm" / "Makefile").read_text()
+
+
+def test_sam_translator_expands_the_template(monkeypatch):
+    """The SAM transform itself (what CloudFormation runs) on the template, code URIs stubbed."""
+    from samtranslator.translator.transform import transform
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    doc = copy.deepcopy(load_yaml(TEMPLATE))
+    for res in doc["Resources"].values():
+        props = res.get("Properties", {})
+        for key in ("CodeUri", "ContentUri", "DefinitionUri"):
+            if key in props:
+                props[key] = f"s3://artifacts/{key.lower()}"
+
+    class Policies:
+        def load(self):
+            return {"AWSLambdaBasicExecutionRole": "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",
+                    "AWSLambdaVPCAccessExecutionRole":
+                        "arn:aws:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole",
+                    "AWSXrayWriteOnlyAccess": "arn:aws:iam::aws:policy/AWSXrayWriteOnlyAccess"}
+    out = transform(doc, {}, Policies())
+    kinds = {}
+    for name, res in out["Resources"].items():
+        kinds.setdefault(res["Type"], []).append(name)
+    assert len(kinds["AWS::Lambda::Function"]) == 6 and len(kinds["AWS::Lambda::LayerVersion"]) == 2
+    schedule = out["Resources"][kinds["AWS::Scheduler::Schedule"][0]]["Properties"]
+    assert schedule["State"] == {"Ref": "NightlyScheduleState"}
+    assert schedule["Target"]["Arn"] == {"Ref": "CampaignStateMachine"}
+    sm = out["Resources"]["CampaignStateMachine"]["Properties"]
+    assert sm["DefinitionS3Location"] and "WorkerFunctionArn" in sm["DefinitionSubstitutions"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_sam() is None or shutil.which("python3.12") is None and
+                    not Path(os.path.expanduser("~/.pyenv/versions/3.12.1/bin/python3.12")).exists(),
+                    reason="needs aws-sam-cli and a python3.12")
+def test_sam_build_makes_both_layers(tmp_path):
+    env = _fake_aws_env()
+    env["PATH"] = os.path.expanduser("~/.pyenv/versions/3.12.1/bin") + os.pathsep + env["PATH"]
+    proc = subprocess.run([_sam(), "build", "--build-dir", str(tmp_path / "build"), "--cache-dir",
+                           str(tmp_path / "cache"), "--template-file", str(TEMPLATE)], cwd=ROOT,
+                          capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    lib = tmp_path / "build" / "DbswarmLayer" / "python" / "dbswarm"
+    drivers = tmp_path / "build" / "DriversLayer" / "python"
+    assert (lib / "service.py").is_file() and (lib / "runtime.py").is_file()
+    for pkg in ("pymongo", "pymysql", "psycopg", "pydantic", "yaml", "hdrh"):
+        assert (drivers / pkg).is_dir(), pkg
+    # the layers import under the Lambda runtime's Python, handlers on top
+    python312 = shutil.which("python3.12", path=env["PATH"])
+    check = ("import sys; sys.path[:0] = [%r, %r, %r]; import app, dbswarm.service, dbswarm.api, psycopg, pymysql, "
+             "pymongo; print('ok')" % (str(lib.parent), str(drivers), str(tmp_path / "build" / "WorkerFunction")))
+    proc = subprocess.run([python312, "-c", check], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.stdout.strip() == "ok", proc.stderr

@@ -1,0 +1,123 @@
+"""The real database servers the contract and engine tests run against.
+
+``start()`` runs ``scripts/test-servers start DIR`` (idempotent: it installs what is
+missing, starts what is not running, and only rewrites DIR/env when all runs) and
+reads DIR/env. A server that cannot be started fails the test with the script's own
+reason: nothing is skipped.
+
+DIR: $DBSWARM_TEST_SERVERS_DIR, else the DIR of an env file already sourced
+($DBSWARM_TEST_DIR, as scripts/test does), else /tmp/dbswarm-test-servers.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "test-servers"
+SERVER_ENGINES = ("postgresql", "mysql", "mongodb")
+ENGINES = ("sqlite",) + SERVER_ENGINES
+
+_lock = threading.Lock()
+_env: dict | None = None
+
+
+def servers_dir() -> str:
+    return (os.environ.get("DBSWARM_TEST_SERVERS_DIR") or os.environ.get("DBSWARM_TEST_DIR")
+            or "/tmp/dbswarm-test-servers")
+
+
+def _script(*args, timeout=900) -> subprocess.CompletedProcess:
+    return subprocess.run([str(SCRIPT), *args, servers_dir()], capture_output=True, text=True, timeout=timeout)
+
+
+def read_env(path: str) -> dict:
+    env = {}
+    for line in Path(path).read_text().splitlines():
+        line = line.strip()
+        if line.startswith("export ") and "=" in line:
+            key, _, value = line[len("export "):].partition("=")
+            env[key] = value
+    return env
+
+
+def start() -> dict:
+    """Start (or find running) PostgreSQL, MariaDB and FerretDB; their DIR/env as a dict."""
+    global _env
+    with _lock:
+        if _env is not None:
+            return _env
+        if not SCRIPT.exists():
+            pytest.fail(f"{SCRIPT} is missing: the test servers cannot be started")
+        proc = _script("start")
+        if proc.returncode != 0:
+            pytest.fail(f"scripts/test-servers start {servers_dir()} failed (exit {proc.returncode}):\n"
+                        + "\n".join(proc.stderr.splitlines()[-30:]))
+        env_path = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else os.path.join(servers_dir(), "env")
+        env = read_env(env_path)
+        missing = [k for k in ("DBSWARM_TEST_PG_URL", "DBSWARM_TEST_MYSQL_URL", "DBSWARM_TEST_MONGO_URL",
+                               "DBSWARM_TEST_PASSWORD_FILE") if not env.get(k)]
+        if missing:
+            pytest.fail(f"{env_path} lacks {', '.join(missing)}")
+        _env = env
+        return env
+
+
+def password(env: dict) -> str:
+    return Path(env["DBSWARM_TEST_PASSWORD_FILE"]).read_text().strip()
+
+
+def ferretdb_backend_url(env: dict) -> str:
+    """FerretDB's PostgreSQL backend over the unix socket (postgres is trusted there)."""
+    return (f"postgresql://postgres@/ferretdb?host={env['DBSWARM_TEST_PG_SOCKET_DIR']}"
+            f"&port={env['DBSWARM_TEST_PG_PORT']}")
+
+
+def target(engine: str, env: dict, **options) -> dict:
+    """A campaign ``target`` for one engine: URL without password, password by file."""
+    if engine == "postgresql":
+        url = env["DBSWARM_TEST_PG_URL"]
+    elif engine == "mysql":
+        url = env["DBSWARM_TEST_MYSQL_URL"]
+    elif engine == "mongodb":
+        url = env["DBSWARM_TEST_MONGO_URL"]
+        options = {"ferretdb_backend_url": ferretdb_backend_url(env), **options}
+    else:
+        raise ValueError(engine)
+    t = {"engine": engine, "url": url, "password": {"file": env["DBSWARM_TEST_PASSWORD_FILE"]},
+         "label": {"postgresql": "PostgreSQL 15", "mysql": "MariaDB 10.11", "mongodb": "FerretDB 1.24"}[engine]}
+    if options:
+        t["options"] = options
+    return t
+
+
+def restart(server: str) -> float:
+    """scripts/test-servers restart-pg | restart-mysql | restart-ferretdb; seconds it took."""
+    t0 = time.time()
+    proc = _script(f"restart-{server}", timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError(f"scripts/test-servers restart-{server} failed:\n{proc.stderr[-3000:]}")
+    return time.time() - t0
+
+
+# ---- admin connections (checks from outside the binding under test) -------------------------
+
+def pg_admin(env: dict):
+    import psycopg
+    return psycopg.connect(env["DBSWARM_TEST_PG_URL"], password=password(env), autocommit=True)
+
+
+def mysql_admin(env: dict):
+    import pymysql
+    from dbswarm.bindings.mysql import parse_mysql_url
+    return pymysql.connect(password=password(env), autocommit=True, **parse_mysql_url(env["DBSWARM_TEST_MYSQL_URL"]))
+
+
+def mongo_admin(env: dict):
+    import pymongo
+    return pymongo.MongoClient(env["DBSWARM_TEST_MONGO_URL"], serverSelectionTimeoutMS=10_000)
