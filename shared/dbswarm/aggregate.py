@@ -126,17 +126,14 @@ def aggregate(plan: dict, store, redacted_campaign: Optional[dict] = None) -> di
     for run in plan["runs"]:
         phases = {}
         for phase in [p for p in plan["phases"] if p in ("load", "run")]:
-            docs, failures = {}, {}
+            failures = {}
             for i in range(run["shard_count"]):
-                try:
-                    docs[i] = store.get_json(shard_key(store, cid, run["run_id"], phase, i))
-                except KeyError:
-                    docs[i] = None
                 try:
                     failures[i] = store.get_json(failure_key(store, cid, run["run_id"], phase, i))["error"]
                 except KeyError:
                     pass
-            if all(d is None for d in docs.values()) and not failures:
+            docs = _ShardDocs(store, cid, run["run_id"], phase)
+            if not failures and not store.list(store.key(cid, "runs", run["run_id"], phase) + "/"):
                 # the phase never started (an earlier phase or run stopped the campaign)
                 phases[phase] = {"phase": phase, "status": "not run"}
                 continue
@@ -160,6 +157,20 @@ def aggregate(plan: dict, store, redacted_campaign: Optional[dict] = None) -> di
     return {"schema_version": RESULT_SCHEMA_VERSION, "kind": "dbswarm-result", "campaign_id": cid,
             "name": plan["name"], "seed": plan["seed"], "created_at": time.time(), "status": status,
             "campaign": redacted_campaign, "runs": runs_out, "missing_shards": missing_all}
+
+
+class _ShardDocs:
+    """Shard documents read one at a time as merge_phase asks for them, so aggregating
+    thousands of shards holds one document in memory, not all of them."""
+
+    def __init__(self, store, campaign_id, run_id, phase):
+        self.store, self.args = store, (campaign_id, run_id, phase)
+
+    def get(self, shard):
+        try:
+            return self.store.get_json(shard_key(self.store, *self.args, shard))
+        except KeyError:
+            return None
 
 
 def _workload_name(w: dict) -> str:

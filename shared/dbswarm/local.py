@@ -274,7 +274,7 @@ class _Watch:
         with self.lock:
             if event.get("action") == "record_failure":
                 self.messages.append(f"  shard {event['shard']} of {event['run_id']}/{event['phase']} failed: "
-                                     f"{_error_text(event.get('error'))}")
+                                     f"{service.redact_error(event, _error_text(event.get('error')))}")
             else:
                 self.current = (event["run_id"], event["phase"])
 

@@ -10,6 +10,7 @@ Percentiles are computed only from merged histograms (``summary()``).
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Optional
 
@@ -302,6 +303,13 @@ class Recorder:
         return self.second0 + (perf_ns - self.base) / NS_PER_S
 
 
+RECONNECT_GIVE_UP_S = float(os.environ.get("DBSWARM_RECONNECT_GIVE_UP_S", "60"))
+
+
+class TargetUnreachable(Exception):
+    """Reconnecting failed for longer than RECONNECT_GIVE_UP_S."""
+
+
 class Stopped(Exception):
     """Raised inside a measured call when the worker must stop (deadline, stop request)."""
 
@@ -382,15 +390,24 @@ class Measured:
         return cls.kind
 
     def reconnect(self):
-        """Reconnect with back-off until it works or the worker must stop."""
+        """Reconnect with back-off until it works or the worker must stop; a target that
+        stays unreachable for RECONNECT_GIVE_UP_S ends the thread (TargetUnreachable) instead
+        of spinning until the deadline."""
         delay = 0.05
+        give_up = time.monotonic() + RECONNECT_GIVE_UP_S
+        last = None
         while not self.should_stop():
             try:
                 self.binding.reconnect()
                 self.rec.count("reconnects")
                 return True
-            except Exception:
+            except Exception as exc:
+                last = exc
                 self.rec.count("reconnect_failures")
+                if time.monotonic() >= give_up:
+                    cls = self.binding.classify(exc)
+                    raise TargetUnreachable(f"target unreachable for {RECONNECT_GIVE_UP_S:g} s "
+                                            f"({cls.kind}: {cls.name})") from None
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
         return False

@@ -234,6 +234,8 @@ class Fanout(_Strict):
     def _one(self):
         if self.threads_per_shard and self.shards:
             raise ValueError("give threads_per_shard or shards, not both")
+        if self.shards and self.shards > self.max_shards:
+            raise ValueError(f"shards ({self.shards}) exceeds max_shards ({self.max_shards}); raise max_shards")
         return self
 
 

@@ -291,8 +291,8 @@ class ShardPhase:
                     break
                 if wait:
                     wait()
-                event("TRANSACTION", body, q)
-                st.done += 1
+                if event("TRANSACTION", body, q):
+                    st.done += 1  # a failed event does not count toward `events`
         finally:
             rec = m.rec
             rec.count("queries_read", q[0])

@@ -126,3 +126,27 @@ def test_every_operation_type_runs_on_sqlite(tmp_path, preset):
     assert sum(o["count"] for o in m["operations"].values()) == 600
     assert not m["errors"], m["errors"]
     assert sum(o["not_found"] for o in m["operations"].values()) == 0
+
+
+def test_unreachable_target_ends_the_shard_instead_of_spinning(tmp_path, monkeypatch):
+    import time
+    from dbswarm import measure
+    monkeypatch.setattr(measure, "RECONNECT_GIVE_UP_S", 0.5)
+    plan, rid = _plan(tmp_path, {"preset": "S6", "recordcount": 100, "operationcount": 100}, phases=("run",))
+    store = open_store(plan["store"])
+    p = service.load_plan(store, plan["campaign_id"])
+    p["runs"][0]["target"]["url"] = str(tmp_path / "no-such-dir" / "x" / "\0bad.db")
+    t0 = time.time()
+    out = service.run_shard({"store": plan["store"], "campaign_id": plan["campaign_id"], "run_id": rid,
+                             "shard": 0, "phase": "run"})
+    assert time.time() - t0 < 10
+    doc = store.get_json(out["result_key"])
+    assert "unreachable" in doc["segments"][0]["thread_errors"][0]
+    assert out["ops"] == 0
+
+
+def test_shards_above_max_shards_is_an_error():
+    from dbswarm.errors import CampaignError
+    from dbswarm.spec import load_campaign
+    with pytest.raises(CampaignError, match="fanout: shards .4000. exceeds max_shards .1000."):
+        load_campaign({"workload": {"threads": 4000}, "fanout": {"shards": 4000}})
