@@ -118,3 +118,14 @@ def test_same_seed_same_sequence():
     a = ScrambledZipfian(random.Random(1), 0, 10 ** 6)
     b = ScrambledZipfian(random.Random(1), 0, 10 ** 6)
     assert [a.next() for _ in range(100)] == [b.next() for _ in range(100)]
+
+
+def test_sysbench_uniform_chi_square_and_bounds():
+    from dbswarm.workloads.generators import SysbenchUniform
+    g, n = SysbenchUniform(random.Random(12), 1, 20), 20
+    counts = [0] * n
+    for _ in range(N):
+        v = g.next()
+        assert 1 <= v <= 20
+        counts[v - 1] += 1
+    assert chi2(counts, [N / n] * n) < CHI2_999[19]

@@ -86,8 +86,16 @@ class SqlBinding(Binding):
             return None
         return self._row_dict(row, fields)
 
+    _all_fields: dict[int, tuple] = {}  # row length -> ("field0", ...): built once, not per read
+
     def _row_dict(self, row, fields):
-        names = fields if fields is not None else [f"field{i}" for i in range(len(row) - 1)]
+        if fields is None:
+            n = len(row) - 1
+            names = self._all_fields.get(n)
+            if names is None:
+                names = self._all_fields[n] = tuple(f"field{i}" for i in range(n))
+        else:
+            names = fields
         return dict(zip(names, row[1:]))
 
     def scan(self, table, startkey, count, fields):

@@ -19,6 +19,7 @@ class SysbenchClient:
     def __init__(self, w, rng: random.Random):
         self.w = w
         self.rng = rng
+        self.random = rng.random
         self.ids = sysbench_rand(w.rand_type, rng, 1, w.table_size)
         self.pool = "".join(rng.choices(_DIGITS, k=_POOL))
         self.writes = bool(w.index_updates or w.non_index_updates or w.delete_inserts)
@@ -26,7 +27,7 @@ class SysbenchClient:
 
     # sysbench.rand.string("###########-" * 10 minus the last dash): 119 chars; pad: 59 chars
     def _digits(self, groups: int) -> str:
-        o = self.rng.randrange(_POOL - 11 * groups)
+        o = int(self.random() * (_POOL - 11 * groups))
         p = self.pool
         return "-".join([p[o + 11 * i:o + 11 * i + 11] for i in range(groups)])
 
@@ -37,7 +38,7 @@ class SysbenchClient:
         return self._digits(5)
 
     def table(self) -> int:
-        return self.rng.randint(1, self.w.tables)
+        return 1 + int(self.random() * self.w.tables)
 
     def _event(self, b, q):
         w, ids = self.w, self.ids
@@ -74,7 +75,7 @@ class SysbenchClient:
                 id_ = ids.next()
                 b.sb_delete(t, id_)
                 q[WRITE] += 1
-                b.sb_insert(t, id_, self.rng.randint(1, w.table_size), self.c_value(), self.pad_value())
+                b.sb_insert(t, id_, 1 + int(self.random() * w.table_size), self.c_value(), self.pad_value())
                 q[WRITE] += 1
         if not w.skip_trx:
             b.commit()
