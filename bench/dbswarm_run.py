@@ -38,35 +38,20 @@ def _shard_entry(event):
 
 
 def run_fanout(campaign: dict, results_dir: str) -> dict:
-    """The campaign flow of the state machine, step by step, without it: plan; per run:
-    prepare (before_load), arm + every shard of the load phase in its own spawned process,
-    prepare (after_load: secondary indexes), arm + the run phase's shards, cleanup; then
-    aggregate. Shards run service.run_shard, exactly what the worker function runs."""
+    """The campaign flow of the state machine, step by step, without it
+    (service.run_steps), every shard of a phase in its own spawned process running
+    service.run_shard, exactly what the worker function runs."""
     import multiprocessing as mp
     from dbswarm import service
-    plan = service.plan_campaign({"campaign": campaign, "results": results_dir})
-    base = {"store": plan["store"], "campaign_id": plan["campaign_id"]}
     ctx = mp.get_context("spawn")
-    for run in plan["runs"]:
-        rid = run["run_id"]
-        if plan["has_prepare"]:
-            service.prepare_run(dict(base, run_id=rid, stage="before_load"))
-        for phase in ("load", "run"):
-            if not plan[f"has_{phase}"]:
-                continue
-            ev = dict(base, run_id=rid, phase=phase, **service.arm({"lead_seconds": 1.0}))
-            procs = [ctx.Process(target=_shard_entry, args=(dict(ev, shard=i),)) for i in range(run["shard_count"])]
-            for p in procs:
-                p.start()
-            for p in procs:
-                p.join()
-            if phase == "load":
-                service.prepare_run(dict(base, run_id=rid, stage="after_load"))
-        if plan["has_cleanup"]:
-            service.prepare_run(dict(base, run_id=rid, stage="cleanup"))
-    agg = service.aggregate_campaign(base)
-    agg["store"] = plan["store"]
-    return agg
+
+    def run_shards(event, shard_count):
+        procs = [ctx.Process(target=_shard_entry, args=(dict(event, shard=i),)) for i in range(shard_count)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join()
+    return service.run_steps(campaign, results_dir, run_shards, lead_seconds=1.0)
 
 
 def main():

@@ -261,3 +261,29 @@ def compare_campaign(event: dict) -> dict:
     from .compare import compare_with_baseline
     return compare_with_baseline(_store(event), event["campaign_id"], event.get("baseline"),
                                  event.get("thresholds") or {}, bool(event.get("save_baseline")))
+
+
+def run_steps(campaign, results: str, run_shards: Callable[[dict, int], None],
+              lead_seconds: float = 1.0) -> dict:
+    """The state machine's step order driven directly (benchmarks, tests that run shards
+    their own way): plan; per run: prepare -> arm + ``run_shards(event, shard_count)`` for
+    the load -> secondary indexes -> arm + run_shards for the run -> cleanup; aggregate.
+    ``run_shards`` runs every shard of one phase (event + "shard": i) to completion.
+    Returns the aggregate step's answer plus "store"."""
+    plan = plan_campaign({"campaign": campaign, "results": results})
+    base = {"store": plan["store"], "campaign_id": plan["campaign_id"]}
+    for run in plan["runs"]:
+        rid = run["run_id"]
+        if plan["has_prepare"]:
+            prepare_run(dict(base, run_id=rid, stage="before_load"))
+        for phase in ("load", "run"):
+            if not plan[f"has_{phase}"]:
+                continue
+            run_shards(dict(base, run_id=rid, phase=phase, **arm({"lead_seconds": lead_seconds})),
+                       run["shard_count"])
+            if phase == "load":
+                prepare_run(dict(base, run_id=rid, stage="after_load"))
+        if plan["has_cleanup"]:
+            prepare_run(dict(base, run_id=rid, stage="cleanup"))
+    return aggregate_campaign(base) | {"store": plan["store"]}
+

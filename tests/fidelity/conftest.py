@@ -44,32 +44,20 @@ def fidelity_targets(server_env):
 def run_inprocess(campaign: dict, results_dir: Path) -> dict:
     """Plan, prepare, run every shard of every phase (shards in parallel threads of this
     process: each shard still runs its own client threads), aggregate; the result document."""
-    plan = service.plan_campaign({"campaign": campaign, "results": str(results_dir)})
-    base = {"store": plan["store"], "campaign_id": plan["campaign_id"]}
-    for run in plan["runs"]:
-        rid = run["run_id"]
-        if plan["has_prepare"]:
-            service.prepare_run(dict(base, run_id=rid, stage="before_load"))
-        for phase in ("load", "run"):
-            if not plan[f"has_{phase}"]:
-                continue
-            ev = dict(base, run_id=rid, phase=phase, **service.arm({"lead_seconds": 0.2}))
-            errors = []
+    def run_shards(event, shard_count):
+        errors = []
 
-            def shard(i, ev=ev):
-                try:
-                    service.run_shard(dict(ev, shard=i))
-                except BaseException as exc:  # surfaced below
-                    errors.append(exc)
-            threads = [threading.Thread(target=shard, args=(i,)) for i in range(run["shard_count"])]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            if errors:
-                raise errors[0]
-            if phase == "load":
-                service.prepare_run(dict(base, run_id=rid, stage="after_load"))
-    agg = service.aggregate_campaign(base)
-    store = service.open_store(plan["store"])
-    return json.loads(store.get_text(agg["result_key"]))
+        def shard(i):
+            try:
+                service.run_shard(dict(event, shard=i))
+            except BaseException as exc:  # surfaced below
+                errors.append(exc)
+        threads = [threading.Thread(target=shard, args=(i,)) for i in range(shard_count)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+    agg = service.run_steps(campaign, str(results_dir), run_shards, lead_seconds=0.2)
+    return json.loads(service.open_store(agg["store"]).get_text(agg["result_key"]))
