@@ -130,11 +130,27 @@ def password(env: dict) -> str:
     return Path(env["DBSWARM_TEST_PASSWORD_FILE"]).read_text().strip()
 
 
+def mysql_driver() -> str:
+    """The MySQL driver the benchmarks use: $DBSWARM_BENCH_MYSQL_DRIVER, else mysqlclient
+    (the C driver) when it is installed, else PyMySQL (the binding's portable default)."""
+    chosen = os.environ.get("DBSWARM_BENCH_MYSQL_DRIVER")
+    if chosen:
+        return chosen
+    try:
+        import MySQLdb  # noqa: F401
+        return "mysqlclient"
+    except ImportError:
+        return "pymysql"
+
+
 def target(engine: str, env: dict) -> dict:
     url = {"mysql": env["DBSWARM_TEST_MYSQL_URL"], "postgresql": env["DBSWARM_TEST_PG_URL"],
            "mongodb": env["DBSWARM_TEST_MONGO_URL"]}[engine]
-    return {"engine": engine, "url": url, "password": {"file": env["DBSWARM_TEST_PASSWORD_FILE"]},
-            "label": ENGINE_LABELS[engine]}
+    t = {"engine": engine, "url": url, "password": {"file": env["DBSWARM_TEST_PASSWORD_FILE"]},
+         "label": ENGINE_LABELS[engine]}
+    if engine == "mysql":
+        t["options"] = {"driver": mysql_driver()}
+    return t
 
 
 ENGINE_LABELS = {"mysql": "MariaDB 10.11", "postgresql": "PostgreSQL 15", "mongodb": "FerretDB 1.24",
@@ -367,6 +383,8 @@ def header(data: dict) -> str:
              f"Linux {m['kernel']}, Python {m['python']}",
              f"- load average (1/5/15 min) before: {la.get('before')}, after: {la.get('after')}"
              " — the machine is shared with other engineers' test runs"]
+    if data.get("drivers"):
+        lines.append(f"- dbswarm's drivers: {data['drivers']}")
     if data.get("json"):
         lines.append(f"- raw data: `{data['json']}`")
     return "\n".join(lines)
@@ -389,7 +407,14 @@ def update_section(name: str, markdown: str) -> None:
 def base_record(name: str, args) -> dict:
     return {"benchmark": name, "command": command_line(), "date": now_iso(), "machine": machine(),
             "versions": versions(), "args": vars(args) if args is not None else {},
-            "loadavg": {"before": loadavg()}}
+            "loadavg": {"before": loadavg()}, "drivers": drivers_text()}
+
+
+def drivers_text() -> str:
+    import psycopg
+    out = [f"MariaDB: {mysql_driver()}", f"PostgreSQL: psycopg {psycopg.__version__} "
+           "(prepared statements through psycopg.pq, libpq)"]
+    return "; ".join(out)
 
 
 def finish(name: str, data: dict, section_md: Callable[[dict], str], write_md: bool = True) -> Path:

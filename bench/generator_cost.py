@@ -157,9 +157,14 @@ def bare_driver(engine, env, kind, seconds) -> dict:
     if kind == "ycsb-c":
         keys = [key_name(i, False, 1) for i in range(YCSB_RECORDS)]
     if engine == "mysql":
-        import pymysql
         from dbswarm.bindings.mysql import parse_mysql_url
-        con = pymysql.connect(password=pw, autocommit=True, **parse_mysql_url(env["DBSWARM_TEST_MYSQL_URL"]))
+        kw = parse_mysql_url(env["DBSWARM_TEST_MYSQL_URL"])
+        if C.mysql_driver() == "mysqlclient":  # the driver the binding uses in the benchmarks
+            import MySQLdb
+            con = MySQLdb.connect(password=pw, autocommit=True, **kw)
+        else:
+            import pymysql
+            con = pymysql.connect(password=pw, autocommit=True, **kw)
         cur = con.cursor()
         if kind == "ycsb-c":
             def op():
@@ -170,18 +175,29 @@ def bare_driver(engine, env, kind, seconds) -> dict:
                 cur.execute("SELECT c FROM sbtest1 WHERE id=%s", (int(rng.random() * 1000) + 1,))
                 return cur.fetchall()
     elif engine == "postgresql":
+        # what the binding does: a prepared statement through psycopg's libpq layer, rows
+        # loaded by a Transformer (see bindings/postgresql.py)
         import psycopg
-        con = psycopg.connect(env["DBSWARM_TEST_PG_URL"], password=pw, autocommit=True, prepare_threshold=None)
-        cur = con.cursor()
+        from psycopg.adapt import Transformer
+        con = psycopg.connect(env["DBSWARM_TEST_PG_URL"], password=pw, autocommit=True)
+        pg = con.pgconn
+        tx = Transformer(con)
         if kind == "ycsb-c":
+            pg.prepare(b"bare", b"SELECT * FROM usertable WHERE ycsb_key = $1")
+            tx.set_pgresult(pg.exec_prepared(b"bare", [keys[0].encode()]))
+
             def op():
-                cur.execute("SELECT * FROM usertable WHERE ycsb_key = %s", (keys[int(rng.random() * YCSB_RECORDS)],),
-                            prepare=True)
-                return cur.fetchone()
+                res = pg.exec_prepared(b"bare", [keys[int(rng.random() * YCSB_RECORDS)].encode()])
+                tx.set_pgresult(res, set_loaders=False)
+                return tx.load_row(0, tuple)
         else:
+            pg.prepare(b"bare", b"SELECT c FROM sbtest1 WHERE id=$1")
+            tx.set_pgresult(pg.exec_prepared(b"bare", [b"1"]))
+
             def op():
-                cur.execute("SELECT c FROM sbtest1 WHERE id=%s", (int(rng.random() * 1000) + 1,), prepare=True)
-                return cur.fetchall()
+                res = pg.exec_prepared(b"bare", [str(int(rng.random() * 1000) + 1).encode()])
+                tx.set_pgresult(res, set_loaders=False)
+                return tx.load_rows(0, res.ntuples, tuple)
     else:
         import pymongo
         con = pymongo.MongoClient(env["DBSWARM_TEST_MONGO_URL"])

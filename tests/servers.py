@@ -22,6 +22,19 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "test-servers"
 SERVER_ENGINES = ("postgresql", "mysql", "mongodb")
 ENGINES = ("sqlite",) + SERVER_ENGINES
+# Variants: the same engine through another client (test id -> (engine, target options)).
+# The contract suite runs every test of the engine for each of its variants too.
+VARIANTS = {"mysql-mysqlclient": ("mysql", {"driver": "mysqlclient"})}
+
+
+def with_variants(*engines: str) -> tuple:
+    """The engines, each followed by its variants' ids: ("mysql",) -> ("mysql", "mysql-mysqlclient")."""
+    return tuple(x for e in engines for x in (e, *(v for v, (base, _) in VARIANTS.items() if base == e)))
+
+
+def variant(name: str) -> tuple[str, dict]:
+    """(engine, extra target options) of an engine name or a variant id."""
+    return VARIANTS.get(name, (name, {}))
 
 _lock = threading.Lock()
 _env: dict | None = None

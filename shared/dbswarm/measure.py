@@ -16,6 +16,8 @@ from typing import Optional
 
 from hdrh.histogram import HdrHistogram
 
+from .bindings.base import CONNECTION, DUPLICATE, FATAL
+
 HIST_LOWEST_US = 1
 HIST_HIGHEST_US = 3_600_000_000  # one hour
 HIST_DIGITS = 3
@@ -344,7 +346,6 @@ class Measured:
     def call_rows(self, op: str, n: int, fn, *args):
         """A batch of n rows (load phase): retried until it succeeds or the worker stops,
         since batches are idempotent. Returns True when the rows were written."""
-        from .bindings.base import DUPLICATE, FATAL
         while True:
             t0 = self._perf()
             try:
@@ -362,11 +363,11 @@ class Measured:
     def event(self, op: str, body, queries: list, max_attempts: int = 100) -> bool:
         """A multi-statement event (sysbench transaction), timed as one; retried on retryable
         and connection errors. ``queries`` accumulates [reads, writes, other] executed."""
-        from .bindings.base import FATAL
+        binding = self.binding
         t0 = self._perf()
         for _ in range(max_attempts):
             try:
-                body(self.binding, queries)
+                body(binding, queries)
             except Exception as exc:
                 kind = self._failed(op, exc)
                 try:
@@ -382,7 +383,6 @@ class Measured:
         return False
 
     def _failed(self, op, exc) -> str:
-        from .bindings.base import CONNECTION
         cls = self.binding.classify(exc)
         self.rec.error(op, cls.kind, cls.name)
         if cls.kind == CONNECTION:

@@ -24,10 +24,14 @@ def targets(server_env):
 
 
 class Factory:
-    """Makes connected bindings of one engine; closes them at the end of the test."""
+    """Makes connected bindings of one engine; closes them at the end of the test.
+    ``engine`` is the engine name (the tests branch on it); ``variant`` is the test
+    parameter: the engine name, or a variant id such as "mysql-mysqlclient" (the same
+    engine through another driver, chosen by the target's options)."""
 
-    def __init__(self, engine, target, tmp_path):
+    def __init__(self, engine, target, tmp_path, variant=None):
         self.engine = engine
+        self.variant = variant or engine
         self.target = self.original_target = target
         self.tmp_path = tmp_path
         self.made = []
@@ -59,17 +63,22 @@ class Factory:
                 pass
 
 
-@pytest.fixture(params=servers.ENGINES)
+@pytest.fixture(params=servers.with_variants(*servers.ENGINES))
 def engine(request):
+    """An engine name or a variant id (servers.VARIANTS): the test id."""
     return request.param
 
 
 @pytest.fixture
 def make(engine, request, tmp_path):
+    variant = engine
+    engine, options = servers.variant(variant)
     target = None
     if engine != "sqlite":
         target = request.getfixturevalue("targets")[engine]
-    f = Factory(engine, target, tmp_path)
+        if options:
+            target = dict(target, options={**target.get("options", {}), **options})
+    f = Factory(engine, target, tmp_path, variant)
     yield f
     # drop what the test created, with a fresh connection
     f.target = f.original_target

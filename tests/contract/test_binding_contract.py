@@ -24,7 +24,7 @@ from tests import servers
 pytestmark = pytest.mark.servers
 
 FIELDS = 4
-SQL_ENGINES = ("sqlite", "postgresql", "mysql")
+SQL_ENGINES = servers.with_variants("sqlite", "postgresql", "mysql")
 
 
 def values(tag: str, fields=FIELDS) -> dict:
@@ -124,6 +124,8 @@ def test_describe_records_settings_without_secrets(make):
     text = json.dumps(d)
     if make.password:
         assert make.password not in text
+    if make.engine == "mysql":  # the driver the target's options chose
+        assert d["driver"].startswith({"mysql": "PyMySQL ", "mysql-mysqlclient": "mysqlclient "}[make.variant]), d
     if make.engine == "mongodb":
         assert d["write_concern"] == {"w": 1, "j": False}
         assert d["read_preference"] == "primary"
@@ -209,7 +211,7 @@ def test_mongodb_server_restart_is_classified_and_reconnected(targets, tmp_path)
         f.close()
 
 
-@pytest.mark.parametrize("engine", servers.SERVER_ENGINES, indirect=True)
+@pytest.mark.parametrize("engine", servers.with_variants(*servers.SERVER_ENGINES), indirect=True)
 def test_refused_connection_is_classified_connection(make):
     """Nothing listens on the port: connect() raises, classify() says CONNECTION."""
     import socket
@@ -261,7 +263,7 @@ def _two_way_deadlock(b1, b2, t):
     return next(iter(caught.values()))
 
 
-@pytest.mark.parametrize("engine", ("postgresql", "mysql"), indirect=True)
+@pytest.mark.parametrize("engine", servers.with_variants("postgresql", "mysql"), indirect=True)
 def test_real_deadlock_is_retryable(make):
     b1, b2 = make(), make()
     t = make.table
@@ -274,7 +276,7 @@ def test_real_deadlock_is_retryable(make):
     assert b1.read(t, "user1", None) == values("a") and b2.read(t, "user2", None) == values("b")
 
 
-@pytest.mark.parametrize("engine", ("postgresql", "mysql", "sqlite"), indirect=True)
+@pytest.mark.parametrize("engine", servers.with_variants("postgresql", "mysql", "sqlite"), indirect=True)
 def test_lock_wait_timeout_is_retryable(make):
     t = make.table
     if make.engine == "sqlite":
@@ -416,7 +418,7 @@ def test_sysbench_event_counts_queries_like_sysbench(make):
     assert b.sb_count(n) == 300
 
 
-@pytest.mark.parametrize("engine", ("postgresql", "mysql"), indirect=True)
+@pytest.mark.parametrize("engine", servers.with_variants("postgresql", "mysql"), indirect=True)
 def test_sysbench_index_creation_is_idempotent(make):
     b = make()
     n = make.sb_no

@@ -191,6 +191,37 @@ def test_load_and_run_match_the_database(engine, env, tmp_path):
           f"({run['throughput']:,.0f} ops/s measured); server saw {seen}")
 
 
+def test_mariadb_campaign_on_mysqlclient(env, tmp_path):
+    """target.options.driver: mysqlclient (the C driver) through a whole local campaign:
+    prepare + load + run on MariaDB, the counts checked against the table and the server's
+    Com_* counters, and the result records the driver."""
+    password = servers.password(env)
+    table, records, ops = "e2e_mysqlclient", 3000, 3000
+    target = servers.target("mysql", env, driver="mysqlclient")
+    workload = {"table": table, "recordcount": records, "operationcount": ops, "threads": 2, "preset": "S3",
+                "batchsize": 500}
+    out, res, logs = _run(_campaign("e2e-mysqlclient-load", target, workload, ["prepare", "load"]),
+                          tmp_path / "load")
+    assert res["status"] == "complete", res.get("missing_shards")
+    load = res["runs"][0]["phases"]["load"]
+    assert load["operations"]["INSERT"]["count"] == records and load["errors_total"] == 0, load["errors"]
+    assert len(db_keys("mysql", env, table)) == records
+
+    before = server_counters("mysql", env, table)
+    out, res, logs = _run(_campaign("e2e-mysqlclient-run", target, workload, ["run"]), tmp_path / "run")
+    assert res["status"] == "complete", res.get("missing_shards")
+    run = res["runs"][0]["phases"]["run"]
+    assert run["errors_total"] == 0, run["errors"]
+    counts = {op: s["count"] for op, s in run["operations"].items()}
+    assert sum(counts.values()) == ops and set(counts) == set(MIX), counts
+    assert run["operations"]["READ"]["not_found"] == 0 and run["operations"]["UPDATE"]["not_found"] == 0
+    after = server_counters("mysql", env, table)
+    assert {k: after[k] - before[k] for k in MIX} == counts
+    assert len(db_keys("mysql", env, table)) == records + counts["INSERT"]
+    assert run["binding_settings"]["driver"].startswith("mysqlclient "), run["binding_settings"]
+    assert_no_password(Path(out["store"]) / out["campaign_id"], password, logs)
+
+
 # ---- a restart in the middle of a run -----------------------------------------------------
 
 def _restart_when_running(engine, env, table, delay, box):

@@ -104,9 +104,11 @@ def _com_delta(before: Counter, after: Counter) -> dict:
     return {k: after[k] - before[k] for k in EXPECTED}
 
 
-def test_statement_mix_mariadb_com_counters(loaded, server_env, tmp_path):
+@pytest.mark.parametrize("driver", ["pymysql", "mysqlclient"])
+def test_statement_mix_mariadb_com_counters(loaded, server_env, tmp_path, driver):
     env = server_env
-    mix_dbswarm = marginal_mix(lambda: _com(env), lambda n: _run_dbswarm_events(loaded["mysql"], tmp_path, n),
+    target = dict(loaded["mysql"], options={**loaded["mysql"].get("options", {}), "driver": driver})
+    mix_dbswarm = marginal_mix(lambda: _com(env), lambda n: _run_dbswarm_events(target, tmp_path, n),
                                _com_delta)
     mix_sysbench = marginal_mix(lambda: _com(env), lambda n: _run_sysbench_events("mysql", env, n), _com_delta)
     assert mix_sysbench == EXPECTED, f"sysbench's own mix on this server: {mix_sysbench}"

@@ -1,13 +1,19 @@
-"""MySQL and MariaDB (PyMySQL): the YCSB ``usertable`` and sysbench's ``sbtestN``.
+"""MySQL and MariaDB: the YCSB ``usertable`` and sysbench's ``sbtestN``.
 
 URL: ``mysql://USER@HOST:PORT/DB`` (also ``mariadb://``); query parameters ``charset``
 (default utf8mb4), ``unix_socket``, ``connect_timeout``, ``read_timeout``,
 ``write_timeout``, ``ssl_ca`` (turns TLS on), ``ssl_verify_identity``. The password
-is ``target.password``, handed to PyMySQL as its own argument.
+is ``target.password``, handed to the driver as its own argument.
 
+- Two drivers, one binding (the engine is the server, not the driver): PyMySQL (pure
+  Python, the default: it installs anywhere, the Lambda layer included) or mysqlclient
+  (``MySQLdb``, a C extension on libmariadb / libmysqlclient: 2-3x less client CPU per
+  operation; ``bindings/mysqlclient.py``). Both have the same cursor API, so everything
+  but connecting, closing and the exception classes is shared; ``describe()`` records
+  which one ran.
 - One connection per client thread, ``autocommit=1``: a YCSB operation is one statement.
-- PyMySQL has no server-side prepared statements: statements are built once per
-  (kind, table) and cached, and PyMySQL formats the parameters client-side (escaped
+- Neither driver uses server-side prepared statements: statements are built once per
+  (kind, table) and cached, and the driver formats the parameters client-side (escaped
   literals). ``describe()`` records this, since sysbench uses server-side prepared
   statements by default (``--db-ps-mode=auto``).
 - ``CLIENT_FOUND_ROWS`` is set so that an UPDATE reports the rows it matched (an update
@@ -17,24 +23,24 @@ is ``target.password``, handed to PyMySQL as its own argument.
 - Errors: deadlock (1213), lock wait timeout (1205) and "record changed" (1020) are
   retryable (sysbench's --mysql-ignore-errors default); duplicate key (1062) is a
   duplicate; server gone (2006), lost connection (2013), cannot connect (2002, 2003),
-  connection killed (MariaDB 1927), server shutdown (1053), too many connections (1040)
-  and a closed socket are connection errors.
+  connection killed (MariaDB 1927), server shutdown (1053), too many connections (1040),
+  other client errors (2xxx), commands out of sync and a closed connection
+  (InterfaceError) are connection errors.
 
-Options (``target.options``): ``table_engine`` (default InnoDB), ``isolation_level``
-(e.g. ``"READ COMMITTED"``; default: the server's), ``connect_timeout`` (seconds).
+Options (``target.options``): ``driver`` (``"pymysql"``, the default, or
+``"mysqlclient"``), ``table_engine`` (default InnoDB), ``isolation_level`` (e.g.
+``"READ COMMITTED"``; default: the server's), ``connect_timeout`` (seconds).
 """
 from __future__ import annotations
 
-from typing import Optional
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-import pymysql
-from pymysql.constants import CLIENT
-
+from ..errors import BindingError
 from . import register
 from .base import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 from .sql import SqlBinding
 
+DRIVERS = ("pymysql", "mysqlclient")
 ISOLATION_LEVELS = ("READ UNCOMMITTED", "READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE")
 URL_PARAMS = ("charset", "unix_socket", "connect_timeout", "read_timeout", "write_timeout", "ssl_ca",
               "ssl_verify_identity")
@@ -48,7 +54,7 @@ _CONNECTION = {2006: "server_gone", 2013: "connection_lost", 2002: "connect_fail
 
 
 def parse_mysql_url(url: str) -> dict:
-    """Connection keyword arguments for PyMySQL (everything but the password)."""
+    """Connection keyword arguments, PyMySQL's names (everything but the password)."""
     if not url:
         raise ValueError("mysql target needs a URL: mysql://USER@HOST:PORT/DATABASE")
     parts = urlsplit(url)
@@ -74,6 +80,66 @@ def parse_mysql_url(url: str) -> dict:
     return kw
 
 
+class PyMysqlDriver:
+    """PyMySQL: pure Python, the default. A driver adapter (this one, or MysqlclientDriver in
+    bindings/mysqlclient.py) gives the binding its exception classes (``Error``,
+    ``OperationalError``, ``InterfaceError``) and ``connect`` / ``close`` / ``is_open`` /
+    ``out_of_sync`` / ``describe``; the connection's cursor does the rest."""
+    name = "pymysql"
+
+    def __init__(self):
+        try:
+            import pymysql
+            from pymysql.constants import CLIENT
+        except ImportError as err:
+            raise BindingError(f"target.options.driver pymysql: {err}; pip install PyMySQL "
+                               "(or dbswarm[drivers])") from None
+        self.pymysql = pymysql
+        self.found_rows = CLIENT.FOUND_ROWS
+        self.Error = pymysql.err.MySQLError
+        self.OperationalError = pymysql.err.OperationalError
+        self.InterfaceError = pymysql.err.InterfaceError
+
+    def connect(self, kw, password, init_command, connect_timeout):
+        kw = dict(kw)
+        kw.setdefault("charset", "utf8mb4")
+        kw.setdefault("connect_timeout", connect_timeout)
+        return self.pymysql.connect(password=password, autocommit=True, client_flag=self.found_rows,
+                                    init_command=init_command, **kw)
+
+    @staticmethod
+    def statements(db):
+        return None  # the binding uses the connection's cursor
+
+    @staticmethod
+    def close(db):
+        try:
+            db.close()
+        except Exception:  # already broken: closing must not fail
+            db._force_close()
+
+    @staticmethod
+    def is_open(db):
+        return db.open
+
+    def out_of_sync(self, exc, code):
+        return isinstance(exc, self.pymysql.err.InternalError) and "sequence" in str(exc).lower()
+
+    def describe(self):
+        return {"driver": f"PyMySQL {self.pymysql.__version__}",
+                "prepared_statements": "client-side (PyMySQL formats parameters; statements cached)"}
+
+
+def make_driver(name):
+    """The driver adapter for ``target.options.driver``."""
+    if name == "pymysql":
+        return PyMysqlDriver()
+    if name == "mysqlclient":
+        from .mysqlclient import MysqlclientDriver
+        return MysqlclientDriver()
+    raise ValueError(f"target.options.driver: {name!r} is not one of {', '.join(DRIVERS)}")
+
+
 @register("mysql", "mariadb")
 class MysqlBinding(SqlBinding):
     placeholder = "%s"
@@ -84,7 +150,7 @@ class MysqlBinding(SqlBinding):
 
     def __init__(self, conn):
         super().__init__(conn)
-        self.db: Optional[pymysql.connections.Connection] = None
+        self.db = None
         self.cur = None
         self._kwargs = parse_mysql_url(conn.url)
         opts = conn.options
@@ -99,32 +165,28 @@ class MysqlBinding(SqlBinding):
         if not engine.isidentifier():
             raise ValueError(f"target.options.table_engine: {engine!r} is not an engine name")
         self._table_engine = engine
+        self._driver = make_driver(str(opts.get("driver", "pymysql")).lower())
+        self._statements = None  # the driver's own statement calls, if it has faster ones than its cursor
         self._server_version = None
 
     # -- life cycle ------------------------------------------------------------------
     def connect(self):
-        kw = dict(self._kwargs)
-        kw.setdefault("charset", "utf8mb4")
-        kw.setdefault("connect_timeout", float(self.conn.options.get("connect_timeout", 10)))
         init = None
         if self._isolation:
             init = f"SET SESSION TRANSACTION ISOLATION LEVEL {self._isolation}"
-        self.db = pymysql.connect(password=self.conn.password or "", autocommit=True,
-                                  client_flag=CLIENT.FOUND_ROWS, init_command=init, **kw)
+        self.db = self._driver.connect(self._kwargs, self.conn.password or "", init,
+                                       float(self.conn.options.get("connect_timeout", 10)))
         self.cur = self.db.cursor()
+        self._statements = self._driver.statements(self.db)
         self._server_version = self.db.get_server_info()
 
     def close(self):
-        db, self.db, self.cur = self.db, None, None
+        db, self.db, self.cur, self._statements = self.db, None, None, None
         if db is not None:
-            try:
-                db.close()
-            except Exception:  # already broken: closing must not fail
-                db._force_close()
+            self._driver.close(db)
 
     def describe(self):
-        out = {"driver": f"PyMySQL {pymysql.__version__}",
-               "prepared_statements": "client-side (PyMySQL formats parameters; statements cached)",
+        out = {**self._driver.describe(),
                "autocommit": True, "client_flags": ["FOUND_ROWS"],
                "transactions": "explicit BEGIN/COMMIT statements (sysbench events)",
                "isolation_level": self._isolation or "server default",
@@ -134,36 +196,45 @@ class MysqlBinding(SqlBinding):
         return out
 
     def classify(self, exc):
-        code = exc.args[0] if isinstance(exc, pymysql.err.MySQLError) and exc.args and \
-            isinstance(exc.args[0], int) else None
+        d = self._driver
+        code = exc.args[0] if isinstance(exc, d.Error) and exc.args and isinstance(exc.args[0], int) else None
         if code in _RETRYABLE:
             return ErrorClass(RETRYABLE, _RETRYABLE[code])
         if code == 1062:
             return ErrorClass(DUPLICATE, "duplicate_key")
         if code in _CONNECTION:
             return ErrorClass(CONNECTION, _CONNECTION[code])
-        if isinstance(exc, pymysql.err.InterfaceError):
+        if isinstance(exc, d.InterfaceError):
             return ErrorClass(CONNECTION, "connection_closed")
-        if isinstance(exc, pymysql.err.InternalError) and "sequence" in str(exc).lower():
+        if d.out_of_sync(exc, code):
             return ErrorClass(CONNECTION, "protocol_out_of_sync")
         if isinstance(exc, (ConnectionError, TimeoutError, BrokenPipeError)):
             return ErrorClass(CONNECTION, "connection_lost")
         if self.db is None and isinstance(exc, AttributeError):
             return ErrorClass(CONNECTION, "not_connected")
-        if isinstance(exc, pymysql.err.OperationalError) and code is not None and code >= 2000:
+        if isinstance(exc, d.OperationalError) and code is not None and code >= 2000:
             return ErrorClass(CONNECTION, f"client_error_{code}")
         return ErrorClass(FATAL, f"{type(exc).__name__}_{code}" if code else type(exc).__name__)
 
     # -- driver hooks ------------------------------------------------------------------
     def _execute(self, sql, params=()):
+        s = self._statements
+        if s is not None:
+            return s.execute(sql, params)
         return self.cur.execute(sql, params if params else None)
 
     def _fetchall(self, sql, params=()):
+        s = self._statements
+        if s is not None:
+            return s.fetchall(sql, params)
         cur = self.cur
         cur.execute(sql, params if params else None)
         return cur.fetchall()
 
     def _fetchone(self, sql, params=()):
+        s = self._statements
+        if s is not None:
+            return s.fetchone(sql, params)
         cur = self.cur
         cur.execute(sql, params if params else None)
         return cur.fetchone()
@@ -181,11 +252,11 @@ class MysqlBinding(SqlBinding):
     def sb_create_index(self, table_no):
         try:
             self._execute(f"CREATE INDEX k_{table_no} ON sbtest{table_no}(k)")
-        except pymysql.err.OperationalError as exc:
+        except self._driver.OperationalError as exc:
             if exc.args[0] != 1061:  # duplicate key name: the index exists (a resumed campaign)
                 raise
 
     # -- transactions --------------------------------------------------------------------
     def rollback(self):
-        if self.db is not None and self.db.open:
+        if self.db is not None and self._driver.is_open(self.db):
             self.cur.execute("ROLLBACK")
