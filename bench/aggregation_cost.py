@@ -47,20 +47,6 @@ if what == "merge":
     plan = service.load_plan(store, cid)
     result = aggregate(plan, store)
     ph = result["runs"][0]["phases"]["run"]
-elif what == "merge-streaming":
-    # the proposed change: merge_phase reads each shard document when it gets to it
-    # (shard_docs.get(i)), so only one document is in memory at a time
-    from dbswarm.aggregate import merge_phase, shard_key
-    plan = service.load_plan(store, cid)
-    run = plan["runs"][0]
-
-    class LazyDocs:
-        def get(self, i):
-            try:
-                return store.get_json(shard_key(store, cid, run["run_id"], "run", i))
-            except KeyError:
-                return None
-    ph = merge_phase(run, "run", LazyDocs(), {{}})
 if what.startswith("merge"):
     check = {{"operations_total": ph["operations_total"], "status": ph["status"],
              "timeline_seconds": len(ph["timeline"]["ops"]["READ"]), "p99_read": ph["operations"]["READ"]["p99_us"]}}
@@ -154,9 +140,8 @@ def markdown(data):
          "peak RSS from wait4's ru_maxrss. Lambda limits: < 1 GB, < 60 s.", "",
          "| shards: step | seconds | peak RSS MB | CPU s | fits a Lambda (< 60 s, < 1 GB) |",
          "| --- | ---: | ---: | ---: | --- |"]
-    labels = {"merge": "read + merge (`aggregate.aggregate`)",
-              "aggregate": "whole Aggregate step (`service.aggregate_campaign`: merge + 5 reports)",
-              "merge-streaming": "read + merge, one document at a time (proposed: lazy `shard_docs`)"}
+    labels = {"merge": "read + merge (`aggregate.aggregate`: one shard document in memory at a time)",
+              "aggregate": "whole Aggregate step (`service.aggregate_campaign`: merge + 5 reports)"}
     for shards, results in data["results_by_shards"].items():
         for what, r in results.items():
             fits = "yes" if r["seconds"] < 60 and r["process_maxrss_mb"] < 1024 else "**no**"
@@ -172,7 +157,7 @@ def main(argv=None):
     p.add_argument("--shards", default="1000", help="comma-separated shard counts (e.g. 1000,4000)")
     p.add_argument("--seconds", type=int, default=1800)
     p.add_argument("--keep", action="store_true", help="keep the synthetic store")
-    p.add_argument("--steps", default="merge,aggregate,merge-streaming")
+    p.add_argument("--steps", default="merge,aggregate")
     p.add_argument("--no-md", action="store_true")
     a = p.parse_args(argv)
     data = C.base_record("aggregation_cost", a)

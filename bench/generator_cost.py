@@ -107,9 +107,13 @@ def in_process(target, wl, seconds, password=None, profile=False) -> dict:
 
 CATEGORIES = (
     # psycopg's C-level waits and sends show up as own time of its Python frames that call them
+    # (and the blocking C calls that send, wait and receive: libpq's PQexecPrepared, MySQLdb's query)
     ("socket I/O and waiting for the server", ("recv_into", "sendall", "'recv'", "'send'", "'poll'", "select",
                                                "_socket", "wait_c", "psycopg/connection.py:'wait'",
-                                               "_cursor_base.py:'_execute_send'")),
+                                               "_cursor_base.py:'_execute_send'", "'exec_prepared'", "'exec_'",
+                                               "'query' of '_mysql")),
+    ("driver, C code (row loading, escaping: psycopg C, MySQLdb _mysql)", (
+        "of '_mysql", "Transformer' objects", "of 'psycopg_binary", "of 'psycopg_c")),
     ("workload generator (dbswarm/workloads)", ("dbswarm/workloads",)),
     ("measurement (dbswarm/measure.py)", ("dbswarm/measure.py",)),
     ("worker loop (dbswarm/worker.py)", ("dbswarm/worker.py",)),
@@ -159,21 +163,34 @@ def bare_driver(engine, env, kind, seconds) -> dict:
     if engine == "mysql":
         from dbswarm.bindings.mysql import parse_mysql_url
         kw = parse_mysql_url(env["DBSWARM_TEST_MYSQL_URL"])
-        if C.mysql_driver() == "mysqlclient":  # the driver the binding uses in the benchmarks
+        if C.mysql_driver() == "mysqlclient":
+            # the calls the binding makes with mysqlclient (bindings/mysqlclient.py Statements)
             import MySQLdb
             con = MySQLdb.connect(password=pw, autocommit=True, **kw)
+            query, literal, store = con.query, con.literal, con.store_result
+            if kind == "ycsb-c":
+                def op():
+                    query(b"SELECT * FROM usertable WHERE ycsb_key = %s"
+                          % (literal(keys[int(rng.random() * YCSB_RECORDS)]),))
+                    rows = store().fetch_row(1)
+                    return rows[0] if rows else None
+            else:
+                def op():
+                    query(b"SELECT c FROM sbtest1 WHERE id=%s" % (literal(int(rng.random() * 1000) + 1),))
+                    return store().fetch_row(0)
         else:
             import pymysql
             con = pymysql.connect(password=pw, autocommit=True, **kw)
-        cur = con.cursor()
-        if kind == "ycsb-c":
-            def op():
-                cur.execute("SELECT * FROM usertable WHERE ycsb_key = %s", (keys[int(rng.random() * YCSB_RECORDS)],))
-                return cur.fetchone()
-        else:
-            def op():
-                cur.execute("SELECT c FROM sbtest1 WHERE id=%s", (int(rng.random() * 1000) + 1,))
-                return cur.fetchall()
+            cur = con.cursor()
+            if kind == "ycsb-c":
+                def op():
+                    cur.execute("SELECT * FROM usertable WHERE ycsb_key = %s",
+                                (keys[int(rng.random() * YCSB_RECORDS)],))
+                    return cur.fetchone()
+            else:
+                def op():
+                    cur.execute("SELECT c FROM sbtest1 WHERE id=%s", (int(rng.random() * 1000) + 1,))
+                    return cur.fetchall()
     elif engine == "postgresql":
         # what the binding does: a prepared statement through psycopg's libpq layer, rows
         # loaded by a Transformer (see bindings/postgresql.py)
@@ -261,8 +278,9 @@ def markdown(data: dict) -> str:
                  f"| {round(r['in_process']['cpu_us_per_op'] / q, 2) if q else '—'} |")
     L += ["", "### B. real servers: client CPU µs per operation", "",
           f"campaign: {a['threads']} threads, default shards (one per CPU), {a['time']} s, CPU net of the fixed "
-          "start-up cost (raw in brackets). in-process: one thread, main-thread loop. bare driver: the same "
-          "statement straight through the driver in a loop (no dbswarm). overhead beyond the driver = "
+          "start-up cost (raw in brackets). in-process: one thread, main-thread loop. bare driver: the "
+          "binding's own driver calls (MariaDB on mysqlclient: `query`, `store_result`, `fetch_row`; PostgreSQL: "
+          "`PGconn.exec_prepared` + a `Transformer`) for the same statement in a loop (no dbswarm). overhead beyond the driver = "
           "in-process dbswarm − bare driver (single thread both).",
           "",
           "| engine | workload | ops/s (campaign) | CPU µs/op campaign net (raw) | CPU µs/op in-process "

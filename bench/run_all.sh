@@ -3,13 +3,11 @@
 # after the other, each writing bench/results/<name>-<date>.json and its BENCHMARKS.md
 # section. Servers: scripts/test-servers start ${DBSWARM_BENCH_SERVERS_DIR:-/tmp/dbswarm-bench-servers}
 # (stopped at the end unless KEEP_SERVERS=1).
-# PYTHON_MYSQLCLIENT: a Python with mysqlclient installed for hot_path_patches.py
-# (e.g. a venv made with --system-site-packages; default: python3, which reports the
-# mysqlclient patch as not measured when the module is missing).
+# MariaDB runs on the mysqlclient driver when it is installed (scripts/install --test
+# installs it), else on PyMySQL; DBSWARM_BENCH_MYSQL_DRIVER=pymysql|mysqlclient chooses.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-PYM=${PYTHON_MYSQLCLIENT:-$PY}
 DIR=${DBSWARM_BENCH_SERVERS_DIR:-/tmp/dbswarm-bench-servers}
 trap '[[ ${KEEP_SERVERS:-0} == 1 ]] || scripts/test-servers stop "$DIR" >/dev/null 2>&1 || true' EXIT
 scripts/test-servers start "$DIR" >/dev/null
@@ -19,7 +17,7 @@ start=$(date +%s)
 "$PY" bench/generator_cost.py --time 4 --profile-time 2 --servers-dir "$DIR"
 "$PY" bench/threads_per_shard.py --time 5 --rounds 2 --servers-dir "$DIR"
 "$PY" bench/fanout_scaling.py --time 4 --rounds 2 --max-shards 4 --max-mysql-shards 8 --servers-dir "$DIR"
-"$PYM" bench/hot_path_patches.py --time 3 --rounds 3 --servers-dir "$DIR"
+"$PY" bench/hot_path_patches.py --time 3 --rounds 3 --servers-dir "$DIR"
 "$PY" bench/aggregation_cost.py --shards 1000,4000 --seconds 1800
 "$PY" bench/verdict.py
 echo "suite took $(( $(date +%s) - start )) s" >&2

@@ -7,6 +7,7 @@ indexes after it (as sysbench does), drop everything at cleanup.
 """
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -24,6 +25,11 @@ from .workloads.ycsb import YcsbClient
 
 DEADLINE_MARGIN_S = 0.0  # callers pass a deadline that already keeps their own margin
 PROGRESS_INTERVAL_S = 0.5
+# A client thread still inside one database call this long after the stop instant is
+# abandoned (counted in thread_errors), so that what every thread measured is still written:
+# a call can block for hours (a metadata lock, a server that stopped answering). It must stay
+# below service.SAFETY_MARGIN_S, which is what a Lambda has left to write the result.
+STUCK_THREAD_GRACE_S = float(os.environ.get("DBSWARM_STUCK_THREAD_GRACE_S", "10"))
 
 
 def workload_model(run: dict):
@@ -148,13 +154,12 @@ class ShardPhase:
         if self.progress:
             monitor = threading.Thread(target=self._monitor, args=(threads,), daemon=True)
             monitor.start()
-        for t in threads:
-            t.join()
+        self._join(threads)
         if monitor:
-            monitor.join()
+            monitor.join(PROGRESS_INTERVAL_S * 4)
         ended_wall = time.time()
         measurement = Measurement()
-        for rec in self.recorders:
+        for rec in list(self.recorders):
             measurement.merge(rec.measurement())
         thread_errors = [st.error for st in self.states if st.error]
         all_finished = all(st.finished for st in self.states)
@@ -171,6 +176,27 @@ class ShardPhase:
         if skew is not None:
             info["start_skew_s"] = round(skew, 4)
         return ShardOutcome(status, measurement, checkpoint, info)
+
+    def _join(self, threads):
+        """Wait for the client threads; one still blocked in a database call
+        STUCK_THREAD_GRACE_S after the stop instant is abandoned (a daemon thread: it cannot
+        be interrupted inside the driver) and reported, and the others' results are kept."""
+        if self._stop_perf == float("inf"):
+            for t in threads:
+                t.join()
+            return
+        give_up = self._stop_perf + STUCK_THREAD_GRACE_S
+        for t in threads:
+            t.join(max(0.0, give_up - time.perf_counter()))
+        stuck = [st for t, st in zip(threads, self.states) if t.is_alive()]
+        # a stuck call that returns later finds the stop instant passed and ends its thread
+        # after at most one more record; its recorder is read now, while it is blocked
+        if stuck:
+            for st in stuck:
+                st.error = (f"client thread {st.index} was still inside a database call "
+                            f"{STUCK_THREAD_GRACE_S:g} s after the stop time: abandoned (its connection stays open "
+                            "until the process ends)")
+                st.finished = True
 
     def _monitor(self, threads):
         while any(t.is_alive() for t in threads):
