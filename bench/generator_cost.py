@@ -111,7 +111,11 @@ CATEGORIES = (
     ("socket I/O and waiting for the server", ("recv_into", "sendall", "'recv'", "'send'", "'poll'", "select",
                                                "_socket", "wait_c", "psycopg/connection.py:'wait'",
                                                "_cursor_base.py:'_execute_send'", "'exec_prepared'", "'exec_'",
-                                               "'query' of '_mysql")),
+                                               "'query' of '_mysql", "Connection.query",
+                                               # psycopg_binary's methods are Cython functions, which
+                                               # cProfile does not list: PGconn.exec_prepared (send,
+                                               # wait, receive) is own time of the binding frame calling it
+                                               "postgresql.py:'_exec_prepared'")),
     ("driver, C code (row loading, escaping: psycopg C, MySQLdb _mysql)", (
         "of '_mysql", "Transformer' objects", "of 'psycopg_binary", "of 'psycopg_c")),
     ("workload generator (dbswarm/workloads)", ("dbswarm/workloads",)),
