@@ -79,6 +79,28 @@ def shard_phase(target: dict, wl: dict, seconds: float, password=None):
     return sp
 
 
+CALIBRATION_ITERATIONS = 300_000
+
+
+def calibration_us() -> float:
+    """CPU µs per iteration of a fixed pure-Python loop (calls, dict, arithmetic: the kind of
+    work the generator does). This VM's process CPU times include what the host takes from
+    it, so the same code measures up to 2x slower at busy moments; the loop, measured just
+    before each noop round, says how fast the CPU was then."""
+    import resource
+    d = {}
+
+    def step(i):
+        d[i & 1023] = (i * 1099511628211) & 0xFFFFFFFF
+        return d.get(i & 511, 0)
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    acc = 0
+    for i in range(CALIBRATION_ITERATIONS):
+        acc += step(i)
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    return ((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)) / CALIBRATION_ITERATIONS * 1e6
+
+
 def in_process(target, wl, seconds, password=None, profile=False) -> dict:
     import resource
     sp = shard_phase(target, wl, seconds, password)
@@ -270,22 +292,31 @@ def markdown(data: dict) -> str:
          f"campaign: a {a['time']} s run phase (1 shard, 1 thread) through {C.DBSWARM_MODE_TEXT}; CPU µs/op = shard "
          "process CPU minus its fixed start-up cost (1-operation campaign), per operation. in-process: the "
          "worker's thread body (`ShardPhase._thread_main`) in this process's main thread, no start-up. "
-         "sysbench: an operation is one event (transaction); µs/query = µs/event ÷ queries per event.",
+         "sysbench: an operation is one event (transaction); µs/query = µs/event ÷ queries per event. "
+         f"in-process: {a.get('noop_rounds', 1)} rounds interleaved over the workloads, median and best (the "
+         "least host interference: noise only ever adds CPU time); ops per CPU-second = 1e6 ÷ CPU µs/op. "
+         "scaled: each round's CPU µs/op × (the run's fastest calibration ÷ that round's calibration), where the "
+         "calibration is a fixed pure-Python loop measured just before the round "
+         f"(`calibration_us()`; fastest this run: {data.get('calibration', {}).get('fastest_us', '—')} µs per "
+         "iteration): this VM's process CPU times include what the host takes from it.",
          "",
-         "| workload | ops/s (campaign) | CPU µs/op (campaign, net) | ops/s (in-process) | CPU µs/op (in-process) "
-         "| queries/event | µs per query (in-process) |",
-         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+         "| workload | ops/s (campaign) | CPU µs/op (campaign, net) | CPU µs/op in-process, median (best) "
+         "| scaled, median | ops per CPU-second, median (best; scaled) | queries/event | µs per query (in-process) |",
+         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, r in data["noop"].items():
         q = r.get("queries_per_event")
+        med, best = r["in_process"]["cpu_us_per_op"], r.get("in_process_best", r["in_process"])["cpu_us_per_op"]
+        sc = r.get("in_process_scaled_median", med)
         L.append(f"| {name} | {r['campaign']['ops_per_s']:,.0f} | {r['campaign']['cpu_us_per_op']} "
-                 f"| {r['in_process']['ops_per_s']:,.0f} | {r['in_process']['cpu_us_per_op']} | {q or '—'} "
-                 f"| {round(r['in_process']['cpu_us_per_op'] / q, 2) if q else '—'} |")
+                 f"| {med} ({best}) | {sc} | {1e6 / med:,.0f} ({1e6 / best:,.0f}; {1e6 / sc:,.0f}) | {q or '—'} "
+                 f"| {round(med / q, 2) if q else '—'} |")
     L += ["", "### B. real servers: client CPU µs per operation", "",
           f"campaign: {a['threads']} threads, default shards (one per CPU), {a['time']} s, CPU net of the fixed "
           "start-up cost (raw in brackets). in-process: one thread, main-thread loop. bare driver: the "
           "binding's own driver calls (MariaDB on mysqlclient: `query`, `store_result`, `fetch_row`; PostgreSQL: "
           "`PGconn.exec_prepared` + a `Transformer`) for the same statement in a loop (no dbswarm). overhead beyond the driver = "
-          "in-process dbswarm − bare driver (single thread both).",
+          f"in-process dbswarm − bare driver (single thread both), measured as {a.get('server_rounds', 1)} interleaved "
+          "pairs: medians, with the per-pair differences in brackets.",
           "",
           "| engine | workload | ops/s (campaign) | CPU µs/op campaign net (raw) | CPU µs/op in-process "
           "| CPU µs/op bare driver | overhead beyond the driver µs/op |",
@@ -294,7 +325,8 @@ def markdown(data: dict) -> str:
         cmp_ = r["campaign"]
         L.append(f"| {C.ENGINE_LABELS[r['engine']]} | {r['workload']} | {cmp_['ops_per_s']:,.0f} "
                  f"| {cmp_['cpu_us_per_op']} ({cmp_['cpu_us_per_op_raw']}) | {r['in_process']['cpu_us_per_op']} "
-                 f"| {r['bare_driver']['cpu_us_per_op']} | {r['overhead_beyond_driver_us']} |")
+                 f"| {r['bare_driver']['cpu_us_per_op']} | {r['overhead_beyond_driver_us']} "
+                 f"({', '.join(str(x) for x in r.get('overhead_rounds_us', []))}) |")
     L += ["", "### C. where the time goes (cProfile, in-process loop)", "",
           "cProfile's own overhead inflates every Python frame, so the µs/op here are larger than the "
           "un-profiled figures above; the shares are what matters. Socket I/O includes waiting for the server.", ""]
@@ -316,6 +348,9 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--time", type=float, default=10, help="seconds per measurement")
     p.add_argument("--profile-time", type=float, default=3)
+    p.add_argument("--noop-rounds", type=int, default=3, help="in-process noop measurements per workload")
+    p.add_argument("--server-rounds", type=int, default=3,
+                   help="interleaved (dbswarm in-process, bare driver) pairs per engine and workload")
     p.add_argument("--threads", type=int, default=8, help="client threads of the real-server campaigns")
     p.add_argument("--engines", default="mysql,postgresql,mongodb")
     p.add_argument("--workloads", default=",".join(NOOP_WORKLOADS))
@@ -325,13 +360,31 @@ def main(argv=None):
     data = C.base_record("generator_cost", a)
     noop = {"engine": "noop"}
     data["noop"] = {}
-    for name in C.csv_list(a.workloads):
+    names = C.csv_list(a.workloads)
+    runs: dict = {name: [] for name in names}
+    for _ in range(a.noop_rounds):  # interleaved over the workloads: host noise hits them alike
+        for name in names:
+            calib = calibration_us()
+            r = in_process(noop, NOOP_WORKLOADS[name], a.time)
+            r["calibration_us"] = round(calib, 4)
+            runs[name].append(r)
+    fastest = min(r["calibration_us"] for rs in runs.values() for r in rs)
+    data["calibration"] = {"fastest_us": fastest, "iterations": CALIBRATION_ITERATIONS}
+    for rs in runs.values():
+        for r in rs:  # the round's cost at the CPU speed of this run's fastest moment
+            r["cpu_us_per_op_scaled"] = round(r["cpu_us_per_op"] * fastest / r["calibration_us"], 2)
+    for name in names:
         wl = NOOP_WORKLOADS[name]
-        r = {"campaign": campaign(noop, wl, a.time, 1, 1), "in_process": in_process(noop, wl, a.time)}
+        ordered = sorted(runs[name], key=lambda x: x["cpu_us_per_op"])
+        scaled = sorted(x["cpu_us_per_op_scaled"] for x in runs[name])
+        r = {"campaign": campaign(noop, wl, a.time, 1, 1), "in_process": ordered[len(ordered) // 2],
+             "in_process_best": ordered[0], "in_process_rounds": [x["cpu_us_per_op"] for x in runs[name]],
+             "in_process_scaled_median": scaled[len(scaled) // 2],
+             "calibration_rounds": [x["calibration_us"] for x in runs[name]]}
         if wl["family"] == "sysbench":
             r["queries_per_event"] = queries_per_event(wl)
         C.log(f"noop {name}: campaign {r['campaign']['ops_per_s']:,.0f} ops/s {r['campaign']['cpu_us_per_op']} µs/op; "
-              f"in-process {r['in_process']['ops_per_s']:,.0f} ops/s {r['in_process']['cpu_us_per_op']} µs/op")
+              f"in-process rounds {r['in_process_rounds']} µs/op")
         data["noop"][name] = r
     data["profiles"] = {}
     for name in ("ycsb-a", "sysbench-oltp_read_write"):
@@ -357,13 +410,18 @@ def main(argv=None):
                 kinds.append(("sysbench-oltp_point_select", sb))
             for kind, wl in kinds:
                 secs = a.time if engine != "mongodb" else min(a.time, 5)
+                # dbswarm's loop and the bare driver loop interleaved, so that both see the same host
+                pairs = []
+                for _ in range(a.server_rounds):
+                    pairs.append((in_process(t, wl, secs, pw),
+                                  bare_driver(engine, env, "ycsb-c" if kind == "ycsb-c" else "point_select", secs)))
+                by_ip = sorted(pairs, key=lambda pr: pr[0]["cpu_us_per_op"])
+                by_bare = sorted(pairs, key=lambda pr: pr[1]["cpu_us_per_op"])
+                diffs = sorted(round(ip["cpu_us_per_op"] - bare["cpu_us_per_op"], 2) for ip, bare in pairs)
                 row = {"engine": engine, "workload": kind,
                        "campaign": campaign(t, wl, secs, a.threads, min(C.NCPU, a.threads)),
-                       "in_process": in_process(t, wl, secs, pw),
-                       "bare_driver": bare_driver(engine, env, "ycsb-c" if kind == "ycsb-c" else "point_select",
-                                                  secs)}
-                row["overhead_beyond_driver_us"] = round(row["in_process"]["cpu_us_per_op"]
-                                                         - row["bare_driver"]["cpu_us_per_op"], 2)
+                       "in_process": by_ip[len(pairs) // 2][0], "bare_driver": by_bare[len(pairs) // 2][1],
+                       "overhead_rounds_us": diffs, "overhead_beyond_driver_us": diffs[len(diffs) // 2]}
                 C.log(f"{engine} {kind}: campaign {row['campaign']['cpu_us_per_op']} µs/op (raw "
                       f"{row['campaign']['cpu_us_per_op_raw']}), in-process {row['in_process']['cpu_us_per_op']}, "
                       f"bare driver {row['bare_driver']['cpu_us_per_op']} -> overhead "

@@ -14,7 +14,7 @@ scripts/test-servers start "$DIR" >/dev/null
 start=$(date +%s)
 "$PY" bench/vs_sysbench.py --time 5 --rounds 3 --tables 8 --table-size 20000 --threads 8,32 --pinned-threads 8 --servers-dir "$DIR"
 "$PY" bench/vs_ycsb.py --time 5 --rounds 3 --recordcount 20000 --threads 8 --ferretdb-recordcount 2000 --servers-dir "$DIR"
-"$PY" bench/generator_cost.py --time 4 --profile-time 2 --servers-dir "$DIR"
+"$PY" bench/generator_cost.py --time 4 --profile-time 2 --noop-rounds 3 --server-rounds 3 --servers-dir "$DIR"
 "$PY" bench/threads_per_shard.py --time 5 --rounds 2 --servers-dir "$DIR"
 "$PY" bench/fanout_scaling.py --time 4 --rounds 2 --max-shards 4 --max-mysql-shards 8 --servers-dir "$DIR"
 "$PY" bench/hot_path_patches.py --time 3 --rounds 3 --servers-dir "$DIR"

@@ -50,13 +50,20 @@ def main():
                      "| — |")
     if gc:
         ip = {k: v["in_process"] for k, v in gc["noop"].items()}
+        best = {k: v.get("in_process_best", v["in_process"]) for k, v in gc["noop"].items()}
         per_cpu = {k: 1e6 / v["cpu_us_per_op"] for k, v in ip.items()}
+        per_cpu_best = {k: 1e6 / v["cpu_us_per_op"] for k, v in best.items()}
+        per_cpu_scaled = {k: 1e6 / v.get("in_process_scaled_median", v["in_process"]["cpu_us_per_op"])
+                          for k, v in gc["noop"].items()}
         ycsb = {k: v for k, v in per_cpu.items() if k.startswith("ycsb")}
-        sbk = {k: v for k, v in per_cpu.items() if k.startswith("sysbench")}
-        L.append("| noop ≥ 200k ops/s per process | ops per CPU-second (1e6 ÷ CPU µs/op, in-process): "
-                 + ", ".join(f"{k} {v / 1000:,.0f}k" for k, v in per_cpu.items())
-                 + f" | {'yes' if min(ycsb.values()) >= 200_000 else '**no**'} for YCSB; sysbench counts "
-                 f"transactions of up to 20 queries |")
+        ycsb_scaled = {k: v for k, v in per_cpu_scaled.items() if k.startswith("ycsb")}
+        L.append("| noop ≥ 200k ops/s per process | ops per CPU-second (1e6 ÷ CPU µs/op, in-process), median "
+                 "(best; scaled to the run's fastest CPU moment) of the rounds: "
+                 + ", ".join(f"{k} {v / 1000:,.0f}k ({per_cpu_best[k] / 1000:,.0f}k; {per_cpu_scaled[k] / 1000:,.0f}k)"
+                             for k, v in per_cpu.items())
+                 + f" | every YCSB workload ≥ 200k — median: {'yes' if min(ycsb.values()) >= 200_000 else '**no**'}, "
+                 f"scaled: {'yes' if min(ycsb_scaled.values()) >= 200_000 else '**no**'} (sysbench counts "
+                 "transactions of up to 20 queries) |")
         ov = [r["overhead_beyond_driver_us"] for r in gc["servers"] if r["engine"] != "mongodb"]
         L.append(f"| client overhead beyond the driver ≤ 5 µs/op | noop generator + measurement: "
                  + ", ".join(f"{k} {v['cpu_us_per_op']}" for k, v in ip.items() if not k.endswith("read_write"))
