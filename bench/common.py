@@ -226,7 +226,7 @@ def run_measured(cmd: list[str], *, timeout: float = 900, env: Optional[dict] = 
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, env=env, cwd=cwd, start_new_session=True)
     deadline = t0 + timeout
-    interrupted = False
+    interrupted = timed_out = False
     while True:
         pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
         if pid == proc.pid:
@@ -236,7 +236,15 @@ def run_measured(cmd: list[str], *, timeout: float = 900, env: Optional[dict] = 
             os.kill(proc.pid, signal.SIGINT)
             interrupted = True
         if now > deadline:
-            os.killpg(proc.pid, signal.SIGKILL)
+            # processes that registered faulthandler on SIGUSR1 (dbswarm's shard processes)
+            # print every thread's stack to stderr first: what was it stuck in?
+            timed_out = True
+            try:
+                os.killpg(proc.pid, signal.SIGUSR1)
+                time.sleep(2)
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             pid, status, ru = os.wait4(proc.pid, 0)
             break
         time.sleep(0.01)
@@ -245,12 +253,29 @@ def run_measured(cmd: list[str], *, timeout: float = 900, env: Optional[dict] = 
     out_f.seek(0)
     err_f.seek(0)
     return {"cmd": cmd, "returncode": proc.returncode, "wall_s": wall, "stdout": out_f.read(),
-            "stderr": err_f.read(), "cpu_user_s": ru.ru_utime, "cpu_sys_s": ru.ru_stime,
+            "stderr": err_f.read(), "timed_out": timed_out, "cpu_user_s": ru.ru_utime, "cpu_sys_s": ru.ru_stime,
             "cpu_s": ru.ru_utime + ru.ru_stime, "maxrss_kb": ru.ru_maxrss}
+
+
+def attempt(compare: Callable[[], dict], **labels) -> dict:
+    """One comparison; if it fails, a row saying so (with its labels) instead of losing the
+    comparisons already measured in this invocation."""
+    try:
+        return compare()
+    except Exception as exc:  # recorded, reported in the section, and the run goes on
+        log(f"comparison {labels} failed: {exc}")
+        return {**labels, "failed": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}",
+                "loadavg": {"before": loadavg(), "after": loadavg()}}
 
 
 def check(res: dict, what: str) -> dict:
     if res["returncode"] != 0:
+        if res.get("timed_out"):  # keep the whole stderr: it holds the stuck threads' stacks
+            RESULTS.mkdir(parents=True, exist_ok=True)
+            path = RESULTS / f"timeout-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.txt"
+            path.write_text(f"{res['cmd']}\n--- stderr\n{res['stderr']}\n--- stdout\n{res['stdout']}")
+            raise RuntimeError(f"{what} timed out and was killed after {res['wall_s']:.0f} s; stacks and output "
+                               f"in {path}")
         raise RuntimeError(f"{what} failed (exit {res['returncode']}):\n{res['stderr'][-3000:]}\n{res['stdout'][-2000:]}")
     return res
 

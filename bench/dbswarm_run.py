@@ -33,7 +33,12 @@ def _cpu(ru):
 
 
 def _shard_entry(event):
+    import faulthandler
+    import signal
     from dbswarm import service
+    # bench/common.run_measured sends SIGUSR1 before it kills a campaign that overran its
+    # timeout: the stacks of every thread land in the campaign's stderr
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     service.run_shard(event)
 
 

@@ -12,12 +12,14 @@ DIR=${DBSWARM_BENCH_SERVERS_DIR:-/tmp/dbswarm-bench-servers}
 trap '[[ ${KEEP_SERVERS:-0} == 1 ]] || scripts/test-servers stop "$DIR" >/dev/null 2>&1 || true' EXIT
 scripts/test-servers start "$DIR" >/dev/null
 start=$(date +%s)
-"$PY" bench/vs_sysbench.py --time 5 --rounds 3 --tables 8 --table-size 20000 --threads 8,32 --pinned-threads 8 --servers-dir "$DIR"
-"$PY" bench/vs_ycsb.py --time 5 --rounds 3 --recordcount 20000 --threads 8 --ferretdb-recordcount 2000 --servers-dir "$DIR"
-"$PY" bench/generator_cost.py --time 4 --profile-time 2 --noop-rounds 3 --server-rounds 3 --servers-dir "$DIR"
-"$PY" bench/threads_per_shard.py --time 5 --rounds 2 --servers-dir "$DIR"
-"$PY" bench/fanout_scaling.py --time 4 --rounds 2 --max-shards 4 --max-mysql-shards 8 --servers-dir "$DIR"
-"$PY" bench/hot_path_patches.py --time 3 --rounds 3 --servers-dir "$DIR"
-"$PY" bench/aggregation_cost.py --shards 1000,4000 --seconds 1800
+failed=()  # a failing script is reported at the end; the others still run
+"$PY" bench/vs_sysbench.py --time 5 --rounds 3 --tables 8 --table-size 20000 --threads 8,32 --pinned-threads 8 --servers-dir "$DIR" || failed+=("bench/vs_sysbench.py")
+"$PY" bench/vs_ycsb.py --time 5 --rounds 3 --recordcount 20000 --threads 8 --ferretdb-recordcount 2000 --servers-dir "$DIR" || failed+=("bench/vs_ycsb.py")
+"$PY" bench/generator_cost.py --time 4 --profile-time 2 --noop-rounds 3 --server-rounds 3 --servers-dir "$DIR" || failed+=("bench/generator_cost.py")
+"$PY" bench/threads_per_shard.py --time 5 --rounds 2 --servers-dir "$DIR" || failed+=("bench/threads_per_shard.py")
+"$PY" bench/fanout_scaling.py --time 4 --rounds 2 --max-shards 4 --max-mysql-shards 8 --servers-dir "$DIR" || failed+=("bench/fanout_scaling.py")
+"$PY" bench/hot_path_patches.py --time 3 --rounds 3 --servers-dir "$DIR" || failed+=("bench/hot_path_patches.py")
+"$PY" bench/aggregation_cost.py --shards 1000,4000 --seconds 1800 || failed+=("bench/aggregation_cost.py")
 "$PY" bench/verdict.py
 echo "suite took $(( $(date +%s) - start )) s" >&2
+if (( ${#failed[@]} )); then echo "failed: ${failed[*]}" >&2; exit 1; fi

@@ -126,6 +126,10 @@ def markdown(data: dict) -> str:
              "| CPU s/1k trx dbswarm | CPU s/1k trx sysbench | load avg before→after |",
              "| --- | --- | --- | --- | ---: | ---: | --- | --- | --- | ---: | ---: | --- |"]
     for r in data["comparisons"]:
+        if r.get("failed"):
+            lines.append(f"| {C.ENGINE_LABELS[r['engine']]} | {r['test']} | {r['threads']} | {r['mode']} "
+                         f"| failed: {r['failed']} | | | | | | | |")
+            continue
         lines.append(
             f"| {C.ENGINE_LABELS[r['engine']]} | {r['test']} | {r['threads']} | {r['mode']} | {r['dbswarm_tps']:,.0f} "
             f"| {r['sysbench_tps']:,.0f} | {C.fmt_ratio(r['tps_ratio'])} | {C.fmt_ratio(r['qps_ratio'])} "
@@ -168,7 +172,9 @@ def main(argv=None):
         for test in C.csv_list(a.tests):
             for t in threads:
                 for pinned in ([False, True] if a.pin and t in pinned_threads else [False]):
-                    data["comparisons"].append(compare(engine, env, test, a, t, pinned))
+                    data["comparisons"].append(C.attempt(
+                        lambda: compare(engine, env, test, a, t, pinned), engine=engine, test=test, threads=t,
+                        mode="pinned" if pinned else "shared"))
     C.finish("vs_sysbench", data, markdown, write_md=not a.no_md)
 
 

@@ -247,6 +247,10 @@ def markdown(data: dict) -> str:
              "p99 µs go-ycsb | p99 ratio | CPU µs/op dbswarm | CPU µs/op go-ycsb | load avg before→after |",
              "| --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: | --- |"]
     for r in data["comparisons"]:
+        if r.get("failed"):
+            lines.append(f"| {C.ENGINE_LABELS[r['engine']]} | {r['workload']} | {r['threads']} | {r['mode']} "
+                         f"| failed: {r['failed']} | | | | | | | | |")
+            continue
         lines.append(
             f"| {C.ENGINE_LABELS[r['engine']]} | {r['workload']} | {r['threads']} | {r['mode']} | {r['dbswarm_ops']:,.0f} "
             f"| {r['goycsb_ops']:,.0f} | {C.fmt_ratio(r['ops_ratio'])} | {r['dbswarm_p99_us']:,.0f} "
@@ -286,7 +290,8 @@ def main(argv=None):
         data["loads"][engine] = load(engine, env, ea)
         for w in C.csv_list(a.workloads):
             for pinned in ([False, True] if a.pin and engine != "mongodb" else [False]):
-                row = compare(engine, env, w, ea, pinned)
+                row = C.attempt(lambda: compare(engine, env, w, ea, pinned), engine=engine, workload=w,
+                                threads=ea.threads, mode="pinned" if pinned else "shared")
                 row["recordcount"] = ea.recordcount
                 data["comparisons"].append(row)
     C.finish("vs_ycsb", data, markdown, write_md=not a.no_md)

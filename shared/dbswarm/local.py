@@ -10,6 +10,7 @@ are the building blocks; ``run_campaign`` is what ``dbswarm run`` calls.
 """
 from __future__ import annotations
 
+import faulthandler
 import json
 import multiprocessing as mp
 import os
@@ -31,8 +32,10 @@ POLL_S = 0.1
 
 
 def _shard_entry(event, conn):
-    """Child process: one shard call."""
+    """Child process: one shard call. ``kill -USR1 PID`` prints every thread's Python stack
+    to stderr (a shard that seems stuck: which call is it in?)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         out = service.run_shard(event)
         conn.send(("ok", out))
