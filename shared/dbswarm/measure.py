@@ -312,10 +312,6 @@ class TargetUnreachable(Exception):
     """Reconnecting failed for longer than RECONNECT_GIVE_UP_S."""
 
 
-class Stopped(Exception):
-    """Raised inside a measured call when the worker must stop (deadline, stop request)."""
-
-
 class Measured:
     """The one timing wrapper: every binding call of a worker thread goes through it.
 
@@ -395,14 +391,12 @@ class Measured:
         of spinning until the deadline."""
         delay = 0.05
         give_up = time.monotonic() + RECONNECT_GIVE_UP_S
-        last = None
         while not self.should_stop():
             try:
                 self.binding.reconnect()
                 self.rec.count("reconnects")
                 return True
             except Exception as exc:
-                last = exc
                 self.rec.count("reconnect_failures")
                 if time.monotonic() >= give_up:
                     cls = self.binding.classify(exc)

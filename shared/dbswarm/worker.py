@@ -150,13 +150,14 @@ class ShardPhase:
                    for st in self.states]
         for t in threads:
             t.start()
-        monitor = None
+        monitor, joined = None, threading.Event()
         if self.progress:
-            monitor = threading.Thread(target=self._monitor, args=(threads,), daemon=True)
+            monitor = threading.Thread(target=self._monitor, args=(joined,), daemon=True)
             monitor.start()
         self._join(threads)
+        joined.set()  # also ends the monitor when abandoned threads are still alive
         if monitor:
-            monitor.join(PROGRESS_INTERVAL_S * 4)
+            monitor.join()
         ended_wall = time.time()
         measurement = Measurement()
         for rec in list(self.recorders):
@@ -198,9 +199,8 @@ class ShardPhase:
                             "until the process ends)")
                 st.finished = True
 
-    def _monitor(self, threads):
-        while any(t.is_alive() for t in threads):
-            time.sleep(PROGRESS_INTERVAL_S)
+    def _monitor(self, joined: threading.Event):
+        while not joined.wait(PROGRESS_INTERVAL_S):
             try:
                 self.progress(sum(st.done for st in self.states),
                               sum(r.m.total_errors for r in list(self.recorders)))

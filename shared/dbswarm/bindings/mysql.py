@@ -83,8 +83,8 @@ def parse_mysql_url(url: str) -> dict:
 class PyMysqlDriver:
     """PyMySQL: pure Python, the default. A driver adapter (this one, or MysqlclientDriver in
     bindings/mysqlclient.py) gives the binding its exception classes (``Error``,
-    ``OperationalError``, ``InterfaceError``) and ``connect`` / ``close`` / ``is_open`` /
-    ``out_of_sync`` / ``describe``; the connection's cursor does the rest."""
+    ``OperationalError``, ``InterfaceError``) and ``connect`` / ``statements`` / ``close`` /
+    ``is_open`` / ``out_of_sync`` / ``describe``."""
     name = "pymysql"
 
     def __init__(self):
@@ -109,7 +109,7 @@ class PyMysqlDriver:
 
     @staticmethod
     def statements(db):
-        return None  # the binding uses the connection's cursor
+        return CursorStatements(db.cursor())
 
     @staticmethod
     def close(db):
@@ -128,6 +128,27 @@ class PyMysqlDriver:
     def describe(self):
         return {"driver": f"PyMySQL {self.pymysql.__version__}",
                 "prepared_statements": "client-side (PyMySQL formats parameters; statements cached)"}
+
+
+class CursorStatements:
+    """The binding's three driver calls through a DB-API cursor (PyMySQL's)."""
+    __slots__ = ("cur",)
+
+    def __init__(self, cur):
+        self.cur = cur
+
+    def execute(self, sql, params=()) -> int:
+        return self.cur.execute(sql, params if params else None)
+
+    def fetchall(self, sql, params=()):
+        cur = self.cur
+        cur.execute(sql, params if params else None)
+        return cur.fetchall()
+
+    def fetchone(self, sql, params=()):
+        cur = self.cur
+        cur.execute(sql, params if params else None)
+        return cur.fetchone()
 
 
 def make_driver(name):
@@ -151,7 +172,6 @@ class MysqlBinding(SqlBinding):
     def __init__(self, conn):
         super().__init__(conn)
         self.db = None
-        self.cur = None
         self._kwargs = parse_mysql_url(conn.url)
         opts = conn.options
         level = opts.get("isolation_level")
@@ -166,7 +186,7 @@ class MysqlBinding(SqlBinding):
             raise ValueError(f"target.options.table_engine: {engine!r} is not an engine name")
         self._table_engine = engine
         self._driver = make_driver(str(opts.get("driver", "pymysql")).lower())
-        self._statements = None  # the driver's own statement calls, if it has faster ones than its cursor
+        self._statements = None  # the driver's execute / fetchall / fetchone on this connection
         self._server_version = None
 
     # -- life cycle ------------------------------------------------------------------
@@ -176,12 +196,11 @@ class MysqlBinding(SqlBinding):
             init = f"SET SESSION TRANSACTION ISOLATION LEVEL {self._isolation}"
         self.db = self._driver.connect(self._kwargs, self.conn.password or "", init,
                                        float(self.conn.options.get("connect_timeout", 10)))
-        self.cur = self.db.cursor()
         self._statements = self._driver.statements(self.db)
         self._server_version = self.db.get_server_info()
 
     def close(self):
-        db, self.db, self.cur, self._statements = self.db, None, None, None
+        db, self.db, self._statements = self.db, None, None
         if db is not None:
             self._driver.close(db)
 
@@ -217,27 +236,15 @@ class MysqlBinding(SqlBinding):
         return ErrorClass(FATAL, f"{type(exc).__name__}_{code}" if code else type(exc).__name__)
 
     # -- driver hooks ------------------------------------------------------------------
+    # (not connected: self._statements is None, an AttributeError classify() calls not_connected)
     def _execute(self, sql, params=()):
-        s = self._statements
-        if s is not None:
-            return s.execute(sql, params)
-        return self.cur.execute(sql, params if params else None)
+        return self._statements.execute(sql, params)
 
     def _fetchall(self, sql, params=()):
-        s = self._statements
-        if s is not None:
-            return s.fetchall(sql, params)
-        cur = self.cur
-        cur.execute(sql, params if params else None)
-        return cur.fetchall()
+        return self._statements.fetchall(sql, params)
 
     def _fetchone(self, sql, params=()):
-        s = self._statements
-        if s is not None:
-            return s.fetchone(sql, params)
-        cur = self.cur
-        cur.execute(sql, params if params else None)
-        return cur.fetchone()
+        return self._statements.fetchone(sql, params)
 
     # -- DDL ---------------------------------------------------------------------------
     def ycsb_table_ddl(self, table, fieldcount):
@@ -259,4 +266,4 @@ class MysqlBinding(SqlBinding):
     # -- transactions --------------------------------------------------------------------
     def rollback(self):
         if self.db is not None and self._driver.is_open(self.db):
-            self.cur.execute("ROLLBACK")
+            self._statements.execute("ROLLBACK")

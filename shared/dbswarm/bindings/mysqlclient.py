@@ -1,10 +1,9 @@
 """The ``mysql`` binding's C driver: mysqlclient (``MySQLdb``, on libmariadb or libmysqlclient).
 
 Chosen with ``target.options.driver: mysqlclient``; ``bindings/mysql.py`` does the rest
-(SQL, statement cache, error codes), unchanged: MySQLdb has PyMySQL's cursor API
-(``cur.execute(sql, params)`` with ``%s`` placeholders formatted client-side, ``fetchone``,
-``fetchall``, the affected row count from ``execute``). Only connecting, closing and the
-exception classes differ, and live here.
+(SQL with ``%s`` placeholders formatted client-side, statement cache, error codes).
+Connecting, closing, the exception classes and the three statement calls differ, and
+live here.
 
 Statements run one level below MySQLdb's cursor (``Statements``): ``query`` with the
 parameters escaped by the connection's own ``literal``, then ``store_result`` and

@@ -107,7 +107,7 @@ class PostgresBinding(SqlBinding):
         self.db: Optional[psycopg.Connection] = None
         self.cur = None
         self._pg = None                              # the connection's psycopg.pq.PGconn
-        self._hot: set[str] = set()                  # statements built by SqlBinding._stmt
+        self._hot: set[str] = set()                  # statements built by SqlBinding._stmt, if prepared
         self._prepared: dict[str, _Prepared] = {}    # of these, the ones prepared on this connection
         opts = conn.options
         self._prepare = bool(opts.get("prepare", True))
@@ -176,7 +176,8 @@ class PostgresBinding(SqlBinding):
         sql = self._sql.get(key)
         if sql is None:
             sql = self._sql[key] = build()
-            self._hot.add(sql)
+            if self._prepare:  # the per-operation statements (all take parameters)
+                self._hot.add(sql)
         return sql
 
     def _run(self, sql, params):
@@ -223,19 +224,19 @@ class PostgresBinding(SqlBinding):
         return tx
 
     def _execute(self, sql, params=()):
-        if params and self._prepare and sql in self._hot:
+        if sql in self._hot:
             n = self._exec_prepared(sql, params)[1].command_tuples
             return -1 if n is None else n
         return self._run(sql, params).rowcount
 
     def _fetchall(self, sql, params=()):
-        if params and self._prepare and sql in self._hot:
+        if sql in self._hot:
             p, res = self._exec_prepared(sql, params)
             return self._rows(p, res).load_rows(0, res.ntuples, tuple)
         return self._run(sql, params).fetchall()
 
     def _fetchone(self, sql, params=()):
-        if params and self._prepare and sql in self._hot:
+        if sql in self._hot:
             p, res = self._exec_prepared(sql, params)
             return self._rows(p, res).load_row(0, tuple) if res.ntuples else None
         return self._run(sql, params).fetchone()
