@@ -103,6 +103,8 @@ def calibration_us() -> float:
 
 def in_process(target, wl, seconds, password=None, profile=False) -> dict:
     import resource
+    from dbswarm.workloads.generators import clear_memos
+    clear_memos()  # each round starts cold, as a shard process does
     sp = shard_phase(target, wl, seconds, password)
     st = sp.states[0]
     prof = cProfile.Profile() if profile else None
@@ -137,7 +139,7 @@ CATEGORIES = (
                                                # psycopg_binary's methods are Cython functions, which
                                                # cProfile does not list: PGconn.exec_prepared (send,
                                                # wait, receive) is own time of the binding frame calling it
-                                               "postgresql.py:'_exec_prepared'")),
+                                               "postgresql.py:'_exec_hot'")),
     ("driver, C code (row loading, escaping: psycopg C, MySQLdb _mysql)", (
         "of '_mysql", "Transformer' objects", "of 'psycopg_binary", "of 'psycopg_c")),
     ("workload generator (dbswarm/workloads)", ("dbswarm/workloads",)),

@@ -215,7 +215,8 @@ class Measurement:
 class _OpRecorder:
     """One operation type's hot-path state: latencies counted per exact µs value (flushed
     into the HdrHistogram in bulk: same buckets, same result, a fraction of the cost) and
-    the current second's count (written to the timeline when the second changes)."""
+    the current second's count (added to the timeline and to the operation's count when the
+    second changes)."""
     __slots__ = ("stats", "lat", "row", "sec", "sec_count", "sec_lat")
 
     def __init__(self, stats, row):
@@ -226,7 +227,8 @@ class _OpRecorder:
 class Recorder:
     """Fills one Measurement from one thread (no locks). Times come from perf_counter_ns;
     the timeline index is the wall-clock second, anchored once per recorder. Call
-    ``flush()`` (or ``measurement()``) before reading the Measurement."""
+    ``flush()`` (or ``measurement()``) before reading the Measurement's counts, histograms
+    and timeline (errors and counters are current)."""
     MAX_DISTINCT_LATENCIES = 4096
 
     def __init__(self):
@@ -245,11 +247,10 @@ class Recorder:
 
     def ok(self, op: str, t0: int, t1: int, n: int = 1) -> None:
         r = self._ops.get(op) or self._op(op)
-        r.stats.count += n
         lat = (t1 - t0) // 1000
         d = r.lat
         d[lat] = d.get(lat, 0) + 1
-        sec = (t1 - self.base) // NS_PER_S
+        sec = (t1 - self.base) // 1_000_000_000  # NS_PER_S (a constant is cheaper than a global)
         if sec != r.sec:
             self._roll(r, sec)
             if len(d) > self.MAX_DISTINCT_LATENCIES:
@@ -258,7 +259,8 @@ class Recorder:
         r.sec_lat += lat
 
     def _roll(self, r: _OpRecorder, sec: int) -> None:
-        """Move the finished second's counts into the timeline."""
+        """Move the finished second's counts into the timeline and the operation's count."""
+        r.stats.count += r.sec_count
         if r.sec >= 0 and (r.sec_count or r.sec_lat):
             for seq, v in ((r.row, r.sec_count), (self.m.timeline.latency_us, r.sec_lat)):
                 if r.sec >= len(seq):
@@ -319,13 +321,14 @@ class Measured:
     reconnect policy: connection loss -> reconnect (with back-off) and count; retryable
     errors in a multi-statement event -> roll back and run the event again, as sysbench does.
     """
-    __slots__ = ("binding", "rec", "should_stop", "_perf")
+    __slots__ = ("binding", "rec", "should_stop", "_perf", "_ok")
 
     def __init__(self, binding, recorder: Recorder, should_stop=lambda: False):
         self.binding = binding
         self.rec = recorder
         self.should_stop = should_stop
         self._perf = time.perf_counter_ns
+        self._ok = recorder.ok
 
     def call(self, op: str, fn, *args):
         """One operation; returns fn's result, or ``FAILED`` after recording the error."""
@@ -336,7 +339,7 @@ class Measured:
         except Exception as exc:  # drivers raise many types; classify decides
             self._failed(op, exc)
             return FAILED
-        self.rec.ok(op, t0, perf())
+        self._ok(op, t0, perf())
         return result
 
     def call_rows(self, op: str, n: int, fn, *args):

@@ -269,7 +269,7 @@ class ShardPhase:
         wait = self._paced(rate)
         perf = time.perf_counter
         stop_perf = self._stop_perf
-        stop_event = self.stop_event
+        stopped = self.stop_event.is_set
         do = client.do_transaction
         done = st.done
         try:
@@ -280,7 +280,7 @@ class ShardPhase:
                 if perf() >= stop_perf:
                     st.finished = self._cap_reached()
                     break
-                if stop_event.is_set():
+                if stopped():
                     break
                 if wait:
                     wait()

@@ -413,7 +413,7 @@ def test_sysbench_event_counts_queries_like_sysbench(make):
     for _ in range(20):
         assert m.event("TRANSACTION", client.body, q)
     assert q == [14 * 20, 4 * 20, 2 * 20]
-    assert m.rec.m.operations["TRANSACTION"].count == 20
+    assert m.rec.measurement().operations["TRANSACTION"].count == 20
     assert m.rec.m.errors == {}
     assert b.sb_count(n) == 300
 

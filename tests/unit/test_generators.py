@@ -104,8 +104,14 @@ def test_fnvhash64_is_fnv1a_over_little_endian_long():
             h = ((h ^ byte) * 1099511628211) & (2 ** 64 - 1)
         signed = h - 2 ** 64 if h >= 2 ** 63 else h
         return abs(signed)
-    for v in [0, 1, 2, 255, 256, 10 ** 6, 2 ** 40 + 7]:
-        assert fnvhash64(v) == reference(v)
+    rng = random.Random(7)
+    # every path of the table-driven version: below 2^32, below 2^40, above, and negative longs
+    values = [0, 1, 2, 255, 256, 65535, 65536, 10 ** 6, 2 ** 32 - 1, 2 ** 32, 2 ** 40 - 1, 2 ** 40 + 7,
+              2 ** 63 - 1, -1, -2 ** 63]
+    values += [rng.randrange(1 << bits) for bits in (16, 24, 32, 40, 48, 63) for _ in range(200)]
+    values += [-rng.randrange(1, 1 << 63) for _ in range(200)]
+    for v in values:
+        assert fnvhash64(v) == reference(v), v
 
 
 def test_key_names_follow_ycsb():
@@ -129,3 +135,10 @@ def test_sysbench_uniform_chi_square_and_bounds():
         assert 1 <= v <= 20
         counts[v - 1] += 1
     assert chi2(counts, [N / n] * n) < CHI2_999[19]
+
+
+def test_scrambled_zipfian_inlines_zipfian_exactly():
+    # ScrambledZipfian.next inlines Zipfian.next: the same draws give the same items
+    a = ScrambledZipfian(random.Random(11), 5, 10 ** 6)
+    z = Zipfian(random.Random(11), 0, ScrambledZipfian.ITEM_COUNT, 0.99, zetan=ScrambledZipfian.ZETAN)
+    assert [a.next() for _ in range(2000)] == [5 + fnvhash64(z.next()) % (10 ** 6 - 5 + 1) for _ in range(2000)]

@@ -188,10 +188,13 @@ class PostgresBinding(SqlBinding):
             cur.execute(sql)
         return cur
 
-    def _exec_prepared(self, sql, params):
-        """Run a hot statement as a prepared statement; its result (raises on error)."""
+    def _exec_hot(self, sql, params):
+        """Run a hot statement as a prepared statement: its prepared entry and result (raises
+        on error); None if sql is not a hot statement."""
         p = self._prepared.get(sql)
         if p is None:
+            if sql not in self._hot:
+                return None
             p = self._prepare_statement(sql)
         res = self._pg.exec_prepared(p.name, text_params(params))
         if res.status not in _OK:
@@ -214,7 +217,8 @@ class PostgresBinding(SqlBinding):
             return psycopg.OperationalError(f"consuming input failed: {msg}")
         return error_from_result(res, encoding=self.db.info.encoding)
 
-    def _rows(self, p, res):
+    @staticmethod
+    def _rows(p, res):
         tx = p.tx
         if p.loaders_set:
             tx.set_pgresult(res, set_loaders=False)
@@ -224,22 +228,25 @@ class PostgresBinding(SqlBinding):
         return tx
 
     def _execute(self, sql, params=()):
-        if sql in self._hot:
-            n = self._exec_prepared(sql, params)[1].command_tuples
-            return -1 if n is None else n
-        return self._run(sql, params).rowcount
+        hot = self._exec_hot(sql, params)
+        if hot is None:
+            return self._run(sql, params).rowcount
+        n = hot[1].command_tuples
+        return -1 if n is None else n
 
     def _fetchall(self, sql, params=()):
-        if sql in self._hot:
-            p, res = self._exec_prepared(sql, params)
-            return self._rows(p, res).load_rows(0, res.ntuples, tuple)
-        return self._run(sql, params).fetchall()
+        hot = self._exec_hot(sql, params)
+        if hot is None:
+            return self._run(sql, params).fetchall()
+        p, res = hot
+        return self._rows(p, res).load_rows(0, res.ntuples, tuple)
 
     def _fetchone(self, sql, params=()):
-        if sql in self._hot:
-            p, res = self._exec_prepared(sql, params)
-            return self._rows(p, res).load_row(0, tuple) if res.ntuples else None
-        return self._run(sql, params).fetchone()
+        hot = self._exec_hot(sql, params)
+        if hot is None:
+            return self._run(sql, params).fetchone()
+        p, res = hot
+        return self._rows(p, res).load_row(0, tuple) if res.ntuples else None
 
     def _simple(self, command: bytes):
         """BEGIN / COMMIT / ROLLBACK: one simple-protocol round trip, as sysbench sends them."""

@@ -59,6 +59,8 @@ class SqlBinding(Binding):
         return ", ".join([self.placeholder] * n)
 
     def _stmt(self, key, build) -> str:
+        """The statement cached under key, built on first use. (The per-operation methods look
+        in ``_sql`` themselves first, so that the builder closure is only made on a miss.)"""
         sql = self._sql.get(key)
         if sql is None:
             sql = self._sql[key] = build()
@@ -79,7 +81,8 @@ class SqlBinding(Binding):
         return "*" if fields is None else ", ".join([KEY, *fields])
 
     def read(self, table, key, fields):
-        sql = self._stmt(("read", table, fields and tuple(fields)), lambda: (
+        ck = ("read", table, fields and tuple(fields))
+        sql = self._sql.get(ck) or self._stmt(ck, lambda: (
             f"SELECT {self._columns(fields)} FROM {table} WHERE {KEY} = {self.placeholder}"))
         row = self._fetchone(sql, (key,))
         if row is None:
@@ -106,14 +109,16 @@ class SqlBinding(Binding):
 
     def update(self, table, key, values):
         names = tuple(values)
-        sql = self._stmt(("update", table, names), lambda: (
+        ck = ("update", table, names)
+        sql = self._sql.get(ck) or self._stmt(ck, lambda: (
             f"UPDATE {table} SET " + ", ".join(f"{n} = {self.placeholder}" for n in names)
             + f" WHERE {KEY} = {self.placeholder}"))
         return self._execute(sql, (*values.values(), key)) > 0
 
     def insert(self, table, key, values):
         names = tuple(values)
-        sql = self._stmt(("insert", table, names), lambda: (
+        ck = ("insert", table, names)
+        sql = self._sql.get(ck) or self._stmt(ck, lambda: (
             f"INSERT INTO {table} ({KEY}, {', '.join(names)}) VALUES ({self._ph(len(names) + 1)})"))
         self._execute(sql, (key, *values.values()))
 
@@ -168,7 +173,8 @@ class SqlBinding(Binding):
         self._execute("ROLLBACK")
 
     def _sb(self, kind, table_no, template):
-        return self._stmt((kind, table_no), lambda: template.format(t=f"sbtest{table_no}", p=self.placeholder))
+        ck = (kind, table_no)
+        return self._sql.get(ck) or self._stmt(ck, lambda: template.format(t=f"sbtest{table_no}", p=self.placeholder))
 
     def sb_point_select(self, table_no, id_):
         return self._fetchall(self._sb("ps", table_no, "SELECT c FROM {t} WHERE id={p}"), (id_,))

@@ -12,7 +12,7 @@ import random
 import string
 
 from ..measure import FAILED
-from .generators import CACHE_LIMIT, Hotspot, ScrambledZipfian, SkewedLatest, Uniform, fnvhash64
+from .generators import CACHE_LIMIT, Hotspot, ScrambledZipfian, SkewedLatest, Uniform, fnvhash64, memo_table
 
 OPS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE")
 _POOL_SIZE = 1 << 16
@@ -46,7 +46,7 @@ class YcsbClient:
         self._len = min(w.fieldlength, _POOL_SIZE)
         self._span = _POOL_SIZE - self._len
         self._nfields = len(self.fields)
-        self._keys: dict[int, str] = {}  # popular keys repeat: format each once
+        self._keys = memo_table("ycsb-key", self.ordered, w.zeropadding)  # popular keys: formatted once
         ops, cum, acc = [], [], 0.0
         for name, p in zip(OPS, (w.readproportion, w.updateproportion, w.insertproportion,
                                  w.scanproportion, w.readmodifywriteproportion)):
@@ -58,6 +58,8 @@ class YcsbClient:
         self._ops, self._cum = ops, cum
         self._dispatch = {"READ": self.do_read, "UPDATE": self.do_update, "INSERT": self.do_insert,
                           "SCAN": self.do_scan, "READ-MODIFY-WRITE": self.do_rmw}
+        if len(ops) == 1:  # workload c and the like: no draw for the operation (YCSB draws none either)
+            self.do_transaction = self._dispatch[ops[0]]
         n = w.recordcount
         dist = w.requestdistribution
         if dist == "uniform":
@@ -81,14 +83,16 @@ class YcsbClient:
         return index if index < n else n + (index - n) * self.T + self.g
 
     def next_keynum(self) -> int:
-        known = self.w.recordcount + self.inserted
+        n = self.w.recordcount
+        known = n + self.inserted
         ch = self.chooser
-        if ch is None:
-            return self.keynum_at(self.rng.randrange(known))
-        while True:
+        if ch is None:  # uniform; int(random() * known) is randrange's distribution at a third of its cost
+            k = int(self.random() * known)
+        else:
             k = ch.next()
-            if k < known:
-                return self.keynum_at(k)
+            while k >= known:
+                k = ch.next()
+        return k if k < n else n + (k - n) * self.T + self.g  # keynum_at, inlined: once per operation
 
     def key(self, keynum: int) -> str:
         cache = self._keys
@@ -118,13 +122,12 @@ class YcsbClient:
     def next_op(self) -> str:
         return self._ops[bisect.bisect_right(self._cum, self.rng.random())]
 
-    def do_transaction(self, m) -> str:
-        op = self._ops[bisect.bisect_right(self._cum, self.random())]
-        self._dispatch[op](m)
-        return op
+    def do_transaction(self, m) -> None:
+        self._dispatch[self._ops[bisect.bisect_right(self._cum, self.random())]](m)
 
     def do_read(self, m):
-        r = m.call("READ", m.binding.read, self.table, self.key(self.next_keynum()), self.fields_to_read())
+        fields = None if self.read_fields is None else [self.fields[int(self.random() * self._nfields)]]
+        r = m.call("READ", m.binding.read, self.table, self.key(self.next_keynum()), fields)
         if r is None:
             m.rec.m.operations["READ"].not_found += 1
 
