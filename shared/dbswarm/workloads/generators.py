@@ -153,9 +153,11 @@ class ScrambledZipfian:
 class Uniform:
     def __init__(self, rng, lo: int, hi: int):
         self.rng, self.lo, self.hi = rng, lo, hi
+        self.random, self.n = rng.random, hi - lo + 1
 
     def next(self) -> int:
-        return self.rng.randint(self.lo, self.hi)
+        # randint's distribution at a third of its cost (as SysbenchUniform)
+        return self.lo + int(self.random() * self.n)
 
 
 class SkewedLatest:

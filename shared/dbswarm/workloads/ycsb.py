@@ -108,7 +108,9 @@ class YcsbClient:
         return self.pool[o:o + self._len]
 
     def all_values(self) -> dict:
-        return {f: self.value() for f in self.fields}
+        # value() inlined: ten fields per insert, one call each otherwise
+        r, pool, span, n = self.random, self.pool, self._span, self._len
+        return {f: pool[(o := int(r() * span)):o + n] for f in self.fields}
 
     def update_values(self) -> dict:
         if self.w.writeallfields:
