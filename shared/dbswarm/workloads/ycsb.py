@@ -58,7 +58,7 @@ class YcsbClient:
         self._ops, self._cum = ops, cum
         self._dispatch = {"READ": self.do_read, "UPDATE": self.do_update, "INSERT": self.do_insert,
                           "SCAN": self.do_scan, "READ-MODIFY-WRITE": self.do_rmw}
-        if len(ops) == 1:  # workload c and the like: no draw for the operation (YCSB draws none either)
+        if len(ops) == 1:  # workload c and the like: no random draw to pick the only operation
             self.do_transaction = self._dispatch[ops[0]]
         n = w.recordcount
         dist = w.requestdistribution
@@ -77,12 +77,9 @@ class YcsbClient:
     def known_count(self) -> int:
         return self.w.recordcount + self.inserted
 
-    def keynum_at(self, index: int) -> int:
-        """Index in [0, known_count) -> a key number that exists."""
-        n = self.w.recordcount
-        return index if index < n else n + (index - n) * self.T + self.g
-
     def next_keynum(self) -> int:
+        """A key number that exists: index k in [0, known) is a loaded key below recordcount,
+        else this thread's (k - recordcount)-th insert."""
         n = self.w.recordcount
         known = n + self.inserted
         ch = self.chooser
@@ -92,7 +89,7 @@ class YcsbClient:
             k = ch.next()
             while k >= known:
                 k = ch.next()
-        return k if k < n else n + (k - n) * self.T + self.g  # keynum_at, inlined: once per operation
+        return k if k < n else n + (k - n) * self.T + self.g
 
     def key(self, keynum: int) -> str:
         cache = self._keys
@@ -121,9 +118,6 @@ class YcsbClient:
         return None if self.read_fields is None else [self.fields[int(self.random() * self._nfields)]]
 
     # -- operations ----------------------------------------------------------------------
-    def next_op(self) -> str:
-        return self._ops[bisect.bisect_right(self._cum, self.rng.random())]
-
     def do_transaction(self, m) -> None:
         self._dispatch[self._ops[bisect.bisect_right(self._cum, self.random())]](m)
 
