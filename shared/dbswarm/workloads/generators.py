@@ -108,13 +108,7 @@ class Zipfian:
                 self.zetan = zeta(items, self.theta)
             self._count_for_zeta = self.items = items
             self._eta()
-        u = self.random()
-        uz = u * self.zetan
-        if uz < 1.0:
-            return self.base
-        if uz < self._half_pow_theta:
-            return self.base + 1
-        return self.base + int(self.items * (self.eta * u - self.eta + 1) ** self.alpha)
+        return self.next()
 
 
 class ScrambledZipfian:
