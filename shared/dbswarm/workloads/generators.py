@@ -11,7 +11,7 @@ FNV_OFFSET_BASIS_64 = 0xCBF29CE484222325
 FNV_PRIME_64 = 1099511628211
 _MASK64 = (1 << 64) - 1
 _SIGN = 1 << 63
-CACHE_LIMIT = 1 << 18  # entries per memo table on the hot path (cleared when full)
+CACHE_LIMIT = 1 << 18  # entries per memo table on the hot path (cleared when full; both full: ~64 MB)
 # memo tables are per process, shared by its client threads (a dict's get and set are atomic
 # under the GIL; a race only computes a value twice): popular items are hashed once per process
 _MEMOS: dict = {}
