@@ -7,9 +7,11 @@ so that both see the same host. Measured (CPU µs per operation, the process's r
 
 - the noop binding, one client thread, in-process (``generator_cost.in_process``), per
   workload family;
-- with ``--engines``: YCSB c (uniform, 10,000 records) on the real servers, one thread,
-  in-process, and the bare driver loop of the same tree right after it: the overhead
-  beyond the driver (dbswarm − bare) per revision.
+- with ``--engines``, on the real servers, one thread, in-process, each of
+  ``--server-workloads``: ``ycsb-c`` (uniform, 10,000 records; followed by the bare driver
+  loop of the same tree: the overhead beyond the driver, dbswarm − bare, per revision),
+  ``sysbench-oltp_read_write``, ``sysbench-oltp_read_only``, ``sysbench-oltp_point_select``
+  (2 tables × 10,000 rows; CPU per transaction).
 
     python bench/ab_revisions.py --base 3ce3bd3 --rounds 5 --time 3 --engines postgresql,mysql
 """
@@ -28,6 +30,11 @@ from bench import common as C  # noqa: E402
 
 WORKTREES = Path(os.environ.get("DBSWARM_AB_WORKTREES", "/tmp/dbswarm-ab-worktrees"))
 NOOP = ("ycsb-a", "ycsb-c", "ycsb-S3", "ycsb-e", "sysbench-oltp_point_select")
+YCSB_C = {"family": "ycsb", "preset": "c", "recordcount": 10_000, "requestdistribution": "uniform"}
+SYSBENCH = {"family": "sysbench", "tables": 2, "table_size": 10_000, "rand_type": "uniform"}
+SERVER_WORKLOADS = {"ycsb-c": YCSB_C,
+                    **{f"sysbench-{t}": dict(SYSBENCH, test=t)
+                       for t in ("oltp_read_write", "oltp_read_only", "oltp_point_select")}}
 
 # runs inside the revision's tree: prints one JSON line
 PROBE = r"""
@@ -40,11 +47,13 @@ if kind == "noop":
     print(json.dumps({"cpu_us_per_op": r["cpu_us_per_op"]}))
 else:
     env = C.read_env(sys.argv[4])
-    wl = {"family": "ycsb", "preset": "c", "recordcount": G.YCSB_RECORDS, "requestdistribution": "uniform"}
+    wl = json.loads(sys.argv[5])
     a = G.in_process(C.target(name, env), wl, seconds, C.password(env))
-    b = G.bare_driver(name, env, "ycsb-c", seconds)
-    print(json.dumps({"cpu_us_per_op": a["cpu_us_per_op"], "bare_us_per_op": b["cpu_us_per_op"],
-                      "overhead_us": round(a["cpu_us_per_op"] - b["cpu_us_per_op"], 2)}))
+    out = {"cpu_us_per_op": a["cpu_us_per_op"]}
+    if wl["family"] == "ycsb":
+        b = G.bare_driver(name, env, "ycsb-c", seconds)
+        out.update(bare_us_per_op=b["cpu_us_per_op"], overhead_us=round(a["cpu_us_per_op"] - b["cpu_us_per_op"], 2))
+    print(json.dumps(out))
 """
 
 
@@ -68,9 +77,10 @@ def tree(rev: str) -> tuple[Path, str]:
     return path, sha
 
 
-def probe(path: Path, kind: str, name: str, seconds: float, env_file: str = "") -> dict:
+def probe(path: Path, kind: str, name: str, seconds: float, env_file: str = "", workload=None) -> dict:
     env = dict(os.environ, PYTHONPATH=f"{path / 'shared'}{os.pathsep}{path}")
-    res = subprocess.run([sys.executable, "-c", PROBE, kind, name, str(seconds), env_file], cwd=path, env=env,
+    res = subprocess.run([sys.executable, "-c", PROBE, kind, name, str(seconds), env_file, json.dumps(workload)],
+                         cwd=path, env=env,
                          capture_output=True, text=True, timeout=seconds * 10 + 120)
     if res.returncode:
         raise RuntimeError(f"{kind} {name} in {path} failed:\n{res.stderr[-2000:]}")
@@ -95,7 +105,7 @@ def markdown(data: dict) -> str:
     a = data["args"]
     L = ["## Two revisions side by side", "", C.header(data), "",
          f"base `{data['base']}` against head `{data['head']}`; {a['rounds']} interleaved rounds (base, head, ...) "
-         f"of {a['time']:g} s, each in a fresh process importing that revision's code; CPU µs per operation, "
+         f"of {a['time']:g} s, each in a fresh process importing that revision's code; CPU µs per operation (sysbench: per transaction), "
          "medians, and the per-round head ÷ base ratio: median (min–max).", "",
          "| measurement | base µs/op | head µs/op | head ÷ base | overhead beyond the driver, base → head |",
          "| --- | ---: | ---: | --- | --- |"]
@@ -113,7 +123,8 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--time", type=float, default=3, help="seconds per measurement")
     p.add_argument("--workloads", default=",".join(NOOP))
-    p.add_argument("--engines", default="", help="also: YCSB c on these real servers (postgresql,mysql)")
+    p.add_argument("--engines", default="", help="also: these real servers (postgresql,mysql)")
+    p.add_argument("--server-workloads", default="ycsb-c", help=f"on the servers: {', '.join(SERVER_WORKLOADS)}")
     p.add_argument("--servers-dir", default=C.DEFAULT_SERVERS_DIR)
     p.add_argument("--no-md", action="store_true")
     a = p.parse_args(argv)
@@ -127,17 +138,24 @@ def main(argv=None):
         data["rows"].append(compare(f"noop {name}", lambda n=name: probe(base_path, "noop", n, a.time),
                                     lambda n=name: probe(head_path, "noop", n, a.time), a.rounds))
     engines = C.csv_list(a.engines)
+    server_workloads = C.csv_list(a.server_workloads)
+    unknown = [w for w in server_workloads if w not in SERVER_WORKLOADS]
+    if unknown:
+        p.error(f"--server-workloads: {', '.join(unknown)} not among {', '.join(SERVER_WORKLOADS)}")
     if engines:
-        C.start_servers(a.servers_dir)
+        env = C.start_servers(a.servers_dir)
         env_file = str(Path(a.servers_dir) / "env")
         for engine in engines:
-            C.load_with_dbswarm(C.read_env(env_file), engine, {"family": "ycsb", "preset": "c", "table": "usertable",
-                                                                "recordcount": 10_000,
-                                                                "requestdistribution": "uniform"})
-            data["rows"].append(compare(
-                f"{C.ENGINE_LABELS[engine]} YCSB c read, one thread",
-                lambda e=engine: probe(base_path, "server", e, a.time, env_file),
-                lambda e=engine: probe(head_path, "server", e, a.time, env_file), a.rounds))
+            for name in server_workloads:
+                wl = SERVER_WORKLOADS[name]
+                if wl["family"] == "ycsb":
+                    C.load_with_dbswarm(env, engine, dict(wl, table="usertable"))
+                else:
+                    C.load_with_dbswarm(env, engine, wl, threads=2, shards=1)
+                data["rows"].append(compare(
+                    f"{C.ENGINE_LABELS[engine]} {name}, one thread",
+                    lambda e=engine, w=wl: probe(base_path, "server", e, a.time, env_file, w),
+                    lambda e=engine, w=wl: probe(head_path, "server", e, a.time, env_file, w), a.rounds))
     C.finish("ab_revisions", data, markdown, write_md=not a.no_md)
 
 

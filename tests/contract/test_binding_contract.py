@@ -347,6 +347,11 @@ def test_sysbench_schema_load_and_statements(make):
     assert ordered == sorted(by_id[i][2] for i in range(11, 111))
     distinct = [r[0].rstrip() for r in b.sb_distinct_range(n, 11, 110)]
     assert distinct == sorted({by_id[i][2] for i in range(11, 111)})
+    # rows=False (what the worker's events use): the same queries, only the row counts
+    assert b.sb_point_select(n, 5, False) == 1 and b.sb_point_select(n, 10_000, False) == 0
+    assert b.sb_simple_range(n, 11, 110, False) == 100 and b.sb_sum_range(n, 11, 110, False) == 1
+    assert b.sb_order_range(n, 11, 110, False) == 100
+    assert b.sb_distinct_range(n, 11, 110, False) == len(distinct)
 
     assert b.sb_index_update(n, 20) == 1
     assert int(b.sb_sum_range(n, 20, 20)[0][0]) == by_id[20][1] + 1

@@ -133,19 +133,22 @@ class Binding:
     def rollback(self) -> None:
         raise NotImplementedError
 
-    def sb_point_select(self, table_no: int, id_: int) -> Any:
+    # The five SELECTs return the rows, or with rows=False only how many there were: the
+    # whole result is still read from the server, its values are not turned into Python
+    # objects (sysbench never looks at them either; the worker's events use rows=False).
+    def sb_point_select(self, table_no: int, id_: int, rows: bool = True) -> Any:
         raise NotImplementedError
 
-    def sb_simple_range(self, table_no: int, lo: int, hi: int) -> Any:
+    def sb_simple_range(self, table_no: int, lo: int, hi: int, rows: bool = True) -> Any:
         raise NotImplementedError
 
-    def sb_sum_range(self, table_no: int, lo: int, hi: int) -> Any:
+    def sb_sum_range(self, table_no: int, lo: int, hi: int, rows: bool = True) -> Any:
         raise NotImplementedError
 
-    def sb_order_range(self, table_no: int, lo: int, hi: int) -> Any:
+    def sb_order_range(self, table_no: int, lo: int, hi: int, rows: bool = True) -> Any:
         raise NotImplementedError
 
-    def sb_distinct_range(self, table_no: int, lo: int, hi: int) -> Any:
+    def sb_distinct_range(self, table_no: int, lo: int, hi: int, rows: bool = True) -> Any:
         raise NotImplementedError
 
     def sb_index_update(self, table_no: int, id_: int) -> Any:

@@ -131,7 +131,7 @@ class PyMysqlDriver:
 
 
 class CursorStatements:
-    """The binding's three driver calls through a DB-API cursor (PyMySQL's)."""
+    """The binding's driver calls through a DB-API cursor (PyMySQL's)."""
     __slots__ = ("cur",)
 
     def __init__(self, cur):
@@ -149,6 +149,10 @@ class CursorStatements:
         cur = self.cur
         cur.execute(sql, params if params else None)
         return cur.fetchone()
+
+    def fetchcount(self, sql, params=()) -> int:
+        # PyMySQL reads and converts every row inside execute(); it returns their number
+        return self.cur.execute(sql, params if params else None)
 
 
 def make_driver(name):
@@ -199,12 +203,13 @@ class MysqlBinding(SqlBinding):
         st = self._statements = self._driver.statements(self.db)
         # the driver's calls bound onto the binding itself, over the class's hooks below: one
         # Python call less per statement, on the hot path
-        self._execute, self._fetchall, self._fetchone = st.execute, st.fetchall, st.fetchone
+        self._execute, self._fetchall, self._fetchone, self._fetchcount = (
+            st.execute, st.fetchall, st.fetchone, st.fetchcount)
         self._server_version = self.db.get_server_info()
 
     def close(self):
         db, self.db, self._statements = self.db, None, None
-        for hook in ("_execute", "_fetchall", "_fetchone"):  # back to the class's hooks (not connected)
+        for hook in ("_execute", "_fetchall", "_fetchone", "_fetchcount"):  # back to the class's hooks (not connected)
             self.__dict__.pop(hook, None)
         if db is not None:
             self._driver.close(db)
@@ -250,6 +255,9 @@ class MysqlBinding(SqlBinding):
 
     def _fetchone(self, sql, params=()):
         return self._statements.fetchone(sql, params)
+
+    def _fetchcount(self, sql, params=()):
+        return self._statements.fetchcount(sql, params)
 
     # -- DDL ---------------------------------------------------------------------------
     def ycsb_table_ddl(self, table, fieldcount):

@@ -125,7 +125,7 @@ class MysqlclientDriver:
 
 
 class Statements:
-    """The binding's three driver calls on one MySQLdb connection, through ``_mysql``."""
+    """The binding's driver calls on one MySQLdb connection, through ``_mysql``."""
     __slots__ = ("_query", "_literal", "_store", "_affected", "_sql")
 
     def __init__(self, db):
@@ -159,3 +159,7 @@ class Statements:
             return None
         rows = res.fetch_row(1)
         return rows[0] if rows else None
+
+    def fetchcount(self, sql, params=()) -> int:
+        res = self._run(sql, params)  # store_result: every row is read into libmariadb's buffer
+        return res.num_rows() if res is not None else 0

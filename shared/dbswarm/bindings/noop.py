@@ -68,8 +68,8 @@ class NoopBinding(Binding):
     def rollback(self):
         pass
 
-    def _nothing(self, *args):
-        return ()
+    def _nothing(self, *args, rows=True):
+        return () if rows else 0
 
     sb_point_select = sb_simple_range = sb_sum_range = sb_order_range = sb_distinct_range = _nothing
     sb_index_update = sb_non_index_update = sb_delete = sb_insert = _nothing

@@ -248,6 +248,12 @@ class PostgresBinding(SqlBinding):
         p, res = hot
         return self._rows(p, res).load_row(0, tuple) if res.ntuples else None
 
+    def _fetchcount(self, sql, params=()):
+        hot = self._exec_hot(sql, params)
+        if hot is None:  # the cursor holds the whole result; rowcount is its row count
+            return self._run(sql, params).rowcount
+        return hot[1].ntuples  # libpq has received every row; none is loaded
+
     def _simple(self, command: bytes):
         """BEGIN / COMMIT / ROLLBACK: one simple-protocol round trip, as sysbench sends them."""
         res = self._pg.exec_(command)

@@ -37,6 +37,11 @@ class SqlBinding(Binding):
         rows = self._fetchall(sql, params)
         return rows[0] if rows else None
 
+    def _fetchcount(self, sql: str, params=()) -> int:
+        """Run a query and read its whole result; return the number of rows, without
+        turning them into Python values where the driver allows it."""
+        return len(self._fetchall(sql, params))
+
     def _executemany(self, sql: str, seq) -> None:
         for params in seq:
             self._execute(sql, params)
@@ -176,23 +181,25 @@ class SqlBinding(Binding):
         ck = (kind, table_no)
         return self._sql.get(ck) or self._stmt(ck, lambda: template.format(t=f"sbtest{table_no}", p=self.placeholder))
 
-    def sb_point_select(self, table_no, id_):
-        return self._fetchall(self._sb("ps", table_no, "SELECT c FROM {t} WHERE id={p}"), (id_,))
+    def sb_point_select(self, table_no, id_, rows=True):
+        sql = self._sb("ps", table_no, "SELECT c FROM {t} WHERE id={p}")
+        return self._fetchall(sql, (id_,)) if rows else self._fetchcount(sql, (id_,))
 
-    def sb_simple_range(self, table_no, lo, hi):
-        return self._fetchall(self._sb("sr", table_no, "SELECT c FROM {t} WHERE id BETWEEN {p} AND {p}"), (lo, hi))
+    def sb_simple_range(self, table_no, lo, hi, rows=True):
+        sql = self._sb("sr", table_no, "SELECT c FROM {t} WHERE id BETWEEN {p} AND {p}")
+        return self._fetchall(sql, (lo, hi)) if rows else self._fetchcount(sql, (lo, hi))
 
-    def sb_sum_range(self, table_no, lo, hi):
-        return self._fetchall(self._sb("sum", table_no, "SELECT SUM(k) FROM {t} WHERE id BETWEEN {p} AND {p}"),
-                              (lo, hi))
+    def sb_sum_range(self, table_no, lo, hi, rows=True):
+        sql = self._sb("sum", table_no, "SELECT SUM(k) FROM {t} WHERE id BETWEEN {p} AND {p}")
+        return self._fetchall(sql, (lo, hi)) if rows else self._fetchcount(sql, (lo, hi))
 
-    def sb_order_range(self, table_no, lo, hi):
-        return self._fetchall(self._sb(
-            "or", table_no, "SELECT c FROM {t} WHERE id BETWEEN {p} AND {p} ORDER BY c"), (lo, hi))
+    def sb_order_range(self, table_no, lo, hi, rows=True):
+        sql = self._sb("or", table_no, "SELECT c FROM {t} WHERE id BETWEEN {p} AND {p} ORDER BY c")
+        return self._fetchall(sql, (lo, hi)) if rows else self._fetchcount(sql, (lo, hi))
 
-    def sb_distinct_range(self, table_no, lo, hi):
-        return self._fetchall(self._sb(
-            "dr", table_no, "SELECT DISTINCT c FROM {t} WHERE id BETWEEN {p} AND {p} ORDER BY c"), (lo, hi))
+    def sb_distinct_range(self, table_no, lo, hi, rows=True):
+        sql = self._sb("dr", table_no, "SELECT DISTINCT c FROM {t} WHERE id BETWEEN {p} AND {p} ORDER BY c")
+        return self._fetchall(sql, (lo, hi)) if rows else self._fetchcount(sql, (lo, hi))
 
     def sb_index_update(self, table_no, id_):
         return self._execute(self._sb("iu", table_no, "UPDATE {t} SET k=k+1 WHERE id={p}"), (id_,))

@@ -48,7 +48,7 @@ class SysbenchClient:
         if w.point_selects:
             t = self.table()
             for _ in range(w.point_selects):
-                b.sb_point_select(t, ids.next())
+                b.sb_point_select(t, ids.next(), False)  # rows=False: read, not converted
                 q[READ] += 1
         rs = w.range_size - 1
         for count, fn in ((w.simple_ranges, b.sb_simple_range), (w.sum_ranges, b.sb_sum_range),
@@ -57,7 +57,7 @@ class SysbenchClient:
                 t = self.table()
                 for _ in range(count):
                     lo = ids.next()
-                    fn(t, lo, lo + rs)
+                    fn(t, lo, lo + rs, False)
                     q[READ] += 1
         if w.index_updates:
             t = self.table()
