@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -103,7 +104,7 @@ def compare(label, run_base, run_head, rounds, key="cpu_us_per_op") -> dict:
 
 def markdown(data: dict) -> str:
     a = data["args"]
-    L = ["## Two revisions side by side", "", C.header(data), "",
+    L = [f"## Two revisions side by side: {data['base']} → {data['head']}", "", C.header(data), "",
          f"base `{data['base']}` against head `{data['head']}`; {a['rounds']} interleaved rounds (base, head, ...) "
          f"of {a['time']:g} s, each in a fresh process importing that revision's code; CPU µs per operation (sysbench: per transaction), "
          "medians, and the per-round head ÷ base ratio: median (min–max).", "",
@@ -126,13 +127,17 @@ def main(argv=None):
     p.add_argument("--engines", default="", help="also: these real servers (postgresql,mysql)")
     p.add_argument("--server-workloads", default="ycsb-c", help=f"on the servers: {', '.join(SERVER_WORKLOADS)}")
     p.add_argument("--servers-dir", default=C.DEFAULT_SERVERS_DIR)
+    p.add_argument("--section", default="ab_revisions",
+                   help="BENCHMARKS.md section (and results file) name: one per comparison kept")
     p.add_argument("--no-md", action="store_true")
     a = p.parse_args(argv)
+    if not re.fullmatch(r"[a-z0-9_]+", a.section):
+        p.error(f"--section: {a.section!r} must be lower-case letters, digits and underscores")
     if a.rounds < 3:
         p.error("--rounds: at least 3 (only interleaved medians mean anything on a shared machine)")
     base_path, base_sha = tree(a.base)
     head_path, head_sha = tree(a.head)
-    data = C.base_record("ab_revisions", a)
+    data = C.base_record(a.section, a)
     data.update(base=base_sha, head=head_sha, rows=[])
     for name in C.csv_list(a.workloads):
         data["rows"].append(compare(f"noop {name}", lambda n=name: probe(base_path, "noop", n, a.time),
@@ -156,7 +161,7 @@ def main(argv=None):
                     f"{C.ENGINE_LABELS[engine]} {name}, one thread",
                     lambda e=engine, w=wl: probe(base_path, "server", e, a.time, env_file, w),
                     lambda e=engine, w=wl: probe(head_path, "server", e, a.time, env_file, w), a.rounds))
-    C.finish("ab_revisions", data, markdown, write_md=not a.no_md)
+    C.finish(a.section, data, markdown, write_md=not a.no_md)
 
 
 if __name__ == "__main__":
