@@ -181,25 +181,27 @@ class SqlBinding(Binding):
         ck = (kind, table_no)
         return self._sql.get(ck) or self._stmt(ck, lambda: template.format(t=f"sbtest{table_no}", p=self.placeholder))
 
+    def _sb_select(self, kind, table_no, template, params, rows):
+        """One of sysbench's SELECTs: its rows, or (rows=False) only their number."""
+        sql = self._sb(kind, table_no, template)
+        return self._fetchall(sql, params) if rows else self._fetchcount(sql, params)
+
     def sb_point_select(self, table_no, id_, rows=True):
-        sql = self._sb("ps", table_no, "SELECT c FROM {t} WHERE id={p}")
-        return self._fetchall(sql, (id_,)) if rows else self._fetchcount(sql, (id_,))
+        return self._sb_select("ps", table_no, "SELECT c FROM {t} WHERE id={p}", (id_,), rows)
 
     def sb_simple_range(self, table_no, lo, hi, rows=True):
-        sql = self._sb("sr", table_no, "SELECT c FROM {t} WHERE id BETWEEN {p} AND {p}")
-        return self._fetchall(sql, (lo, hi)) if rows else self._fetchcount(sql, (lo, hi))
+        return self._sb_select("sr", table_no, "SELECT c FROM {t} WHERE id BETWEEN {p} AND {p}", (lo, hi), rows)
 
     def sb_sum_range(self, table_no, lo, hi, rows=True):
-        sql = self._sb("sum", table_no, "SELECT SUM(k) FROM {t} WHERE id BETWEEN {p} AND {p}")
-        return self._fetchall(sql, (lo, hi)) if rows else self._fetchcount(sql, (lo, hi))
+        return self._sb_select("sum", table_no, "SELECT SUM(k) FROM {t} WHERE id BETWEEN {p} AND {p}", (lo, hi), rows)
 
     def sb_order_range(self, table_no, lo, hi, rows=True):
-        sql = self._sb("or", table_no, "SELECT c FROM {t} WHERE id BETWEEN {p} AND {p} ORDER BY c")
-        return self._fetchall(sql, (lo, hi)) if rows else self._fetchcount(sql, (lo, hi))
+        return self._sb_select("or", table_no, "SELECT c FROM {t} WHERE id BETWEEN {p} AND {p} ORDER BY c",
+                               (lo, hi), rows)
 
     def sb_distinct_range(self, table_no, lo, hi, rows=True):
-        sql = self._sb("dr", table_no, "SELECT DISTINCT c FROM {t} WHERE id BETWEEN {p} AND {p} ORDER BY c")
-        return self._fetchall(sql, (lo, hi)) if rows else self._fetchcount(sql, (lo, hi))
+        return self._sb_select("dr", table_no, "SELECT DISTINCT c FROM {t} WHERE id BETWEEN {p} AND {p} ORDER BY c",
+                               (lo, hi), rows)
 
     def sb_index_update(self, table_no, id_):
         return self._execute(self._sb("iu", table_no, "UPDATE {t} SET k=k+1 WHERE id={p}"), (id_,))
