@@ -53,16 +53,14 @@ def fnvhash64(val: int) -> int:
     table, and the zero high bytes of key numbers below 2^32 / 2^40 as one multiply
     (2-3x faster than eight steps; tests/unit/test_generators.py checks it byte by byte)."""
     P, M = FNV_PRIME_64, _MASK64
-    h = _LOW16[val & 0xFFFF]
+    h = ((_LOW16[val & 0xFFFF] ^ ((val >> 16) & 0xFF)) * P) & M
     if 0 <= val < 0x1_0000_0000:
-        h = ((h ^ ((val >> 16) & 0xFF)) * P) & M
         h = ((h ^ (val >> 24)) * _P5) & M
     elif 0 <= val < 0x100_0000_0000:
-        h = ((h ^ ((val >> 16) & 0xFF)) * P) & M
         h = ((h ^ ((val >> 24) & 0xFF)) * P) & M
         h = ((h ^ (val >> 32)) * _P4) & M
     else:
-        for shift in (16, 24, 32, 40, 48, 56):
+        for shift in (24, 32, 40, 48, 56):
             h = ((h ^ ((val >> shift) & 0xFF)) * P) & M
     return (1 << 64) - h if h & _SIGN else h  # to signed, then abs (Java Math.abs)
 
@@ -119,7 +117,7 @@ class ScrambledZipfian:
     def __init__(self, rng, lo: int, hi: int, theta: float = 0.99):
         self.lo, self.items = lo, hi - lo + 1
         zetan = self.ZETAN if theta == 0.99 else zeta(min(self.ITEM_COUNT, 10_000_000), theta)
-        self.gen = g = Zipfian(rng, 0, self.ITEM_COUNT, theta, zetan=zetan)
+        g = Zipfian(rng, 0, self.ITEM_COUNT, theta, zetan=zetan)
         # Zipfian.next inlined below (the item count is fixed): one call less per operation
         self._random, self._zetan, self._half, self._eta, self._alpha = (
             g.random, g.zetan, g._half_pow_theta, g.eta, g.alpha)
@@ -134,7 +132,7 @@ class ScrambledZipfian:
             item = 1
         else:
             eta = self._eta
-            item = int(10_000_000_000 * (eta * u - eta + 1) ** self._alpha)  # ITEM_COUNT
+            item = int(self.ITEM_COUNT * (eta * u - eta + 1) ** self._alpha)
         cache = self._cache
         v = cache.get(item)
         if v is None:
@@ -150,7 +148,7 @@ class Uniform:
         self.random, self.n = rng.random, hi - lo + 1
 
     def next(self) -> int:
-        # randint's distribution at a third of its cost (as SysbenchUniform)
+        # lo + int(random() * n): randint's distribution at a third of its cost (BENCHMARKS.md)
         return self.lo + int(self.random() * self.n)
 
 
@@ -197,13 +195,7 @@ def key_chooser(name, rng, lo, hi, upper_bound=None, theta=0.99, hot_data=0.2, h
 
 # ---- sysbench ------------------------------------------------------------------------
 
-class SysbenchUniform:
-    def __init__(self, rng, lo, hi):
-        self.random, self.lo, self.n = rng.random, lo, hi - lo + 1
-
-    def next(self):
-        # lo + int(random() * n): uniform, and a quarter of randint's cost (BENCHMARKS.md)
-        return self.lo + int(self.random() * self.n)
+SysbenchUniform = Uniform  # sysbench's uniform rand type is the same draw
 
 
 class SysbenchSpecial:

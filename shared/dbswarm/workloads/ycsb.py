@@ -122,8 +122,7 @@ class YcsbClient:
         self._dispatch[self._ops[bisect.bisect_right(self._cum, self.random())]](m)
 
     def do_read(self, m):
-        fields = None if self.read_fields is None else [self.fields[int(self.random() * self._nfields)]]
-        r = m.call("READ", m.binding.read, self.table, self.key(self.next_keynum()), fields)
+        r = m.call("READ", m.binding.read, self.table, self.key(self.next_keynum()), self.fields_to_read())
         if r is None:
             m.rec.m.operations["READ"].not_found += 1
 
