@@ -13,6 +13,8 @@
 """
 from __future__ import annotations
 
+import contextlib
+
 import re
 import subprocess
 import time
@@ -48,14 +50,24 @@ def loaded(fidelity_targets, tmp_path_factory):
                                 "workload": _workload(threads=2), "phases": ["prepare", "load"],
                                 "fanout": {"shards": 1}}, tmp_path_factory.mktemp(f"load-{engine}"))
         assert result["status"] == "complete", result
-    # autovacuum / autoanalyze workers run transactions in the database too, and
-    # pg_stat_database counts them with the clients' commits: keep them off these tables
-    import psycopg
-    with psycopg.connect(fidelity_targets["postgresql"]["url"], password=servers.password(servers.start()),
-                         autocommit=True) as pg:
-        for i in range(1, TABLES + 1):
-            pg.execute(f"ALTER TABLE sbtest{i} SET (autovacuum_enabled = false, toast.autovacuum_enabled = false)")
     return fidelity_targets
+
+
+@contextlib.contextmanager
+def autovacuum_off(env):
+    """autovacuum / autoanalyze workers run transactions in the fidelity database (on its
+    tables and on the catalogs the loads churned), and pg_stat_database counts them with the
+    clients' commits: no new worker starts while the statement mix is measured (running ones
+    are waited for by _pgss, like every other backend of the database)."""
+    with servers.pg_admin(env) as pg:
+        pg.execute("ALTER SYSTEM SET autovacuum = off")
+        pg.execute("SELECT pg_reload_conf()")
+    try:
+        yield
+    finally:
+        with servers.pg_admin(env) as pg:
+            pg.execute("ALTER SYSTEM RESET autovacuum")
+            pg.execute("SELECT pg_reload_conf()")
 
 
 def _run_dbswarm_events(target, tmp_path, events) -> int:
@@ -205,9 +217,11 @@ def test_statement_mix_postgresql_pg_stat_statements(loaded, server_env, tmp_pat
     with servers.pg_admin(env) as pg:
         pg.execute("SELECT pg_stat_statements_reset()")
     evicted = _pgss_evictions(env)
-    mix_dbswarm = marginal_mix(lambda: _pgss(env),
-                               lambda n: _run_dbswarm_events(loaded["postgresql"], tmp_path, n), _pg_delta)
-    mix_sysbench = marginal_mix(lambda: _pgss(env), lambda n: _run_sysbench_events("postgresql", env, n), _pg_delta)
+    with autovacuum_off(env):
+        mix_dbswarm = marginal_mix(lambda: _pgss(env),
+                                   lambda n: _run_dbswarm_events(loaded["postgresql"], tmp_path, n), _pg_delta)
+        mix_sysbench = marginal_mix(lambda: _pgss(env), lambda n: _run_sysbench_events("postgresql", env, n),
+                                    _pg_delta)
     assert _pgss_evictions(env) == evicted, \
         "pg_stat_statements evicted entries during the measurement: raise pg_stat_statements.max"
     assert mix_sysbench == PG_EXPECTED, f"sysbench's own mix on this server: {mix_sysbench}"
