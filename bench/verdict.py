@@ -27,8 +27,8 @@ def spread(values):
 
 
 def main():
-    sb, yc, gc, fs, ag, hp = (latest(n) for n in ("vs_sysbench", "vs_ycsb", "generator_cost", "fanout_scaling",
-                                                   "aggregation_cost", "hot_path_patches"))
+    sb, yc, gc, fs, ag, pc = (latest(n) for n in ("vs_sysbench", "vs_ycsb", "generator_cost", "fanout_scaling",
+                                                   "aggregation_cost", "python_ceiling"))
     L = ["| target | reached (this machine, medians of interleaved rounds) | met? |", "| --- | --- | --- |"]
     if sb:
         for mode in ("shared", "pinned"):
@@ -37,6 +37,14 @@ def main():
                 meds = [r["tps_ratio"]["median"] for r in rows]
                 L.append(f"| dbswarm / sysbench TPS ≥ 0.9 ({mode}) | {spread(meds)} over {len(rows)} comparisons "
                          f"(engine × test × threads) | {'yes' if min(meds) >= 0.9 else '**no**'} |")
+    if pc:  # the context of the two rows above: what a Python client on the same drivers reaches at all
+        for mode in ("shared", "pinned"):
+            rows = [r for r in pc["comparisons"] if r["mode"] == mode and not r.get("failed")]
+            if rows:
+                L.append(f"| (context, {mode}) a bare Python client on dbswarm's drivers / sysbench TPS; dbswarm / "
+                         f"that client | {spread([r['bare_vs_sysbench']['median'] for r in rows])}; "
+                         f"{spread([r['dbswarm_vs_bare']['median'] for r in rows])} over {len(rows)} comparisons "
+                         "(engine × test, 8 threads; section \"What a Python client can reach\") | — |")
     if yc:
         for mode in ("shared", "pinned"):
             rows = [r for r in yc["comparisons"] if r["mode"] == mode and r["engine"] != "mongodb"

@@ -305,6 +305,7 @@ class ShardPhase:
         stop_perf = self._stop_perf
         body = client.body
         event = m.event
+        stopped = self.stop_event.is_set
         try:
             while True:
                 if quota is not None and st.done >= quota:
@@ -313,7 +314,7 @@ class ShardPhase:
                 if perf() >= stop_perf:
                     st.finished = self._cap_reached()
                     break
-                if self.stop_event.is_set():
+                if stopped():
                     break
                 if wait:
                     wait()

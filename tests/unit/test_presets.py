@@ -43,3 +43,39 @@ def test_sysbench_read_write_has_18_statements_and_20_queries():
     _, runs = load_campaign({"workload": {"family": "sysbench"}})
     r, w, o = SysbenchClient(runs[0].workload, random.Random(1)).queries_per_event()
     assert (r, w, o) == (14, 4, 2) and r + w == 18
+
+
+@pytest.mark.parametrize("point_selects", [1, 3])
+def test_sysbench_point_select_body_matches_the_general_event(point_selects):
+    """oltp_point_select runs a shortcut body; it must send what the general event sends
+    (same tables, same ids, same draws) and count the same queries."""
+    from dbswarm.workloads.sysbench import SysbenchClient
+    import random
+
+    class Calls:
+        def __init__(self):
+            self.log = []
+
+        def __getattr__(self, name):
+            return lambda *args: self.log.append((name, *args))
+
+    _, runs = load_campaign({"workload": {"family": "sysbench", "test": "oltp_point_select", "tables": 4,
+                                          "point_selects": point_selects}})
+    w = runs[0].workload
+    fast, general = SysbenchClient(w, random.Random(7)), SysbenchClient(w, random.Random(7))
+    assert fast.body == fast._point_selects  # the shortcut is the one the worker runs
+    a, b, qa, qb = Calls(), Calls(), [0, 0, 0], [0, 0, 0]
+    for _ in range(200):
+        fast.body(a, qa)
+        general._event(b, qb)
+    assert a.log == b.log and qa == qb == [200 * point_selects, 0, 0]
+    assert {c[0] for c in a.log} == {"sb_point_select"} and len({c[1] for c in a.log}) == 4
+
+
+def test_sysbench_events_with_other_groups_use_the_general_event():
+    from dbswarm.workloads.sysbench import SysbenchClient
+    import random
+    for test in ("oltp_read_only", "oltp_read_write", "oltp_write_only"):
+        _, runs = load_campaign({"workload": {"family": "sysbench", "test": test}})
+        c = SysbenchClient(runs[0].workload, random.Random(1))
+        assert c.body == c._event, test

@@ -138,8 +138,10 @@ class Statements:
         if b is None:
             b = self._sql[sql] = sql.encode()
         if params:
+            # an int's literal is its digits: formatted here, not through MySQLdb's literal()
+            # (four type checks, the C escape and a Python converter: sysbench's ids are ints)
             lit = self._literal
-            b = b % tuple([lit(p) for p in params])
+            b = b % tuple([b"%d" % p if type(p) is int else lit(p) for p in params])
         self._query(b)
         return self._store()
 

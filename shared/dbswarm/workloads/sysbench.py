@@ -23,7 +23,12 @@ class SysbenchClient:
         self.ids = sysbench_rand(w.rand_type, rng, 1, w.table_size)
         self.pool = "".join(rng.choices(_DIGITS, k=_POOL))
         self.writes = bool(w.index_updates or w.non_index_updates or w.delete_inserts)
-        self.body = self._event
+        # the range queries this workload runs: (count, binding method name), decided once
+        self._ranges = tuple((count, name) for count, name in (
+            (w.simple_ranges, "sb_simple_range"), (w.sum_ranges, "sb_sum_range"),
+            (w.order_ranges, "sb_order_range"), (w.distinct_ranges, "sb_distinct_range")) if count)
+        only_point_selects = (w.skip_trx and not self._ranges and not self.writes)
+        self.body = self._point_selects if only_point_selects else self._event
 
     # sysbench.rand.string("###########-" * 10 minus the last dash): 119 chars; pad: 59 chars
     def _digits(self, groups: int) -> str:
@@ -51,14 +56,13 @@ class SysbenchClient:
                 b.sb_point_select(t, ids.next(), False)  # rows=False: read, not converted
                 q[READ] += 1
         rs = w.range_size - 1
-        for count, fn in ((w.simple_ranges, b.sb_simple_range), (w.sum_ranges, b.sb_sum_range),
-                          (w.order_ranges, b.sb_order_range), (w.distinct_ranges, b.sb_distinct_range)):
-            if count:
-                t = self.table()
-                for _ in range(count):
-                    lo = ids.next()
-                    fn(t, lo, lo + rs, False)
-                    q[READ] += 1
+        for count, name in self._ranges:
+            fn = getattr(b, name)
+            t = self.table()
+            for _ in range(count):
+                lo = ids.next()
+                fn(t, lo, lo + rs, False)
+                q[READ] += 1
         if w.index_updates:
             t = self.table()
             for _ in range(w.index_updates):
@@ -80,6 +84,15 @@ class SysbenchClient:
         if not w.skip_trx:
             b.commit()
             q[OTHER] += 1
+
+    def _point_selects(self, b, q):
+        """_event for workloads of point selects only, outside a transaction (oltp_point_select):
+        the same statements and draws, without the checks of the groups it does not run."""
+        w, nxt = self.w, self.ids.next
+        t = 1 + int(self.random() * w.tables)
+        for _ in range(w.point_selects):
+            b.sb_point_select(t, nxt(), False)
+            q[READ] += 1
 
     def load_rows(self, table_size: int, first_id: int, last_id: int) -> list:
         """(id, k, c, pad) for ids first..last inclusive."""
