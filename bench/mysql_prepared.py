@@ -169,8 +169,9 @@ def main(argv=None):
             measure(make, env, 0.2, server_pid, conn)  # imports, connects, warms the statement
             usable[name] = {"driver": name, "version": version_of(name), "client_us": [], "server_us": []}
         except Exception as exc:  # not installed, or its library does not load here: say so
+            hint = f" (pip install {version_of(name).split()[0]})" if isinstance(exc, ImportError) else ""
             rows.append({"driver": name, "version": version_of(name),
-                         "skipped": f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"})
+                         "skipped": f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}{hint}"})
             C.log(f"{name}: skipped ({rows[-1]['skipped']})")
     for i in range(a.rounds):
         for name, row in usable.items():

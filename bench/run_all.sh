@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole benchmark suite at a moderate size (~30 min on a 2-CPU machine), one script
+# The whole benchmark suite at a moderate size (~42 min on a 2-CPU machine), one script
 # after the other, each writing bench/results/<name>-<date>.json and its BENCHMARKS.md
 # section. Servers: scripts/test-servers start ${DBSWARM_BENCH_SERVERS_DIR:-/tmp/dbswarm-bench-servers}
 # (stopped at the end unless KEEP_SERVERS=1).
@@ -19,6 +19,8 @@ failed=()  # a failing script is reported at the end; the others still run
 "$PY" bench/threads_per_shard.py --time 5 --rounds 2 --servers-dir "$DIR" || failed+=("bench/threads_per_shard.py")
 "$PY" bench/fanout_scaling.py --time 4 --rounds 2 --max-shards 4 --max-mysql-shards 8 --servers-dir "$DIR" || failed+=("bench/fanout_scaling.py")
 "$PY" bench/hot_path_patches.py --time 3 --rounds 3 --servers-dir "$DIR" || failed+=("bench/hot_path_patches.py")
+"$PY" bench/python_ceiling.py --time 5 --rounds 3 --threads 8 --tables 8 --table-size 20000 --servers-dir "$DIR" || failed+=("bench/python_ceiling.py")
+"$PY" bench/mysql_prepared.py --time 3 --rounds 5 --servers-dir "$DIR" || failed+=("bench/mysql_prepared.py")
 "$PY" bench/aggregation_cost.py --shards 1000,4000 --seconds 1800 || failed+=("bench/aggregation_cost.py")
 "$PY" bench/verdict.py
 echo "suite took $(( $(date +%s) - start )) s" >&2
