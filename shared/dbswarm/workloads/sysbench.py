@@ -27,7 +27,7 @@ class SysbenchClient:
         self._ranges = tuple((count, name) for count, name in (
             (w.simple_ranges, "sb_simple_range"), (w.sum_ranges, "sb_sum_range"),
             (w.order_ranges, "sb_order_range"), (w.distinct_ranges, "sb_distinct_range")) if count)
-        only_point_selects = (w.skip_trx and not self._ranges and not self.writes)
+        only_point_selects = bool(w.skip_trx and w.point_selects and not self._ranges and not self.writes)
         self.body = self._point_selects if only_point_selects else self._event
 
     # sysbench.rand.string("###########-" * 10 minus the last dash): 119 chars; pad: 59 chars
