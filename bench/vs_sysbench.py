@@ -82,6 +82,7 @@ def run_dbswarm(engine, env, test, a, threads, pinned):
     return {"transactions": trx, "tps": sb.get("tps"), "queries": sb.get("queries"), "qps": sb.get("qps"),
             "p95_ms": sb.get("latency_p95_ms"), "avg_ms": sb.get("latency_avg_ms"), "errors": sb.get("errors"),
             "duration_s": ph.get("duration_s"), "steady_ops_per_s": (ph.get("steady") or {}).get("ops_per_s"),
+            "abandoned_threads": (ph.get("abandoned_threads") or {}).get("count", 0),
             "shards": s["shard_count"], "cpu_s": s["shard_cpu_s"], "runner_cpu_s": s["runner_cpu_s"],
             "wall_s": round(s["wall_s"], 3), "status": ph.get("status"), "fixed_cpu_s": fixed,
             "cpu_s_per_1000_raw": round(s["shard_cpu_s"] / trx * 1000, 4) if trx else None,

@@ -118,6 +118,7 @@ def run_dbswarm(engine, env, w, a, pinned):
     total = ph.get("operations_total") or 0
     return {"ops": total, "ops_per_s": ph.get("ops_per_s"), "steady_ops_per_s": (ph.get("steady") or {}).get("ops_per_s"),
             "duration_s": ph.get("duration_s"), "errors": ph.get("errors_total"),
+            "abandoned_threads": (ph.get("abandoned_threads") or {}).get("count", 0),
             "p99_us": (s.get("overall") or {}).get("p99_us"),
             "per_op": {k: {"count": v.get("count"), "p99_us": v.get("p99_us"), "avg_us": v.get("avg_us")}
                        for k, v in (ph.get("operations") or {}).items()},

@@ -43,6 +43,7 @@ def merge_phase(run: dict, phase: str, shard_docs: dict[int, Optional[dict]],
     expected = run["shard_count"]
     measurement = Measurement()
     starts, ends, skews, complete, partial, missing = [], [], {}, [], [], []
+    abandoned = {}  # shard -> client threads given up inside a database call (worker._join)
     settings = None
     for i in range(expected):
         doc = shard_docs.get(i)
@@ -54,6 +55,9 @@ def merge_phase(run: dict, phase: str, shard_docs: dict[int, Optional[dict]],
         ends.append(doc["ended_at"])
         if doc.get("start_skew_s") is not None:
             skews[i] = doc["start_skew_s"]
+        n = sum(seg.get("abandoned_threads", 0) for seg in doc.get("segments", []))
+        if n:
+            abandoned[i] = n
         settings = settings or doc.get("binding", {}).get("settings")
         if doc["status"] == "done":
             complete.append(i)
@@ -93,6 +97,7 @@ def merge_phase(run: dict, phase: str, shard_docs: dict[int, Optional[dict]],
         "operations": ops, "errors": measurement.errors, "counters": measurement.counters,
         "start_skew_s": {"max": round(max(skews.values()), 4) if skews else None,
                          "per_shard": skews},
+        "abandoned_threads": {"count": sum(abandoned.values()), "per_shard": abandoned},
         "mix": {name: round(s.count / total, 6) for name, s in measurement.operations.items()} if total else {},
     })
     read = _merged(measurement.operations, READ_OPS)

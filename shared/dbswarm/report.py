@@ -140,6 +140,15 @@ def summary_markdown(result) -> str:
         lines.append("\n**Missing shards** (their data is absent; every other shard's data is kept):\n")
         for m in result["missing_shards"]:
             lines.append(f"- run {m['run_id']}, {m['phase']} phase, shard {m['shard']}: {m['reason']}")
+    stuck = [(r["run_id"], name, p["abandoned_threads"]) for r in result["runs"] for name, p in r["phases"].items()
+             if (p.get("abandoned_threads") or {}).get("count")]
+    if stuck:
+        lines.append("\n**Client threads abandoned** (still inside a database call "
+                     "DBSWARM_STUCK_THREAD_GRACE_S after the stop time; what they measured before is kept, and the "
+                     "phase's duration ends when the other threads stopped):\n")
+        for run_id, name, a in stuck:
+            shards = ", ".join(f"shard {s}: {n}" for s, n in sorted(a["per_shard"].items(), key=lambda x: int(x[0])))
+            lines.append(f"- run {run_id}, {name} phase: {a['count']} ({shards})")
     lines += ["", white_paper_tables(result)]
     lines += ["### Runs", "", "| run | phase | shards ok/expected | ops | errors | duration s | ops/s overall "
               "| ops/s steady (s) | mix | max start skew s |", "|---|---|---|---|---|---|---|---|---|---|"]

@@ -83,6 +83,8 @@ class ThreadState:
     load_next: Optional[int] = None
     finished: bool = False     # quota or time cap reached (not merely the deadline)
     error: Optional[str] = None
+    abandoned: bool = False    # still inside a database call after the grace period: given up
+    ended_at: Optional[float] = None  # wall time its loop ended (this segment)
 
 
 @dataclass
@@ -159,6 +161,14 @@ class ShardPhase:
         if monitor:
             monitor.join()
         ended_wall = time.time()
+        abandoned = sum(st.abandoned for st in self.states)
+        if abandoned:
+            # the measured window ends when the last thread that returned stopped (or, if none
+            # did, at the stop instant), not when the stuck ones were given up: the grace
+            # period holds no operations, and counting it would dilute ops/s (a 5 s run would
+            # report a third of its throughput over 15 s)
+            live = [st.ended_at for st in self.states if not st.abandoned and st.ended_at is not None]
+            ended_wall = max(live) if live else began_wall + (self._stop_perf - began_perf)
         measurement = Measurement()
         for rec in list(self.recorders):
             measurement.merge(rec.measurement())
@@ -176,6 +186,8 @@ class ShardPhase:
                 "thread_errors": thread_errors, "stopped": self.stop_event.is_set()}
         if skew is not None:
             info["start_skew_s"] = round(skew, 4)
+        if abandoned:
+            info["abandoned_threads"] = abandoned
         return ShardOutcome(status, measurement, checkpoint, info)
 
     def _join(self, threads):
@@ -194,6 +206,7 @@ class ShardPhase:
         # after at most one more record; its recorder is read now, while it is blocked
         if stuck:
             for st in stuck:
+                st.abandoned = True
                 st.error = (f"client thread {st.index} was still inside a database call "
                             f"{STUCK_THREAD_GRACE_S:g} s after the stop time: abandoned (its connection stays open "
                             "until the process ends)")
@@ -237,6 +250,7 @@ class ShardPhase:
             st.error = f"{type(exc).__name__}: {exc}"
             st.finished = True
         finally:
+            st.ended_at = time.time()
             try:
                 binding.close()
             except Exception:

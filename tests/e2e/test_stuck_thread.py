@@ -52,8 +52,19 @@ def test_thread_stuck_on_a_lock_is_abandoned_and_the_rest_is_kept(tmp_path, monk
         doc = open_store(plan["store"]).get_json(out["result_key"])
         errors = doc["segments"][0]["thread_errors"]
         assert len(errors) == 2 and all("abandoned" in e for e in errors), errors
+        assert doc["segments"][0]["abandoned_threads"] == 2
         reads = doc["measurement"]["operations"]["READ"]["count"]
         assert reads > 0 and out["ops"] == reads  # the reads before the lock are kept
+        # the phase ends at the stop instant (no thread returned), not after the grace period:
+        # ops/s is not diluted by 1.5 s without operations
+        agg = service.aggregate_campaign({"store": plan["store"], "campaign_id": plan["campaign_id"]})
+        store = open_store(plan["store"])
+        phase = store.get_json(agg["result_key"])["runs"][0]["phases"]["run"]
+        assert phase["abandoned_threads"] == {"count": 2, "per_shard": {"0": 2}}
+        assert 1.9 <= phase["duration_s"] <= 2.3, phase["duration_s"]
+        assert phase["ops_per_s"] == pytest.approx(reads / phase["duration_s"], rel=1e-3)
+        summary = store.get_text(store.key(plan["campaign_id"], "summary.md"))
+        assert "**Client threads abandoned**" in summary and "run phase: 2 (shard 0: 2)" in summary
     finally:
         admin.rollback()
         admin.autocommit = True

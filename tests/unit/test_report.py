@@ -71,3 +71,16 @@ def test_missing_shard_is_named():
     assert phase["status"] == "partial" and phase["shards"]["missing"] == [{"shard": 1, "reason": "process died"}]
     assert phase["operations_total"] == 100
     json.dumps(phase)
+
+
+def test_abandoned_client_threads_are_counted_and_listed():
+    result = _result(presets=("S2",))
+    assert "Client threads abandoned" not in summary_markdown(result)
+    run = {"shard_count": 2, "family": "ycsb", "workload": {"family": "ycsb", "warmuptime": 0}}
+    stuck = dict(_shard_doc({"READ": (100, 50)}, 10), segments=[{"abandoned_threads": 1}, {"abandoned_threads": 2}])
+    phase = merge_phase(run, "run", {0: _shard_doc({"READ": (100, 50)}, 10), 1: stuck}, {})
+    assert phase["abandoned_threads"] == {"count": 3, "per_shard": {1: 3}}
+    result["runs"][0]["phases"]["run"] = phase
+    md = summary_markdown(result)
+    assert "**Client threads abandoned**" in md and "- run 000-S2, run phase: 3 (shard 1: 3)" in md
+    json.dumps(phase)
