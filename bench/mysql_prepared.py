@@ -76,18 +76,16 @@ def mysql_connector_binary(env):
     return op, conn.close
 
 
-VARIANTS = {
-    "mysqlclient, text protocol (dbswarm's path)": mysqlclient_text,
-    "MariaDB Connector/Python, binary prepared": mariadb_binary,
-    "MySQL Connector/Python (C ext.), binary prepared": mysql_connector_binary,
+VARIANTS = {  # name -> (its distribution on PyPI, the loop's factory)
+    "mysqlclient, text protocol (dbswarm's path)": ("mysqlclient", mysqlclient_text),
+    "MariaDB Connector/Python, binary prepared": ("mariadb", mariadb_binary),
+    "MySQL Connector/Python (C ext.), binary prepared": ("mysql-connector-python", mysql_connector_binary),
 }
 
 
 def version_of(name: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
-    dist = {"mysqlclient, text protocol (dbswarm's path)": "mysqlclient",
-            "MariaDB Connector/Python, binary prepared": "mariadb",
-            "MySQL Connector/Python (C ext.), binary prepared": "mysql-connector-python"}[name]
+    dist = VARIANTS[name][0]
     try:
         return f"{dist} {version(dist)}"
     except PackageNotFoundError:
@@ -164,18 +162,18 @@ def main(argv=None):
     conn.query(b"INSERT INTO bench_ps SELECT seq, seq, REPEAT('c', 119), REPEAT('p', 59) FROM seq_1_to_%d"
                % TABLE_SIZE)
     usable, rows = {}, []
-    for name, make in VARIANTS.items():
+    for name, (_, make) in VARIANTS.items():
         try:
             measure(make, env, 0.2, server_pid, conn)  # imports, connects, warms the statement
             usable[name] = {"driver": name, "version": version_of(name), "client_us": [], "server_us": []}
         except Exception as exc:  # not installed, or its library does not load here: say so
-            hint = f" (pip install {version_of(name).split()[0]})" if isinstance(exc, ImportError) else ""
+            hint = f" (pip install {VARIANTS[name][0]})" if isinstance(exc, ImportError) else ""
             rows.append({"driver": name, "version": version_of(name),
                          "skipped": f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}{hint}"})
             C.log(f"{name}: skipped ({rows[-1]['skipped']})")
     for i in range(a.rounds):
         for name, row in usable.items():
-            r = measure(VARIANTS[name], env, a.time, server_pid, conn)
+            r = measure(VARIANTS[name][1], env, a.time, server_pid, conn)
             row["per_statement"] = r["per_statement"]
             row["client_us"].append(r["client_us"])
             row["server_us"].append(r["server_us"])

@@ -51,10 +51,7 @@ class SysbenchClient:
             b.begin(self.writes)
             q[OTHER] += 1
         if w.point_selects:
-            t = self.table()
-            for _ in range(w.point_selects):
-                b.sb_point_select(t, ids.next(), False)  # rows=False: read, not converted
-                q[READ] += 1
+            self._point_selects(b, q)
         rs = w.range_size - 1
         for count, name in self._ranges:
             fn = getattr(b, name)
@@ -86,12 +83,12 @@ class SysbenchClient:
             q[OTHER] += 1
 
     def _point_selects(self, b, q):
-        """_event for workloads of point selects only, outside a transaction (oltp_point_select):
-        the same statements and draws, without the checks of the groups it does not run."""
-        w, nxt = self.w, self.ids.next
-        t = 1 + int(self.random() * w.tables)
-        for _ in range(w.point_selects):
-            b.sb_point_select(t, nxt(), False)
+        """The event's point selects; alone, the whole event of workloads that run nothing
+        else outside a transaction (oltp_point_select), without _event's checks of the
+        groups they do not run."""
+        t, nxt = self.table(), self.ids.next
+        for _ in range(self.w.point_selects):
+            b.sb_point_select(t, nxt(), False)  # rows=False: read, not converted
             q[READ] += 1
 
     def load_rows(self, table_size: int, first_id: int, last_id: int) -> list:
