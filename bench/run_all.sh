@@ -21,6 +21,7 @@ failed=()  # a failing script is reported at the end; the others still run
 "$PY" bench/hot_path_patches.py --time 3 --rounds 3 --servers-dir "$DIR" || failed+=("bench/hot_path_patches.py")
 "$PY" bench/python_ceiling.py --time 5 --rounds 3 --threads 8 --tables 8 --table-size 20000 --servers-dir "$DIR" || failed+=("bench/python_ceiling.py")
 "$PY" bench/mysql_prepared.py --time 3 --rounds 5 --servers-dir "$DIR" || failed+=("bench/mysql_prepared.py")
+"$PY" bench/result_conversion.py --blocks 200 --block 200 --servers-dir "$DIR" || failed+=("bench/result_conversion.py")
 "$PY" bench/aggregation_cost.py --shards 1000,4000 --seconds 1800 || failed+=("bench/aggregation_cost.py")
 "$PY" bench/verdict.py
 echo "suite took $(( $(date +%s) - start )) s" >&2

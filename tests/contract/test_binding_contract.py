@@ -48,6 +48,9 @@ def test_crud_semantics(make):
     assert b.read(t, "user2", ["field2"]) == {"field2": values("b")["field2"]}
     assert b.read(t, "nope", None) is None
     assert b.read(t, "nope", ["field1"]) is None
+    # rows=False (what the worker's YCSB operations use): found or not, nothing converted
+    assert b.read(t, "user1", None, False) == 1 and b.read(t, "user2", ["field2"], False) == 1
+    assert b.read(t, "nope", None, False) == 0 and b.read(t, "nope", ["field1"], False) == 0
 
     assert b.update(t, "user1", {"field1": "new"}) is True
     assert b.read(t, "user1", None) == {**values("a"), "field1": "new"}
@@ -87,6 +90,9 @@ def test_scan_order_and_limit(make):
     # the end of the key space: fewer than asked
     assert keys_of(b.scan(t, "user0195", 50, None)) == ["user0196", "user0198"]
     assert b.scan(t, "zzz", 5, None) == []
+    # rows=False: only how many records the same scan returned
+    assert b.scan(t, "user0050", 10, None, False) == 10 and b.scan(t, "user0000", 2, ["field3"], False) == 2
+    assert b.scan(t, "user0195", 50, None, False) == 2 and b.scan(t, "zzz", 5, None, False) == 0
 
 
 def test_insert_batch_is_idempotent(make):

@@ -79,3 +79,20 @@ def test_sysbench_events_with_other_groups_use_the_general_event():
         _, runs = load_campaign({"workload": {"family": "sysbench", "test": test}})
         c = SysbenchClient(runs[0].workload, random.Random(1))
         assert c.body == c._event, test
+
+
+@pytest.mark.parametrize("fieldlength", [100, 7, 10_000])
+def test_ycsb_record_values_are_pool_windows_of_the_field_length(fieldlength):
+    import random
+
+    from dbswarm.spec import YcsbWorkload
+    from dbswarm.workloads.ycsb import YcsbClient
+    w = YcsbWorkload.model_validate({"family": "ycsb", "recordcount": 10, "fieldlength": fieldlength})
+    client = YcsbClient(w, random.Random(5), 0, 1)
+    records = [client.all_values() for _ in range(50)]
+    for values in records:
+        assert list(values) == [f"field{i}" for i in range(10)]
+        assert all(len(v) == fieldlength and v in client.pool for v in values.values())
+        if fieldlength * 10 <= len(client.pool):  # one window per record, cut into the fields
+            assert "".join(values.values()) in client.pool
+    assert len({tuple(v.values()) for v in records}) == 50  # records differ

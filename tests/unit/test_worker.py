@@ -150,3 +150,17 @@ def test_shards_above_max_shards_is_an_error():
     from dbswarm.spec import load_campaign
     with pytest.raises(CampaignError, match="fanout: shards .4000. exceeds max_shards .1000."):
         load_campaign({"workload": {"threads": 4000}, "fanout": {"shards": 4000}})
+
+
+def test_reads_of_missing_keys_are_counted_not_found(tmp_path):
+    # no load phase: the table is empty, so every read (rows=False: found or not, nothing
+    # converted) and every update finds no record
+    plan, rid = _plan(tmp_path, {"preset": "a", "recordcount": 300, "operationcount": 400, "threads": 2},
+                      phases=("prepare", "run"))
+    base = {"store": plan["store"], "campaign_id": plan["campaign_id"], "run_id": rid, "shard": 0}
+    service.prepare_run(dict(base, stage="before_load"))
+    out, _ = _run_until_done(dict(base, phase="run"))
+    ops = open_store(plan["store"]).get_json(out["result_key"])["measurement"]["operations"]
+    assert ops["READ"]["count"] > 100 and ops["READ"]["not_found"] == ops["READ"]["count"]
+    assert ops["UPDATE"]["not_found"] == ops["UPDATE"]["count"]
+    assert ops["READ"]["count"] + ops["UPDATE"]["count"] == 400

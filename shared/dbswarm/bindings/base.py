@@ -77,11 +77,16 @@ class Binding:
     def ycsb_count(self, table: str) -> int:
         raise NotImplementedError
 
-    def read(self, table: str, key: str, fields: Optional[list[str]]) -> Optional[dict]:
+    # read and scan return the records, or with rows=False only how many there were (read:
+    # 1 or 0): the same query, the whole result still read from the server, its values not
+    # turned into Python objects. The worker's YCSB operations use rows=False (they only
+    # count not-found reads), as sysbench's events do for their SELECTs below.
+    def read(self, table: str, key: str, fields: Optional[list[str]], rows: bool = True) -> Any:
         """The record's fields, or None when the key does not exist."""
         raise NotImplementedError
 
-    def scan(self, table: str, startkey: str, count: int, fields: Optional[list[str]]) -> list[dict]:
+    def scan(self, table: str, startkey: str, count: int, fields: Optional[list[str]],
+             rows: bool = True) -> Any:
         """Up to ``count`` records with key >= startkey, in key order."""
         raise NotImplementedError
 

@@ -45,6 +45,8 @@ from typing import Optional
 from urllib.parse import parse_qsl, urlsplit
 
 import pymongo
+from bson.codec_options import CodecOptions
+from bson.raw_bson import RawBSONDocument
 from pymongo import MongoClient
 from pymongo.errors import (AutoReconnect, BulkWriteError, ConnectionFailure, DuplicateKeyError,
                             InvalidOperation, NetworkTimeout, OperationFailure, ProtocolError,
@@ -64,6 +66,7 @@ _CONNECTION_CODES = {91: "shutdown_in_progress", 11600: "interrupted_at_shutdown
                      11602: "interrupted_repl_state_change", 13436: "not_primary_or_secondary",
                      6: "host_unreachable", 7: "host_not_found", 89: "network_timeout"}
 _SHARDING_UNSUPPORTED = {59: "CommandNotFound", 20: "IllegalOperation"}
+_RAW = CodecOptions(document_class=RawBSONDocument)  # documents left as BSON bytes: nothing decoded
 
 
 def _bool(v):
@@ -233,6 +236,14 @@ class MongoBinding(Binding):
             c = self._colls[table] = self.db[table]
         return c
 
+    def _raw_coll(self, table):
+        """The collection returning documents as undecoded BSON (reads with rows=False)."""
+        key = (table, "raw")
+        c = self._colls.get(key)
+        if c is None:
+            c = self._colls[key] = self.db[table].with_options(codec_options=_RAW)
+        return c
+
     @staticmethod
     def _projection(fields):
         if fields is None:
@@ -244,6 +255,7 @@ class MongoBinding(Binding):
         self.db.drop_collection(table)
         self.db.create_collection(table)
         self._colls.pop(table, None)
+        self._colls.pop((table, "raw"), None)
         prep = {}
         if _bool(self.conn.options.get("sharded_cluster", False)):
             prep["sharding"] = self._shard(table)
@@ -305,15 +317,21 @@ class MongoBinding(Binding):
     def ycsb_drop(self, table):
         self.db.drop_collection(table)
         self._colls.pop(table, None)
+        self._colls.pop((table, "raw"), None)
 
     def ycsb_count(self, table):
         return int(self._coll(table).count_documents({}))
 
-    def read(self, table, key, fields):
+    def read(self, table, key, fields, rows=True):
+        if not rows:
+            return 0 if self._raw_coll(table).find_one({"_id": key}, self._projection(fields)) is None else 1
         return self._coll(table).find_one({"_id": key}, self._projection(fields))
 
-    def scan(self, table, startkey, count, fields):
+    def scan(self, table, startkey, count, fields, rows=True):
         proj = None if fields is None else {f: 1 for f in fields}
+        if not rows:
+            return sum(1 for _ in self._raw_coll(table).find({"_id": {"$gte": startkey}}, proj)
+                       .sort("_id", 1).limit(count))
         out = []
         for doc in self._coll(table).find({"_id": {"$gte": startkey}}, proj).sort("_id", 1).limit(count):
             doc[KEY] = doc.pop("_id")

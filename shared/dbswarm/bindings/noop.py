@@ -26,11 +26,11 @@ class NoopBinding(Binding):
     def ycsb_count(self, table):
         return 0
 
-    def read(self, table, key, fields):
-        return self._record
+    def read(self, table, key, fields, rows=True):
+        return self._record if rows else 1
 
-    def scan(self, table, startkey, count, fields):
-        return [self._record]
+    def scan(self, table, startkey, count, fields, rows=True):
+        return [self._record] if rows else 1
 
     def update(self, table, key, values):
         return True

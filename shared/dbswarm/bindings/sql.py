@@ -85,10 +85,12 @@ class SqlBinding(Binding):
     def _columns(self, fields):
         return "*" if fields is None else ", ".join([KEY, *fields])
 
-    def read(self, table, key, fields):
+    def read(self, table, key, fields, rows=True):
         ck = ("read", table, fields and tuple(fields))
         sql = self._sql.get(ck) or self._stmt(ck, lambda: (
             f"SELECT {self._columns(fields)} FROM {table} WHERE {KEY} = {self.placeholder}"))
+        if not rows:
+            return self._fetchcount(sql, (key,))
         row = self._fetchone(sql, (key,))
         if row is None:
             return None
@@ -106,10 +108,12 @@ class SqlBinding(Binding):
             names = fields
         return dict(zip(names, row[1:]))
 
-    def scan(self, table, startkey, count, fields):
+    def scan(self, table, startkey, count, fields, rows=True):
         sql = self._stmt(("scan", table, fields and tuple(fields)), lambda: (
             f"SELECT {self._columns(fields)} FROM {table} WHERE {KEY} >= {self.placeholder} "
             f"ORDER BY {KEY} LIMIT {self.placeholder}"))
+        if not rows:
+            return self._fetchcount(sql, (startkey, count))
         return [self._row_dict(r, fields) | {KEY: r[0]} for r in self._fetchall(sql, (startkey, count))]
 
     def update(self, table, key, values):
