@@ -1,10 +1,12 @@
-"""What turning results into Python values costs the client, measured finely interleaved.
+"""What converting values costs the client (results into Python, parameters into SQL), finely interleaved.
 
 YCSB's read and scan used to turn every record into a dict of Python strings; the worker
 only counts reads that found nothing, so since this change its operations pass
 ``rows=False`` (the statement and what the server sends are the same; the driver reads the
 whole result and converts nothing). Insert values used to be one random pool window per
-field and are now one window per record, cut into the fields.
+field and are now one window per record, cut into the fields. On mysqlclient, str
+parameters used to go through MySQLdb's ``literal()`` and are now escaped directly
+(``string_literal``), as ints already were.
 
 On this shared VM, whole-process rounds of a few seconds vary by ±30 % (the host takes CPU
 time from it unevenly), more than these changes are worth. So each comparison here runs
@@ -17,6 +19,9 @@ ratios.
 - real servers (MariaDB, PostgreSQL, FerretDB): the binding's ``read`` of one record
   (10 fields × 100 bytes) by a uniform key, and ``scan`` of 50 records (workload e's mean
   scan length is 50), ``rows=True`` (converted, the old path) against ``rows=False``;
+- MariaDB on mysqlclient: the binding's YCSB ``insert`` of one record (11 str parameters)
+  with the old parameter formatting (``OldStatements`` below, the previous code) against
+  the binding's own;
 - the generator: a record's ten insert values, a window per field (the old code, kept
   here) against ``YcsbClient.all_values``.
 
@@ -62,6 +67,55 @@ def alternate(base, head, blocks: int, block: int) -> dict:
             "saved_us": round(b_us - h_us, 2), "ratio": round(h_us / b_us, 3) if b_us else None,
             "pair_ratios": {"median": round(statistics.median(pairs), 3), "min": round(min(pairs), 3),
                             "max": round(max(pairs), 3)} if pairs else None}
+
+
+def old_statements(db):
+    """mysqlclient's Statements with the previous parameter formatting: str through
+    MySQLdb's literal()."""
+    from dbswarm.bindings.mysqlclient import Statements
+
+    class OldStatements(Statements):
+        __slots__ = ()
+
+        def _run(self, sql, params):  # the previous code, verbatim
+            b = self._sql.get(sql)
+            if b is None:
+                b = self._sql[sql] = sql.encode()
+            if params:
+                lit = self._literal
+                b = b % tuple([b"%d" % p if type(p) is int else lit(p) for p in params])
+            self._query(b)
+            return self._store()
+    return OldStatements(db)
+
+
+def insert_rows(env: dict, blocks: int, block: int) -> list[dict]:
+    from dbswarm.spec import YcsbWorkload
+    from dbswarm.workloads.ycsb import YcsbClient
+    base, head = binding_for("mysql", env), binding_for("mysql", env)
+    st = base._statements = old_statements(base.db)
+    base._execute, base._fetchall, base._fetchone, base._fetchcount = (
+        st.execute, st.fetchall, st.fetchone, st.fetchcount)
+    w = YcsbWorkload.model_validate({"family": "ycsb", "recordcount": RECORDS, "table": TABLE})
+    client = YcsbClient(w, random.Random(7), 0, 1)
+    head.ycsb_create(TABLE, w.fieldcount)
+    n = [0]
+
+    def insert_with(b, prefix):
+        def op():
+            n[0] += 1
+            b.insert(TABLE, f"{prefix}{n[0]}", client.all_values())
+        return op
+    r = alternate(insert_with(base, "base"), insert_with(head, "head"), blocks, block)
+    r.update(engine=C.ENGINE_LABELS["mysql"] + " (mysqlclient)", operation="insert (1 record, 11 str parameters)",
+             base_variant="str through MySQLdb literal()", head_variant="str escaped directly")
+    C.log(f"MariaDB insert: {r['base_us']} -> {r['head_us']} µs CPU/op (pairs {r['pair_ratios']})")
+    if head.ycsb_count(TABLE) != 2 * r["ops_each"]:
+        raise RuntimeError("insert comparison: rows missing")
+    head.ycsb_drop(TABLE)
+    base.close()
+    head.close()
+    return [r]
 
 
 def binding_for(engine: str, env: dict):
@@ -132,7 +186,7 @@ def generator_rows(blocks: int, block: int) -> list[dict]:
 
 def markdown(data: dict) -> str:
     a = data["args"]
-    L = ["## What converting results costs the client (finely interleaved)", "", C.header(data), "",
+    L = ["## What converting values costs the client (finely interleaved)", "", C.header(data), "",
          f"Both variants in one process, alternating in blocks ({a['blocks']} blocks of {a['block']} operations "
          "each on PostgreSQL and MariaDB; FerretDB, which answers in milliseconds, a twentieth of the blocks "
          "of a tenth the size, reads only; the generator row 10× larger blocks), each variant's CPU time "
@@ -172,6 +226,8 @@ def main(argv=None):
         for engine in engines:
             try:
                 rows += server_rows(engine, env, a.blocks, a.block)
+                if engine == "mysql" and C.mysql_driver() == "mysqlclient":
+                    rows += insert_rows(env, a.blocks // 2, a.block)
             except Exception as exc:  # a failed engine is a recorded row, not a lost run
                 rows.append({"engine": C.ENGINE_LABELS[engine], "skipped": f"{type(exc).__name__}: {exc}"[:200]})
                 C.log(f"{engine}: failed: {exc}")

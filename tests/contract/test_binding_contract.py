@@ -69,6 +69,27 @@ def test_crud_semantics(make):
     assert b.ycsb_count(t) == 0
 
 
+TRICKY = ["it's", 'say "hi"', "back\\slash \\' end\\", "100% %s %d %(x)s", "line\nbreak\ttab\r",
+          "héllo ü ß", "", " padded  ", "-- ; DROP TABLE x; /*", "x" * 5000]
+
+
+@pytest.mark.parametrize("engine", SQL_ENGINES, indirect=True)
+def test_values_reach_the_server_unchanged(make):
+    # the drivers' parameter formatting (mysqlclient's is dbswarm's own for str and int):
+    # quotes, backslashes, format characters, control and non-ASCII characters (Latin-1 ones:
+    # MariaDB's default table character set), long values
+    b = make()
+    t = make.table
+    b.ycsb_create(t, 1)
+    for i, v in enumerate(TRICKY):
+        key = f"k{i}:{v[:40]}"
+        b.insert(t, key, {"field0": v})
+        assert b.read(t, key, None) == {"field0": v}, v
+        assert b.update(t, key, {"field0": v[::-1]}) is True
+        assert b.read(t, key, ["field0"]) == {"field0": v[::-1]}
+    assert b.ycsb_count(t) == len(TRICKY)
+
+
 def test_scan_order_and_limit(make):
     b = make()
     t = make.table

@@ -71,7 +71,8 @@ def _captured_connect(monkeypatch, url, **options):
             return "10.11.0-MariaDB"
 
         # what the binding's Statements bind at connect time (nothing is executed here)
-        query = literal = store_result = affected_rows = None
+        query = literal = string_literal = store_result = affected_rows = None
+        encoding = "utf8"
 
     def connect(**kw):
         seen.update(kw)

@@ -126,10 +126,12 @@ class MysqlclientDriver:
 
 class Statements:
     """The binding's driver calls on one MySQLdb connection, through ``_mysql``."""
-    __slots__ = ("_query", "_literal", "_store", "_affected", "_sql")
+    __slots__ = ("_query", "_literal", "_string", "_encoding", "_store", "_affected", "_sql")
 
     def __init__(self, db):
         self._query, self._literal, self._store = db.query, db.literal, db.store_result
+        # MySQLdb's literal() of a str is string_literal(o.encode(encoding)) after type checks
+        self._string, self._encoding = db.string_literal, db.encoding
         self._affected = db.affected_rows
         self._sql: dict[str, bytes] = {}  # statement -> its bytes (statements are cached, few)
 
@@ -138,10 +140,14 @@ class Statements:
         if b is None:
             b = self._sql[sql] = sql.encode()
         if params:
-            # an int's literal is its digits: formatted here, not through MySQLdb's literal()
-            # (four type checks, the C escape and a Python converter: sysbench's ids are ints)
-            lit = self._literal
-            b = b % tuple([b"%d" % p if type(p) is int else lit(p) for p in params])
+            # ints and strs (sysbench's ids, YCSB's keys and values) are formatted here, not
+            # through MySQLdb's literal(): an int's literal is its digits, a str's the C escape
+            # of its bytes, as literal() makes them after its type checks (and for ints a
+            # Python converter). The contract test test_values_reach_the_server_unchanged
+            # round-trips quotes, backslashes, format and non-ASCII characters through it.
+            lit, string, enc = self._literal, self._string, self._encoding
+            b = b % tuple([b"%d" % p if type(p) is int else string(p.encode(enc)) if type(p) is str else lit(p)
+                           for p in params])
         self._query(b)
         return self._store()
 
