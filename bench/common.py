@@ -323,11 +323,12 @@ DBSWARM_MODE_TEXT = {
 _fixed_cache: dict = {}
 
 
-def fixed_cpu(target_: dict, workload: dict, threads: int, shards: Optional[int]) -> float:
+def fixed_cpu(target_: dict, workload: dict, threads: int, shards: Optional[int], pinned: bool = False) -> float:
     """CPU seconds the shard processes of a campaign spend besides their operations: spawn,
     imports, plan, connect, result upload — measured by a campaign doing one operation per
-    thread (same engine, threads and shards). Subtracted to get CPU per operation."""
-    key = (target_["engine"], workload["family"], threads, shards)
+    thread (same engine, threads and shards; pinned like the campaign, since the default
+    shard count follows the CPU affinity). Subtracted to get CPU per operation."""
+    key = (target_["engine"], workload["family"], threads, shards, pinned)
     if key not in _fixed_cache:
         w = {k: v for k, v in workload.items() if k not in ("time", "maxexecutiontime", "operationcount", "events")}
         w["threads"] = threads
@@ -338,7 +339,7 @@ def fixed_cpu(target_: dict, workload: dict, threads: int, shards: Optional[int]
         c = {"name": "bench-fixed-cost", "target": target_, "workload": w, "phases": ["run"]}
         if shards:
             c["fanout"] = {"shards": shards}
-        _fixed_cache[key] = run_dbswarm(c)["shard_cpu_s"]
+        _fixed_cache[key] = run_dbswarm(c, pinned=pinned)["shard_cpu_s"]
     return _fixed_cache[key]
 
 

@@ -308,7 +308,7 @@ def markdown(data: dict) -> str:
                  f"| {med} ({best}) | {sc} | {1e6 / med:,.0f} ({1e6 / best:,.0f}; {1e6 / sc:,.0f}) | {q or '—'} "
                  f"| {round(med / q, 2) if q else '—'} |")
     L += ["", "### B. real servers: client CPU µs per operation", "",
-          f"campaign: {a['threads']} threads, default shards (one per CPU), {a['time']} s, CPU net of the fixed "
+          f"campaign: {a['threads']} threads, default shards (one per usable CPU), {a['time']} s, CPU net of the fixed "
           "start-up cost (raw in brackets). in-process: one thread, main-thread loop. bare driver: the "
           "binding's own driver calls (MariaDB on mysqlclient: `query`, `store_result`, `num_rows`; PostgreSQL: "
           "`PGconn.exec_prepared`, `ntuples`; FerretDB: `find_one` into an undecoded `RawBSONDocument`: the row is "

@@ -31,7 +31,7 @@ def run_bare(engine, env, test, a, threads, pinned) -> dict:
     port = env["DBSWARM_TEST_MYSQL_PORT" if engine == "mysql" else "DBSWARM_TEST_PG_PORT"]
     cmd = [*C.client_prefix(pinned), C.PY, str(C.BENCH / "bare_client.py"), "--engine", engine, "--port", port,
            "--password-file", env["DBSWARM_TEST_PASSWORD_FILE"], "--test", test, "--threads", str(threads),
-           "--processes", str(min(a.shards or C.NCPU, threads)), "--time", str(a.time), "--tables",
+           "--processes", str(min(a.shards or (1 if pinned else C.NCPU), threads)), "--time", str(a.time), "--tables",
            str(a.tables), "--table-size", str(a.table_size)]
     res = C.check(C.run_measured(cmd, timeout=a.time * 3 + 120), f"bare client {test} on {engine}")
     out = json.loads(res["stdout"].strip().splitlines()[-1])
@@ -79,7 +79,7 @@ def markdown(data: dict) -> str:
          "nothing else: no generator objects, no per-operation measurement, no binding layer, no error handling. "
          "Its CPU is the processes' CPU over the measured window.",
          "- dbswarm: a campaign as in the sysbench comparison (shards: "
-         f"{a.get('shards') or 'the default, one per CPU'}; CPU net of the shards' start-up).",
+         f"{a.get('shards') or 'the default, one per usable CPU: 1 pinned'}; CPU net of the shards' start-up).",
          "- ratios: median (min–max) of the per-round TPS ratios. bare ÷ sysbench is the ceiling of a Python "
          "client on these drivers; dbswarm ÷ bare is what dbswarm's own Python costs on top.",
          "- shared: servers and clients on both CPUs; pinned: server `taskset -a -cp 0`, client `taskset -c 1`.",

@@ -75,7 +75,7 @@ def run_dbswarm(engine, env, test, a, threads, pinned):
     if a.shards:
         c["fanout"] = {"shards": a.shards}
     s = C.run_dbswarm(c, pinned=pinned, timeout=a.time * 3 + 180)
-    fixed = C.fixed_cpu(c["target"], c["workload"], threads, a.shards)
+    fixed = C.fixed_cpu(c["target"], c["workload"], threads, a.shards, pinned)
     ph = s["phase"]
     sb = ph.get("sysbench") or {}
     trx = sb.get("transactions") or 0
@@ -116,7 +116,7 @@ def markdown(data: dict) -> str:
              f"- {a['tables']} tables × {a['table_size']:,} rows, {a['time']} s per run, {a['rounds']} interleaved "
              f"rounds (dbswarm, sysbench, …), `--rand-type=uniform` for both (dbswarm `rand_type: uniform`); "
              f"tables loaded once per engine by dbswarm (sysbench's schema); dbswarm runs a campaign with "
-             f"phases [run] through {C.DBSWARM_MODE_TEXT}; shards: {a.get('shards') or 'the default, one per CPU'}.",
+             f"phases [run] through {C.DBSWARM_MODE_TEXT}; shards: {a.get('shards') or 'the default, one per CPU the client may use (pinned: 1)'}.",
              "- ratio cells: median (min–max) over the rounds of dbswarm / sysbench; p95 ratio > 1 means dbswarm "
              "saw slower transactions. CPU: client CPU seconds (user+sys) per 1,000 transactions, median; "
              "dbswarm's is the shard processes' CPU minus their fixed start-up cost (spawn, imports, connect: "

@@ -113,7 +113,7 @@ def run_dbswarm(engine, env, w, a, pinned):
     if a.shards:
         c["fanout"] = {"shards": a.shards}
     s = C.run_dbswarm(c, pinned=pinned, timeout=a.time * 3 + 180)
-    fixed = C.fixed_cpu(c["target"], wl, a.threads, a.shards)
+    fixed = C.fixed_cpu(c["target"], wl, a.threads, a.shards, pinned)
     ph = s["phase"]
     total = ph.get("operations_total") or 0
     return {"ops": total, "ops_per_s": ph.get("ops_per_s"), "steady_ops_per_s": (ph.get("steady") or {}).get("ops_per_s"),

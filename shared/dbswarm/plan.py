@@ -45,6 +45,16 @@ class ShardPlan:
     thread_load: list[list[int]] = field(default_factory=list)  # [start, count] per thread
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask (taskset, a container's cpuset),
+    not the machine's count. Shard processes are this process's children and inherit it:
+    two shards on one usable CPU only take the GIL and the CPU from each other."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
 def shard_count(campaign: Campaign, threads: int, cpu_count: int | None = None) -> int:
     f = campaign.fanout
     if f.shards:
@@ -52,7 +62,7 @@ def shard_count(campaign: Campaign, threads: int, cpu_count: int | None = None) 
     elif f.threads_per_shard:
         n = math.ceil(threads / f.threads_per_shard)
     else:
-        n = cpu_count or os.cpu_count() or 1
+        n = cpu_count or usable_cpus()
     return max(1, min(n, threads, f.max_shards))
 
 

@@ -63,6 +63,21 @@ def test_default_shards_is_cpu_count_capped_by_threads():
     assert len(plan_run(campaign, runs[0], cpu_count=2)) == 2
 
 
+def test_default_shards_follow_the_cpu_affinity():
+    # under taskset (or a container's cpuset) the process may use fewer CPUs than the machine
+    # has: one shard per usable CPU, not per CPU of the machine
+    import os
+    import subprocess
+    import sys
+    code = ("from dbswarm.plan import plan_run; from dbswarm.spec import load_campaign; "
+            "c, r = load_campaign({'workload': {'threads': 64}}); print(len(plan_run(c, r[0])))")
+    pinned = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}))
+    assert pinned.stdout.strip() == "1"
+    free = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert free.stdout.strip() == str(min(64, len(os.sched_getaffinity(0))))
+
+
 def test_plan_document_has_no_secret_values():
     campaign, runs = load_campaign({"target": {"engine": "postgresql", "url": "postgresql://u@h/db",
                                                "password": {"env": "PGPASS"}}})
