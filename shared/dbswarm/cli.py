@@ -106,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("campaign", help="campaign file (YAML or JSON)")
     r.add_argument("--results", help="results folder or s3://bucket/prefix (default: the campaign's, ./results)")
     r.add_argument("--shards", type=int, help="number of shard processes (default: the campaign's fanout, "
-                   "else the CPU count)")
+                   "else one per CPU this process may use)")
     r.add_argument("--max-call-seconds", type=float,
                    help="end each shard call after this long and continue it in a new process "
                         "(as Lambda's time limit would)")
