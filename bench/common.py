@@ -185,6 +185,33 @@ def server_pids(env: dict, engine: str) -> list[int]:
     return [pid, *_children(pid)]
 
 
+def process_cpu_s(pid: int, reaped_children: bool = False) -> float:
+    """CPU seconds (user + system) of one process from /proc (all its threads); with
+    reaped_children, plus what its exited, reaped children used (PostgreSQL's backends)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])
+    if reaped_children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu_s(env: dict, engines) -> float:
+    """CPU seconds used so far by the servers of ``engines``: every live process, plus the
+    exited children each top process has reaped (a connection's PostgreSQL backend ends with
+    it and its CPU moves to the postmaster's children's time, so nothing is lost or counted
+    twice). Take it before and after a run; the difference is the server's CPU for the run,
+    at the kernel's clock-tick resolution (10 ms)."""
+    total = 0.0
+    for e in engines:
+        for i, pid in enumerate(server_pids(env, e)):
+            try:
+                total += process_cpu_s(pid, reaped_children=(i == 0))
+            except (OSError, IndexError, ValueError):
+                pass  # a backend that ended between the listing and the read: counted at its parent
+    return total
+
+
 def pin_servers(env: dict, cpus: Optional[str], engines=("mysql", "postgresql", "mongodb")) -> list[int]:
     """Pin every thread of every server process to ``cpus`` (None: all CPUs again)."""
     cpus = cpus or f"0-{NCPU - 1}"

@@ -17,7 +17,6 @@ reported as such and skipped.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import sys
 import time
@@ -28,12 +27,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench import common as C  # noqa: E402
 
 TABLE_SIZE = 10_000
-
-
-def server_cpu_s(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _connect_args(env):
@@ -108,12 +101,12 @@ def measure(make, env, seconds: float, server_pid: int, monitor) -> dict:
         op(1)
         n = 0
         k0 = counters(monitor)
-        c0, s0, end = time.thread_time(), server_cpu_s(server_pid), time.perf_counter() + seconds
+        c0, s0, end = time.thread_time(), C.process_cpu_s(server_pid), time.perf_counter() + seconds
         while time.perf_counter() < end:
             for _ in range(50):
                 op(1 + int(rnd() * TABLE_SIZE))
             n += 50
-        client, server = time.thread_time() - c0, server_cpu_s(server_pid) - s0
+        client, server = time.thread_time() - c0, C.process_cpu_s(server_pid) - s0
         k1 = counters(monitor)
     finally:
         close()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole benchmark suite at a moderate size (~42 min on a 2-CPU machine), one script
+# The whole benchmark suite at a moderate size (~50 min on a 2-CPU machine), one script
 # after the other, each writing bench/results/<name>-<date>.json and its BENCHMARKS.md
 # section. Servers: scripts/test-servers start ${DBSWARM_BENCH_SERVERS_DIR:-/tmp/dbswarm-bench-servers}
 # (stopped at the end unless KEEP_SERVERS=1).

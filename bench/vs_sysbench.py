@@ -105,8 +105,8 @@ def compare(engine, env, test, a, threads, pinned) -> dict:
            "sysbench_cpu_s_per_1000": C.med([s["cpu_s_per_1000"] for s in sb]),
            "dbswarm": ds, "sysbench": sb, "loadavg": {"before": la0, "after": C.loadavg()}}
     C.log(f"  TPS ratio {C.fmt_ratio(row['tps_ratio'])}  dbswarm {row['dbswarm_tps']:.0f} / sysbench "
-          f"{row['sysbench_tps']:.0f}; CPU s/1000 trx {row['dbswarm_cpu_s_per_1000']:.2f} vs "
-          f"{row['sysbench_cpu_s_per_1000']:.2f}")
+          f"{row['sysbench_tps']:.0f}; CPU s/1000 trx {row['dbswarm_cpu_s_per_1000']:.3g} vs "
+          f"{row['sysbench_cpu_s_per_1000']:.3g}")
     return row
 
 
@@ -134,7 +134,7 @@ def markdown(data: dict) -> str:
         lines.append(
             f"| {C.ENGINE_LABELS[r['engine']]} | {r['test']} | {r['threads']} | {r['mode']} | {r['dbswarm_tps']:,.0f} "
             f"| {r['sysbench_tps']:,.0f} | {C.fmt_ratio(r['tps_ratio'])} | {C.fmt_ratio(r['qps_ratio'])} "
-            f"| {C.fmt_ratio(r['p95_ratio'])} | {r['dbswarm_cpu_s_per_1000']:.2f} | {r['sysbench_cpu_s_per_1000']:.2f} "
+            f"| {C.fmt_ratio(r['p95_ratio'])} | {r['dbswarm_cpu_s_per_1000']:.3g} | {r['sysbench_cpu_s_per_1000']:.3g} "
             f"| {r['loadavg']['before'][0]:.1f}→{r['loadavg']['after'][0]:.1f} |")
     return "\n".join(lines)
 

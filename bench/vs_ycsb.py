@@ -92,7 +92,9 @@ def run_go(engine, env, w, a, pinned):
     props = {**PROPS[w], "recordcount": a.recordcount, "operationcount": 1_000_000_000, "threadcount": a.threads,
              "table": table_for(w), "measurement.interval": 1}
     cmd = [*C.client_prefix(pinned), *go_cmd("run", engine, env, props)]
+    srv0 = C.server_cpu_s(env, server_engines(engine))
     res = C.run_measured(cmd, timeout=a.time + 120, interrupt_after=a.time + a.go_startup)
+    server_cpu = C.server_cpu_s(env, server_engines(engine)) - srv0
     if res["returncode"] not in (0, 1, 130) or "Run finished" not in res["stdout"]:
         raise RuntimeError(f"go-ycsb run failed ({res['returncode']}):\n{res['stdout'][-2000:]}\n{res['stderr'][-2000:]}")
     ops = parse_go(res["stdout"])
@@ -103,7 +105,9 @@ def run_go(engine, env, w, a, pinned):
     return {"ops": count, "ops_per_s": round(count / takes, 2), "takes_s": takes, "errors": errors,
             "p99_us": ops.get("TOTAL", {}).get("p99_us"), "per_op": good,
             "cpu_s": round(res["cpu_s"], 3), "wall_s": round(res["wall_s"], 3),
-            "cpu_us_per_op": round(res["cpu_s"] / count * 1e6, 1) if count else None}
+            "cpu_us_per_op": round(res["cpu_s"] / count * 1e6, 1) if count else None,
+            "server_cpu_s": round(server_cpu, 2),
+            "server_cpu_us_per_op": round(server_cpu / count * 1e6, 1) if count else None}
 
 
 def run_dbswarm(engine, env, w, a, pinned):
@@ -112,7 +116,9 @@ def run_dbswarm(engine, env, w, a, pinned):
     c = {"name": f"vs-ycsb-{w}", "target": _target(engine, env), "workload": wl, "phases": ["run"]}
     if a.shards:
         c["fanout"] = {"shards": a.shards}
+    srv0 = C.server_cpu_s(env, server_engines(engine))
     s = C.run_dbswarm(c, pinned=pinned, timeout=a.time * 3 + 180)
+    server_cpu = C.server_cpu_s(env, server_engines(engine)) - srv0
     fixed = C.fixed_cpu(c["target"], wl, a.threads, a.shards, pinned)
     ph = s["phase"]
     total = ph.get("operations_total") or 0
@@ -125,7 +131,15 @@ def run_dbswarm(engine, env, w, a, pinned):
             "shards": s["shard_count"], "cpu_s": s["shard_cpu_s"], "runner_cpu_s": s["runner_cpu_s"],
             "wall_s": round(s["wall_s"], 3), "status": ph.get("status"), "fixed_cpu_s": fixed,
             "cpu_us_per_op_raw": round(s["shard_cpu_s"] / total * 1e6, 1) if total else None,
-            "cpu_us_per_op": round(max(s["shard_cpu_s"] - fixed, 0) / total * 1e6, 1) if total else None}
+            "cpu_us_per_op": round(max(s["shard_cpu_s"] - fixed, 0) / total * 1e6, 1) if total else None,
+            "server_cpu_s": round(server_cpu, 2),
+            "server_cpu_us_per_op": round(server_cpu / total * 1e6, 1) if total else None}
+
+
+def server_engines(engine):
+    """The servers whose CPU a run costs (FerretDB keeps its data in PostgreSQL)."""
+    return (engine, "postgresql") if engine == "mongodb" else (engine,)
+
 
 
 def _target(engine, env):
@@ -223,11 +237,18 @@ def compare(engine, env, w, a, pinned) -> dict:
            "dbswarm_p99_us": C.med([d["p99_us"] for d in ds]), "goycsb_p99_us": C.med([g["p99_us"] for g in gy]),
            "dbswarm_cpu_us_per_op": C.med([d["cpu_us_per_op"] for d in ds]),
            "goycsb_cpu_us_per_op": C.med([g["cpu_us_per_op"] for g in gy]),
+           "dbswarm_server_cpu_us_per_op": C.med([d["server_cpu_us_per_op"] for d in ds]),
+           "goycsb_server_cpu_us_per_op": C.med([g["server_cpu_us_per_op"] for g in gy]),
            "dbswarm": ds, "go-ycsb": gy, "loadavg": {"before": la0, "after": C.loadavg()}}
     C.log(f"  OPS ratio {C.fmt_ratio(row['ops_ratio'])}  dbswarm {row['dbswarm_ops']:.0f} / go-ycsb "
           f"{row['goycsb_ops']:.0f}; p99 ratio {C.fmt_ratio(row['p99_ratio'])}; CPU µs/op "
-          f"{row['dbswarm_cpu_us_per_op']} vs {row['goycsb_cpu_us_per_op']}")
+          f"{row['dbswarm_cpu_us_per_op']} vs {row['goycsb_cpu_us_per_op']}; server CPU µs/op "
+          f"{row['dbswarm_server_cpu_us_per_op']} vs {row['goycsb_server_cpu_us_per_op']}")
     return row
+
+
+def _num(v) -> str:
+    return "—" if v is None else f"{v:,.0f}"
 
 
 def markdown(data: dict) -> str:
@@ -239,24 +260,36 @@ def markdown(data: dict) -> str:
              "- OPS ratio: dbswarm ops/s (all operations / the phase's span) ÷ go-ycsb's TOTAL OPS; p99 ratio: "
              "p99 of all operations merged (dbswarm) ÷ go-ycsb's TOTAL 99th. Median (min–max) over the rounds. "
              "CPU µs/op: client process CPU (user+sys) per operation, median; dbswarm's is the shard processes' "
-             "CPU minus their fixed start-up cost (a 1-operation campaign with the same shards; raw in the JSON).",
+             "CPU minus their fixed start-up cost (a 1-operation campaign with the same shards; raw in the JSON). "
+             "Server CPU µs/op: the server processes' CPU over the run (/proc; PostgreSQL's backends included, "
+             "FerretDB's with its PostgreSQL) per operation, median; it includes connecting (dbswarm: also the "
+             "campaign's preparation; a campaign of one operation per thread costs the server 0.00–0.05 s) and the "
+             "server's background work.",
+             "- The protocols differ on the server's side. MariaDB: go-ycsb's binding runs every statement as a "
+             "server-side prepared statement (cached per connection: `getAndCacheStmt`); dbswarm's MySQL drivers "
+             "send text statements, which the server parses every time. PostgreSQL: both prepare once, but libpq's "
+             "`PQexecPrepared` (psycopg's path, and sysbench's) sends Bind, Describe, Execute, Sync, so the server "
+             "builds the row description at every execution; go-ycsb's lib/pq sends Bind, Execute, Sync.",
              f"- dbswarm runs through {C.DBSWARM_MODE_TEXT}.",
              "- FerretDB 1.24 (MongoDB wire protocol over PostgreSQL) is the limit there, not the clients: "
              "its numbers show the binding works, not what the client can do.",
              "",
              "| engine | workload | threads | mode | OPS dbswarm | OPS go-ycsb | OPS ratio | p99 µs dbswarm | "
-             "p99 µs go-ycsb | p99 ratio | CPU µs/op dbswarm | CPU µs/op go-ycsb | load avg before→after |",
-             "| --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: | --- |"]
+             "p99 µs go-ycsb | p99 ratio | CPU µs/op dbswarm | CPU µs/op go-ycsb | server CPU µs/op dbswarm | "
+             "server CPU µs/op go-ycsb | load avg before→after |",
+             "| --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |"]
     for r in data["comparisons"]:
         if r.get("failed"):
             lines.append(f"| {C.ENGINE_LABELS[r['engine']]} | {r['workload']} | {r['threads']} | {r['mode']} "
-                         f"| failed: {r['failed']} | | | | | | | | |")
+                         f"| failed: {r['failed']} | | | | | | | | | | |")
             continue
         lines.append(
             f"| {C.ENGINE_LABELS[r['engine']]} | {r['workload']} | {r['threads']} | {r['mode']} | {r['dbswarm_ops']:,.0f} "
             f"| {r['goycsb_ops']:,.0f} | {C.fmt_ratio(r['ops_ratio'])} | {r['dbswarm_p99_us']:,.0f} "
             f"| {r['goycsb_p99_us']:,.0f} | {C.fmt_ratio(r['p99_ratio'])} | {r['dbswarm_cpu_us_per_op']:.0f} "
-            f"| {r['goycsb_cpu_us_per_op']:.0f} | {r['loadavg']['before'][0]:.1f}→{r['loadavg']['after'][0]:.1f} |")
+            f"| {r['goycsb_cpu_us_per_op']:.0f} | {_num(r.get('dbswarm_server_cpu_us_per_op'))} "
+            f"| {_num(r.get('goycsb_server_cpu_us_per_op'))} "
+            f"| {r['loadavg']['before'][0]:.1f}→{r['loadavg']['after'][0]:.1f} |")
     return "\n".join(lines)
 
 
@@ -270,6 +303,9 @@ def main(argv=None):
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--pin", dest="pin", action="store_true", default=True)
     p.add_argument("--no-pin", dest="pin", action="store_false")
+    p.add_argument("--pinned-only", action="store_true",
+                   help="only the pinned runs (FerretDB, shared only, is then skipped); e.g. with --shards "
+                        "to compare threads and processes on the client's one CPU")
     p.add_argument("--ferretdb-recordcount", type=int, default=2000,
                    help="records on FerretDB (slow server); FerretDB runs shared only")
     p.add_argument("--shards", type=int, default=None)
@@ -290,7 +326,11 @@ def main(argv=None):
             ea.recordcount = a.ferretdb_recordcount
         data["loads"][engine] = load(engine, env, ea)
         for w in C.csv_list(a.workloads):
-            for pinned in ([False, True] if a.pin and engine != "mongodb" else [False]):
+            if a.pinned_only:
+                modes = [] if engine == "mongodb" else [True]
+            else:
+                modes = [False, True] if a.pin and engine != "mongodb" else [False]
+            for pinned in modes:
                 row = C.attempt(lambda: compare(engine, env, w, ea, pinned), engine=engine, workload=w,
                                 threads=ea.threads, mode="pinned" if pinned else "shared")
                 row["recordcount"] = ea.recordcount

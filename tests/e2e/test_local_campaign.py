@@ -9,8 +9,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from dbswarm.local import run_campaign
 
 ROOT = Path(__file__).resolve().parents[2]
