@@ -1,12 +1,13 @@
-"""What a YCSB insert costs the MariaDB server by connection character set and literal form
-(a lead, not a section of BENCHMARKS.md: printed, and kept in bench/results/).
+"""What a YCSB insert and a point read cost the MariaDB server by connection character set and
+literal form (a lead, not a section of BENCHMARKS.md: printed, and kept in bench/results/).
 
 One client thread on mysqlclient's `_mysql` inserts YCSB records (key + 10 × 100 ASCII bytes)
-as text statements, alternating variants in blocks; the server's CPU per insert comes from
-/proc (10 ms ticks, hence many inserts per block). The table is `usertable`-shaped, in the
-server's default character set (latin1 on Debian's MariaDB) or in utf8mb4.
+as text statements, alternating variants in blocks, then reads them back by key; the
+server's CPU per statement comes from /proc (10 ms ticks, hence many statements per block).
+The table is `usertable`-shaped, in the server's default character set (latin1: MariaDB's
+compiled-in default, as scripts/test-servers starts it `--no-defaults`) or in utf8mb4.
 
-    python bench/mysql_charset.py --rounds 6 --block 5000
+    python bench/mysql_charset.py --rounds 8 --block 4000
 """
 from __future__ import annotations
 
@@ -26,13 +27,16 @@ VARIANTS = {
     "latin1 connection, latin1 table": ("latin1", b"'%s'", None),
     "utf8mb4 connection, _binary literals, latin1 table": ("utf8mb4", b"_binary'%s'", None),
     "utf8mb4 connection, utf8mb4 table": ("utf8mb4", b"'%s'", "utf8mb4"),
+    "latin1 connection, utf8mb4 table": ("latin1", b"'%s'", "utf8mb4"),
+    "utf8mb4 connection, hex literals, latin1 table": ("utf8mb4", "hex", None),
+    "utf8mb4 connection, hex literals, utf8mb4 table": ("utf8mb4", "hex", "utf8mb4"),
 }
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rounds", type=int, default=6)
-    p.add_argument("--block", type=int, default=5000, help="inserts per variant per round")
+    p.add_argument("--block", type=int, default=5000, help="inserts (then reads) per variant per round")
     p.add_argument("--servers-dir", default=C.DEFAULT_SERVERS_DIR)
     a = p.parse_args(argv)
     from MySQLdb import _mysql
@@ -59,6 +63,8 @@ def main(argv=None):
     rng = random.Random(42)
     pool = bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(1 << 16))
     per_insert = {name: [] for name in VARIANTS}
+    per_read = {name: [] for name in VARIANTS}
+    keys = {name: [] for name in VARIANTS}
     n = 0
     for r in range(a.rounds):
         order = list(VARIANTS) if r % 2 == 0 else list(reversed(VARIANTS))
@@ -68,16 +74,37 @@ def main(argv=None):
             for _ in range(a.block):
                 n += 1
                 o = rng.randrange(len(pool) - 1000)
-                values = b", ".join(fmt % pool[o + 100 * j:o + 100 * j + 100] for j in range(10))
+                if fmt == "hex":
+                    values = b", ".join(b"X'%s'" % pool[o + 100 * j:o + 100 * j + 100].hex().encode()
+                                        for j in range(10))
+                else:
+                    values = b", ".join(fmt % pool[o + 100 * j:o + 100 * j + 100] for j in range(10))
                 c.query(b"INSERT INTO %s VALUES ('user%d', %s)" % (t, n, values))
+                keys[name].append(n)
             per_insert[name].append(round((C.process_cpu_s(pid) - s0) / a.block * 1e6, 2))
-        C.log(f"round {r}: " + ", ".join(f"{v[-1]}" for v in per_insert.values()))
+        C.log(f"insert round {r}: " + ", ".join(f"{v[-1]}" for v in per_insert.values()))
+    # point reads of whole records (the result is converted from the table's character set to
+    # the connection's, character_set_results, by the server)
+    for r in range(a.rounds):
+        order = list(VARIANTS) if r % 2 == 0 else list(reversed(VARIANTS))
+        for name in order:
+            c, t, ks = conns[name], tables[name], keys[name]
+            s0 = C.process_cpu_s(pid)
+            for _ in range(a.block):
+                c.query(b"SELECT * FROM %s WHERE ycsb_key = 'user%d'" % (t, ks[rng.randrange(len(ks))]))
+                c.store_result().num_rows()
+            per_read[name].append(round((C.process_cpu_s(pid) - s0) / a.block * 1e6, 2))
+        C.log(f"read round {r}: " + ", ".join(f"{v[-1]}" for v in per_read.values()))
     for t in tables.values():
         admin.query(b"DROP TABLE IF EXISTS " + t)
     data["server_cpu_us_per_insert"] = {name: {"median": statistics.median(v), "rounds": v}
                                         for name, v in per_insert.items()}
-    for name, v in data["server_cpu_us_per_insert"].items():
-        print(f"{v['median']:7.1f} µs  {name}  (rounds: {v['rounds']})")
+    data["server_cpu_us_per_read"] = {name: {"median": statistics.median(v), "rounds": v}
+                                      for name, v in per_read.items()}
+    for what in ("insert", "read"):
+        print(f"server CPU per {what}:")
+        for name, v in data[f"server_cpu_us_per_{what}"].items():
+            print(f"{v['median']:7.1f} µs  {name}  (rounds: {v['rounds']})")
     C.finish("mysql_charset", data, lambda d: "", write_md=False)
 
 
