@@ -281,7 +281,8 @@ def run_measured(cmd: list[str], *, timeout: float = 900, env: Optional[dict] = 
     err_f.seek(0)
     return {"cmd": cmd, "returncode": proc.returncode, "wall_s": wall, "stdout": out_f.read(),
             "stderr": err_f.read(), "timed_out": timed_out, "cpu_user_s": ru.ru_utime, "cpu_sys_s": ru.ru_stime,
-            "cpu_s": ru.ru_utime + ru.ru_stime, "maxrss_kb": ru.ru_maxrss}
+            "cpu_s": ru.ru_utime + ru.ru_stime, "maxrss_kb": ru.ru_maxrss,
+            "context_switches": {"voluntary": ru.ru_nvcsw, "involuntary": ru.ru_nivcsw}}
 
 
 def attempt(compare: Callable[[], dict], **labels) -> dict:
@@ -336,6 +337,8 @@ def run_dbswarm(campaign: dict, *, pinned: bool = False, results_dir: Optional[s
             shutil.rmtree(results_dir, ignore_errors=True)
     summary["wall_s"] = res["wall_s"]
     summary["cpu_s"] = res["cpu_s"]
+    summary["cpu_user_s"], summary["cpu_sys_s"] = res["cpu_user_s"], res["cpu_sys_s"]
+    summary["context_switches"] = res["context_switches"]
     return summary
 
 

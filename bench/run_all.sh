@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole benchmark suite at a moderate size (~50 min on a 2-CPU machine), one script
+# The whole benchmark suite at a moderate size (~55 min on a 2-CPU machine), one script
 # after the other, each writing bench/results/<name>-<date>.json and its BENCHMARKS.md
 # section. Servers: scripts/test-servers start ${DBSWARM_BENCH_SERVERS_DIR:-/tmp/dbswarm-bench-servers}
 # (stopped at the end unless KEEP_SERVERS=1).
@@ -16,7 +16,7 @@ failed=()  # a failing script is reported at the end; the others still run
 "$PY" bench/vs_sysbench.py --time 5 --rounds 3 --tables 8 --table-size 20000 --threads 8,32 --pinned-threads 8 --servers-dir "$DIR" || failed+=("bench/vs_sysbench.py")
 "$PY" bench/vs_ycsb.py --time 5 --rounds 3 --recordcount 20000 --threads 8 --ferretdb-recordcount 2000 --servers-dir "$DIR" || failed+=("bench/vs_ycsb.py")
 "$PY" bench/generator_cost.py --time 4 --profile-time 2 --noop-rounds 3 --server-rounds 3 --servers-dir "$DIR" || failed+=("bench/generator_cost.py")
-"$PY" bench/threads_per_shard.py --time 5 --rounds 2 --servers-dir "$DIR" || failed+=("bench/threads_per_shard.py")
+"$PY" bench/threads_per_shard.py --time 5 --rounds 3 --shards 1,2,4,8 --modes shared,pinned --servers-dir "$DIR" || failed+=("bench/threads_per_shard.py")
 "$PY" bench/fanout_scaling.py --time 4 --rounds 2 --max-shards 4 --max-mysql-shards 8 --servers-dir "$DIR" || failed+=("bench/fanout_scaling.py")
 "$PY" bench/hot_path_patches.py --time 3 --rounds 3 --servers-dir "$DIR" || failed+=("bench/hot_path_patches.py")
 "$PY" bench/python_ceiling.py --time 5 --rounds 3 --threads 8 --tables 8 --table-size 20000 --servers-dir "$DIR" || failed+=("bench/python_ceiling.py")
