@@ -46,18 +46,20 @@ def test_continue_and_resume_keeps_exact_totals(tmp_path):
 
 
 def test_resumed_load_is_idempotent(tmp_path):
-    plan, rid = _plan(tmp_path, {"recordcount": 30000, "threads": 2, "batchsize": 50})
+    # 100k rows load in ~2 s here, four times the shortest call (run_shard gives every call at
+    # least 0.5 s); 30k rows took 0.6 s and a quiet moment once loaded them all in one call
+    plan, rid = _plan(tmp_path, {"recordcount": 100000, "threads": 2, "batchsize": 50})
     base = {"store": plan["store"], "campaign_id": plan["campaign_id"], "run_id": rid, "shard": 0, "phase": "load"}
     service.prepare_run(dict(base, stage="before_load"))
-    first = service.run_shard(dict(base, max_call_seconds=0.3))
-    assert first["status"] == "continue"
+    first = service.run_shard(dict(base, max_call_seconds=0.5))
+    assert first["status"] == "continue", f"the whole load fit in one 0.5 s call ({first['ops']} rows): raise recordcount"
     # replay the same segment (as a retried Lambda call would), then finish
-    service.run_shard(dict(base, max_call_seconds=0.3, checkpoint=first["checkpoint"]))
+    service.run_shard(dict(base, max_call_seconds=0.5, checkpoint=first["checkpoint"]))
     out, _ = _run_until_done(dict(base, checkpoint=first["checkpoint"]))
     import sqlite3
     url = service.load_plan(open_store(plan["store"]), plan["campaign_id"])["runs"][0]["target"]["url"]
     n = sqlite3.connect(url).execute("SELECT COUNT(*), COUNT(DISTINCT ycsb_key) FROM usertable").fetchone()
-    assert n == (30000, 30000)
+    assert n == (100000, 100000)
 
 
 def test_maxexecutiontime_caps_the_run(tmp_path):
