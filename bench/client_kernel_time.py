@@ -25,53 +25,34 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import common as C  # noqa: E402
+from bench import python_ceiling as PC  # noqa: E402
 from bench import vs_sysbench as VS  # noqa: E402
 
 TOOLS = ("sysbench", "bare", "dbswarm")
 
 
-def bare_cmd(engine, env, a):
-    port = env["DBSWARM_TEST_MYSQL_PORT" if engine == "mysql" else "DBSWARM_TEST_PG_PORT"]
-    return [C.PY, str(C.BENCH / "bare_client.py"), "--engine", engine, "--port", port,
-            "--password-file", env["DBSWARM_TEST_PASSWORD_FILE"], "--test", a.test, "--threads", str(a.threads),
-            "--processes", str(min(C.NCPU, a.threads)), "--time", str(a.time), "--tables", str(a.tables),
-            "--table-size", str(a.table_size)]
-
-
 def dbswarm_campaign(engine, env, a) -> dict:
-    return {"name": "client-kernel-time", "target": C.target(engine, env),
-            "workload": {"family": "sysbench", "test": a.test, "tables": a.tables, "table_size": a.table_size,
-                         "threads": a.threads, "time": a.time, "rand_type": VS.RAND_TYPE, "report_interval": 1},
-            "phases": ["run"]}
+    return VS.dbswarm_campaign(engine, env, a.test, a, a.threads)
 
 
 def run_tool(tool, engine, env, a, prefix=()) -> dict:
     """One run of ``tool``: transactions and the wait4 rusage of its process tree."""
-    tmp = Path(tempfile.mkdtemp(prefix="dbswarm-bench-kt-"))
-    try:
-        if tool == "sysbench":
-            cmd = VS.sysbench_cmd(engine, env, a.test, a, a.threads)
-        elif tool == "bare":
-            cmd = bare_cmd(engine, env, a)
-        else:
-            (tmp / "campaign.json").write_text(json.dumps(dbswarm_campaign(engine, env, a)))
-            cmd = [C.PY, str(C.BENCH / "dbswarm_run.py"), str(tmp / "campaign.json"), str(tmp / "results"),
-                   str(tmp / "out.json")]
-        res = C.check(C.run_measured([*prefix, *cmd], timeout=a.time * 20 + 180, cwd=str(C.ROOT)),
-                      f"{tool} on {engine}")
-        if tool == "sysbench":
-            trx = VS.parse_sysbench(res["stdout"])["transactions"]
-        elif tool == "bare":
-            trx = json.loads(res["stdout"].strip().splitlines()[-1])["transactions"]
+    timeout = a.time * 20 + 180  # strace slows the clients down several times
+    if tool == "dbswarm":
+        s = C.run_dbswarm(dbswarm_campaign(engine, env, a), timeout=timeout, prefix=prefix)
+        trx, runner_cpu_s = s["phase"]["sysbench"]["transactions"], s["runner_cpu_s"]
+        res = {"cpu_user_s": s["cpu_user_s"], "cpu_sys_s": s["cpu_sys_s"],
+               "context_switches": s["context_switches"], "wall_s": s["wall_s"]}
+    else:
+        cmd = (VS.sysbench_cmd(engine, env, a.test, a, a.threads) if tool == "sysbench"
+               else PC.bare_cmd(engine, env, a.test, a, a.threads, C.NCPU))
+        res = C.check(C.run_measured([*prefix, *cmd], timeout=timeout, cwd=str(C.ROOT)), f"{tool} on {engine}")
+        trx = (VS.parse_sysbench(res["stdout"])["transactions"] if tool == "sysbench"
+               else json.loads(res["stdout"].strip().splitlines()[-1])["transactions"])
         runner_cpu_s = 0.0
-        if tool == "dbswarm":
-            out = json.loads((tmp / "out.json").read_text())
-            trx, runner_cpu_s = out["phase"]["sysbench"]["transactions"], out["runner_cpu_s"]
-        return {"transactions": int(trx or 0), "user_s": res["cpu_user_s"], "sys_s": res["cpu_sys_s"],
-                "runner_cpu_s": runner_cpu_s, "context_switches": res["context_switches"],
-                "wall_s": round(res["wall_s"], 3)}
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    return {"transactions": int(trx or 0), "user_s": res["cpu_user_s"], "sys_s": res["cpu_sys_s"],
+            "runner_cpu_s": runner_cpu_s, "context_switches": res["context_switches"],
+            "wall_s": round(res["wall_s"], 3)}
 
 
 def per_trx(run: dict, fixed_user_s: float = 0.0) -> dict:

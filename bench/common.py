@@ -311,18 +311,19 @@ def check(res: dict, what: str) -> dict:
 # ---- dbswarm, the way users run it ---------------------------------------------------------------
 
 def run_dbswarm(campaign: dict, *, pinned: bool = False, results_dir: Optional[str] = None,
-                timeout: float = 900) -> dict:
+                timeout: float = 900, prefix: tuple = ()) -> dict:
     """One campaign through dbswarm.local.run_campaign in its own Python process
     (bench/dbswarm_run.py). Returns its summary: the run's merged phase, the CPU of the
     shard processes (``shard_cpu_s``: what the client costs) and of the orchestrating
-    process (``runner_cpu_s``), and the total from wait4 (``cpu_s``)."""
+    process (``runner_cpu_s``), and the totals from wait4 (``cpu_s``, ``cpu_user_s``,
+    ``cpu_sys_s``, ``context_switches``). ``prefix`` goes in front of the command (strace)."""
     own_dir = results_dir is None
     results_dir = results_dir or tempfile.mkdtemp(prefix="dbswarm-bench-results-")
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(campaign, fh)
         cpath = fh.name
     out_path = cpath + ".out.json"
-    cmd = [*client_prefix(pinned), PY, str(BENCH / "dbswarm_run.py"), cpath, results_dir, out_path]
+    cmd = [*prefix, *client_prefix(pinned), PY, str(BENCH / "dbswarm_run.py"), cpath, results_dir, out_path]
     res = run_measured(cmd, timeout=timeout, cwd=str(ROOT))
     try:
         check(res, "dbswarm campaign")

@@ -70,15 +70,12 @@ def main(argv=None):
         order = list(VARIANTS) if r % 2 == 0 else list(reversed(VARIANTS))
         for name in order:
             c, fmt, t = conns[name], VARIANTS[name][1], tables[name]
+            quote = (lambda v: b"X'%s'" % v.hex().encode()) if fmt == "hex" else (lambda v, fmt=fmt: fmt % v)
             s0 = C.process_cpu_s(pid)
             for _ in range(a.block):
                 n += 1
                 o = rng.randrange(len(pool) - 1000)
-                if fmt == "hex":
-                    values = b", ".join(b"X'%s'" % pool[o + 100 * j:o + 100 * j + 100].hex().encode()
-                                        for j in range(10))
-                else:
-                    values = b", ".join(fmt % pool[o + 100 * j:o + 100 * j + 100] for j in range(10))
+                values = b", ".join(quote(pool[o + 100 * j:o + 100 * j + 100]) for j in range(10))
                 c.query(b"INSERT INTO %s VALUES ('user%d', %s)" % (t, n, values))
                 keys[name].append(n)
             per_insert[name].append(round((C.process_cpu_s(pid) - s0) / a.block * 1e6, 2))

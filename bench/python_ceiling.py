@@ -27,12 +27,17 @@ from bench.bare_client import TESTS  # noqa: E402
 TOOLS = ("sysbench", "bare", "dbswarm")
 
 
-def run_bare(engine, env, test, a, threads, pinned) -> dict:
+def bare_cmd(engine, env, test, a, threads, processes) -> list[str]:
+    """bench/bare_client.py on the sbtest tables of ``a`` (the password by file, never in argv)."""
     port = env["DBSWARM_TEST_MYSQL_PORT" if engine == "mysql" else "DBSWARM_TEST_PG_PORT"]
-    cmd = [*C.client_prefix(pinned), C.PY, str(C.BENCH / "bare_client.py"), "--engine", engine, "--port", port,
-           "--password-file", env["DBSWARM_TEST_PASSWORD_FILE"], "--test", test, "--threads", str(threads),
-           "--processes", str(min(a.shards or (1 if pinned else C.NCPU), threads)), "--time", str(a.time), "--tables",
-           str(a.tables), "--table-size", str(a.table_size)]
+    return [C.PY, str(C.BENCH / "bare_client.py"), "--engine", engine, "--port", port,
+            "--password-file", env["DBSWARM_TEST_PASSWORD_FILE"], "--test", test, "--threads", str(threads),
+            "--processes", str(min(processes, threads)), "--time", str(a.time), "--tables", str(a.tables),
+            "--table-size", str(a.table_size)]
+
+
+def run_bare(engine, env, test, a, threads, pinned) -> dict:
+    cmd = [*C.client_prefix(pinned), *bare_cmd(engine, env, test, a, threads, a.shards or (1 if pinned else C.NCPU))]
     res = C.check(C.run_measured(cmd, timeout=a.time * 3 + 120), f"bare client {test} on {engine}")
     out = json.loads(res["stdout"].strip().splitlines()[-1])
     trx = out["transactions"]

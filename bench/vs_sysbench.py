@@ -67,13 +67,19 @@ def run_sysbench(engine, env, test, a, threads, pinned):
     return out
 
 
-def run_dbswarm(engine, env, test, a, threads, pinned):
+def dbswarm_campaign(engine, env, test, a, threads, shards=None) -> dict:
+    """The campaign that runs sysbench's ``test`` as sysbench_cmd does."""
     c = {"name": f"vs-sysbench-{test}", "target": C.target(engine, env),
          "workload": {"family": "sysbench", "test": test, "tables": a.tables, "table_size": a.table_size,
                       "threads": threads, "time": a.time, "rand_type": RAND_TYPE, "report_interval": 1},
          "phases": ["run"]}
-    if a.shards:
-        c["fanout"] = {"shards": a.shards}
+    if shards:
+        c["fanout"] = {"shards": shards}
+    return c
+
+
+def run_dbswarm(engine, env, test, a, threads, pinned):
+    c = dbswarm_campaign(engine, env, test, a, threads, a.shards)
     s = C.run_dbswarm(c, pinned=pinned, timeout=a.time * 3 + 180)
     fixed = C.fixed_cpu(c["target"], c["workload"], threads, a.shards, pinned)
     ph = s["phase"]
