@@ -11,6 +11,7 @@ import math
 import time
 from typing import Optional
 
+from . import bindings, families
 from .measure import Measurement, OperationStats
 from .secrets import redact_url
 
@@ -104,21 +105,10 @@ def merge_phase(run: dict, phase: str, shard_docs: dict[int, Optional[dict]],
     write = _merged(measurement.operations, WRITE_OPS)
     out["read_latency"] = read.summary() if read else None
     out["write_latency"] = write.summary() if write else None
-    if run["family"] == "sysbench" and phase == "run":
-        c = measurement.counters
-        trx = measurement.operations.get("TRANSACTION")
-        q = c.get("queries_read", 0) + c.get("queries_write", 0) + c.get("queries_other", 0)
-        out["sysbench"] = {
-            "transactions": trx.count if trx else 0,
-            "tps": round((trx.count if trx else 0) / duration, 2),
-            "queries": q, "qps": round(q / duration, 2),
-            "queries_read": c.get("queries_read", 0), "queries_write": c.get("queries_write", 0),
-            "queries_other": c.get("queries_other", 0),
-            "errors": measurement.total_errors, "reconnects": c.get("reconnects", 0),
-            "latency_avg_ms": round(trx.histogram.get_mean_value() / 1000, 3) if trx and trx.count else None,
-            "latency_p95_ms": round(trx.histogram.get_value_at_percentile(95) / 1000, 3)
-            if trx and trx.count else None,
-        }
+    family = families.get(run["family"])
+    extra = family.phase_summary(w, phase, measurement, duration)
+    if extra is not None:
+        out[family.name] = extra  # the family's own figures (e.g. TPS and QPS as its reference tool counts them)
     out["histograms"] = {k: v["histogram"] for k, v in measurement.to_dict()["operations"].items()}
     out["timeline"] = tl.to_dict()
     return out
@@ -151,8 +141,10 @@ def aggregate(plan: dict, store, redacted_campaign: Optional[dict] = None) -> di
             "index": run["index"], "run_id": run["run_id"], "axes": run["axes"],
             "target": {"engine": t["engine"], "label": t.get("label") or t["engine"],
                        "url": redact_url(t.get("url")), "options": t.get("options", {}),
-                       "is_real_database": t["engine"] != "noop"},
-            "workload": {"family": run["family"], "name": _workload_name(run["workload"]),
+                       "is_real_database": run.get("is_real_database",
+                                                   bindings.engine(t["engine"]).is_real_database)},
+            "workload": {"family": run["family"],
+                         "name": run.get("workload_name") or families.get(run["family"]).workload_name(run["workload"]),
                          **run["workload"]},
             "threads": run["threads"], "shard_count": run["shard_count"],
             "phases": phases,
@@ -176,9 +168,3 @@ class _ShardDocs:
             return self.store.get_json(shard_key(self.store, *self.args, shard))
         except KeyError:
             return None
-
-
-def _workload_name(w: dict) -> str:
-    if w["family"] == "sysbench":
-        return w["test"]
-    return w.get("preset") or "custom"

@@ -50,18 +50,9 @@ def cmd_validate(args):
 
 
 def cmd_presets(args):
-    from .workloads.presets import PRESET_DESCRIPTIONS, SYSBENCH_TESTS, YCSB_PRESETS
-    print("YCSB presets (workload.preset; explicit *proportion keys override them):")
-    for name, props in YCSB_PRESETS.items():
-        mix = ", ".join(f"{k.removesuffix('proportion')} {v:g}" for k, v in props.items()
-                        if k.endswith("proportion") and v)
-        extra = ", ".join(f"{k}={v}" for k, v in props.items() if not k.endswith("proportion"))
-        print(f"  {name:<3} {mix:<32} {extra:<40} {PRESET_DESCRIPTIONS.get(name, '')}")
-    print("  r:w  a read:write ratio such as 95:5 (read 0.95, update 0.05)")
-    print("\nsysbench tests (workload.test):")
-    for name, props in SYSBENCH_TESTS.items():
-        stmts = ", ".join(f"{k}={v}" for k, v in props.items() if v)
-        print(f"  {name:<18} {stmts}")
+    from . import families
+    blocks = ["\n".join(f.presets_text()) for f in families.all_families() if f.presets_text()]
+    print("\n\n".join(blocks))
     return 0
 
 
@@ -99,7 +90,7 @@ def cmd_schema(args):
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dbswarm", description="Distributed database load campaigns "
-                                "(YCSB and sysbench methodology), locally or on AWS Lambda.")
+                                "(the workload families' methodologies), locally or on AWS Lambda.")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run a campaign on this machine (shards in parallel processes)")
     r.add_argument("campaign", help="campaign file (YAML or JSON)")
@@ -115,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="validate a campaign file and show its runs and shards")
     v.add_argument("campaign")
     v.set_defaults(fn=cmd_validate)
-    pr = sub.add_parser("presets", help="list workload presets")
+    pr = sub.add_parser("presets", help="list every workload family's presets")
     pr.set_defaults(fn=cmd_presets)
     s = sub.add_parser("show", help="print a result's tables")
     s.add_argument("result", help="result.json, a campaign folder, a campaign id, or an s3:// URL")

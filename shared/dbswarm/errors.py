@@ -1,4 +1,7 @@
-"""Exceptions shared by every part of dbswarm."""
+"""Exceptions shared by every part of dbswarm, and the kinds of database errors."""
+from __future__ import annotations
+
+from dataclasses import dataclass
 
 
 class DbswarmError(Exception):
@@ -19,3 +22,22 @@ class SecretError(DbswarmError):
 
 class BindingError(DbswarmError):
     """A binding name is unknown, registered twice, or its driver is missing."""
+
+
+class FamilyError(DbswarmError):
+    """A workload family name is unknown, registered twice, or its plugin cannot be imported."""
+
+
+# ---- error kinds: what the worker does with a failed database call ------------------------
+# Bindings say which kind each driver exception is (``Binding.classify``); the one retry and
+# reconnect policy (``measure.Measured``) acts on the kind, for every engine alike.
+RETRYABLE = "retryable"    # deadlock, lock wait timeout, serialization failure: retry the event
+CONNECTION = "connection"  # the connection is gone: reconnect, count, go on
+DUPLICATE = "duplicate"    # duplicate key on insert (a resumed load): counted, not fatal
+FATAL = "fatal"            # anything else: counted; the shard goes on, the error is reported
+
+
+@dataclass(frozen=True)
+class ErrorClass:
+    kind: str   # one of the four kinds above
+    name: str   # short, stable, e.g. "deadlock", "lock_wait_timeout", "connection_lost"

@@ -4,24 +4,19 @@ every function call — plan, prepare, each shard's worker call, aggregate, comp
 by the real handler in its own OS process (``dbswarm.asl_local``). A shard answering
 "continue" is called again with its checkpoint, in a new process, as Lambda would be.
 
-``ProcessFanout`` (one phase's shards in processes, without the state machine) and
-``ProgressBoard`` (live progress from the files shards write to DBSWARM_PROGRESS_DIR)
-are the building blocks; ``run_campaign`` is what ``dbswarm run`` calls.
+``ProgressBoard`` shows live progress from the files shards write to
+DBSWARM_PROGRESS_DIR; ``run_campaign`` is what ``dbswarm run`` calls.
 """
 from __future__ import annotations
 
-import faulthandler
 import json
-import multiprocessing as mp
 import os
 import shutil
-import signal
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 from . import service
 from .errors import DbswarmError
@@ -29,107 +24,6 @@ from .spec import load_campaign, read_campaign_data
 from .store import S3Store, open_store
 
 POLL_S = 0.1
-
-
-def _shard_entry(event, conn):
-    """Child process: one shard call. ``kill -USR1 PID`` prints every thread's Python stack
-    to stderr (a shard that seems stuck: which call is it in?)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
-    try:
-        out = service.run_shard(event)
-        conn.send(("ok", out))
-    except BaseException as exc:  # report everything; the parent records the failure
-        conn.send(("error", service.redact_error(event, f"{type(exc).__name__}: {exc}")))
-    finally:
-        conn.close()
-
-
-@dataclass
-class ShardCall:
-    shard: int
-    event: dict
-    process: mp.Process
-    conn: object
-    calls: int = 1
-
-
-@dataclass
-class PhaseOutcome:
-    done: list = field(default_factory=list)
-    failed: dict = field(default_factory=dict)   # shard -> reason
-    calls: int = 0
-
-
-class ProcessFanout:
-    """Runs the shards of one phase in parallel processes; loops on "continue"."""
-
-    def __init__(self, progress_dir: str, on_progress: Optional[Callable] = None, max_call_seconds=None):
-        self.ctx = mp.get_context("spawn")
-        self.progress_dir = progress_dir
-        self.on_progress = on_progress
-        self.max_call_seconds = max_call_seconds
-
-    def _start(self, shard, event) -> ShardCall:
-        parent, child = self.ctx.Pipe(duplex=False)
-        p = self.ctx.Process(target=_shard_entry, args=(event, child), daemon=True,
-                             name=f"dbswarm-shard-{event['run_id']}-{event['phase']}-{shard}")
-        p.start()
-        child.close()
-        with open(os.path.join(self.progress_dir, f"{event['run_id']}.{event['phase']}.{shard}.pid"), "w") as fh:
-            fh.write(str(p.pid))
-        return ShardCall(shard, event, p, parent)
-
-    def run_phase(self, base_event: dict, shard_count: int) -> PhaseOutcome:
-        out = PhaseOutcome()
-        active = {}
-        for i in range(shard_count):
-            ev = dict(base_event, shard=i)
-            if self.max_call_seconds:
-                ev["max_call_seconds"] = self.max_call_seconds
-            active[i] = self._start(i, ev)
-            out.calls += 1
-        try:
-            while active:
-                time.sleep(POLL_S)
-                if self.on_progress:
-                    self.on_progress()
-                for i, call in list(active.items()):
-                    if call.process.is_alive() and not call.conn.poll():
-                        continue
-                    msg = None
-                    if call.conn.poll():
-                        try:
-                            msg = call.conn.recv()
-                        except EOFError:
-                            msg = None
-                    call.process.join(5)
-                    del active[i]
-                    if msg is None:
-                        code = call.process.exitcode
-                        reason = (f"process {call.process.pid} died (signal {-code})" if code and code < 0
-                                  else f"process {call.process.pid} exited with code {code} without a result")
-                        out.failed[i] = reason
-                        self._record_failure(base_event, i, reason)
-                    elif msg[0] == "error":
-                        out.failed[i] = msg[1]
-                        self._record_failure(base_event, i, msg[1])
-                    elif msg[1]["status"] == "continue":
-                        ev = dict(call.event, checkpoint=msg[1]["checkpoint"])
-                        active[i] = self._start(i, ev)
-                        active[i].calls = call.calls + 1
-                        out.calls += 1
-                    else:
-                        out.done.append(i)
-        except KeyboardInterrupt:
-            for call in active.values():
-                call.process.terminate()
-            raise
-        return out
-
-    @staticmethod
-    def _record_failure(event, shard, reason):
-        service.record_shard_failure(dict(event, shard=shard, error=reason))
 
 
 class ProgressBoard:
@@ -394,9 +288,6 @@ def _run_error(history) -> str:
 
 
 def _phase_total(run, phase):
-    w = run["workload"]
     if phase == "load":
         return sum(s["load_count"] for s in run["shards"])
-    if w["family"] == "ycsb":
-        return w["operationcount"] or None
-    return w["events"] or None
+    return run.get("operation_total") or None

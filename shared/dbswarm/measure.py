@@ -16,7 +16,7 @@ from typing import Optional
 
 from hdrh.histogram import HdrHistogram
 
-from .bindings.base import CONNECTION, DUPLICATE, FATAL
+from .errors import CONNECTION, DUPLICATE, FATAL
 
 HIST_LOWEST_US = 1
 HIST_HIGHEST_US = 3_600_000_000  # one hour
@@ -359,14 +359,13 @@ class Measured:
             self.rec.ok(op, t0, self._perf(), n)
             return True
 
-    def event(self, op: str, body, queries: list, max_attempts: int = 100) -> bool:
-        """A multi-statement event (sysbench transaction), timed as one; retried on retryable
-        and connection errors. ``queries`` accumulates [reads, writes, other] executed."""
-        binding = self.binding
+    def event(self, op: str, body, *args, max_attempts: int = 100) -> bool:
+        """A multi-statement event (a transaction): ``body(*args)`` timed as one, rolled back and
+        run again on retryable and connection errors (as sysbench does); True when it committed."""
         t0 = self._perf()
         for _ in range(max_attempts):
             try:
-                body(binding, queries)
+                body(*args)
             except Exception as exc:
                 kind = self._failed(op, exc)
                 try:

@@ -1,9 +1,10 @@
 """Split each run of a campaign into shards (a pure function of the campaign).
 
 Shard i of a run gets: a contiguous share of the client threads (global thread indexes
-``thread_offset .. thread_offset + threads - 1``), a disjoint load key range, the
-operation count and target rate of its threads (threads share both evenly, remainders to
-the first), and its own seed derived from the campaign seed.
+``thread_offset .. thread_offset + threads - 1``), the load ranges of its threads (the
+family splits the load over the run's threads: ``Family.split_load``), the operation count
+and target rate of its threads (threads share both evenly, remainders to the first), and
+its own seed derived from the campaign seed.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import math
 import os
 from dataclasses import asdict, dataclass, field
 
+from . import bindings, families
 from .spec import Campaign, Run
 
 PLAN_SCHEMA_VERSION = 1
@@ -36,10 +38,10 @@ class ShardPlan:
     index: int
     threads: int
     thread_offset: int
-    load_start: int      # first record (ycsb key number / sysbench global row) of the load
+    load_start: int      # first unit of its threads' load (a key number, a global row)
     load_count: int
-    operationcount: int  # ycsb operations / sysbench events (0 = no count limit)
-    target: float | None  # ops/s (ycsb) or transactions/s (sysbench rate) of this shard
+    operationcount: int  # operations / events of its threads (see the run's operation_total)
+    target: float | None  # operations (events) per second of this shard; None: unthrottled
     seed: int
     thread_ops: list[int] = field(default_factory=list)
     thread_load: list[list[int]] = field(default_factory=list)  # [start, count] per thread
@@ -68,25 +70,20 @@ def shard_count(campaign: Campaign, threads: int, cpu_count: int | None = None) 
 
 def plan_run(campaign: Campaign, run: Run, cpu_count: int | None = None) -> list[ShardPlan]:
     w = run.workload
+    family = families.get(w.family)
     threads = w.threads
     n = shard_count(campaign, threads, cpu_count)
     per_shard_threads = split(threads, n)
-    if w.family == "ycsb":
-        load_start, load_total, ops_total, rate = w.insertstart, w.load_count, w.operationcount, w.target
-    else:
-        load_start, load_total, ops_total, rate = 0, w.tables * w.table_size, w.events, w.rate
-    thread_ops = split(ops_total, threads)
-    thread_loads = split(load_total, threads)
-    shards, t0, key = [], 0, load_start
+    limits = family.limits(w)
+    rate = limits.rate
+    thread_ops = split(limits.count, threads)
+    thread_loads = family.split_load(w, threads)
+    shards, t0 = [], 0
     for i, t in enumerate(per_shard_threads):
-        loads = []
-        for c in thread_loads[t0:t0 + t]:
-            loads.append([key, c])
-            key += c
-        shard_load = sum(c for _, c in loads)
+        loads = thread_loads[t0:t0 + t]
         shards.append(ShardPlan(
             index=i, threads=t, thread_offset=t0,
-            load_start=loads[0][0], load_count=shard_load,
+            load_start=loads[0][0], load_count=sum(c for _, c in loads),
             operationcount=sum(thread_ops[t0:t0 + t]),
             target=(rate * t / threads) if rate else None,
             seed=derive_seed(campaign.seed, run.index, i),
@@ -101,14 +98,18 @@ def make_plan(campaign: Campaign, runs: list[Run], campaign_id: str, cpu_count: 
     out_runs = []
     for run in runs:
         target = run.target.model_dump(mode="json", exclude_none=True)
-        if run.target.engine == "sqlite" and not run.target.url:
-            target["url"] = sqlite_url
+        engine = bindings.engine(run.target.engine)
+        if not run.target.url and engine.embedded:
+            target["url"] = sqlite_url  # the embedded database's file under the campaign's folder
         shards = plan_run(campaign, run, cpu_count)
         out_runs.append({
             "index": run.index, "run_id": run.run_id, "axes": run.axes,
             "target": target,
             "workload": run.workload.model_dump(mode="json"),
             "family": run.workload.family,
+            "workload_name": run.workload.name,
+            "is_real_database": engine.is_real_database,
+            "operation_total": families.get(run.workload.family).limits(run.workload).count,
             "threads": run.workload.threads,
             "shard_count": len(shards),
             "map_mode": "DISTRIBUTED" if len(shards) > INLINE_MAP_LIMIT else "INLINE",

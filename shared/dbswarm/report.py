@@ -1,8 +1,9 @@
 """Result files: result.csv, timeseries.csv, summary.md (white-paper tables), report.html.
 
-The white-paper shape (SPEC 2.4): rows are the target's instance label x threads (x record
-count when it varies), columns are workloads (S1..S9, a..f, sysbench tests), cells are
-throughput, then average and p99 read / write latency in µs.
+The white-paper tables are the families' (``Family.report_tables``: YCSB's rows are the
+target's instance label x threads, columns the workloads, cells throughput and read / write
+latency, SPEC 2.4); this module holds what every result has: status, missing shards, the
+runs table, CSV, timelines and the HTML page.
 """
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ import csv
 import html
 import io
 import json
-from collections import OrderedDict
 
+from . import families
 from .measure import PERCENTILES, _pname
 
 
-def _fmt(v, digits=0):
+def fmt(v, digits=0):
     if v is None:
         return "–"
     if isinstance(v, float) and digits:
@@ -23,17 +24,7 @@ def _fmt(v, digits=0):
     return f"{round(v):,}"
 
 
-def _row_key(run):
-    key = [run["target"]["label"], f"{run['threads']} threads"]
-    w = run["workload"]
-    if w["family"] == "ycsb":
-        key.append(f"{w['recordcount']:,} records")
-    else:
-        key.append(f"{w['tables']}x{w['table_size']:,} rows")
-    return tuple(key)
-
-
-def _phase(run):
+def measured_phase(run):
     """The phase that measures the workload: run, or load when only the load ran (S1)."""
     ph = run["phases"]
     for name in ("run", "load"):
@@ -43,72 +34,18 @@ def _phase(run):
 
 
 def white_paper_tables(result) -> str:
-    runs = result["runs"]
-    ycsb = [r for r in runs if r["workload"]["family"] == "ycsb"]
+    """Each family's tables of its runs (families.Family.report_tables), in registry order."""
     out = []
-    if ycsb:
-        rows, cols = OrderedDict(), []
-        for r in ycsb:
-            name = r["workload"]["name"]
-            if name not in cols:
-                cols.append(name)
-            rows.setdefault(_row_key(r), {})[name] = r
-        vary_records = len({k[2] for k in rows}) > 1
-
-        def table(title, cell):
-            lines = [f"### {title}", ""]
-            head = ["instance", "threads"] + (["records"] if vary_records else []) + cols
-            lines.append("| " + " | ".join(head) + " |")
-            lines.append("|" + "---|" * len(head))
-            for key, by_wl in rows.items():
-                cells = [key[0], key[1].split()[0]] + ([key[2].split()[0]] if vary_records else [])
-                cells += [cell(by_wl[c]) if c in by_wl else "" for c in cols]
-                lines.append("| " + " | ".join(cells) + " |")
-            return "\n".join(lines) + "\n"
-
-        def ops(r):
-            name, p = _phase(r)
-            if p is None:
-                return "missing"
-            mark = "" if p["status"] == "complete" else " (partial)"
-            return _fmt(p["throughput"]) + ("" if name == "run" else " (load)") + mark
-
-        def lat(kind):
-            def cell(r):
-                _, p = _phase(r)
-                s = p and p.get(f"{kind}_latency")
-                if not s or not s.get("calls"):
-                    return "–"
-                return f"{_fmt(s['avg_us'])} / {_fmt(s['p99_us'])}"
-            return cell
-        out.append(table("Throughput (OPS, operations per second)", ops))
-        out.append(published_table(rows, cols))
-        out.append(table("Read latency (RAL), µs: average / p99", lat("read")))
-        out.append(table("Write latency (WAL), µs: average / p99", lat("write")))
-    sb = [r for r in runs if r["workload"]["family"] == "sysbench"]
-    if sb:
-        lines = ["### sysbench OLTP", "",
-                 "| instance | test | threads | tables x rows | TPS | QPS | read / write / other queries "
-                 "| latency avg ms | p95 ms | errors | reconnects |",
-                 "|---|---|---|---|---|---|---|---|---|---|---|"]
-        for r in sb:
-            p = r["phases"].get("run", {})
-            s = p.get("sysbench")
-            w = r["workload"]
-            if not s:
-                lines.append(f"| {r['target']['label']} | {w['test']} | {r['threads']} | | missing | | | | | | |")
-                continue
-            lines.append(
-                f"| {r['target']['label']} | {w['test']} | {r['threads']} | {w['tables']}x{w['table_size']:,} "
-                f"| {_fmt(s['tps'], 1)} | {_fmt(s['qps'], 1)} | {s['queries_read']:,} / {s['queries_write']:,} / "
-                f"{s['queries_other']:,} | {s['latency_avg_ms']} | {s['latency_p95_ms']} | {s['errors']} "
-                f"| {s['reconnects']} |")
-        out.append("\n".join(lines) + "\n")
-    return "\n".join(out)
+    for family in families.all_families():
+        runs = [r for r in result["runs"] if r["workload"]["family"] == family.name]
+        if runs:
+            out.append(family.report_tables(runs))
+    return "\n".join(t for t in out if t)
 
 
 def published_table(rows, cols) -> str:
-    """Vendor figures for the same instance class beside the measurement (SPEC 2.4)."""
+    """Vendor figures for the same instance class beside the measurement (SPEC 2.4): ``rows``
+    maps (instance label, threads, ...) to {workload name: run}, ``cols`` the workload names."""
     from .reference import published_for
     lines = []
     for key, by_wl in rows.items():
@@ -122,11 +59,11 @@ def published_table(rows, cols) -> str:
                      "| source | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
         measured = []
         for c in cols:
-            _, p = _phase(by_wl[c]) if c in by_wl else (None, None)
-            measured.append(_fmt(p["throughput"]) if p else "")
+            _, p = measured_phase(by_wl[c]) if c in by_wl else (None, None)
+            measured.append(fmt(p["throughput"]) if p else "")
         lines.append(f"| **measured: {key[0]}, {key[1]}** | " + " | ".join(measured) + " |")
         for (engine, version, tier, topology, volume), figures in sorted(published.items()):
-            cells = [_fmt(figures[c]) if c in figures else "" for c in cols]
+            cells = [fmt(figures[c]) if c in figures else "" for c in cols]
             lines.append(f"| {engine} {version}, {tier}, {topology}, {volume} volume | " + " | ".join(cells) + " |")
     return ("\n".join(lines) + "\n") if lines else ""
 
@@ -161,8 +98,8 @@ def summary_markdown(result) -> str:
             st = p["steady"]
             lines.append(
                 f"| {r['run_id']} | {name} | {len(p['shards']['complete'])}/{p['shards']['expected']} "
-                f"| {p['operations_total']:,} | {p['errors_total']:,} | {p['duration_s']} | {_fmt(p['ops_per_s'])} "
-                f"| {_fmt(st['ops_per_s'])} ({st['seconds']}) | {mix} | {p['start_skew_s']['max']} |")
+                f"| {p['operations_total']:,} | {p['errors_total']:,} | {p['duration_s']} | {fmt(p['ops_per_s'])} "
+                f"| {fmt(st['ops_per_s'])} ({st['seconds']}) | {mix} | {p['start_skew_s']['max']} |")
     if result.get("compare"):
         c = result["compare"]
         lines += ["", f"### Comparison with baseline `{c['baseline']}`: **{c['verdict']}**", "",

@@ -175,7 +175,7 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
         doc = {"schema_version": SHARD_SCHEMA_VERSION, "kind": "dbswarm-shard-result", "campaign_id": cid,
                "run_id": run["run_id"], "phase": phase, "shard": index, "threads": shard["threads"],
                "binding": {"engine": run["target"]["engine"],
-                           "is_real_database": run["target"]["engine"] != "noop",
+                           "is_real_database": run["is_real_database"],
                            "settings": _binding_settings(run, password)},
                "started_at": outcome.info["began_at"], "start_skew_s": outcome.info.get("start_skew_s"),
                "segments": [], "measurement": Measurement().to_dict()}

@@ -2,31 +2,26 @@
 expansion of the matrix into runs.
 
 Every problem is reported as "field.path: what is wrong"; unknown keys and literal
-passwords are errors. Workload properties keep YCSB's and sysbench's names.
+passwords are errors. Workload models belong to their families (``dbswarm.families``);
+engines, their aliases and capabilities to the binding registry (``dbswarm.bindings``).
 """
 from __future__ import annotations
 
 import itertools
 import json
-import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal, Optional
 from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .errors import CampaignError
-from .workloads.presets import SYSBENCH_TESTS, YCSB_DEFAULT_MIX, ycsb_preset
+from . import bindings, families
+from .errors import CampaignError, FamilyError
 
 PHASES = ("prepare", "load", "run", "cleanup")
-ENGINES = ("sqlite", "mongodb", "mysql", "postgresql", "noop")
-ENGINE_ALIASES = {"mongo": "mongodb", "mariadb": "mysql", "postgres": "postgresql",
-                  "pg": "postgresql", "pgsql": "postgresql", "sqlite3": "sqlite"}
-PROPORTIONS = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
-               "readmodifywriteproportion")
 SECRET_HINT = ("a literal password is not allowed: reference it as {secret: NAME} "
                "(AWS Secrets Manager), {env: VAR} or {file: PATH}")
 
@@ -55,8 +50,8 @@ class SecretRef(_Strict):
 
 
 class Target(_Strict):
-    engine: str = Field("sqlite", description="|".join(ENGINES) + " (aliases: mongo, mariadb, "
-                        "postgres, pg); sqlite is the embedded default, noop measures only the generator")
+    engine: str = Field("sqlite", description="|".join(bindings.names()) + " (aliases: " + ", ".join(
+                        bindings.aliases()) + "); sqlite is the embedded default, noop measures only the generator")
     url: Optional[str] = Field(None, description="connection URL without password; sqlite: a file path "
                                "(default: a file under the campaign's results folder)")
     password: Optional[SecretRef] = Field(None, description="secret reference, never a literal")
@@ -66,9 +61,9 @@ class Target(_Strict):
     @field_validator("engine", mode="before")
     @classmethod
     def _engine(cls, v):
-        name = ENGINE_ALIASES.get(str(v).lower(), str(v).lower())
-        if name not in ENGINES:
-            raise ValueError(f"unknown engine {v!r}; expected one of {', '.join(ENGINES)}")
+        name = bindings.canonical(v)
+        if name is None:
+            raise ValueError(f"unknown engine {v!r}; expected one of {', '.join(bindings.names())}")
         return name
 
     @field_validator("password", mode="before")
@@ -97,132 +92,6 @@ class Target(_Strict):
     @property
     def display(self):
         return self.label or self.engine
-
-
-class YcsbWorkload(_Strict):
-    """YCSB CoreWorkload properties (same names as YCSB's property files)."""
-    family: Literal["ycsb"] = "ycsb"
-    preset: Optional[str] = Field(None, description="S1..S9, a..f or a read:write ratio like '95:5'; "
-                                  "explicit proportions override the preset's")
-    threads: int = Field(1, ge=1, description="client threads for the whole run (all shards)")
-    table: str = Field("usertable", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
-    recordcount: int = Field(1000, ge=1)
-    operationcount: int = Field(1000, ge=0, description="0: no count limit (needs maxexecutiontime)")
-    readproportion: Optional[float] = Field(None, ge=0, le=1)
-    updateproportion: Optional[float] = Field(None, ge=0, le=1)
-    insertproportion: Optional[float] = Field(None, ge=0, le=1)
-    scanproportion: Optional[float] = Field(None, ge=0, le=1)
-    readmodifywriteproportion: Optional[float] = Field(None, ge=0, le=1)
-    requestdistribution: Optional[Literal["zipfian", "uniform", "latest", "hotspot"]] = None
-    zipfianconstant: float = Field(0.99, gt=0, lt=1)
-    hotspotdatafraction: float = Field(0.2, ge=0, le=1)
-    hotspotopnfraction: float = Field(0.8, ge=0, le=1)
-    fieldcount: int = Field(10, ge=1, le=1000)
-    fieldlength: int = Field(100, ge=1, le=1_000_000)
-    readallfields: bool = True
-    writeallfields: bool = False
-    maxscanlength: Optional[int] = Field(None, ge=1)
-    scanlengthdistribution: Optional[Literal["uniform", "zipfian"]] = None
-    insertstart: int = Field(0, ge=0)
-    insertcount: Optional[int] = Field(None, ge=1, description="records to load (default recordcount - insertstart)")
-    insertorder: Literal["hashed", "ordered"] = Field("hashed", description="YCSB's orderedinserts switch")
-    zeropadding: int = Field(1, ge=1, le=40)
-    batchsize: int = Field(100, ge=1, le=100_000, description="rows per insert batch in the load phase")
-    maxexecutiontime: Optional[float] = Field(None, gt=0, description="seconds; caps the run phase")
-    target: Optional[float] = Field(None, gt=0, description="total ops/s over all threads (unthrottled if absent)")
-    warmuptime: float = Field(0, ge=0, description="seconds excluded from steady-state throughput")
-
-    @model_validator(mode="after")
-    def _resolve(self):
-        if self.preset is not None:
-            preset = ycsb_preset(self.preset)
-            if preset is None:
-                raise ValueError(f"preset: unknown preset {self.preset!r}; see `dbswarm presets`")
-            for key, value in preset.items():
-                if key in PROPORTIONS:
-                    if getattr(self, key) is None:
-                        setattr(self, key, value)
-                elif getattr(self, key) is None:
-                    setattr(self, key, value)
-        elif all(getattr(self, k) is None for k in PROPORTIONS):
-            for key, value in YCSB_DEFAULT_MIX.items():
-                setattr(self, key, value)
-        for key in PROPORTIONS:
-            if getattr(self, key) is None:
-                setattr(self, key, 0.0)
-        total = sum(getattr(self, k) for k in PROPORTIONS)
-        if not math.isclose(total, 1.0, abs_tol=1e-9):
-            given = ", ".join(f"{k}={getattr(self, k):g}" for k in PROPORTIONS if getattr(self, k))
-            raise ValueError(f"proportions must sum to 1, they sum to {total:g} ({given})")
-        self.requestdistribution = self.requestdistribution or "zipfian"
-        self.maxscanlength = self.maxscanlength or 1000
-        self.scanlengthdistribution = self.scanlengthdistribution or "uniform"
-        if self.insertstart >= self.recordcount and self.insertcount is None:
-            raise ValueError("insertstart must be below recordcount")
-        if self.operationcount == 0 and self.maxexecutiontime is None:
-            raise ValueError("operationcount 0 means no count limit: set maxexecutiontime too")
-        return self
-
-    @property
-    def load_count(self):
-        return self.insertcount if self.insertcount is not None else self.recordcount - self.insertstart
-
-    @property
-    def name(self):
-        return self.preset or "custom"
-
-    def mix(self):
-        return {k[: -len("proportion")]: getattr(self, k) for k in PROPORTIONS if getattr(self, k) > 0}
-
-
-class SysbenchWorkload(_Strict):
-    """sysbench 1.0 OLTP options (same names as sysbench's command-line options)."""
-    family: Literal["sysbench"] = "sysbench"
-    test: Literal["oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select"] = "oltp_read_write"
-    threads: int = Field(1, ge=1)
-    tables: int = Field(1, ge=1, le=10_000)
-    table_size: int = Field(10_000, ge=1)
-    range_size: int = Field(100, ge=1)
-    point_selects: Optional[int] = Field(None, ge=0)
-    simple_ranges: Optional[int] = Field(None, ge=0)
-    sum_ranges: Optional[int] = Field(None, ge=0)
-    order_ranges: Optional[int] = Field(None, ge=0)
-    distinct_ranges: Optional[int] = Field(None, ge=0)
-    index_updates: Optional[int] = Field(None, ge=0)
-    non_index_updates: Optional[int] = Field(None, ge=0)
-    delete_inserts: Optional[int] = Field(None, ge=0)
-    skip_trx: Optional[bool] = None
-    rand_type: Literal["uniform", "special"] = Field(
-        "special", description="sysbench 1.0's --rand-type (its default is special: 75% of "
-        "requests to 1% of the rows)")
-    time: float = Field(60, gt=0, description="seconds of the run phase (0 not allowed)")
-    events: int = Field(0, ge=0, description="transactions to run over all threads (0: until time)")
-    report_interval: float = Field(1, gt=0, description="seconds between timeline points in reports")
-    rate: Optional[float] = Field(None, gt=0, description="total transactions/s (unthrottled if absent)")
-    batchsize: int = Field(1000, ge=1, le=100_000, description="rows per INSERT in the load phase")
-    warmuptime: float = Field(0, ge=0)
-
-    @model_validator(mode="after")
-    def _resolve(self):
-        for key, value in SYSBENCH_TESTS[self.test].items():
-            if getattr(self, key) is None:
-                setattr(self, key, value)
-        if self.range_size > self.table_size:
-            raise ValueError(f"range_size ({self.range_size}) exceeds table_size ({self.table_size})")
-        return self
-
-    @property
-    def name(self):
-        return self.test
-
-    @property
-    def recordcount(self):
-        return self.tables * self.table_size
-
-
-Workload = Union[YcsbWorkload, SysbenchWorkload]
-WORKLOAD_MODELS = {"ycsb": YcsbWorkload, "sysbench": SysbenchWorkload}
-NEUTRAL_KEYS = {"family", "threads", "warmuptime", "batchsize"}
 
 
 class Fanout(_Strict):
@@ -295,7 +164,7 @@ class Run(BaseModel):
     index: int
     run_id: str
     target: Target
-    workload: Workload = Field(discriminator="family")
+    workload: Any   # the family's model (families.WorkloadModel)
     axes: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -304,8 +173,6 @@ def _path(loc):
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in ("ycsb", "sysbench", "function-after[_resolve(), YcsbWorkload]"):
-            continue
         else:
             out += ("." if out else "") + str(part)
     return out
@@ -353,11 +220,10 @@ def expand_runs(campaign: Campaign) -> list[Run]:
                 if not isinstance(value, dict):
                     problems.append(f"{_axis_value_path(axis, i)}: expected a mapping of workload keys")
                     continue
-                if value.get("family", wl.get("family", "ycsb")) != wl.get("family", "ycsb"):
+                if value.get("family", wl.get("family", families.DEFAULT)) != wl.get("family", families.DEFAULT):
                     # a different family: defaults it does not know are dropped
-                    fam = WORKLOAD_MODELS.get(value["family"])
-                    known = set(fam.model_fields) if fam else set()
-                    wl = {k: v for k, v in wl.items() if k in known or k in NEUTRAL_KEYS}
+                    known = _family_keys(value["family"])
+                    wl = {k: v for k, v in wl.items() if k in known}
                 for k, v in value.items():
                     wl[k] = v
                     origin[k] = _axis_value_path(axis, i, k)
@@ -366,14 +232,15 @@ def expand_runs(campaign: Campaign) -> list[Run]:
                 wl[axis] = value
                 origin[axis] = _axis_value_path(axis, i)
                 label[axis] = value
-        family = wl.get("family", "ycsb")
-        model = WORKLOAD_MODELS.get(family)
-        if model is None:
+        family = wl.get("family", families.DEFAULT)
+        try:
+            fam = families.get(family)
+        except FamilyError:
             problems.append(f"{origin.get('family', 'workload.family')}: unknown family {family!r}; "
-                            "expected ycsb or sysbench")
+                            f"expected one of {', '.join(families.names())}")
             continue
         try:
-            workload = model.model_validate(wl)
+            workload = fam.workload(wl)
         except ValidationError as err:
             for e in err.errors():
                 loc = [p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
@@ -390,8 +257,11 @@ def expand_runs(campaign: Campaign) -> list[Run]:
             continue
         if target is None:
             continue
-        if target.engine == "mongodb" and family == "sysbench":
-            problems.append(f"{target_path}.engine: sysbench workloads need a SQL engine, not mongodb")
+        engine = bindings.engine(target.engine)
+        if fam.requires not in engine.capabilities:
+            problems.append(f"{target_path}.engine: {family} workloads need "
+                            f"{bindings.CAPABILITIES.get(fam.requires, fam.requires)} (capability "
+                            f"{fam.requires}), not {target.engine} ({', '.join(engine.capabilities) or 'none'})")
             continue
         run_id = f"{index:03d}-" + "-".join(_slug(v) for v in label.values()) if label else f"{index:03d}"
         runs.append(Run(index=index, run_id=run_id[:80], target=target, workload=workload, axes=label))
@@ -407,8 +277,21 @@ def _workload_origin(origin, combo, axes):
     return "workload"
 
 
+def _family_keys(name) -> set:
+    """The workload keys a family knows (the neutral ones only, for an unknown family: the
+    run is then reported as an unknown family)."""
+    try:
+        return set(families.get(name).model.model_fields)
+    except FamilyError:
+        return set(families.WorkloadModel.model_fields) | {"family"}
+
+
 def _workload_label(value):
-    return value.get("preset") or value.get("test") or value.get("family") or "workload"
+    try:
+        key = families.get(value.get("family", families.DEFAULT)).label_key
+    except FamilyError:
+        key = ""
+    return (value.get(key) if key else None) or value.get("family") or "workload"
 
 
 def _slug(value):
@@ -425,8 +308,9 @@ def load_campaign(source) -> tuple[Campaign, list[Run]]:
     runs = expand_runs(campaign)
     problems = []
     for run in runs:
-        if run.target.engine != "noop" and run.target.engine == "sqlite" and run.target.password:
-            problems.append("target.password: sqlite takes no password")
+        engine = bindings.engine(run.target.engine)
+        if run.target.password and not engine.needs_url and engine.is_real_database:
+            problems.append(f"target.password: {engine.name} takes no password")
     if problems:
         raise CampaignError(problems)
     return campaign, runs
@@ -458,11 +342,12 @@ def json_schema() -> dict:
     """The published JSON Schema of a campaign file (workloads documented as $defs)."""
     schema = Campaign.model_json_schema()
     defs = schema.setdefault("$defs", {})
-    defs["YcsbWorkload"] = YcsbWorkload.model_json_schema()
-    defs["SysbenchWorkload"] = SysbenchWorkload.model_json_schema()
+    models = [f.model for f in families.all_families()]
+    for model in models:
+        defs[model.__name__] = model.model_json_schema()
     schema["properties"]["workload"] = {
-        "description": "defaults for every run: keys of YcsbWorkload or SysbenchWorkload "
-                       "(validated per run after the matrix is applied)",
+        "description": "defaults for every run: keys of " + " or ".join(m.__name__ for m in models)
+                       + " (validated per run after the matrix is applied)",
         "type": "object"}
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "dbswarm campaign"

@@ -2,8 +2,10 @@
 its time cap, or the deadline it was given (then it answers "continue" with a checkpoint
 and resumes from it on the next call).
 
-Also the un-sharded steps of a run: create the schema before the load, build secondary
-indexes after it (as sysbench does), drop everything at cleanup.
+The work itself is the workload family's (``dbswarm.families``): its client's ``step`` is
+called by the one paced loop here (``ShardPhase._drive``), for the load and run phases of
+every family. Also the un-sharded steps of a run: the family's prepare stages (create the
+schema before the load, secondary indexes after it, drop everything at cleanup).
 """
 from __future__ import annotations
 
@@ -14,16 +16,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from . import bindings
+from . import bindings, families
 from .bindings.base import Connection
+from .families import Exhausted, ThreadContext
 from .measure import Measured, Measurement, Recorder
 from .plan import derive_seed
 from .secrets import redact_url
-from .spec import SysbenchWorkload, YcsbWorkload
-from .workloads.sysbench import SysbenchClient
-from .workloads.ycsb import YcsbClient
 
-DEADLINE_MARGIN_S = 0.0  # callers pass a deadline that already keeps their own margin
 PROGRESS_INTERVAL_S = 0.5
 # A client thread still inside one database call this long after the stop instant is
 # abandoned (counted in thread_errors), so that what every thread measured is still written:
@@ -33,8 +32,7 @@ STUCK_THREAD_GRACE_S = float(os.environ.get("DBSWARM_STUCK_THREAD_GRACE_S", "10"
 
 
 def workload_model(run: dict):
-    w = run["workload"]
-    return (YcsbWorkload if w["family"] == "ycsb" else SysbenchWorkload).model_validate(w)
+    return families.get(run["family"]).workload(run["workload"])
 
 
 def make_binding(run: dict, password: Optional[str]):
@@ -48,25 +46,17 @@ def make_binding(run: dict, password: Optional[str]):
 # ---- un-sharded steps -------------------------------------------------------------------
 
 def prepare_target(run: dict, password: Optional[str], stage: str) -> dict:
-    """stage: before_load (drop + create), after_load (secondary indexes), cleanup (drop)."""
-    w = workload_model(run)
+    """stage: before_load (drop + create), after_load (secondary indexes), cleanup (drop):
+    the family's steps on one connection."""
+    if stage not in families.STAGES:
+        raise ValueError(f"prepare stage {stage!r} is not one of {', '.join(families.STAGES)}")
+    family = families.get(run["family"])
+    w = family.workload(run["workload"])
     b = make_binding(run, password)
     t0 = time.time()
     b.connect()
     try:
-        if w.family == "ycsb":
-            if stage == "before_load":
-                b.ycsb_create(w.table, w.fieldcount)
-            elif stage == "cleanup":
-                b.ycsb_drop(w.table)
-        else:
-            for n in range(1, w.tables + 1):
-                if stage == "before_load":
-                    b.sb_create(n)
-                elif stage == "after_load":
-                    b.sb_create_index(n)
-                elif stage == "cleanup":
-                    b.sb_drop(n)
+        family.prepare(b, w, stage)
         settings = b.describe()
     finally:
         b.close()
@@ -79,8 +69,7 @@ def prepare_target(run: dict, password: Optional[str], stage: str) -> dict:
 class ThreadState:
     index: int                 # within the shard
     done: int = 0              # ops / events / rows completed, all segments
-    inserted: int = 0          # ycsb run-phase inserts, all segments
-    load_next: Optional[int] = None
+    state: dict = field(default_factory=dict)  # the family client's state() for a continuation
     finished: bool = False     # quota or time cap reached (not merely the deadline)
     error: Optional[str] = None
     abandoned: bool = False    # still inside a database call after the grace period: given up
@@ -103,7 +92,8 @@ class ShardPhase:
         if phase not in ("load", "run"):
             raise ValueError(f"a shard runs the load or run phase, not {phase!r}")
         self.run, self.shard, self.phase, self.password = run, shard, phase, password
-        self.w = workload_model(run)
+        self.family = families.get(run["family"])
+        self.w = self.family.workload(run["workload"])
         self.start_at, self.deadline = start_at, deadline
         self.cp = checkpoint or {}
         self.segment = self.cp.get("segment", 0)
@@ -111,21 +101,17 @@ class ShardPhase:
         self.stop_event = stop_event or threading.Event()
         n = shard["threads"]
         saved = self.cp.get("threads") or [{} for _ in range(n)]
-        self.states = [ThreadState(i, s.get("done", 0), s.get("inserted", 0), s.get("load_next"))
-                       for i, s in enumerate(saved)]
+        self.states = [ThreadState(i, s.get("done", 0), dict(s.get("state") or {})) for i, s in enumerate(saved)]
         self.recorders: list[Recorder] = []
         self._lock = threading.Lock()
-        self._deadline_hit = False
 
     # -- limits ----------------------------------------------------------------------
     def _time_cap(self) -> Optional[float]:
-        if self.phase != "run":
-            return None
-        cap = self.w.maxexecutiontime if self.w.family == "ycsb" else self.w.time
-        return cap
+        return self.family.limits(self.w).time if self.phase == "run" else None
 
-    def execute(self) -> ShardOutcome:
-        # start barrier: every shard of the phase begins at the armed instant
+    def _arm(self) -> tuple[float, float, Optional[float]]:
+        """Wait for the start barrier (every shard of the phase begins at the armed instant),
+        then set the stop instants: (wall start, perf start, start skew)."""
         skew = None
         if self.start_at and self.segment == 0:
             delay = self.start_at - time.time()
@@ -133,21 +119,26 @@ class ShardPhase:
                 time.sleep(delay)
             skew = time.time() - self.start_at
         began_wall, began_perf = time.time(), time.perf_counter()
-        elapsed_before = self.cp.get("elapsed", 0.0)
         cap = self._time_cap()
         stop_perf = float("inf")
         self._cap_limited = False
         if cap is not None:
-            stop_perf = began_perf + max(0.0, cap - elapsed_before)
+            stop_perf = began_perf + max(0.0, cap - self.cp.get("elapsed", 0.0))
             self._cap_limited = True
         self._deadline_perf = float("inf")
         if self.deadline is not None:
-            self._deadline_perf = began_perf + (self.deadline - DEADLINE_MARGIN_S - began_wall)
+            self._deadline_perf = began_perf + (self.deadline - began_wall)
         self._stop_perf = min(stop_perf, self._deadline_perf)
+        return began_wall, began_perf, skew
 
+    def _thread_rate(self) -> Optional[float]:
         target = self.shard.get("target")
-        per_thread_rate = (target / self.shard["threads"]) if target else None
-        threads = [threading.Thread(target=self._thread_main, args=(st, per_thread_rate),
+        return (target / self.shard["threads"]) if target else None
+
+    def execute(self) -> ShardOutcome:
+        began_wall, began_perf, skew = self._arm()
+        rate = self._thread_rate()
+        threads = [threading.Thread(target=self._thread_main, args=(st, rate),
                                     name=f"shard{self.shard['index']}-t{st.index}", daemon=True)
                    for st in self.states]
         for t in threads:
@@ -160,6 +151,19 @@ class ShardPhase:
         joined.set()  # also ends the monitor when abandoned threads are still alive
         if monitor:
             monitor.join()
+        return self._outcome(began_wall, began_perf, skew)
+
+    def execute_inline(self) -> ShardOutcome:
+        """A shard of one client thread, run in the calling thread (benchmarks and profilers
+        measure that thread): the same limits, loop and outcome as ``execute``."""
+        if len(self.states) != 1:
+            raise ValueError(f"execute_inline runs a shard of one client thread, not {len(self.states)}")
+        began_wall, began_perf, skew = self._arm()
+        self._thread_main(self.states[0], self._thread_rate())
+        return self._outcome(began_wall, began_perf, skew)
+
+    def _outcome(self, began_wall, began_perf, skew) -> ShardOutcome:
+        elapsed_before = self.cp.get("elapsed", 0.0)
         ended_wall = time.time()
         abandoned = sum(st.abandoned for st in self.states)
         if abandoned:
@@ -179,8 +183,7 @@ class ShardPhase:
         checkpoint = None
         if status == "continue":
             checkpoint = {"segment": self.segment + 1, "elapsed": elapsed,
-                          "threads": [{"done": st.done, "inserted": st.inserted, "load_next": st.load_next}
-                                      for st in self.states]}
+                          "threads": [{"done": st.done, "state": st.state} for st in self.states]}
         info = {"segment": self.segment, "began_at": began_wall, "ended_at": ended_wall,
                 "elapsed_s": round(elapsed, 3), "done": sum(st.done for st in self.states),
                 "thread_errors": thread_errors, "stopped": self.stop_event.is_set()}
@@ -239,13 +242,15 @@ class ShardPhase:
                 if not m.reconnect():
                     return
             seed = derive_seed(self.shard["seed"], self.phase, st.index, self.segment)
-            rng = random.Random(seed)
+            ctx = ThreadContext(m=m, rng=random.Random(seed), thread=self.shard["thread_offset"] + st.index,
+                                threads=self.run["threads"], saved=st.state)
             if self.phase == "load":
-                self._load(st, m, rng)
-            elif self.w.family == "ycsb":
-                self._ycsb_run(st, m, rng, rate)
+                start, count = self.shard["thread_load"][st.index]
+                self._drive(st, self.family.load_client(self.w, ctx, start, count), None, None)
             else:
-                self._sysbench_run(st, m, rng, rate)
+                if self.family.limits(self.w).count:
+                    ctx.quota = self.shard["thread_ops"][st.index]
+                self._drive(st, self.family.run_client(self.w, ctx), ctx.quota, rate)
         except Exception as exc:  # a bug or an unrecoverable driver state: keep what we have
             st.error = f"{type(exc).__name__}: {exc}"
             st.finished = True
@@ -272,19 +277,15 @@ class ShardPhase:
                 time.sleep(delay)
         return wait
 
-    def _ycsb_run(self, st, m, rng, rate):
-        w = self.w
-        quota = self.shard["thread_ops"][st.index] if w.operationcount else None
-        expected = 0
-        if w.insertproportion > 0:
-            expected = int((quota or w.recordcount) * w.insertproportion * 1.2) + 10
-        client = YcsbClient(w, rng, self.shard["thread_offset"] + st.index, self.run["threads"],
-                            inserted=st.inserted, expected_inserts=expected)
+    def _drive(self, st: ThreadState, client, quota: Optional[int], rate: Optional[float]):
+        """The one loop of every family and phase: ``client.step()`` until the thread's quota,
+        the time cap (finished), the call's deadline (continue), a stop, or the client has
+        nothing left (``Exhausted``: finished); paced at ``rate`` per second when given."""
+        step = client.step
         wait = self._paced(rate)
         perf = time.perf_counter
         stop_perf = self._stop_perf
         stopped = self.stop_event.is_set
-        do = client.do_transaction
         done = st.done
         try:
             while True:
@@ -298,84 +299,17 @@ class ShardPhase:
                     break
                 if wait:
                     wait()
-                do(m)
-                done += 1
+                done += step()
                 st.done = done
+        except Exhausted:
+            st.finished = True
         finally:
             st.done = done
-            st.inserted = client.inserted
+            st.state = client.state()
+            if not st.finished and client.done():
+                st.finished = True
+            client.close()
 
     def _cap_reached(self) -> bool:
         """At stop time: the time cap (finished) rather than the deadline (continue)?"""
         return self._cap_limited and self._stop_perf < self._deadline_perf
-
-    def _sysbench_run(self, st, m, rng, rate):
-        w = self.w
-        quota = self.shard["thread_ops"][st.index] if w.events else None
-        client = SysbenchClient(w, rng)
-        q = [0, 0, 0]
-        wait = self._paced(rate)
-        perf = time.perf_counter
-        stop_perf = self._stop_perf
-        body = client.body
-        event = m.event
-        stopped = self.stop_event.is_set
-        try:
-            while True:
-                if quota is not None and st.done >= quota:
-                    st.finished = True
-                    break
-                if perf() >= stop_perf:
-                    st.finished = self._cap_reached()
-                    break
-                if stopped():
-                    break
-                if wait:
-                    wait()
-                if event("TRANSACTION", body, q):
-                    st.done += 1  # a failed event does not count toward `events`
-        finally:
-            rec = m.rec
-            rec.count("queries_read", q[0])
-            rec.count("queries_write", q[1])
-            rec.count("queries_other", q[2])
-
-    def _load(self, st, m, rng):
-        w = self.w
-        start, count = self.shard["thread_load"][st.index]
-        nxt = st.load_next if st.load_next is not None else start
-        end = start + count
-        b = m.binding
-        if w.family == "ycsb":
-            client = YcsbClient(w, rng, 0, 1)
-            while nxt < end:
-                if self._should_stop():
-                    break
-                hi = min(end, nxt + w.batchsize)
-                rows = client.load_rows(range(nxt, hi))
-                written = m.call_rows("INSERT", len(rows), b.insert_batch, w.table, rows)
-                if not written and self._should_stop():
-                    break  # this batch is redone on resume
-                nxt = hi
-                st.load_next = nxt
-                if written:
-                    st.done += len(rows)
-        else:
-            client = SysbenchClient(w, rng)
-            size = w.table_size
-            while nxt < end:
-                if self._should_stop():
-                    break
-                table, first = divmod(nxt, size)
-                hi = min(end, nxt + w.batchsize, (table + 1) * size)
-                rows = client.load_rows(size, first + 1, first + (hi - nxt))
-                written = m.call_rows("INSERT", len(rows), b.sb_load, table + 1, rows)
-                if not written and self._should_stop():
-                    break  # this batch is redone on resume
-                nxt = hi
-                st.load_next = nxt
-                if written:
-                    st.done += len(rows)
-        if nxt >= end:
-            st.finished = True
-        st.load_next = nxt

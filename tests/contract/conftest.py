@@ -8,6 +8,7 @@ import pytest
 
 from dbswarm import bindings
 from dbswarm.bindings.base import Connection
+from dbswarm.workloads.sysbench import SysbenchTables
 from dbswarm.secrets import resolve
 from tests import servers
 
@@ -84,9 +85,9 @@ def make(engine, request, tmp_path):
     f.target = f.original_target
     try:
         b = f()
-        b.ycsb_drop(f.table)
+        b.drop_table(f.table)
         if engine != "mongodb":
-            b.sb_drop(f.sb_no)
+            SysbenchTables(b).drop(f.sb_no)
     except Exception:
         pass
     f.close()

@@ -15,10 +15,9 @@ import time
 
 import pytest
 
-from dbswarm.bindings.base import CONNECTION, DUPLICATE, RETRYABLE, ErrorClass
+from dbswarm.errors import CONNECTION, DUPLICATE, RETRYABLE, ErrorClass
 from dbswarm.measure import FAILED, Measured, Recorder
-from dbswarm.spec import SysbenchWorkload
-from dbswarm.workloads.sysbench import SysbenchClient
+from dbswarm.workloads.sysbench import SysbenchClient, SysbenchTables, SysbenchWorkload
 from tests import servers
 
 pytestmark = pytest.mark.servers
@@ -40,8 +39,8 @@ def keys_of(rows):
 def test_crud_semantics(make):
     b = make()
     t = make.table
-    b.ycsb_create(t, FIELDS)
-    assert b.ycsb_count(t) == 0
+    b.create_table(t, FIELDS)
+    assert b.count(t) == 0
     b.insert(t, "user1", values("a"))
     b.insert(t, "user2", values("b"))
     assert b.read(t, "user1", None) == values("a")
@@ -62,11 +61,11 @@ def test_crud_semantics(make):
     assert b.delete(t, "user2") is True
     assert b.delete(t, "user2") is False
     assert b.read(t, "user2", None) is None
-    assert b.ycsb_count(t) == 1
+    assert b.count(t) == 1
 
-    # ycsb_create drops what was there
-    b.ycsb_create(t, FIELDS)
-    assert b.ycsb_count(t) == 0
+    # create_table drops what was there
+    b.create_table(t, FIELDS)
+    assert b.count(t) == 0
 
 
 TRICKY = ["it's", 'say "hi"', "back\\slash \\' end\\", "100% %s %d %(x)s", "line\nbreak\ttab\r",
@@ -80,20 +79,20 @@ def test_values_reach_the_server_unchanged(make):
     # MariaDB's default table character set), long values
     b = make()
     t = make.table
-    b.ycsb_create(t, 1)
+    b.create_table(t, 1)
     for i, v in enumerate(TRICKY):
         key = f"k{i}:{v[:40]}"
         b.insert(t, key, {"field0": v})
         assert b.read(t, key, None) == {"field0": v}, v
         assert b.update(t, key, {"field0": v[::-1]}) is True
         assert b.read(t, key, ["field0"]) == {"field0": v[::-1]}
-    assert b.ycsb_count(t) == len(TRICKY)
+    assert b.count(t) == len(TRICKY)
 
 
 def test_scan_order_and_limit(make):
     b = make()
     t = make.table
-    b.ycsb_create(t, FIELDS)
+    b.create_table(t, FIELDS)
     keys = [f"user{n:04d}" for n in range(0, 200, 2)]  # user0000, user0002, ... user0198
     shuffled = keys[:]
     random.Random(1).shuffle(shuffled)
@@ -119,13 +118,13 @@ def test_scan_order_and_limit(make):
 def test_insert_batch_is_idempotent(make):
     b = make()
     t = make.table
-    b.ycsb_create(t, FIELDS)
+    b.create_table(t, FIELDS)
     b.insert_batch(t, [(f"user{n}", values("first")) for n in range(50)])
     # a resumed load replays a batch that partly landed: no error, nothing doubled or overwritten
     b.insert_batch(t, [(f"user{n}", values("second")) for n in range(25, 75)])
     b.insert_batch(t, [(f"user{n}", values("second")) for n in range(25, 75)])
     b.insert_batch(t, [])
-    assert b.ycsb_count(t) == 75
+    assert b.count(t) == 75
     assert b.read(t, "user30", None) == values("first")
     assert b.read(t, "user70", None) == values("second")
 
@@ -133,7 +132,7 @@ def test_insert_batch_is_idempotent(make):
 def test_duplicate_insert_is_classified_duplicate(make):
     b = make()
     t = make.table
-    b.ycsb_create(t, FIELDS)
+    b.create_table(t, FIELDS)
     b.insert(t, "user1", values("a"))
     with pytest.raises(Exception) as err:
         b.insert(t, "user1", values("b"))
@@ -141,7 +140,7 @@ def test_duplicate_insert_is_classified_duplicate(make):
     assert b.read(t, "user1", None) == values("a")
     # and the binding goes on working on the same connection
     b.insert(t, "user2", values("b"))
-    assert b.ycsb_count(t) == 2
+    assert b.count(t) == 2
 
 
 def test_describe_records_settings_without_secrets(make):
@@ -184,7 +183,7 @@ def test_killed_connection_is_classified_and_reconnected(make, request):
     env = request.getfixturevalue("server_env") if make.engine != "sqlite" else None
     b = make()
     t = make.table
-    b.ycsb_create(t, FIELDS)
+    b.create_table(t, FIELDS)
     b.insert(t, "user1", values("a"))
     _kill_session(make, b, env)
     time.sleep(0.2)
@@ -210,7 +209,7 @@ def test_mongodb_server_restart_is_classified_and_reconnected(targets, tmp_path)
     try:
         b = f(server_selection_timeout_ms=300)
         t = f.table
-        b.ycsb_create(t, FIELDS)
+        b.create_table(t, FIELDS)
         b.insert(t, "user1", values("a"))
         m = Measured(b, Recorder())
         done = threading.Event()
@@ -233,7 +232,7 @@ def test_mongodb_server_restart_is_classified_and_reconnected(targets, tmp_path)
         errors = m.rec.m.errors
         assert errors and all(k.startswith("READ:connection:") for k in errors), errors
         assert m.rec.m.counters.get("reconnects", 0) >= 1
-        b.ycsb_drop(t)
+        b.drop_table(t)
     finally:
         f.close()
 
@@ -294,7 +293,7 @@ def _two_way_deadlock(b1, b2, t):
 def test_real_deadlock_is_retryable(make):
     b1, b2 = make(), make()
     t = make.table
-    b1.ycsb_create(t, FIELDS)
+    b1.create_table(t, FIELDS)
     b1.insert_batch(t, [("user1", values("a")), ("user2", values("b"))])
     exc = _two_way_deadlock(b1, b2, t)
     cls = b1.classify(exc)
@@ -310,12 +309,12 @@ def test_lock_wait_timeout_is_retryable(make):
         b1, b2 = make(), make(busy_timeout_ms=50)
     else:
         b1, b2 = make(), make()
-    b1.ycsb_create(t, FIELDS)
+    b1.create_table(t, FIELDS)
     b1.insert(t, "user1", values("a"))
     if make.engine == "postgresql":
-        b2._execute("SET lock_timeout = '200ms'")
+        b2.execute("SET lock_timeout = '200ms'")
     elif make.engine == "mysql":
-        b2._execute("SET SESSION innodb_lock_wait_timeout = 1")
+        b2.execute("SET SESSION innodb_lock_wait_timeout = 1")
     b1.begin()
     b1.update(t, "user1", {"field0": "b1"})
     with pytest.raises(Exception) as err:
@@ -334,7 +333,7 @@ def test_lock_wait_timeout_is_retryable(make):
 def test_serialization_failure_is_retryable(make):
     b1, b2 = make(isolation_level="repeatable read"), make()
     t = make.table
-    b1.ycsb_create(t, FIELDS)
+    b1.create_table(t, FIELDS)
     b1.insert(t, "user1", values("a"))
     b1.begin()
     assert b1.read(t, "user1", None) == values("a")  # the snapshot is taken here
@@ -356,41 +355,42 @@ def _sb_rows(n, first=1):
 @pytest.mark.parametrize("engine", SQL_ENGINES, indirect=True)
 def test_sysbench_schema_load_and_statements(make):
     b = make()
+    s = SysbenchTables(b)  # sysbench's statements, in this engine's dialect, on b's session
     n = make.sb_no
-    b.sb_create(n)
+    s.create(n)
     rows = _sb_rows(300)
-    b.sb_load(n, rows[:200])
-    b.sb_load(n, rows[100:])  # overlapping: idempotent
-    assert b.sb_count(n) == 300
-    b.sb_create_index(n)
+    s.load(n, rows[:200])
+    s.load(n, rows[100:])  # overlapping: idempotent
+    assert s.count(n) == 300
+    s.create_index(n)
     by_id = {r[0]: r for r in rows}
 
-    assert [r[0].rstrip() for r in b.sb_point_select(n, 5)] == [by_id[5][2]]  # CHAR(120): padded
-    assert list(b.sb_point_select(n, 10_000)) == []
-    got = [r[0].rstrip() for r in b.sb_simple_range(n, 11, 110)]
+    assert [r[0].rstrip() for r in s.point_select(n, 5)] == [by_id[5][2]]  # CHAR(120): padded
+    assert list(s.point_select(n, 10_000)) == []
+    got = [r[0].rstrip() for r in s.simple_range(n, 11, 110)]
     assert sorted(got) == sorted(by_id[i][2] for i in range(11, 111)) and len(got) == 100
-    assert int(b.sb_sum_range(n, 11, 110)[0][0]) == sum(by_id[i][1] for i in range(11, 111))
-    ordered = [r[0].rstrip() for r in b.sb_order_range(n, 11, 110)]
+    assert int(s.sum_range(n, 11, 110)[0][0]) == sum(by_id[i][1] for i in range(11, 111))
+    ordered = [r[0].rstrip() for r in s.order_range(n, 11, 110)]
     assert ordered == sorted(by_id[i][2] for i in range(11, 111))
-    distinct = [r[0].rstrip() for r in b.sb_distinct_range(n, 11, 110)]
+    distinct = [r[0].rstrip() for r in s.distinct_range(n, 11, 110)]
     assert distinct == sorted({by_id[i][2] for i in range(11, 111)})
     # rows=False (what the worker's events use): the same queries, only the row counts
-    assert b.sb_point_select(n, 5, False) == 1 and b.sb_point_select(n, 10_000, False) == 0
-    assert b.sb_simple_range(n, 11, 110, False) == 100 and b.sb_sum_range(n, 11, 110, False) == 1
-    assert b.sb_order_range(n, 11, 110, False) == 100
-    assert b.sb_distinct_range(n, 11, 110, False) == len(distinct)
+    assert s.point_select(n, 5, False) == 1 and s.point_select(n, 10_000, False) == 0
+    assert s.simple_range(n, 11, 110, False) == 100 and s.sum_range(n, 11, 110, False) == 1
+    assert s.order_range(n, 11, 110, False) == 100
+    assert s.distinct_range(n, 11, 110, False) == len(distinct)
 
-    assert b.sb_index_update(n, 20) == 1
-    assert int(b.sb_sum_range(n, 20, 20)[0][0]) == by_id[20][1] + 1
-    assert b.sb_non_index_update(n, 21, "new-c") == 1
-    assert [r[0].rstrip() for r in b.sb_point_select(n, 21)] == ["new-c"]
-    assert b.sb_delete(n, 22) == 1
-    assert b.sb_delete(n, 22) == 0
-    assert b.sb_insert(n, 22, 5, "again", "pad") == 1
+    assert s.index_update(n, 20) == 1
+    assert int(s.sum_range(n, 20, 20)[0][0]) == by_id[20][1] + 1
+    assert s.non_index_update(n, 21, "new-c") == 1
+    assert [r[0].rstrip() for r in s.point_select(n, 21)] == ["new-c"]
+    assert s.delete(n, 22) == 1
+    assert s.delete(n, 22) == 0
+    assert s.insert(n, 22, 5, "again", "pad") == 1
     with pytest.raises(Exception) as err:
-        b.sb_insert(n, 22, 5, "again", "pad")
+        s.insert(n, 22, 5, "again", "pad")
     assert b.classify(err.value).kind == DUPLICATE
-    assert b.sb_count(n) == 300
+    assert s.count(n) == 300
 
 
 @pytest.mark.parametrize("engine", SQL_ENGINES, indirect=True)
@@ -398,22 +398,23 @@ def test_sysbench_transactions_are_real(make):
     """BEGIN ... ROLLBACK undoes, BEGIN ... COMMIT publishes (seen by another connection
     only after the COMMIT)."""
     b, other = make(), make()
+    s = SysbenchTables(b)
     n = make.sb_no
-    b.sb_create(n)
-    b.sb_load(n, _sb_rows(10))
+    s.create(n)
+    s.load(n, _sb_rows(10))
 
     def c_of(conn, id_):
-        return [r[0].rstrip() for r in conn.sb_point_select(n, id_)]
+        return [r[0].rstrip() for r in SysbenchTables(conn).point_select(n, id_)]
 
     before = c_of(b, 3)
     b.begin()
-    b.sb_non_index_update(n, 3, "rolled-back")
-    b.sb_delete(n, 4)
+    s.non_index_update(n, 3, "rolled-back")
+    s.delete(n, 4)
     b.rollback()
-    assert c_of(b, 3) == before and b.sb_count(n) == 10
+    assert c_of(b, 3) == before and s.count(n) == 10
 
     b.begin()
-    b.sb_non_index_update(n, 3, "committed")
+    s.non_index_update(n, 3, "committed")
     assert c_of(b, 3) == ["committed"]
     assert c_of(other, 3) == before  # not yet visible
     b.commit()
@@ -427,36 +428,30 @@ def test_sysbench_event_counts_queries_like_sysbench(make):
     b = make()
     n = make.sb_no
     w = SysbenchWorkload(tables=1, table_size=300, threads=1)
-    b.sb_create(n)
-    b.sb_load(n, _sb_rows(300))
-    b.sb_create_index(n)
+    s = SysbenchTables(b)
+    s.create(n)
+    s.load(n, _sb_rows(300))
+    s.create_index(n)
+    s.table_name = lambda table_no: f"sbtest{n}"  # the event names table 1: this test's sbtest<N>
 
-    class Renumbered:
-        """The event names table 1; point it at this test's sbtest<N>."""
-        def __getattr__(self, name):
-            fn = getattr(b, name)
-            if name.startswith("sb_"):
-                return lambda table_no, *a: fn(n, *a)
-            return fn
-
-    m = Measured(Renumbered(), Recorder())
+    m = Measured(b, Recorder())
     client = SysbenchClient(w, random.Random(3))
     q = [0, 0, 0]
     for _ in range(20):
-        assert m.event("TRANSACTION", client.body, q)
+        assert m.event("TRANSACTION", client.body, s, q)
     assert q == [14 * 20, 4 * 20, 2 * 20]
     assert m.rec.measurement().operations["TRANSACTION"].count == 20
     assert m.rec.m.errors == {}
-    assert b.sb_count(n) == 300
+    assert s.count(n) == 300
 
 
 @pytest.mark.parametrize("engine", servers.with_variants("postgresql", "mysql"), indirect=True)
 def test_sysbench_index_creation_is_idempotent(make):
-    b = make()
+    s = SysbenchTables(make())
     n = make.sb_no
-    b.sb_create(n)
-    b.sb_create_index(n)
-    b.sb_create_index(n)  # a resumed campaign builds it again: no error
+    s.create(n)
+    s.create_index(n)
+    s.create_index(n)  # a resumed campaign builds it again: no error
 
 
 # ---- engine specifics ----------------------------------------------------------------------
@@ -464,7 +459,7 @@ def test_sysbench_index_creation_is_idempotent(make):
 @pytest.mark.parametrize("engine", ("mongodb",), indirect=True)
 def test_mongodb_sharding_request_is_reported_when_unsupported(make):
     b = make(sharded_cluster=True, initial_chunks=8)
-    b.ycsb_create(make.table, FIELDS)
+    b.create_table(make.table, FIELDS)
     prep = b.describe()["cluster_preparation"]
     sharding = prep["sharding"]
     assert sharding["requested"]["key"] == {"_id": "hashed"}
@@ -481,7 +476,7 @@ def test_mongodb_sharding_request_is_reported_when_unsupported(make):
 @pytest.mark.parametrize("engine", ("mongodb",), indirect=True)
 def test_mongodb_ferretdb_id_index_is_created(make, server_env):
     b = make()
-    b.ycsb_create(make.table, FIELDS)
+    b.create_table(make.table, FIELDS)
     prep = b.describe()["cluster_preparation"]
     assert "dbswarm_id_gin_" in prep["ferretdb_index"]["index"]
     import psycopg
@@ -509,12 +504,12 @@ def test_mongodb_write_concern_from_url_and_options(make):
         # out of step. dbswarm classifies it as a lost connection (reconnect), and
         # docs/targets.md says w: 0 is unusable there.
         with pytest.raises(Exception) as err:
-            b.ycsb_create(make.table, FIELDS)
+            b.create_table(make.table, FIELDS)
             b.insert(make.table, "user1", values("a"))
             b.read(make.table, "user1", None)
         assert b.classify(err.value) == ErrorClass(CONNECTION, "protocol_error"), repr(err.value)
         return
-    b.ycsb_create(make.table, FIELDS)
+    b.create_table(make.table, FIELDS)
     b.insert(make.table, "user1", values("a"))
     assert b.update(make.table, "user1", {"field0": "x"}) is True
     deadline = time.time() + 5

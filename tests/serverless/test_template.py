@@ -204,3 +204,37 @@ def test_sam_build_makes_both_layers(tmp_path):
              "pymongo; print('ok')" % (str(lib.parent), str(drivers), str(tmp_path / "build" / "WorkerFunction")))
     proc = subprocess.run([python312, "-c", check], capture_output=True, text=True, env=env, timeout=120)
     assert proc.stdout.strip() == "ok", proc.stderr
+
+
+def _maps(node, found):
+    """Every Map state of a definition, by name, at any depth."""
+    if isinstance(node, dict):
+        for name, state in (node.get("States") or {}).items():
+            if state.get("Type") == "Map":
+                found[name] = state
+        for value in node.values():
+            _maps(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _maps(value, found)
+    return found
+
+
+def test_inline_and_distributed_shard_loops_cannot_drift():
+    """The per-shard loop (Work -> Continue? -> ShardDone | RecordFailure) is written twice: in
+    the inline Map (few shards) and in the Distributed Map (many, items from S3). Both must
+    call the worker with the same payload, loop on "continue" the same way and record
+    failures alike; only how items arrive and the processor mode may differ."""
+    maps = _maps(SamApp(TEMPLATE).state_machine().definition, {})
+    inline, distributed = maps["Shards"], maps["ShardsDistributed"]
+    assert inline["ItemProcessor"]["ProcessorConfig"]["Mode"] == "INLINE"
+    assert distributed["ItemProcessor"]["ProcessorConfig"]["Mode"] == "DISTRIBUTED"
+    for key in ("StartAt", "States"):
+        assert inline["ItemProcessor"][key] == distributed["ItemProcessor"][key], key
+    assert inline["ItemSelector"] == distributed["ItemSelector"]
+    for key in ("ResultPath", "Next"):
+        assert inline.get(key) == distributed.get(key), key
+    # and the test sees a drift: one changed field in one copy fails the comparison
+    drifted = copy.deepcopy(distributed["ItemProcessor"]["States"])
+    drifted["Work"]["Parameters"]["Payload"].pop("checkpoint.$")
+    assert drifted != inline["ItemProcessor"]["States"]

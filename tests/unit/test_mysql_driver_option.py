@@ -7,7 +7,8 @@ import sys
 import pytest
 
 from dbswarm import bindings
-from dbswarm.bindings.base import CONNECTION, DUPLICATE, FATAL, RETRYABLE, Connection
+from dbswarm.bindings.base import Connection
+from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE
 from dbswarm.errors import BindingError
 
 URL = "mysql://bench@db.example:3307/ycsb"

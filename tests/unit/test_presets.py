@@ -69,7 +69,7 @@ def test_sysbench_point_select_body_matches_the_general_event(point_selects):
         fast.body(a, qa)
         general._event(b, qb)
     assert a.log == b.log and qa == qb == [200 * point_selects, 0, 0]
-    assert {c[0] for c in a.log} == {"sb_point_select"} and len({c[1] for c in a.log}) == 4
+    assert {c[0] for c in a.log} == {"point_select"} and len({c[1] for c in a.log}) == 4
 
 
 def test_sysbench_events_with_other_groups_use_the_general_event():
@@ -85,8 +85,7 @@ def test_sysbench_events_with_other_groups_use_the_general_event():
 def test_ycsb_record_values_are_pool_windows_of_the_field_length(fieldlength):
     import random
 
-    from dbswarm.spec import YcsbWorkload
-    from dbswarm.workloads.ycsb import YcsbClient
+    from dbswarm.workloads.ycsb import YcsbClient, YcsbWorkload
     w = YcsbWorkload.model_validate({"family": "ycsb", "recordcount": 10, "fieldlength": fieldlength})
     client = YcsbClient(w, random.Random(5), 0, 1)
     records = [client.all_values() for _ in range(50)]

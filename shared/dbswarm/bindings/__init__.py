@@ -1,61 +1,131 @@
-"""Binding registry: engines register by name (with aliases); a duplicate name is an error.
+"""Binding registry: the one list of engines, their aliases and their capabilities.
 
-Engine modules are imported lazily so a missing driver only matters for the engine that
-needs it (``pip install dbswarm[mongodb]`` etc.).
+Every engine is *declared* here (or by a plugin, ``declare``) with the module that
+implements it, so a campaign can be validated — engine names, aliases, which workload
+families an engine can serve — without importing any driver. The module is imported
+lazily, when a binding is first needed (``get``), and registers its class
+(``@register``), which receives the declared name, capabilities and
+``is_real_database``. A missing driver only matters for the engine that needs it
+(``pip install dbswarm[drivers]``).
+
+Capabilities (``base.py`` documents the methods of each):
+- ``kv``: a record store keyed by string: read / scan / update / insert / delete and a
+  table of N fields (what go-ycsb's ``DB`` interface has). YCSB needs it.
+- ``sql``: a thin SQL session: execute / fetch count / fetch rows / begin / commit /
+  rollback, a ``dialect`` and error classification. SQL workload families (sysbench,
+  TPC-C) own their statements and DDL, per dialect, and run them through it.
 """
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 
-from ..errors import BindingError
-from .base import CONNECTION, DUPLICATE, FATAL, RETRYABLE, Binding, Connection, ErrorClass
+from ..errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, BindingError, ErrorClass
+from ..plugins import load_plugins
+from .base import Binding, Connection
 
-_REGISTRY: dict[str, type[Binding]] = {}
+KV = "kv"
+SQL = "sql"
+CAPABILITIES = {KV: "a key-value engine", SQL: "a SQL engine"}
+DIALECTS = ("sqlite", "mysql", "postgresql")
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    module: str
+    aliases: tuple[str, ...] = ()
+    capabilities: tuple[str, ...] = ()
+    is_real_database: bool = True
+    needs_url: bool = True      # a networked engine: target.url is required
+    embedded: bool = False      # a database file: default target.url is a file under the campaign's folder
+    description: str = ""
+
+
+_ENGINES: dict[str, Engine] = {}
 _ALIASES: dict[str, str] = {}
-
-# engine name -> module that registers it
-_MODULES = {
-    "sqlite": "dbswarm.bindings.sqlite",
-    "noop": "dbswarm.bindings.noop",
-    "mysql": "dbswarm.bindings.mysql",
-    "postgresql": "dbswarm.bindings.postgresql",
-    "mongodb": "dbswarm.bindings.mongodb",
-}
+_REGISTRY: dict[str, type[Binding]] = {}
 
 
-def register(name: str, *aliases: str):
-    """Class decorator: ``@register("postgresql", "pg", "postgres")``."""
+def declare(name: str, module: str, *, aliases=(), capabilities=(), is_real_database=True, needs_url=True,
+            embedded=False, description="") -> Engine:
+    """Make an engine known (name, aliases, capabilities) before its module is imported."""
+    for n in (name, *aliases):
+        if n in _ENGINES or n in _ALIASES:
+            raise BindingError(f"engine name {n!r} is declared twice")
+    unknown = [c for c in capabilities if c not in CAPABILITIES]
+    if unknown:
+        raise BindingError(f"engine {name!r}: unknown capabilities {unknown}; known: {', '.join(CAPABILITIES)}")
+    e = _ENGINES[name] = Engine(name, module, tuple(aliases), tuple(capabilities), is_real_database, needs_url,
+                                embedded, description)
+    for a in aliases:
+        _ALIASES[a] = name
+    return e
+
+
+declare("sqlite", "dbswarm.bindings.sqlite", aliases=("sqlite3",), capabilities=(KV, SQL), needs_url=False,
+        embedded=True, description="the embedded default (a file under the campaign's results folder)")
+declare("mongodb", "dbswarm.bindings.mongodb", aliases=("mongo",), capabilities=(KV,),
+        description="MongoDB and wire-compatible servers (pymongo)")
+declare("mysql", "dbswarm.bindings.mysql", aliases=("mariadb",), capabilities=(KV, SQL),
+        description="MySQL and MariaDB (PyMySQL or mysqlclient)")
+declare("postgresql", "dbswarm.bindings.postgresql", aliases=("postgres", "pg", "pgsql"), capabilities=(KV, SQL),
+        description="PostgreSQL (psycopg 3)")
+declare("noop", "dbswarm.bindings.noop", capabilities=(KV, SQL), is_real_database=False, needs_url=False,
+        description="measures only the load generator")
+
+
+def canonical(name) -> str | None:
+    """The engine's own name for a name or alias (any case); None if unknown."""
+    load_plugins()
+    n = str(name).lower()
+    n = _ALIASES.get(n, n)
+    return n if n in _ENGINES else None
+
+
+def engine(name: str) -> Engine:
+    c = canonical(name)
+    if c is None:
+        raise BindingError(f"unknown engine {name!r}; known: {', '.join(names())}")
+    return _ENGINES[c]
+
+
+def register(name: str):
+    """Class decorator of a declared engine's binding: ``@register("postgresql")``."""
     def wrap(cls):
-        for n in (name, *aliases):
-            if n in _REGISTRY or n in _ALIASES:
-                raise BindingError(f"binding name {n!r} is registered twice")
+        e = _ENGINES.get(name)
+        if e is None:
+            raise BindingError(f"binding {cls.__name__}: engine {name!r} is not declared (bindings.declare)")
+        if name in _REGISTRY:
+            raise BindingError(f"binding name {name!r} is registered twice")
+        cls.name, cls.capabilities, cls.is_real_database = name, e.capabilities, e.is_real_database
         _REGISTRY[name] = cls
-        for a in aliases:
-            _ALIASES[a] = name
-        cls.name = name
         return cls
     return wrap
 
 
 def get(name: str) -> type[Binding]:
-    canonical = _ALIASES.get(name, name)
-    if canonical not in _REGISTRY:
-        module = _MODULES.get(canonical)
-        if module is None:
-            raise BindingError(f"unknown engine {name!r}; known: {', '.join(sorted(_MODULES))}")
+    e = engine(name)
+    if e.name not in _REGISTRY:
         try:
-            importlib.import_module(module)
+            importlib.import_module(e.module)
         except ImportError as err:
-            raise BindingError(f"engine {canonical!r} needs a driver that is not installed: {err}") from None
-    canonical = _ALIASES.get(name, name)
-    if canonical not in _REGISTRY:
-        raise BindingError(f"module {_MODULES.get(canonical)} did not register engine {canonical!r}")
-    return _REGISTRY[canonical]
+            raise BindingError(f"engine {e.name!r} needs a driver that is not installed: {err}") from None
+    if e.name not in _REGISTRY:
+        raise BindingError(f"module {e.module} did not register engine {e.name!r}")
+    return _REGISTRY[e.name]
 
 
 def names() -> list[str]:
-    return sorted(_MODULES)
+    load_plugins()
+    return list(_ENGINES)
 
 
-__all__ = ["Binding", "Connection", "ErrorClass", "RETRYABLE", "CONNECTION", "DUPLICATE", "FATAL",
-           "register", "get", "names"]
+def aliases() -> dict[str, str]:
+    load_plugins()
+    return dict(_ALIASES)
+
+
+__all__ = ["Binding", "Connection", "ErrorClass", "RETRYABLE", "CONNECTION", "DUPLICATE", "FATAL", "KV", "SQL",
+           "CAPABILITIES", "DIALECTS", "Engine", "declare", "register", "get", "engine", "canonical", "names",
+           "aliases"]

@@ -2,28 +2,23 @@
 
 One Binding instance is one client connection, used by one thread. Bindings never time
 themselves: ``dbswarm.measure`` wraps every call. They raise their driver's exceptions and
-say, in ``classify``, what kind of error each is; the retry and reconnect policy lives in
-the worker, once for all engines (BenchBase's approach).
+say, in ``classify``, what kind of error each is (``dbswarm.errors``: retryable,
+connection, duplicate, fatal); the retry and reconnect policy lives in the worker, once
+for all engines (BenchBase's approach).
 
-Capabilities are plain methods; an engine that lacks one raises NotImplementedError and
-the plan rejects workloads it cannot serve (``supports``).
+A binding offers one or both capabilities (declared in ``bindings/__init__.py``; spec
+validation reads them, so a family an engine cannot serve is refused before anything runs):
+
+- ``kv``: records of string fields under a string key (YCSB's, go-ycsb's ``DB``).
+- ``sql``: a thin SQL session. SQL families keep their statements and DDL per
+  ``dialect`` and run them through ``execute`` / ``fetchcount`` / ``fetchall``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
-# Error kinds, as the worker acts on them.
-RETRYABLE = "retryable"    # deadlock, lock wait timeout, serialization failure: retry the event
-CONNECTION = "connection"  # the connection is gone: reconnect, count, go on
-DUPLICATE = "duplicate"    # duplicate key on insert (a resumed load): counted, not fatal
-FATAL = "fatal"            # anything else: counted; the shard goes on, the error is reported
-
-
-@dataclass(frozen=True)
-class ErrorClass:
-    kind: str   # one of the four kinds above
-    name: str   # short, stable, e.g. "deadlock", "lock_wait_timeout", "connection_lost"
+from ..errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass  # noqa: F401 (re-exported)
 
 
 @dataclass
@@ -37,9 +32,10 @@ class Connection:
 
 
 class Binding:
-    """Base class; subclasses set ``name`` and implement what they support."""
+    """Base class; subclasses implement the life cycle and the methods of their capabilities.
+    ``name``, ``capabilities`` and ``is_real_database`` come from the engine's declaration."""
     name = "base"
-    families = ("ycsb", "sysbench")
+    capabilities: tuple[str, ...] = ()
     is_real_database = True
 
     def __init__(self, conn: Connection):
@@ -66,21 +62,21 @@ class Binding:
         """Settings recorded in the result (write concern, isolation ...): no secrets."""
         return {}
 
-    # -- YCSB (CoreWorkload); values are dicts field name -> str ------------------------
-    def ycsb_create(self, table: str, fieldcount: int) -> None:
-        """Drop and create the table/collection (prepare phase)."""
+    # -- kv capability: records of string fields under a string key -------------------
+    def create_table(self, table: str, fieldcount: int) -> None:
+        """Drop and create the table/collection of ``fieldcount`` fields (prepare phase)."""
         raise NotImplementedError
 
-    def ycsb_drop(self, table: str) -> None:
+    def drop_table(self, table: str) -> None:
         raise NotImplementedError
 
-    def ycsb_count(self, table: str) -> int:
+    def count(self, table: str) -> int:
         raise NotImplementedError
 
     # read and scan return the records, or with rows=False only how many there were (read:
     # 1 or 0): the same query, the whole result still read from the server, its values not
-    # turned into Python objects. The worker's YCSB operations use rows=False (they only
-    # count not-found reads), as sysbench's events do for their SELECTs below.
+    # turned into Python objects. YCSB's operations use rows=False (they only count
+    # not-found reads), as sysbench's events do for their SELECTs.
     def read(self, table: str, key: str, fields: Optional[list[str]], rows: bool = True) -> Any:
         """The record's fields, or None when the key does not exist."""
         raise NotImplementedError
@@ -109,24 +105,32 @@ class Binding:
     def delete(self, table: str, key: str) -> bool:
         raise NotImplementedError
 
-    # -- sysbench OLTP (tables are numbered 1..N: sbtest1 ..) -------------------------
-    def sb_create(self, table_no: int) -> None:
-        """Drop and create sbtest<N> without the secondary index on k."""
+    # -- sql capability: a thin session ------------------------------------------------
+    # Statements are written with %s placeholders; ``prepare`` turns one into this session's
+    # form (SQLite's ?), and marks it as a per-operation statement the engine may prepare on
+    # the server (PostgreSQL). Everything else runs as given.
+    dialect: str = ""          # "sqlite" | "mysql" | "postgresql"
+    max_params: int = 32766    # bind parameters per statement (batches are cut below it)
+    table_options: str = ""    # what a CREATE TABLE ends with here (MySQL: its storage engine)
+
+    def prepare(self, sql: str) -> str:
         raise NotImplementedError
 
-    def sb_load(self, table_no: int, rows: list[tuple[int, int, str, str]]) -> None:
-        """Insert (id, k, c, pad) rows; idempotent."""
+    def execute(self, sql: str, params=()) -> int:
+        """Run a statement; the affected row count."""
         raise NotImplementedError
 
-    def sb_create_index(self, table_no: int) -> None:
-        """CREATE INDEX k_<N> ON sbtest<N>(k), after the load as sysbench does."""
+    def fetchall(self, sql: str, params=()) -> list[tuple]:
         raise NotImplementedError
 
-    def sb_drop(self, table_no: int) -> None:
-        raise NotImplementedError
+    def fetchone(self, sql: str, params=()) -> Optional[tuple]:
+        rows = self.fetchall(sql, params)
+        return rows[0] if rows else None
 
-    def sb_count(self, table_no: int) -> int:
-        raise NotImplementedError
+    def fetchcount(self, sql: str, params=()) -> int:
+        """Run a query and read its whole result; the number of rows, not turned into Python
+        values where the driver allows it."""
+        return len(self.fetchall(sql, params))
 
     def begin(self, writes: bool = True) -> None:
         """BEGIN; ``writes`` says whether the transaction will write (SQLite locks early)."""
@@ -137,44 +141,3 @@ class Binding:
 
     def rollback(self) -> None:
         raise NotImplementedError
-
-    # The five SELECTs return the rows, or with rows=False only how many there were: the
-    # whole result is still read from the server, its values are not turned into Python
-    # objects (sysbench never looks at them either; the worker's events use rows=False).
-    def sb_point_select(self, table_no: int, id_: int, rows: bool = True) -> Any:
-        raise NotImplementedError
-
-    def sb_simple_range(self, table_no: int, lo: int, hi: int, rows: bool = True) -> Any:
-        raise NotImplementedError
-
-    def sb_sum_range(self, table_no: int, lo: int, hi: int, rows: bool = True) -> Any:
-        raise NotImplementedError
-
-    def sb_order_range(self, table_no: int, lo: int, hi: int, rows: bool = True) -> Any:
-        raise NotImplementedError
-
-    def sb_distinct_range(self, table_no: int, lo: int, hi: int, rows: bool = True) -> Any:
-        raise NotImplementedError
-
-    def sb_index_update(self, table_no: int, id_: int) -> Any:
-        raise NotImplementedError
-
-    def sb_non_index_update(self, table_no: int, id_: int, c: str) -> Any:
-        raise NotImplementedError
-
-    def sb_delete(self, table_no: int, id_: int) -> Any:
-        raise NotImplementedError
-
-    def sb_insert(self, table_no: int, id_: int, k: int, c: str, pad: str) -> Any:
-        raise NotImplementedError
-
-
-def chunks(items: Iterable, size: int):
-    batch = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch

@@ -6,7 +6,7 @@ published runs. read = ``find_one`` with a projection, update = ``update_one`` w
 ``$set``, insert = ``insert_one``, load = ``insert_many(ordered=False)`` of one
 ``workload.batchsize`` batch (existing keys are skipped: a resumed load is idempotent),
 scan = ``find(_id >= start).sort(_id).limit(n)``, delete = ``delete_one``.
-No sysbench (the campaign validator rejects it).
+The ``kv`` capability only: SQL families (sysbench) are refused by campaign validation.
 
 URL: ``mongodb://USER@HOST:PORT/DB?authSource=admin&w=1&journal=false&readPreference=...``
 (or ``mongodb+srv://``). The database is the URL's path (default ``ycsb``, YCSB's); the
@@ -30,7 +30,7 @@ Options (``target.options``):
 - ``server_selection_timeout_ms`` (default 10000), ``connect_timeout_ms``.
 - ``ferretdb_backend_url``: for FerretDB 1.x on its PostgreSQL backend only. FerretDB
   1.24 does not use an index for ``_id`` lookups (every point read or update scans the
-  collection); with this option ``ycsb_create`` connects to the backend database
+  collection); with this option ``create_table`` connects to the backend database
   (psycopg; credentials from libpq's own sources: the URL's user, PGPASSWORD or
   ~/.pgpass, never the campaign) and creates the expression index FerretDB's queries
   can use, ``GIN ((_jsonb->'_id') jsonb_path_ops)`` on the collection's table, and sets
@@ -53,7 +53,8 @@ from pymongo.errors import (AutoReconnect, BulkWriteError, ConnectionFailure, Du
                             ServerSelectionTimeoutError)
 
 from . import register
-from .base import CONNECTION, DUPLICATE, FATAL, RETRYABLE, Binding, ErrorClass
+from ..errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
+from .base import Binding
 from .sql import KEY
 
 DEFAULT_WRITE_CONCERN = {"w": 1, "j": False}
@@ -119,10 +120,8 @@ def effective_write_concern(url_wc: dict, option_wc) -> dict:
     return wc
 
 
-@register("mongodb", "mongo")
+@register("mongodb")
 class MongoBinding(Binding):
-    families = ("ycsb",)
-
     def __init__(self, conn):
         super().__init__(conn)
         self.client: Optional[MongoClient] = None
@@ -251,7 +250,7 @@ class MongoBinding(Binding):
         return {"_id": 0, **{f: 1 for f in fields}}
 
     # -- YCSB --------------------------------------------------------------------------
-    def ycsb_create(self, table, fieldcount):
+    def create_table(self, table, fieldcount):
         self.db.drop_collection(table)
         self.db.create_collection(table)
         self._colls.pop(table, None)
@@ -314,12 +313,12 @@ class MongoBinding(Binding):
                 out["plan_cache_mode"] = f"not set: {type(exc).__name__}"
         return out
 
-    def ycsb_drop(self, table):
+    def drop_table(self, table):
         self.db.drop_collection(table)
         self._colls.pop(table, None)
         self._colls.pop((table, "raw"), None)
 
-    def ycsb_count(self, table):
+    def count(self, table):
         return int(self._coll(table).count_documents({}))
 
     def read(self, table, key, fields, rows=True):

@@ -37,7 +37,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..errors import BindingError
 from . import register
-from .base import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
+from ..errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 from .sql import SqlBinding
 
 DRIVERS = ("pymysql", "mysqlclient")
@@ -165,8 +165,10 @@ def make_driver(name):
     raise ValueError(f"target.options.driver: {name!r} is not one of {', '.join(DRIVERS)}")
 
 
-@register("mysql", "mariadb")
+@register("mysql")
 class MysqlBinding(SqlBinding):
+    dialect = "mysql"
+    max_params = 65535
     placeholder = "%s"
     insert_ignore_verb = "INSERT IGNORE INTO"
     insert_ignore_suffix = ""
@@ -203,13 +205,13 @@ class MysqlBinding(SqlBinding):
         st = self._statements = self._driver.statements(self.db)
         # the driver's calls bound onto the binding itself, over the class's hooks below: one
         # Python call less per statement, on the hot path
-        self._execute, self._fetchall, self._fetchone, self._fetchcount = (
+        self.execute, self.fetchall, self.fetchone, self.fetchcount = (
             st.execute, st.fetchall, st.fetchone, st.fetchcount)
         self._server_version = self.db.get_server_info()
 
     def close(self):
         db, self.db, self._statements = self.db, None, None
-        for hook in ("_execute", "_fetchall", "_fetchone", "_fetchcount"):  # back to the class's hooks (not connected)
+        for hook in ("execute", "fetchall", "fetchone", "fetchcount"):  # back to the class's hooks (not connected)
             self.__dict__.pop(hook, None)
         if db is not None:
             self._driver.close(db)
@@ -247,34 +249,26 @@ class MysqlBinding(SqlBinding):
 
     # -- driver hooks: used only while not connected (connect() binds the driver's own) ----
     # (self._statements is None: an AttributeError, which classify() calls not_connected)
-    def _execute(self, sql, params=()):
+    def execute(self, sql, params=()):
         return self._statements.execute(sql, params)
 
-    def _fetchall(self, sql, params=()):
+    def fetchall(self, sql, params=()):
         return self._statements.fetchall(sql, params)
 
-    def _fetchone(self, sql, params=()):
+    def fetchone(self, sql, params=()):
         return self._statements.fetchone(sql, params)
 
-    def _fetchcount(self, sql, params=()):
+    def fetchcount(self, sql, params=()):
         return self._statements.fetchcount(sql, params)
 
     # -- DDL ---------------------------------------------------------------------------
-    def ycsb_table_ddl(self, table, fieldcount):
-        return super().ycsb_table_ddl(table, fieldcount) + f" ENGINE={self._table_engine}"
+    def kv_table_ddl(self, table, fieldcount):
+        return super().kv_table_ddl(table, fieldcount) + f" ENGINE={self._table_engine}"
 
-    def sb_table_ddl(self, table_no):
-        # sysbench 1.0 oltp_common.lua, mysql flavour
-        return (f"CREATE TABLE sbtest{table_no} (id INTEGER NOT NULL AUTO_INCREMENT, "
-                f"k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, "
-                f"pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE={self._table_engine}")
-
-    def sb_create_index(self, table_no):
-        try:
-            self._execute(f"CREATE INDEX k_{table_no} ON sbtest{table_no}(k)")
-        except self._driver.OperationalError as exc:
-            if exc.args[0] != 1061:  # duplicate key name: the index exists (a resumed campaign)
-                raise
+    @property
+    def table_options(self) -> str:
+        """What a family's CREATE TABLE ends with on this server (its storage engine)."""
+        return f" ENGINE={self._table_engine}"
 
     # -- transactions --------------------------------------------------------------------
     def rollback(self):

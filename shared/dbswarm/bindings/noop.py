@@ -8,7 +8,7 @@ from .base import Binding
 
 @register("noop")
 class NoopBinding(Binding):
-    is_real_database = False
+    dialect = "sqlite"  # SQL families build their statements in some dialect; none is run
     _record = {f"field{i}": "x" for i in range(10)}
 
     def connect(self):
@@ -17,13 +17,14 @@ class NoopBinding(Binding):
     def describe(self):
         return {"note": "noop binding: generator only, no database"}
 
-    def ycsb_create(self, table, fieldcount):
+    # -- kv ------------------------------------------------------------------------------
+    def create_table(self, table, fieldcount):
         pass
 
-    def ycsb_drop(self, table):
+    def drop_table(self, table):
         pass
 
-    def ycsb_count(self, table):
+    def count(self, table):
         return 0
 
     def read(self, table, key, fields, rows=True):
@@ -44,19 +45,17 @@ class NoopBinding(Binding):
     def delete(self, table, key):
         return True
 
-    def sb_create(self, table_no):
-        pass
+    # -- sql -------------------------------------------------------------------------------
+    def prepare(self, sql):
+        return sql
 
-    def sb_load(self, table_no, rows):
-        pass
+    def execute(self, sql, params=()):
+        return 0
 
-    def sb_create_index(self, table_no):
-        pass
+    def fetchall(self, sql, params=()):
+        return []
 
-    def sb_drop(self, table_no):
-        pass
-
-    def sb_count(self, table_no):
+    def fetchcount(self, sql, params=()):
         return 0
 
     def begin(self, writes=True):
@@ -67,9 +66,3 @@ class NoopBinding(Binding):
 
     def rollback(self):
         pass
-
-    def _nothing(self, *args, rows=True):
-        return () if rows else 0
-
-    sb_point_select = sb_simple_range = sb_sum_range = sb_order_range = sb_distinct_range = _nothing
-    sb_index_update = sb_non_index_update = sb_delete = sb_insert = _nothing

@@ -38,7 +38,7 @@ from psycopg.adapt import Transformer
 from psycopg.errors import error_from_result
 
 from . import register
-from .base import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
+from ..errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 from .sql import SqlBinding
 
 ISOLATION_LEVELS = ("READ UNCOMMITTED", "READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE")
@@ -94,8 +94,10 @@ def isolation_level(options: dict) -> Optional[str]:
     return norm
 
 
-@register("postgresql", "postgres", "pg", "pgsql")
+@register("postgresql")
 class PostgresBinding(SqlBinding):
+    dialect = "postgresql"
+    max_params = MAX_PARAMS
     placeholder = "%s"
     insert_ignore_verb = "INSERT INTO"
     insert_ignore_suffix = " ON CONFLICT DO NOTHING"
@@ -172,6 +174,13 @@ class PostgresBinding(SqlBinding):
         return ErrorClass(FATAL, type(exc).__name__)
 
     # -- driver hooks ------------------------------------------------------------------
+    def prepare(self, sql):
+        """A family's per-operation statement: prepared on the server at its first use on
+        each connection (``options.prepare: false``: sent as it is)."""
+        if self._prepare:
+            self._hot.add(sql)
+        return sql
+
     def _stmt(self, key, build):
         sql = self._sql.get(key)
         if sql is None:
@@ -227,28 +236,28 @@ class PostgresBinding(SqlBinding):
             p.loaders_set = True
         return tx
 
-    def _execute(self, sql, params=()):
+    def execute(self, sql, params=()):
         hot = self._exec_hot(sql, params)
         if hot is None:
             return self._run(sql, params).rowcount
         n = hot[1].command_tuples
         return -1 if n is None else n
 
-    def _fetchall(self, sql, params=()):
+    def fetchall(self, sql, params=()):
         hot = self._exec_hot(sql, params)
         if hot is None:
             return self._run(sql, params).fetchall()
         p, res = hot
         return self._rows(p, res).load_rows(0, res.ntuples, tuple)
 
-    def _fetchone(self, sql, params=()):
+    def fetchone(self, sql, params=()):
         hot = self._exec_hot(sql, params)
         if hot is None:
             return self._run(sql, params).fetchone()
         p, res = hot
         return self._rows(p, res).load_row(0, tuple) if res.ntuples else None
 
-    def _fetchcount(self, sql, params=()):
+    def fetchcount(self, sql, params=()):
         hot = self._exec_hot(sql, params)
         if hot is None:  # the cursor holds the whole result; rowcount is its row count
             return self._run(sql, params).rowcount
@@ -266,15 +275,6 @@ class PostgresBinding(SqlBinding):
     def commit(self):
         self._simple(b"COMMIT")
 
-    # -- DDL ---------------------------------------------------------------------------
-    def sb_table_ddl(self, table_no):
-        # sysbench 1.0 oltp_common.lua, pgsql flavour
-        return (f"CREATE TABLE sbtest{table_no} (id SERIAL, k INTEGER DEFAULT '0' NOT NULL, "
-                f"c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id))")
-
-    def sb_create_index(self, table_no):
-        self._execute(f"CREATE INDEX IF NOT EXISTS k_{table_no} ON sbtest{table_no}(k)")
-
     # -- batches: keep under the protocol's parameter limit ------------------------------
     def insert_batch(self, table, rows):
         if not rows:
@@ -283,11 +283,6 @@ class PostgresBinding(SqlBinding):
         step = max(1, MAX_PARAMS // per_row)
         for i in range(0, len(rows), step):
             super().insert_batch(table, rows[i:i + step])
-
-    def sb_load(self, table_no, rows):
-        step = MAX_PARAMS // 4
-        for i in range(0, len(rows), step):
-            super().sb_load(table_no, rows[i:i + step])
 
     # -- transactions --------------------------------------------------------------------
     def rollback(self):

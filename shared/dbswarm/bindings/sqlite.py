@@ -10,7 +10,7 @@ import os
 import sqlite3
 
 from . import register
-from .base import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
+from ..errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 from .sql import SqlBinding
 
 
@@ -23,9 +23,11 @@ def sqlite_path(url: str | None) -> str:
     return url
 
 
-@register("sqlite", "sqlite3")
+@register("sqlite")
 class SqliteBinding(SqlBinding):
+    dialect = "sqlite"
     placeholder = "?"
+    max_params = 32766  # SQLite 3.32's SQLITE_MAX_VARIABLE_NUMBER
     insert_ignore_verb = "INSERT OR IGNORE INTO"
 
     def connect(self):
@@ -60,13 +62,13 @@ class SqliteBinding(SqlBinding):
             return ErrorClass(CONNECTION, "not_connected")
         return ErrorClass(FATAL, type(exc).__name__)
 
-    def _execute(self, sql, params=()):
+    def execute(self, sql, params=()):
         return self.db.execute(sql, params).rowcount
 
-    def _fetchall(self, sql, params=()):
+    def fetchall(self, sql, params=()):
         return self.db.execute(sql, params).fetchall()
 
-    def _fetchone(self, sql, params=()):
+    def fetchone(self, sql, params=()):
         return self.db.execute(sql, params).fetchone()
 
     def begin(self, writes=True):

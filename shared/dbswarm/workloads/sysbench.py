@@ -1,21 +1,212 @@
-"""sysbench 1.0 OLTP (oltp_common.lua) for one client thread.
+"""sysbench 1.0 OLTP (oltp_common.lua) as a workload family: its campaign model, its
+tables and statements per SQL dialect (data, below), and the event one client thread runs.
 
 An event is one transaction: BEGIN, point selects, the four range queries, the index and
 non-index updates, DELETE + INSERT of the same id, COMMIT — counted as sysbench counts them
-(read / write / other), so 20 queries per oltp_read_write transaction.
+(read / write / other), so 20 queries per oltp_read_write transaction. The load fills
+``sbtest1 .. sbtestN`` (the run's global rows split contiguously over the client threads)
+and the secondary index on ``k`` is built after it, as sysbench does.
 """
 from __future__ import annotations
 
 import random
+from functools import partial
+from typing import Literal, Optional
 
+from pydantic import Field, model_validator
+
+from .. import families
+from ..families import BatchLoader, Client, Family, RunLimits, ThreadContext, WorkloadModel
 from .generators import sysbench_rand
+from .presets import SYSBENCH_TESTS
 
 _DIGITS = "0123456789"
 _POOL = 1 << 15
 READ, WRITE, OTHER = 0, 1, 2
 
 
+class SysbenchWorkload(WorkloadModel):
+    """sysbench 1.0 OLTP options (same names as sysbench's command-line options)."""
+    family: Literal["sysbench"] = "sysbench"
+    test: Literal["oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select"] = "oltp_read_write"
+    tables: int = Field(1, ge=1, le=10_000)
+    table_size: int = Field(10_000, ge=1)
+    range_size: int = Field(100, ge=1)
+    point_selects: Optional[int] = Field(None, ge=0)
+    simple_ranges: Optional[int] = Field(None, ge=0)
+    sum_ranges: Optional[int] = Field(None, ge=0)
+    order_ranges: Optional[int] = Field(None, ge=0)
+    distinct_ranges: Optional[int] = Field(None, ge=0)
+    index_updates: Optional[int] = Field(None, ge=0)
+    non_index_updates: Optional[int] = Field(None, ge=0)
+    delete_inserts: Optional[int] = Field(None, ge=0)
+    skip_trx: Optional[bool] = None
+    rand_type: Literal["uniform", "special"] = Field(
+        "special", description="sysbench 1.0's --rand-type (its default is special: 75% of "
+        "requests to 1% of the rows)")
+    time: float = Field(60, gt=0, description="seconds of the run phase (0 not allowed)")
+    events: int = Field(0, ge=0, description="transactions to run over all threads (0: until time)")
+    report_interval: float = Field(1, gt=0, description="seconds between timeline points in reports")
+    rate: Optional[float] = Field(None, gt=0, description="total transactions/s (unthrottled if absent)")
+    batchsize: int = Field(1000, ge=1, le=100_000, description="rows per INSERT in the load phase")
+
+    @model_validator(mode="after")
+    def _resolve(self):
+        for key, value in SYSBENCH_TESTS[self.test].items():
+            if getattr(self, key) is None:
+                setattr(self, key, value)
+        if self.range_size > self.table_size:
+            raise ValueError(f"range_size ({self.range_size}) exceeds table_size ({self.table_size})")
+        return self
+
+    @property
+    def name(self):
+        return self.test
+
+    @property
+    def recordcount(self):
+        return self.tables * self.table_size
+
+
+# ---- the tables and statements, per dialect (sysbench 1.0 oltp_common.lua) --------------------
+# {t}: the table's name, {n}: its number, {options}: the session's table options (MySQL's
+# ENGINE=), %s: a parameter. A string is every dialect's; a dict names each dialect.
+SQL = {
+    "create": {
+        "sqlite": "CREATE TABLE {t} (id INTEGER PRIMARY KEY AUTOINCREMENT, k INTEGER DEFAULT 0 NOT NULL, "
+                  "c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL)",
+        "mysql": "CREATE TABLE {t} (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, "
+                 "c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)){options}",
+        "postgresql": "CREATE TABLE {t} (id SERIAL, k INTEGER DEFAULT '0' NOT NULL, "
+                      "c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id))",
+    },
+    "drop": "DROP TABLE IF EXISTS {t}",
+    "count": "SELECT COUNT(*) FROM {t}",
+    # built again by a resumed campaign: no error when it exists (MySQL has no IF NOT EXISTS)
+    "create_index": {"sqlite": "CREATE INDEX IF NOT EXISTS k_{n} ON {t}(k)",
+                     "postgresql": "CREATE INDEX IF NOT EXISTS k_{n} ON {t}(k)",
+                     "mysql": "CREATE INDEX k_{n} ON {t}(k)"},
+    "index_exists": {"mysql": "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() "
+                              "AND table_name = %s AND index_name = %s"},
+    # the load: rows of (id, k, c, pad), existing ids skipped (a resumed load is idempotent)
+    "load": {"sqlite": "INSERT OR IGNORE INTO {t} (id, k, c, pad) VALUES {rows}",
+             "mysql": "INSERT IGNORE INTO {t} (id, k, c, pad) VALUES {rows}",
+             "postgresql": "INSERT INTO {t} (id, k, c, pad) VALUES {rows} ON CONFLICT DO NOTHING"},
+    "point_select": "SELECT c FROM {t} WHERE id=%s",
+    "simple_range": "SELECT c FROM {t} WHERE id BETWEEN %s AND %s",
+    "sum_range": "SELECT SUM(k) FROM {t} WHERE id BETWEEN %s AND %s",
+    "order_range": "SELECT c FROM {t} WHERE id BETWEEN %s AND %s ORDER BY c",
+    "distinct_range": "SELECT DISTINCT c FROM {t} WHERE id BETWEEN %s AND %s ORDER BY c",
+    "index_update": "UPDATE {t} SET k=k+1 WHERE id=%s",
+    "non_index_update": "UPDATE {t} SET c=%s WHERE id=%s",
+    "delete": "DELETE FROM {t} WHERE id=%s",
+    "insert": "INSERT INTO {t} (id, k, c, pad) VALUES (%s, %s, %s, %s)",
+}
+
+
+def sql_text(kind: str, dialect: str) -> str:
+    s = SQL[kind]
+    return s if isinstance(s, str) else s[dialect]
+
+
+class SysbenchTables:
+    """sysbench's tables on one SQL session (a binding with the ``sql`` capability). Each
+    per-operation statement is built for a table at its first use and handed to the session
+    as a prepared statement (``binding.prepare``). The SELECTs return their rows, or with
+    rows=False only how many there were (the result is still read from the server;
+    sysbench never looks at the values either, and the events use rows=False)."""
+
+    def __init__(self, binding):
+        self.b = binding
+        self.dialect = binding.dialect
+        self._stmts: dict[str, dict[int, str]] = {k: {} for k in SQL}  # kind -> table -> statement
+        self._loads: dict[tuple[int, int], str] = {}  # (table, rows) -> the load's INSERT
+
+    def table_name(self, n: int) -> str:
+        return f"sbtest{n}"
+
+    def _text(self, kind, n, **extra) -> str:
+        return sql_text(kind, self.dialect).format(t=self.table_name(n), n=n, options=self.b.table_options, **extra)
+
+    def _stmt(self, kind: str, n: int) -> str:
+        sql = self._stmts[kind][n] = self.b.prepare(self._text(kind, n))
+        return sql
+
+    # -- set-up ------------------------------------------------------------------------
+    def create(self, n: int) -> None:
+        """Drop and create sbtest<N> without the secondary index on k."""
+        self.b.execute(self._text("drop", n))
+        self.b.execute(self._text("create", n))
+
+    def drop(self, n: int) -> None:
+        self.b.execute(self._text("drop", n))
+
+    def count(self, n: int) -> int:
+        return int(self.b.fetchone(self._text("count", n))[0])
+
+    def create_index(self, n: int) -> None:
+        """CREATE INDEX k_<N> ON sbtest<N>(k), after the load as sysbench does; again: nothing."""
+        exists = SQL["index_exists"].get(self.dialect)
+        if exists and self.b.fetchone(self.b.prepare(exists), (self.table_name(n), f"k_{n}"))[0]:
+            return
+        self.b.execute(self._text("create_index", n))
+
+    def load(self, n: int, rows: list[tuple[int, int, str, str]]) -> None:
+        """Insert (id, k, c, pad) rows; existing ids are skipped (idempotent)."""
+        step = max(1, self.b.max_params // 4)
+        for i in range(0, len(rows), step):
+            part = rows[i:i + step]
+            sql = self._loads.get((n, len(part)))
+            if sql is None:
+                sql = self._loads[n, len(part)] = self.b.prepare(
+                    self._text("load", n, rows=", ".join(["(%s, %s, %s, %s)"] * len(part))))
+            self.b.execute(sql, [v for row in part for v in row])
+
+    # -- the event's statements ------------------------------------------------------------
+    def point_select(self, n, id_, rows=True):
+        sql = self._stmts["point_select"].get(n) or self._stmt("point_select", n)
+        return self.b.fetchcount(sql, (id_,)) if not rows else self.b.fetchall(sql, (id_,))
+
+    def _range(self, kind, n, lo, hi, rows):
+        sql = self._stmts[kind].get(n) or self._stmt(kind, n)
+        return self.b.fetchcount(sql, (lo, hi)) if not rows else self.b.fetchall(sql, (lo, hi))
+
+    def simple_range(self, n, lo, hi, rows=True):
+        return self._range("simple_range", n, lo, hi, rows)
+
+    def sum_range(self, n, lo, hi, rows=True):
+        return self._range("sum_range", n, lo, hi, rows)
+
+    def order_range(self, n, lo, hi, rows=True):
+        return self._range("order_range", n, lo, hi, rows)
+
+    def distinct_range(self, n, lo, hi, rows=True):
+        return self._range("distinct_range", n, lo, hi, rows)
+
+    def index_update(self, n, id_):
+        return self.b.execute(self._stmts["index_update"].get(n) or self._stmt("index_update", n), (id_,))
+
+    def non_index_update(self, n, id_, c):
+        return self.b.execute(self._stmts["non_index_update"].get(n) or self._stmt("non_index_update", n), (c, id_))
+
+    def delete(self, n, id_):
+        return self.b.execute(self._stmts["delete"].get(n) or self._stmt("delete", n), (id_,))
+
+    def insert(self, n, id_, k, c, pad):
+        return self.b.execute(self._stmts["insert"].get(n) or self._stmt("insert", n), (id_, k, c, pad))
+
+    def begin(self, writes=True):
+        self.b.begin(writes)
+
+    def commit(self):
+        self.b.commit()
+
+
 class SysbenchClient:
+    """One client thread's events. ``body(tables, q)`` is one transaction's statements on a
+    ``SysbenchTables`` (``Measured.event`` times it, and retries it after a rollback);
+    ``q`` accumulates [reads, writes, other]."""
+
     def __init__(self, w, rng: random.Random):
         self.w = w
         self.rng = rng
@@ -23,10 +214,10 @@ class SysbenchClient:
         self.ids = sysbench_rand(w.rand_type, rng, 1, w.table_size)
         self.pool = "".join(rng.choices(_DIGITS, k=_POOL))
         self.writes = bool(w.index_updates or w.non_index_updates or w.delete_inserts)
-        # the range queries this workload runs: (count, binding method name), decided once
+        # the range queries this workload runs: (count, statement method name), decided once
         self._ranges = tuple((count, name) for count, name in (
-            (w.simple_ranges, "sb_simple_range"), (w.sum_ranges, "sb_sum_range"),
-            (w.order_ranges, "sb_order_range"), (w.distinct_ranges, "sb_distinct_range")) if count)
+            (w.simple_ranges, "simple_range"), (w.sum_ranges, "sum_range"),
+            (w.order_ranges, "order_range"), (w.distinct_ranges, "distinct_range")) if count)
         only_point_selects = bool(w.skip_trx and w.point_selects and not self._ranges and not self.writes)
         self.body = self._point_selects if only_point_selects else self._event
 
@@ -45,16 +236,16 @@ class SysbenchClient:
     def table(self) -> int:
         return 1 + int(self.random() * self.w.tables)
 
-    def _event(self, b, q):
+    def _event(self, st, q):
         w, ids = self.w, self.ids
         if not w.skip_trx:
-            b.begin(self.writes)
+            st.begin(self.writes)
             q[OTHER] += 1
         if w.point_selects:
-            self._point_selects(b, q)
+            self._point_selects(st, q)
         rs = w.range_size - 1
         for count, name in self._ranges:
-            fn = getattr(b, name)
+            fn = getattr(st, name)
             t = self.table()
             for _ in range(count):
                 lo = ids.next()
@@ -63,32 +254,32 @@ class SysbenchClient:
         if w.index_updates:
             t = self.table()
             for _ in range(w.index_updates):
-                b.sb_index_update(t, ids.next())
+                st.index_update(t, ids.next())
                 q[WRITE] += 1
         if w.non_index_updates:
             t = self.table()
             for _ in range(w.non_index_updates):
-                b.sb_non_index_update(t, ids.next(), self.c_value())
+                st.non_index_update(t, ids.next(), self.c_value())
                 q[WRITE] += 1
         if w.delete_inserts:
             t = self.table()
             for _ in range(w.delete_inserts):
                 id_ = ids.next()
-                b.sb_delete(t, id_)
+                st.delete(t, id_)
                 q[WRITE] += 1
-                b.sb_insert(t, id_, 1 + int(self.random() * w.table_size), self.c_value(), self.pad_value())
+                st.insert(t, id_, 1 + int(self.random() * w.table_size), self.c_value(), self.pad_value())
                 q[WRITE] += 1
         if not w.skip_trx:
-            b.commit()
+            st.commit()
             q[OTHER] += 1
 
-    def _point_selects(self, b, q):
+    def _point_selects(self, st, q):
         """The event's point selects; alone, the whole event of workloads that run nothing
         else outside a transaction (oltp_point_select), without _event's checks of the
         groups they do not run."""
-        t, nxt = self.table(), self.ids.next
+        t, nxt, ps = self.table(), self.ids.next, st.point_select
         for _ in range(self.w.point_selects):
-            b.sb_point_select(t, nxt(), False)  # rows=False: read, not converted
+            ps(t, nxt(), False)  # rows=False: read, not converted
             q[READ] += 1
 
     def load_rows(self, table_size: int, first_id: int, last_id: int) -> list:
@@ -103,3 +294,108 @@ class SysbenchClient:
         writes = w.index_updates + w.non_index_updates + 2 * w.delete_inserts
         other = 0 if w.skip_trx else 2
         return reads, writes, other
+
+
+class _EventClient(Client):
+    """The run phase: one step = one event (True when it committed: a failed event does not
+    count toward ``events``), the queries counted as sysbench counts them."""
+
+    def __init__(self, w, ctx: ThreadContext):
+        self.m = ctx.m
+        self.q = [0, 0, 0]
+        client = SysbenchClient(w, ctx.rng)
+        self.step = partial(ctx.m.event, "TRANSACTION", client.body, SysbenchTables(ctx.m.binding), self.q)
+
+    def close(self):
+        rec, q = self.m.rec, self.q
+        rec.count("queries_read", q[READ])
+        rec.count("queries_write", q[WRITE])
+        rec.count("queries_other", q[OTHER])
+
+
+class Sysbench(Family):
+    name = "sysbench"
+    model = SysbenchWorkload
+    requires = "sql"
+    label_key = "test"
+    title = "sysbench OLTP"
+
+    def presets_text(self):
+        lines = ["sysbench tests (workload.test):"]
+        for name, props in SYSBENCH_TESTS.items():
+            stmts = ", ".join(f"{k}={v}" for k, v in props.items() if v)
+            lines.append(f"  {name:<18} {stmts}")
+        return lines
+
+    def limits(self, w):
+        return RunLimits(count=w.events, rate=w.rate, time=w.time)
+
+    def load_range(self, w):
+        return 0, w.tables * w.table_size  # global rows: table = row // table_size
+
+    def prepare(self, binding, w, stage):
+        st = SysbenchTables(binding)
+        for n in range(1, w.tables + 1):
+            if stage == "before_load":
+                st.create(n)
+            elif stage == "after_load":
+                st.create_index(n)
+            elif stage == "cleanup":
+                st.drop(n)
+
+    def run_client(self, w, ctx):
+        return _EventClient(w, ctx)
+
+    def load_client(self, w, ctx, start, count):
+        client = SysbenchClient(w, ctx.rng)
+        st = SysbenchTables(ctx.m.binding)
+        size = w.table_size
+
+        def batch(nxt, end):
+            table, first = divmod(nxt, size)
+            hi = min(end, nxt + w.batchsize, (table + 1) * size)
+            rows = client.load_rows(size, first + 1, first + (hi - nxt))
+            return hi, len(rows), st.load, (table + 1, rows)
+        return BatchLoader(ctx, start, count, batch)
+
+    def phase_summary(self, w, phase, measurement, duration):
+        if phase != "run":
+            return None
+        c = measurement.counters
+        trx = measurement.operations.get("TRANSACTION")
+        q = c.get("queries_read", 0) + c.get("queries_write", 0) + c.get("queries_other", 0)
+        n = trx.count if trx else 0
+        return {
+            "transactions": n, "tps": round(n / duration, 2),
+            "queries": q, "qps": round(q / duration, 2),
+            "queries_read": c.get("queries_read", 0), "queries_write": c.get("queries_write", 0),
+            "queries_other": c.get("queries_other", 0),
+            "errors": measurement.total_errors, "reconnects": c.get("reconnects", 0),
+            "latency_avg_ms": round(trx.histogram.get_mean_value() / 1000, 3) if n else None,
+            "latency_p95_ms": round(trx.histogram.get_value_at_percentile(95) / 1000, 3) if n else None,
+        }
+
+    def report_tables(self, runs):
+        from ..report import fmt
+        if not runs:
+            return ""
+        lines = ["### sysbench OLTP", "",
+                 "| instance | test | threads | tables x rows | TPS | QPS | read / write / other queries "
+                 "| latency avg ms | p95 ms | errors | reconnects |",
+                 "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in runs:
+            p = r["phases"].get("run", {})
+            s = p.get("sysbench")
+            w = r["workload"]
+            if not s:
+                lines.append(f"| {r['target']['label']} | {w['test']} | {r['threads']} | | missing | | | | | | |")
+                continue
+            lines.append(
+                f"| {r['target']['label']} | {w['test']} | {r['threads']} | {w['tables']}x{w['table_size']:,} "
+                f"| {fmt(s['tps'], 1)} | {fmt(s['qps'], 1)} | {s['queries_read']:,} / {s['queries_write']:,} / "
+                f"{s['queries_other']:,} | {s['latency_avg_ms']} | {s['latency_p95_ms']} | {s['errors']} "
+                f"| {s['reconnects']} |")
+        return "\n".join(lines) + "\n"
+
+
+families.register(Sysbench())

@@ -1,6 +1,8 @@
-"""YCSB CoreWorkload for one client thread: which operation next, on which key, with what
-values. Keys are YCSB's: "user" + FNV-hashed key number (or the ordered number), padded.
+"""YCSB CoreWorkload as a workload family: its campaign model (YCSB's property names), the
+operations of one client thread (which operation next, on which key, with what values), the
+load of its key range, and the white papers' tables (SPEC 2.4).
 
+Keys are YCSB's: "user" + FNV-hashed key number (or the ordered number), padded.
 Run-phase inserts of many threads never collide: thread g of T inserts key numbers
 recordcount + j*T + g (j = 0, 1, ...), and a thread only reads keys it knows exist
 (the loaded ones and its own inserts).
@@ -8,11 +10,97 @@ recordcount + j*T + g (j = 0, 1, ...), and a thread only reads keys it knows exi
 from __future__ import annotations
 
 import bisect
+import math
 import random
 import string
+from collections import OrderedDict
+from typing import Literal, Optional
 
+from pydantic import Field, model_validator
+
+from .. import families
+from ..families import BatchLoader, Client, Family, RunLimits, ThreadContext, WorkloadModel
 from ..measure import FAILED
 from .generators import CACHE_LIMIT, Hotspot, ScrambledZipfian, SkewedLatest, Uniform, fnvhash64, memo_table
+from .presets import PRESET_DESCRIPTIONS, YCSB_DEFAULT_MIX, YCSB_PRESETS, ycsb_preset
+
+PROPORTIONS = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
+               "readmodifywriteproportion")
+
+
+class YcsbWorkload(WorkloadModel):
+    """YCSB CoreWorkload properties (same names as YCSB's property files)."""
+    family: Literal["ycsb"] = "ycsb"
+    preset: Optional[str] = Field(None, description="S1..S9, a..f or a read:write ratio like '95:5'; "
+                                  "explicit proportions override the preset's")
+    table: str = Field("usertable", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+    recordcount: int = Field(1000, ge=1)
+    operationcount: int = Field(1000, ge=0, description="0: no count limit (needs maxexecutiontime)")
+    readproportion: Optional[float] = Field(None, ge=0, le=1)
+    updateproportion: Optional[float] = Field(None, ge=0, le=1)
+    insertproportion: Optional[float] = Field(None, ge=0, le=1)
+    scanproportion: Optional[float] = Field(None, ge=0, le=1)
+    readmodifywriteproportion: Optional[float] = Field(None, ge=0, le=1)
+    requestdistribution: Optional[Literal["zipfian", "uniform", "latest", "hotspot"]] = None
+    zipfianconstant: float = Field(0.99, gt=0, lt=1)
+    hotspotdatafraction: float = Field(0.2, ge=0, le=1)
+    hotspotopnfraction: float = Field(0.8, ge=0, le=1)
+    fieldcount: int = Field(10, ge=1, le=1000)
+    fieldlength: int = Field(100, ge=1, le=1_000_000)
+    readallfields: bool = True
+    writeallfields: bool = False
+    maxscanlength: Optional[int] = Field(None, ge=1)
+    scanlengthdistribution: Optional[Literal["uniform", "zipfian"]] = None
+    insertstart: int = Field(0, ge=0)
+    insertcount: Optional[int] = Field(None, ge=1, description="records to load (default recordcount - insertstart)")
+    insertorder: Literal["hashed", "ordered"] = Field("hashed", description="YCSB's orderedinserts switch")
+    zeropadding: int = Field(1, ge=1, le=40)
+    batchsize: int = Field(100, ge=1, le=100_000, description="rows per insert batch in the load phase")
+    maxexecutiontime: Optional[float] = Field(None, gt=0, description="seconds; caps the run phase")
+    target: Optional[float] = Field(None, gt=0, description="total ops/s over all threads (unthrottled if absent)")
+
+    @model_validator(mode="after")
+    def _resolve(self):
+        if self.preset is not None:
+            preset = ycsb_preset(self.preset)
+            if preset is None:
+                raise ValueError(f"preset: unknown preset {self.preset!r}; see `dbswarm presets`")
+            for key, value in preset.items():
+                if key in PROPORTIONS:
+                    if getattr(self, key) is None:
+                        setattr(self, key, value)
+                elif getattr(self, key) is None:
+                    setattr(self, key, value)
+        elif all(getattr(self, k) is None for k in PROPORTIONS):
+            for key, value in YCSB_DEFAULT_MIX.items():
+                setattr(self, key, value)
+        for key in PROPORTIONS:
+            if getattr(self, key) is None:
+                setattr(self, key, 0.0)
+        total = sum(getattr(self, k) for k in PROPORTIONS)
+        if not math.isclose(total, 1.0, abs_tol=1e-9):
+            given = ", ".join(f"{k}={getattr(self, k):g}" for k in PROPORTIONS if getattr(self, k))
+            raise ValueError(f"proportions must sum to 1, they sum to {total:g} ({given})")
+        self.requestdistribution = self.requestdistribution or "zipfian"
+        self.maxscanlength = self.maxscanlength or 1000
+        self.scanlengthdistribution = self.scanlengthdistribution or "uniform"
+        if self.insertstart >= self.recordcount and self.insertcount is None:
+            raise ValueError("insertstart must be below recordcount")
+        if self.operationcount == 0 and self.maxexecutiontime is None:
+            raise ValueError("operationcount 0 means no count limit: set maxexecutiontime too")
+        return self
+
+    @property
+    def load_count(self):
+        return self.insertcount if self.insertcount is not None else self.recordcount - self.insertstart
+
+    @property
+    def name(self):
+        return self.preset or "custom"
+
+    def mix(self):
+        return {k[: -len("proportion")]: getattr(self, k) for k in PROPORTIONS if getattr(self, k) > 0}
+
 
 OPS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE")
 _POOL_SIZE = 1 << 16
@@ -32,7 +120,8 @@ def key_name(keynum: int, ordered: bool, zeropadding: int) -> str:
 
 class YcsbClient:
     def __init__(self, w, rng: random.Random, thread_index: int, total_threads: int,
-                 inserted: int = 0, expected_inserts: int = 0):
+                 inserted: int = 0, expected_inserts: int = 0, m=None):
+        self.m = m  # measure.Measured: every operation goes through it
         self.w = w
         self.rng = rng
         self.table = w.table
@@ -129,43 +218,161 @@ class YcsbClient:
     def fields_to_read(self):
         return None if self.read_fields is None else [self.fields[int(self.random() * self._nfields)]]
 
-    # -- operations ----------------------------------------------------------------------
-    def do_transaction(self, m) -> None:
-        self._dispatch[self._ops[bisect.bisect_right(self._cum, self.random())]](m)
+    # -- operations: each returns the operations it counts (1) -------------------------------
+    def do_transaction(self) -> int:
+        return self._dispatch[self._ops[bisect.bisect_right(self._cum, self.random())]]()
 
-    def do_read(self, m):
+    def do_read(self):
         # rows=False: the record is read from the server but not turned into Python values
         # (only found / not found is counted); FAILED is not 0
-        r = m.call("READ", m.binding.read, self.table, self.key(self.next_keynum()), self.fields_to_read(), False)
-        if r == 0:
+        m = self.m
+        if m.call("READ", m.binding.read, self.table, self.key(self.next_keynum()), self.fields_to_read(), False) == 0:
             m.rec.m.operations["READ"].not_found += 1
+        return 1
 
-    def do_update(self, m):
-        r = m.call("UPDATE", m.binding.update, self.table, self.key(self.next_keynum()), self.update_values())
-        if r is False:
+    def do_update(self):
+        m = self.m
+        if m.call("UPDATE", m.binding.update, self.table, self.key(self.next_keynum()), self.update_values()) is False:
             m.rec.m.operations["UPDATE"].not_found += 1
+        return 1
 
-    def do_insert(self, m):
+    def do_insert(self):
+        m = self.m
         keynum = self.w.recordcount + self.inserted * self.T + self.g
-        r = m.call("INSERT", m.binding.insert, self.table, self.key(keynum), self.all_values())
-        if r is not FAILED:
+        if m.call("INSERT", m.binding.insert, self.table, self.key(keynum), self.all_values()) is not FAILED:
             self.inserted += 1
+        return 1
 
-    def do_scan(self, m):
+    def do_scan(self):
+        m = self.m
         m.call("SCAN", m.binding.scan, self.table, self.key(self.next_keynum()), self.scanlen.next(),
                self.fields_to_read(), False)
+        return 1
 
-    def do_rmw(self, m):
+    def do_rmw(self):
         key = self.key(self.next_keynum())
         fields = self.fields_to_read()
         values = self.update_values()
-        binding = m.binding
+        binding = self.m.binding
 
         def rmw():
             binding.read(self.table, key, fields, False)
             binding.update(self.table, key, values)
-        m.call("READ-MODIFY-WRITE", rmw)
+        self.m.call("READ-MODIFY-WRITE", rmw)
+        return 1
 
     # -- load ----------------------------------------------------------------------------
     def load_rows(self, keynums) -> list:
         return [(self.key(k), self.all_values()) for k in keynums]
+
+
+class _RunClient(Client):
+    """The run phase: one step = one operation of the mix."""
+
+    def __init__(self, w, ctx: ThreadContext):
+        expected = 0
+        if w.insertproportion > 0:
+            expected = int((ctx.quota or w.recordcount) * w.insertproportion * 1.2) + 10
+        self.client = YcsbClient(w, ctx.rng, ctx.thread, ctx.threads, inserted=ctx.saved.get("inserted", 0),
+                                 expected_inserts=expected, m=ctx.m)
+        self.step = self.client.do_transaction
+
+    def state(self):
+        return {"inserted": self.client.inserted}
+
+
+# ---- the family ---------------------------------------------------------------------------------
+
+def _row_key(run):
+    w = run["workload"]
+    return run["target"]["label"], f"{run['threads']} threads", f"{w['recordcount']:,} records"
+
+
+class Ycsb(Family):
+    name = "ycsb"
+    model = YcsbWorkload
+    requires = "kv"
+    label_key = "preset"
+    title = "YCSB"
+
+    def presets_text(self):
+        lines = ["YCSB presets (workload.preset; explicit *proportion keys override them):"]
+        for name, props in YCSB_PRESETS.items():
+            mix = ", ".join(f"{k.removesuffix('proportion')} {v:g}" for k, v in props.items()
+                            if k.endswith("proportion") and v)
+            extra = ", ".join(f"{k}={v}" for k, v in props.items() if not k.endswith("proportion"))
+            lines.append(f"  {name:<3} {mix:<32} {extra:<40} {PRESET_DESCRIPTIONS.get(name, '')}".rstrip())
+        lines.append("  r:w  a read:write ratio such as 95:5 (read 0.95, update 0.05)")
+        return lines
+
+    def limits(self, w):
+        return RunLimits(count=w.operationcount, rate=w.target, time=w.maxexecutiontime)
+
+    def load_range(self, w):
+        return w.insertstart, w.load_count
+
+    def prepare(self, binding, w, stage):
+        if stage == "before_load":
+            binding.create_table(w.table, w.fieldcount)
+        elif stage == "cleanup":
+            binding.drop_table(w.table)
+
+    def run_client(self, w, ctx):
+        return _RunClient(w, ctx)
+
+    def load_client(self, w, ctx, start, count):
+        client = YcsbClient(w, ctx.rng, 0, 1)
+        insert_batch = ctx.m.binding.insert_batch
+
+        def batch(nxt, end):
+            hi = min(end, nxt + w.batchsize)
+            rows = client.load_rows(range(nxt, hi))
+            return hi, len(rows), insert_batch, (w.table, rows)
+        return BatchLoader(ctx, start, count, batch)
+
+    def report_tables(self, runs):
+        """The white papers' tables: rows instance x threads (x records when they vary),
+        columns the workloads, cells throughput and read / write latency (avg / p99)."""
+        from ..report import fmt, measured_phase, published_table
+        if not runs:
+            return ""
+        rows, cols = OrderedDict(), []
+        for r in runs:
+            name = r["workload"]["name"]
+            if name not in cols:
+                cols.append(name)
+            rows.setdefault(_row_key(r), {})[name] = r
+        vary_records = len({k[2] for k in rows}) > 1
+
+        def table(title, cell):
+            lines = [f"### {title}", ""]
+            head = ["instance", "threads"] + (["records"] if vary_records else []) + cols
+            lines.append("| " + " | ".join(head) + " |")
+            lines.append("|" + "---|" * len(head))
+            for key, by_wl in rows.items():
+                cells = [key[0], key[1].split()[0]] + ([key[2].split()[0]] if vary_records else [])
+                cells += [cell(by_wl[c]) if c in by_wl else "" for c in cols]
+                lines.append("| " + " | ".join(cells) + " |")
+            return "\n".join(lines) + "\n"
+
+        def ops(r):
+            name, p = measured_phase(r)
+            if p is None:
+                return "missing"
+            mark = "" if p["status"] == "complete" else " (partial)"
+            return fmt(p["throughput"]) + ("" if name == "run" else " (load)") + mark
+
+        def lat(kind):
+            def cell(r):
+                _, p = measured_phase(r)
+                s = p and p.get(f"{kind}_latency")
+                if not s or not s.get("calls"):
+                    return "–"
+                return f"{fmt(s['avg_us'])} / {fmt(s['p99_us'])}"
+            return cell
+        return "\n".join([table("Throughput (OPS, operations per second)", ops), published_table(rows, cols),
+                          table("Read latency (RAL), µs: average / p99", lat("read")),
+                          table("Write latency (WAL), µs: average / p99", lat("write"))])
+
+
+families.register(Ycsb())

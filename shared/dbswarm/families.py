@@ -1,0 +1,218 @@
+"""Workload families as plugins: the protocol a family implements, and their registry.
+
+A family (YCSB, sysbench, ...) is one module that owns everything about its workload: the
+campaign model (pydantic; it becomes part of the published JSON Schema), its presets, how
+a run's load is split over client threads, its prepare / load / run steps, the step one
+client thread repeats, what it adds to a merged phase result and its report tables. The
+engine (spec, plan, worker, aggregate, report, local, cli, service) knows families only
+through this module, as BenchBase knows benchmarks through ``BenchmarkModule`` and YCSB
+through ``Workload``.
+
+The worker's one paced loop calls ``client.step()`` until the thread's quota, the time
+cap, the call's deadline or a stop; quota, pacing, deadline/continue and stop handling are
+written once, there.
+
+Built-in families are imported on first use; others register from a plugin module
+(``dbswarm.plugins``: ``DBSWARM_PLUGINS`` or a ``dbswarm.plugins`` entry point).
+"""
+from __future__ import annotations
+
+import importlib
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import FamilyError
+from .plugins import load_plugins
+
+DEFAULT = "ycsb"  # the family of a workload that names none
+_BUILTIN = {"ycsb": "dbswarm.workloads.ycsb", "sysbench": "dbswarm.workloads.sysbench"}
+_REGISTRY: dict[str, "Family"] = {}
+STAGES = ("before_load", "after_load", "cleanup")
+
+
+class WorkloadModel(BaseModel):
+    """Base of every family's campaign model: strict, and the keys every family has."""
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+    threads: int = Field(1, ge=1, description="client threads for the whole run (all shards)")
+    warmuptime: float = Field(0, ge=0, description="seconds excluded from steady-state throughput")
+
+    @property
+    def name(self) -> str:
+        """The run's workload as reports name it (a preset, a test)."""
+        return self.family  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    count: int = 0                 # operations / events over all threads; 0 = no count limit
+    rate: Optional[float] = None   # per second over all threads; None = unthrottled
+    time: Optional[float] = None   # seconds of the run phase; None = no time cap
+
+
+@dataclass
+class ThreadContext:
+    """What a family's client gets for one client thread of one shard call."""
+    m: Any                         # measure.Measured: the timing wrapper; m.binding is the connection
+    rng: random.Random             # seeded from the campaign seed, shard, phase, thread and segment
+    thread: int                    # global index of the thread in the run (0 .. threads - 1)
+    threads: int                   # client threads of the run, all shards
+    quota: Optional[int] = None    # this thread's operations (None: no count limit)
+    saved: dict = field(default_factory=dict)  # the client's state() at the last checkpoint
+
+
+class Exhausted(Exception):
+    """Raised by a client's step when it has nothing left to do (a load range written)."""
+
+
+class Client:
+    """One client thread's work. ``step`` does one unit (an operation, a transaction, a
+    batch) and returns how many units count as done; the worker's loop calls it."""
+    step: Callable[[], int]
+
+    def state(self) -> dict:
+        """What a continuation of this thread needs (stored in the checkpoint)."""
+        return {}
+
+    def done(self) -> bool:
+        """Whether the thread's work is complete although its loop was stopped."""
+        return False
+
+    def close(self) -> None:
+        """The thread's loop ended: flush what the client keeps for itself (counters)."""
+
+
+class BatchLoader(Client):
+    """The load phase of one thread: batches of its range [start, start + count), each
+    written by one idempotent, retried call (``Measured.call_rows``); resumable from the
+    first row not written. ``batch(next, end)`` -> (high, rows, function, args)."""
+
+    def __init__(self, ctx: ThreadContext, start: int, count: int,
+                 batch: Callable[[int, int], tuple]):
+        self.m, self.batch = ctx.m, batch
+        self.end = start + count
+        saved = ctx.saved.get("load_next")
+        self.next = start if saved is None else saved
+
+    def step(self) -> int:
+        nxt = self.next
+        if nxt >= self.end:
+            raise Exhausted
+        hi, n, fn, args = self.batch(nxt, self.end)
+        written = self.m.call_rows("INSERT", n, fn, *args)
+        if not written and self.m.should_stop():
+            return 0  # this batch is redone on resume
+        self.next = hi  # a batch that failed for good (fatal) is skipped, not counted
+        return n if written else 0
+
+    def state(self):
+        return {"load_next": self.next}
+
+    def done(self):
+        return self.next >= self.end
+
+
+class Family:
+    """Base class of a workload family; subclasses set the class attributes and override
+    what differs. One instance per family lives in the registry."""
+    name: ClassVar[str] = ""
+    model: ClassVar[type[WorkloadModel]]
+    requires: ClassVar[str] = "kv"      # the binding capability it needs (bindings.CAPABILITIES)
+    label_key: ClassVar[str] = ""       # the workload key that names a run in the matrix (preset, test)
+    title: ClassVar[str] = ""           # for humans: "YCSB", "sysbench OLTP"
+
+    # -- the campaign --------------------------------------------------------------------
+    def workload(self, data: dict) -> WorkloadModel:
+        return self.model.model_validate(data)
+
+    def workload_name(self, data: dict) -> str:
+        return self.workload(data).name
+
+    def presets_text(self) -> list[str]:
+        """Lines of ``dbswarm presets`` for this family."""
+        return []
+
+    # -- the plan ------------------------------------------------------------------------
+    def limits(self, w) -> RunLimits:
+        """The run phase's count limit, rate and time cap."""
+        return RunLimits()
+
+    def load_range(self, w) -> tuple[int, int]:
+        """(first unit, units) the load phase writes over all threads (rows, records)."""
+        return 0, 0
+
+    def split_load(self, w, threads: int) -> list[list[int]]:
+        """[start, count] of the load for each client thread of the run: contiguous shares of
+        ``load_range`` (a family may split otherwise, e.g. by warehouse)."""
+        from .plan import split
+        start, total = self.load_range(w)
+        out = []
+        for c in split(total, threads):
+            out.append([start, c])
+            start += c
+        return out
+
+    # -- the steps -----------------------------------------------------------------------
+    def prepare(self, binding, w, stage: str) -> None:
+        """Un-sharded steps: before_load (drop + create), after_load (secondary indexes),
+        cleanup (drop everything)."""
+
+    def run_client(self, w, ctx: ThreadContext) -> Client:
+        raise NotImplementedError
+
+    def load_client(self, w, ctx: ThreadContext, start: int, count: int) -> Client:
+        raise NotImplementedError
+
+    # -- results -------------------------------------------------------------------------
+    def phase_summary(self, w: dict, phase: str, measurement, duration: float) -> Optional[dict]:
+        """Added to a merged phase result under the family's name (None: nothing)."""
+        return None
+
+    def report_tables(self, runs: list[dict]) -> str:
+        """Markdown tables of this family's runs of a result, for summary.md and report.html."""
+        return ""
+
+
+def register(family: Family) -> Family:
+    """Make a family known: ``families.register(MyFamily())`` in its module."""
+    if not family.name or not getattr(family, "model", None):
+        raise FamilyError(f"{type(family).__name__}: a family needs a name and a model")
+    if family.name in _REGISTRY:
+        raise FamilyError(f"workload family {family.name!r} is registered twice")
+    tag = family.model.model_fields.get("family")
+    if tag is None or tag.default != family.name:
+        raise FamilyError(f"family {family.name!r}: its model needs a field family = {family.name!r}")
+    _REGISTRY[family.name] = family
+    return family
+
+
+def _load_all() -> None:
+    for name, module in _BUILTIN.items():
+        if name not in _REGISTRY:
+            importlib.import_module(module)
+    load_plugins()
+
+
+def get(name: str) -> Family:
+    if name not in _REGISTRY:
+        module = _BUILTIN.get(name)
+        if module is not None:
+            importlib.import_module(module)
+        else:
+            load_plugins()
+    fam = _REGISTRY.get(name)
+    if fam is None:
+        raise FamilyError(f"unknown family {name!r}; expected one of {', '.join(names())}")
+    return fam
+
+
+def names() -> list[str]:
+    """Built-in families first, in a fixed order (whatever was imported first), then plugins'."""
+    _load_all()
+    return [n for n in _BUILTIN if n in _REGISTRY] + [n for n in _REGISTRY if n not in _BUILTIN]
+
+
+def all_families() -> list[Family]:
+    return [_REGISTRY[n] for n in names()]
