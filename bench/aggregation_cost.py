@@ -87,6 +87,7 @@ def synthetic_shard(i: int, seconds: int, start: int, rng: random.Random) -> dic
 
 def build(root: Path, shards: int, seconds: int, seed: int = 1) -> tuple[str, dict]:
     from dbswarm import aggregate as agg
+    from dbswarm.documents import ShardResult
     from dbswarm.plan import make_plan
     from dbswarm.spec import load_campaign, redacted_campaign
     from dbswarm.store import LocalStore
@@ -98,10 +99,10 @@ def build(root: Path, shards: int, seconds: int, seed: int = 1) -> tuple[str, di
     cid = "agg-cost"
     plan = make_plan(campaign, runs, cid, shards)
     store = LocalStore(str(root))
-    store.put_json(store.key(cid, "plan.json"), plan)
+    store.put_json(store.key(cid, "plan.json"), plan.to_dict())
     store.put_json(store.key(cid, "campaign.json"), redacted_campaign(campaign))
-    run = plan["runs"][0]
-    assert run["shard_count"] == shards, (run["shard_count"], shards)
+    run = plan.runs[0]
+    assert run.shard_count == shards, (run.shard_count, shards)
     rng = random.Random(seed)
     start = int(time.time()) - seconds - 10
     sizes = []
@@ -109,15 +110,14 @@ def build(root: Path, shards: int, seconds: int, seed: int = 1) -> tuple[str, di
     # and reuse them (each file is still read, decoded and merged on its own)
     templates = [synthetic_shard(i, seconds, start, rng) for i in range(min(20, shards))]
     for i in range(shards):
-        doc = {"schema_version": agg.SHARD_SCHEMA_VERSION, "kind": "dbswarm-shard-result", "campaign_id": cid,
-               "run_id": run["run_id"], "phase": "run", "shard": i, "threads": 1,
-               "binding": {"engine": "noop", "is_real_database": False, "settings": {}},
-               "started_at": start + 0.01 * (i % 7), "start_skew_s": 0.001 * (i % 5), "segments": [],
-               "ended_at": start + seconds + 0.01 * (i % 3), "status": "done",
-               "measurement": templates[i % len(templates)]}
-        key = agg.shard_key(store, cid, run["run_id"], "run", i)
+        doc = ShardResult(campaign_id=cid, run_id=run.run_id, phase="run", shard=i, threads=1,
+                          binding={"engine": "noop", "is_real_database": False, "settings": {}},
+                          started_at=start + 0.01 * (i % 7), start_skew_s=0.001 * (i % 5), segments=[],
+                          ended_at=start + seconds + 0.01 * (i % 3), status="done",
+                          measurement=templates[i % len(templates)]).to_dict()
+        key = agg.shard_key(store, cid, run.run_id, "run", i)
         store.put_json(key, doc)
-        sizes.append(os.path.getsize(store._path(key)))
+        sizes.append(os.path.getsize(store.location(key)))  # a LocalStore key's path
     return cid, {"files": shards, "bytes_total": sum(sizes), "bytes_per_shard": round(sum(sizes) / len(sizes))}
 
 

@@ -6,9 +6,9 @@ A. noop binding, ONE worker process, one client thread, per workload family (YCS
    - campaign: a campaign (phases [run], shards 1, threads 1) through
      the service functions (bench/dbswarm_run.py), CPU = the shard process's rusage minus its fixed
      start-up cost (spawn, imports, plan; measured by a 1-operation campaign);
-   - in-process: the worker's own thread body (ShardPhase._thread_main: the same client
-     loop, Measured wrapper and Recorder) run in the main thread of this process for a
-     fixed time: no start-up at all.
+   - in-process: one shard of one client thread run by ``ShardPhase.execute_inline`` (the
+     worker's own loop, Measured wrapper and Recorder) in the main thread of a fresh process
+     for a fixed time: the loop alone, no start-up.
 B. real servers (MariaDB, PostgreSQL, FerretDB): client CPU µs per operation of YCSB c
    (and sysbench oltp_point_select on the SQL engines) run as a campaign (8 threads), and
    single-threaded in-process beside a bare driver loop issuing the same statement
@@ -54,7 +54,7 @@ def timed(wl: dict, seconds: float) -> dict:
 
 
 def queries_per_event(wl):
-    from dbswarm.spec import SysbenchWorkload
+    from dbswarm.workloads.sysbench import SysbenchWorkload
     w = SysbenchWorkload.model_validate(wl)
     return (w.point_selects + w.simple_ranges + w.sum_ranges + w.order_ranges + w.distinct_ranges
             + w.index_updates + w.non_index_updates + 2 * w.delete_inserts + (0 if w.skip_trx else 2))
@@ -63,6 +63,8 @@ def queries_per_event(wl):
 # ---- in-process: the worker's thread body in this thread -------------------------------------------
 
 def shard_phase(target: dict, wl: dict, seconds: float, password=None):
+    """A one-thread shard of a campaign (phases [run], a time cap of ``seconds``), as the
+    worker would run it: ``ShardPhase.execute_inline`` runs its client thread in this thread."""
     from dbswarm.plan import make_plan
     from dbswarm.spec import load_campaign
     from dbswarm.worker import ShardPhase
@@ -70,13 +72,8 @@ def shard_phase(target: dict, wl: dict, seconds: float, password=None):
          "fanout": {"shards": 1}}
     campaign, runs = load_campaign(c)
     plan = make_plan(campaign, runs, "gen-cost", 1)
-    run = plan["runs"][0]
-    sp = ShardPhase(run, run["shards"][0], "run", password)
-    # what ShardPhase.execute sets before it starts the threads
-    sp._cap_limited = True
-    sp._deadline_perf = float("inf")
-    sp._stop_perf = time.perf_counter() + seconds
-    return sp
+    run = plan.runs[0]
+    return ShardPhase(run, run.shards[0], "run", password)
 
 
 CALIBRATION_ITERATIONS = 300_000
@@ -102,30 +99,37 @@ def calibration_us() -> float:
 
 
 def in_process(target, wl, seconds, password=None, profile=False) -> dict:
+    """One client thread of the worker, in a fresh process (its memo tables start cold, as a
+    shard process's do), run in that process's main thread for ``seconds``: ops/s and CPU per
+    operation of the loop alone (no start-up), optionally with a cProfile summary."""
+    import multiprocessing as mp
+    with mp.get_context("spawn").Pool(1) as pool:
+        return pool.apply(_in_process_here, (target, wl, seconds, password, profile))
+
+
+def _in_process_here(target, wl, seconds, password, profile) -> dict:
     import resource
-    from dbswarm.workloads.generators import clear_memos
-    clear_memos()  # each round starts cold, as a shard process does
     sp = shard_phase(target, wl, seconds, password)
-    st = sp.states[0]
     prof = cProfile.Profile() if profile else None
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     if prof:
         prof.enable()
-    sp._thread_main(st, None)
+    outcome = sp.execute_inline()
     if prof:
         prof.disable()
     wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_SELF)
-    if st.error or not st.done:
-        errors = {k: v for r in sp.recorders for k, v in r.m.errors.items()}
-        raise RuntimeError(f"in-process loop failed: {st.error or 'no operation done'} {errors}")
+    done = outcome.info["done"]
+    if outcome.info["thread_errors"] or not done:
+        raise RuntimeError(f"in-process loop failed: {outcome.info['thread_errors'] or 'no operation done'} "
+                           f"{outcome.measurement.errors}")
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    out = {"ops": st.done, "ops_per_s": round(st.done / wall, 1), "cpu_us_per_op": round(cpu / st.done * 1e6, 2),
-           "user_us_per_op": round((r1.ru_utime - r0.ru_utime) / st.done * 1e6, 2),
-           "sys_us_per_op": round((r1.ru_stime - r0.ru_stime) / st.done * 1e6, 2)}
+    out = {"ops": done, "ops_per_s": round(done / wall, 1), "cpu_us_per_op": round(cpu / done * 1e6, 2),
+           "user_us_per_op": round((r1.ru_utime - r0.ru_utime) / done * 1e6, 2),
+           "sys_us_per_op": round((r1.ru_stime - r0.ru_stime) / done * 1e6, 2)}
     if prof:
-        out["profile"] = summarise_profile(prof, st.done)
+        out["profile"] = summarise_profile(prof, done)
     return out
 
 
@@ -221,7 +225,7 @@ def bare_driver(engine, env, kind, seconds) -> dict:
                     return cur.fetchall()
     elif engine == "postgresql":
         # what the binding does: a prepared statement through psycopg's libpq layer, the
-        # result's rows counted (see bindings/postgresql.py _fetchcount)
+        # result's rows counted (see bindings/postgresql.py fetchcount)
         import psycopg
         con = psycopg.connect(env["DBSWARM_TEST_PG_URL"], password=pw, autocommit=True)
         pg = con.pgconn
@@ -288,7 +292,7 @@ def markdown(data: dict) -> str:
          "",
          f"campaign: a {a['time']} s run phase (1 shard, 1 thread) through {C.DBSWARM_MODE_TEXT}; CPU µs/op = shard "
          "process CPU minus its fixed start-up cost (1-operation campaign), per operation. in-process: the "
-         "worker's thread body (`ShardPhase._thread_main`) in this process's main thread, no start-up. "
+         "worker's thread body (`ShardPhase.execute_inline`) in a fresh process's main thread, no start-up. "
          "sysbench: an operation is one event (transaction); µs/query = µs/event ÷ queries per event. "
          f"in-process: {a.get('noop_rounds', 1)} rounds interleaved over the workloads, median and best (the "
          "least host interference: noise only ever adds CPU time); ops per CPU-second = 1e6 ÷ CPU µs/op. "
@@ -397,7 +401,7 @@ def main(argv=None):
         for engine in engines:
             t = C.target(engine, env)
             if engine == "mongodb":
-                from bench.vs_ycsb import ferretdb_backend_url
+                from bench.common import ferretdb_backend_url
                 t["options"] = {"ferretdb_backend_url": ferretdb_backend_url(env)}
             ycsb = {"family": "ycsb", "preset": "c", "recordcount": YCSB_RECORDS, "requestdistribution": "uniform"}
             C.load_with_dbswarm(env, engine, dict(ycsb, table="usertable"))

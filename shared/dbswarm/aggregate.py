@@ -11,12 +11,11 @@ import math
 import time
 from typing import Optional
 
-from . import bindings, families
+from . import families
+from .documents import RESULT_SCHEMA_VERSION, CampaignResult, Plan, RunPlan, ShardResult
 from .measure import Measurement, OperationStats
 from .secrets import redact_url
 
-RESULT_SCHEMA_VERSION = 1
-SHARD_SCHEMA_VERSION = 1
 READ_OPS = ("READ",)
 WRITE_OPS = ("UPDATE", "INSERT", "READ-MODIFY-WRITE")
 MIN_STEADY_SECONDS = 3
@@ -38,32 +37,35 @@ def _merged(stats: dict[str, OperationStats], names) -> Optional[OperationStats]
     return out
 
 
-def merge_phase(run: dict, phase: str, shard_docs: dict[int, Optional[dict]],
-                failures: dict[int, str]) -> dict:
-    """One run's phase from its shard documents (None: missing)."""
-    expected = run["shard_count"]
+def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
+                shard_docs, failures: dict[int, str]) -> dict:
+    """One run's phase from its shard documents (``shard_docs.get(i)``: a ShardResult, or
+    None when shard i wrote nothing)."""
+    expected = shard_count
     measurement = Measurement()
     starts, ends, skews, complete, partial, missing = [], [], {}, [], [], []
     abandoned = {}  # shard -> client threads given up inside a database call (worker._join)
     settings = None
     for i in range(expected):
         doc = shard_docs.get(i)
+        if doc is not None:
+            doc = ShardResult.of(doc)
         if doc is None:
             missing.append({"shard": i, "reason": failures.get(i, "no result (the shard died or never ran)")})
             continue
-        measurement.merge(Measurement.from_dict(doc["measurement"]))
-        starts.append(doc["started_at"])
-        ends.append(doc["ended_at"])
-        if doc.get("start_skew_s") is not None:
-            skews[i] = doc["start_skew_s"]
-        n = sum(seg.get("abandoned_threads", 0) for seg in doc.get("segments", []))
+        measurement.merge(Measurement.from_dict(doc.measurement))
+        starts.append(doc.started_at)
+        ends.append(doc.ended_at)
+        if doc.start_skew_s is not None:
+            skews[i] = doc.start_skew_s
+        n = sum(seg.get("abandoned_threads", 0) for seg in doc.segments)
         if n:
             abandoned[i] = n
-        settings = settings or doc.get("binding", {}).get("settings")
-        if doc["status"] == "done":
+        settings = settings or doc.binding.settings
+        if doc.status == "done":
             complete.append(i)
         else:
-            partial.append({"shard": i, "status": doc["status"],
+            partial.append({"shard": i, "status": doc.status,
                             "reason": failures.get(i, "stopped before finishing")})
     out = {"phase": phase, "shards": {"expected": expected, "complete": complete, "partial": partial,
                                       "missing": missing},
@@ -71,7 +73,7 @@ def merge_phase(run: dict, phase: str, shard_docs: dict[int, Optional[dict]],
     if not starts:
         out["status"] = "missing"
         return out
-    w = run["workload"]
+    w = workload
     span_start, span_end = min(starts), max(ends)
     duration = max(span_end - span_start, 1e-9)
     total = measurement.total_ops
@@ -105,55 +107,58 @@ def merge_phase(run: dict, phase: str, shard_docs: dict[int, Optional[dict]],
     write = _merged(measurement.operations, WRITE_OPS)
     out["read_latency"] = read.summary() if read else None
     out["write_latency"] = write.summary() if write else None
-    family = families.get(run["family"])
-    extra = family.phase_summary(w, phase, measurement, duration)
+    fam = families.get(family)
+    extra = fam.phase_summary(w, phase, measurement, duration)
     if extra is not None:
-        out[family.name] = extra  # the family's own figures (e.g. TPS and QPS as its reference tool counts them)
+        out[fam.name] = extra  # the family's own figures (e.g. TPS and QPS as its reference tool counts them)
     out["histograms"] = {k: v["histogram"] for k, v in measurement.to_dict()["operations"].items()}
     out["timeline"] = tl.to_dict()
     return out
 
 
-def aggregate(plan: dict, store, redacted_campaign: Optional[dict] = None) -> dict:
+def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None) -> dict:
     """Read every shard's file from the store and build result.json's content."""
-    cid = plan["campaign_id"]
+    cid = plan.campaign_id
     runs_out, missing_all = [], []
-    for run in plan["runs"]:
+    for run in plan.runs:
         phases = {}
-        for phase in [p for p in plan["phases"] if p in ("load", "run")]:
+        for phase in [p for p in plan.phases if p in ("load", "run")]:
             failures = {}
-            for i in range(run["shard_count"]):
+            for i in range(run.shard_count):
                 try:
-                    failures[i] = store.get_json(failure_key(store, cid, run["run_id"], phase, i))["error"]
+                    failures[i] = store.get_json(failure_key(store, cid, run.run_id, phase, i))["error"]
                 except KeyError:
                     pass
-            docs = _ShardDocs(store, cid, run["run_id"], phase)
-            if not failures and not store.list(store.key(cid, "runs", run["run_id"], phase) + "/"):
+            docs = _ShardDocs(store, cid, run.run_id, phase)
+            if not failures and not store.list(store.key(cid, "runs", run.run_id, phase) + "/"):
                 # the phase never started (an earlier phase or run stopped the campaign)
                 phases[phase] = {"phase": phase, "status": "not run"}
                 continue
-            merged = merge_phase(run, phase, docs, failures)
+            merged = merge_phase(run.family, run.workload, run.shard_count, phase, docs, failures)
             phases[phase] = merged
             for m in merged["shards"]["missing"]:
-                missing_all.append({"run_id": run["run_id"], "phase": phase, **m})
-        t = run["target"]
-        runs_out.append({
-            "index": run["index"], "run_id": run["run_id"], "axes": run["axes"],
-            "target": {"engine": t["engine"], "label": t.get("label") or t["engine"],
-                       "url": redact_url(t.get("url")), "options": t.get("options", {}),
-                       "is_real_database": run.get("is_real_database",
-                                                   bindings.engine(t["engine"]).is_real_database)},
-            "workload": {"family": run["family"],
-                         "name": run.get("workload_name") or families.get(run["family"]).workload_name(run["workload"]),
-                         **run["workload"]},
-            "threads": run["threads"], "shard_count": run["shard_count"],
-            "phases": phases,
-        })
+                missing_all.append({"run_id": run.run_id, "phase": phase, **m})
+        runs_out.append(_run_result(run, phases))
     statuses = [p.get("status") for r in runs_out for p in r["phases"].values()]
     status = "complete" if all(s == "complete" for s in statuses) else "partial"
-    return {"schema_version": RESULT_SCHEMA_VERSION, "kind": "dbswarm-result", "campaign_id": cid,
-            "name": plan["name"], "seed": plan["seed"], "created_at": time.time(), "status": status,
-            "campaign": redacted_campaign, "runs": runs_out, "missing_shards": missing_all}
+    result = {"schema_version": RESULT_SCHEMA_VERSION, "kind": "dbswarm-result", "campaign_id": cid,
+              "name": plan.name, "seed": plan.seed, "created_at": time.time(), "status": status,
+              "campaign": redacted_campaign, "runs": runs_out, "missing_shards": missing_all}
+    CampaignResult.model_validate(result)  # what schema/result.schema.json publishes is what is written
+    return result
+
+
+def _run_result(run: RunPlan, phases: dict) -> dict:
+    t = run.target
+    return {
+        "index": run.index, "run_id": run.run_id, "axes": run.axes,
+        "target": {"engine": t["engine"], "label": t.get("label") or t["engine"],
+                   "url": redact_url(t.get("url")), "options": t.get("options", {}),
+                   "is_real_database": run.is_real_database},
+        "workload": {"family": run.family, "name": run.workload_name, **run.workload},
+        "threads": run.threads, "shard_count": run.shard_count,
+        "phases": phases,
+    }
 
 
 class _ShardDocs:
@@ -163,8 +168,8 @@ class _ShardDocs:
     def __init__(self, store, campaign_id, run_id, phase):
         self.store, self.args = store, (campaign_id, run_id, phase)
 
-    def get(self, shard):
+    def get(self, shard) -> Optional[ShardResult]:
         try:
-            return self.store.get_json(shard_key(self.store, *self.args, shard))
+            return ShardResult.of(self.store.get_json(shard_key(self.store, *self.args, shard)))
         except KeyError:
             return None

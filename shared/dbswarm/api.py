@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .errors import CampaignError, DbswarmError
-from .plan import plan_run
+from .documents import Plan
+from .plan import check_shard_limit, plan_run
 from .service import new_campaign_id
 from .spec import load_campaign
 from .store import S3Store, Store, open_store
@@ -78,14 +79,7 @@ def submit(dep: Deployment, text: str, *, max_call_seconds: Optional[float] = No
     if not text or not text.strip():
         raise CampaignError(["(body): send the campaign file (YAML or JSON) as the request body"])
     campaign, runs = load_campaign(text if "\n" in text or text.lstrip().startswith("{") else text + "\n")
-    problems = []
-    for run in runs:
-        n = len(plan_run(campaign, run, cpu_count=1))
-        if dep.max_shards and n > dep.max_shards:
-            problems.append(f"fanout: run {run.run_id} needs {n} shards, this deployment allows "
-                            f"{dep.max_shards} (parameter MaxShards)")
-    if problems:
-        raise CampaignError(problems)
+    check_shard_limit({run.run_id: len(plan_run(campaign, run, cpu_count=1)) for run in runs}, dep.max_shards)
     cid = new_campaign_id(campaign.name[:56])
     key = dep.store.key(cid, "submitted.yaml")
     text = text if text.endswith("\n") else text + "\n"  # read back as text, never as a path
@@ -159,7 +153,7 @@ def progress(store: Store, campaign_id: str) -> dict:
     it has finished at least one call) and failed."""
     prefix = store.key(campaign_id, "")
     try:
-        plan = store.get_json(store.key(campaign_id, "plan.json"))
+        plan = Plan.of(store.get_json(store.key(campaign_id, "plan.json")))
     except KeyError:
         return {"planned": False, "runs": []}
     seen: dict = {}
@@ -169,13 +163,13 @@ def progress(store: Store, campaign_id: str) -> dict:
             slot = seen.setdefault((m["run"], m["phase"]), {"reported": set(), "failed": set()})
             slot["failed" if m["failed"] else "reported"].add(int(m["shard"]))
     runs = []
-    for run in plan["runs"]:
+    for run in plan.runs:
         phases = {}
-        for phase in (p for p in plan["phases"] if p in ("load", "run")):
-            slot = seen.get((run["run_id"], phase), {"reported": set(), "failed": set()})
-            phases[phase] = {"shards": run["shard_count"], "reported": len(slot["reported"]),
+        for phase in (p for p in plan.phases if p in ("load", "run")):
+            slot = seen.get((run.run_id, phase), {"reported": set(), "failed": set()})
+            phases[phase] = {"shards": run.shard_count, "reported": len(slot["reported"]),
                              "failed": len(slot["failed"])}
-        runs.append({"run_id": run["run_id"], "phases": phases})
+        runs.append({"run_id": run.run_id, "phases": phases})
     return {"planned": True, "runs": runs}
 
 

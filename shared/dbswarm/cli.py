@@ -83,8 +83,12 @@ def cmd_show(args):
 
 
 def cmd_schema(args):
-    from .spec import json_schema
-    print(json.dumps(json_schema(), indent=2))
+    if args.result:
+        from .documents import result_json_schema
+        print(json.dumps(result_json_schema(), indent=2))
+    else:
+        from .spec import json_schema
+        print(json.dumps(json_schema(), indent=2))
     return 0
 
 
@@ -112,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("result", help="result.json, a campaign folder, a campaign id, or an s3:// URL")
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_show)
-    sc = sub.add_parser("schema", help="print the campaign file's JSON Schema")
+    sc = sub.add_parser("schema", help="print the campaign file's JSON Schema (--result: result.json's)")
+    sc.add_argument("--result", action="store_true", help="the JSON Schema of result.json instead")
     sc.set_defaults(fn=cmd_schema)
     try:
         from .remote import add_remote_commands  # submit / status / cancel / results

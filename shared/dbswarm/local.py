@@ -214,8 +214,8 @@ class _Watch:
             current, full = self.current, self.full_plan
         if current != self.shown and full is not None:
             self.end_phase()
-            run = service.find_run(full, current[0])
-            self.board.start_phase(f"{current[0]} {current[1]:<4} ({run['shard_count']} shards)",
+            run = full.run(current[0])
+            self.board.start_phase(f"{current[0]} {current[1]:<4} ({run.shard_count} shards)",
                                    _phase_total(run, current[1]), f"{current[0]}.{current[1]}.")
             self.shown = current
         for m in messages:
@@ -289,5 +289,5 @@ def _run_error(history) -> str:
 
 def _phase_total(run, phase):
     if phase == "load":
-        return sum(s["load_count"] for s in run["shards"])
-    return run.get("operation_total") or None
+        return sum(s.load_count for s in run.shards)
+    return run.operation_total or None

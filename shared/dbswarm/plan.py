@@ -11,12 +11,11 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from dataclasses import asdict, dataclass, field
 
 from . import bindings, families
+from .documents import Plan, RunPlan, ShardPlan
 from .spec import Campaign, Run
 
-PLAN_SCHEMA_VERSION = 1
 INLINE_MAP_LIMIT = 40  # above this many shards the state machine uses a Distributed Map
 
 
@@ -31,20 +30,6 @@ def split(total: int, parts: int) -> list[int]:
 def derive_seed(seed: int, *path) -> int:
     digest = hashlib.sha256("/".join(str(p) for p in (seed, *path)).encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
-
-
-@dataclass
-class ShardPlan:
-    index: int
-    threads: int
-    thread_offset: int
-    load_start: int      # first unit of its threads' load (a key number, a global row)
-    load_count: int
-    operationcount: int  # operations / events of its threads (see the run's operation_total)
-    target: float | None  # operations (events) per second of this shard; None: unthrottled
-    seed: int
-    thread_ops: list[int] = field(default_factory=list)
-    thread_load: list[list[int]] = field(default_factory=list)  # [start, count] per thread
 
 
 def usable_cpus() -> int:
@@ -93,7 +78,7 @@ def plan_run(campaign: Campaign, run: Run, cpu_count: int | None = None) -> list
 
 
 def make_plan(campaign: Campaign, runs: list[Run], campaign_id: str, cpu_count: int | None = None,
-              sqlite_url: str | None = None) -> dict:
+              sqlite_url: str | None = None) -> Plan:
     """The plan document (plan.json): everything a worker needs, no secrets."""
     out_runs = []
     for run in runs:
@@ -102,19 +87,23 @@ def make_plan(campaign: Campaign, runs: list[Run], campaign_id: str, cpu_count: 
         if not run.target.url and engine.embedded:
             target["url"] = sqlite_url  # the embedded database's file under the campaign's folder
         shards = plan_run(campaign, run, cpu_count)
-        out_runs.append({
-            "index": run.index, "run_id": run.run_id, "axes": run.axes,
-            "target": target,
-            "workload": run.workload.model_dump(mode="json"),
-            "family": run.workload.family,
-            "workload_name": run.workload.name,
-            "is_real_database": engine.is_real_database,
-            "operation_total": families.get(run.workload.family).limits(run.workload).count,
-            "threads": run.workload.threads,
-            "shard_count": len(shards),
-            "map_mode": "DISTRIBUTED" if len(shards) > INLINE_MAP_LIMIT else "INLINE",
-            "shards": [asdict(s) for s in shards],
-        })
-    return {"schema_version": PLAN_SCHEMA_VERSION, "kind": "dbswarm-plan", "campaign_id": campaign_id,
-            "name": campaign.name, "seed": campaign.seed, "phases": list(campaign.phases),
-            "runs": out_runs}
+        out_runs.append(RunPlan(
+            index=run.index, run_id=run.run_id, axes=run.axes, target=target,
+            workload=run.workload.model_dump(mode="json"), family=run.workload.family,
+            workload_name=run.workload.name, is_real_database=engine.is_real_database,
+            operation_total=families.get(run.workload.family).limits(run.workload).count,
+            threads=run.workload.threads, shard_count=len(shards),
+            map_mode="DISTRIBUTED" if len(shards) > INLINE_MAP_LIMIT else "INLINE", shards=shards))
+    return Plan(campaign_id=campaign_id, name=campaign.name, seed=campaign.seed, phases=list(campaign.phases),
+                runs=out_runs)
+
+
+def check_shard_limit(shard_counts: dict[str, int], limit: int) -> None:
+    """A deployment caps the shards of one run (template parameter MaxShards): checked when
+    the API accepts a campaign and again when the state machine plans it (a schedule or a
+    direct execution does not pass the API)."""
+    problems = [f"fanout: run {run_id} needs {n} shards, this deployment allows {limit} (parameter MaxShards)"
+                for run_id, n in shard_counts.items() if limit and n > limit]
+    if problems:
+        from .errors import CampaignError
+        raise CampaignError(problems)

@@ -26,10 +26,12 @@ import time
 from typing import Callable, Optional
 
 from . import secrets
-from .aggregate import SHARD_SCHEMA_VERSION, aggregate, failure_key, shard_key
+from .aggregate import aggregate, failure_key, shard_key
+from .documents import (Plan, PrepareEvent, ShardAnswer, ShardBinding, ShardEvent, ShardFailureEvent,
+                        ShardResult)
 from .errors import DbswarmError
 from .measure import Measurement
-from .plan import make_plan
+from .plan import check_shard_limit, make_plan
 from .report import write_reports
 from .spec import load_campaign, redacted_campaign
 from .store import LocalStore, open_store
@@ -49,22 +51,16 @@ def _store(event):
     return open_store(event["store"])
 
 
-def load_plan(store, campaign_id) -> dict:
+def load_plan(store, campaign_id) -> Plan:
     key = (store.url, campaign_id)
     with _lock:
         if key in _plan_cache:
             return _plan_cache[key]
-    plan = store.get_json(store.key(campaign_id, "plan.json"))
+    plan = Plan.of(store.get_json(store.key(campaign_id, "plan.json")))
     with _lock:
         _plan_cache[key] = plan
     return plan
 
-
-def find_run(plan, run_id) -> dict:
-    for run in plan["runs"]:
-        if run["run_id"] == run_id:
-            return run
-    raise DbswarmError(f"run {run_id!r} is not in the plan of {plan['campaign_id']}")
 
 
 # ---- plan ---------------------------------------------------------------------------------
@@ -84,21 +80,20 @@ def plan_campaign(event: dict) -> dict:
     else:
         sqlite_url = os.path.join(tempfile.gettempdir(), "dbswarm", cid, "dbswarm.db")
     plan = make_plan(campaign, runs, cid, event.get("cpu_count"), sqlite_url=sqlite_url)
-    _check_shard_limit(plan)
+    check_shard_limit({run.run_id: run.shard_count for run in plan.runs}, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
     store.put_json(store.key(cid, "campaign.json"), redacted_campaign(campaign))
-    store.put_json(store.key(cid, "plan.json"), plan)
+    store.put_json(store.key(cid, "plan.json"), plan.to_dict())
     out_runs = []
-    for run in plan["runs"]:
-        item = {"run_id": run["run_id"], "index": run["index"], "shard_count": run["shard_count"],
-                "map_mode": run["map_mode"]}
-        items = [{"shard": i} for i in range(run["shard_count"])]
-        if run["map_mode"] == "INLINE":
+    for run in plan.runs:
+        item = {"run_id": run.run_id, "index": run.index, "shard_count": run.shard_count, "map_mode": run.map_mode}
+        items = [{"shard": i} for i in range(run.shard_count)]
+        if run.map_mode == "INLINE":
             item["shards"] = items
         else:
-            item["items_key"] = store.key(cid, "runs", run["run_id"], "shards.json")
+            item["items_key"] = store.key(cid, "runs", run.run_id, "shards.json")
             store.put_json(item["items_key"], items)
         out_runs.append(item)
-    phases = plan["phases"]
+    phases = plan.phases
     return {"campaign_id": cid, "store": store.url, "name": campaign.name,
             "bucket": getattr(store, "bucket", None),
             "items_prefix": getattr(store, "prefix", ""),
@@ -112,15 +107,6 @@ def plan_campaign(event: dict) -> dict:
             "lead_seconds": float(event.get("lead_seconds") or DEFAULT_LEAD_SECONDS)}
 
 
-def _check_shard_limit(plan):
-    """A deployment caps the shards of one run (template parameter MaxShards)."""
-    limit = int(os.environ.get("DBSWARM_MAX_SHARDS") or 0)
-    for run in plan["runs"]:
-        if limit and run["shard_count"] > limit:
-            raise DbswarmError(f"fanout: run {run['run_id']} needs {run['shard_count']} shards, this "
-                               f"deployment allows {limit} (parameter MaxShards)")
-
-
 # ---- un-sharded steps -----------------------------------------------------------------------
 
 def arm(event: dict) -> dict:
@@ -130,12 +116,13 @@ def arm(event: dict) -> dict:
 
 
 def prepare_run(event: dict) -> dict:
-    store = _store(event)
-    plan = load_plan(store, event["campaign_id"])
-    run = find_run(plan, event["run_id"])
-    out = prepare_target(run, secrets.resolve(run["target"].get("password")), event["stage"])
-    store.put_json(store.key(plan["campaign_id"], "runs", run["run_id"], f"prepare-{event['stage']}.json"), out)
-    return {"run_id": run["run_id"], "stage": event["stage"], "seconds": out["seconds"]}
+    ev = PrepareEvent.of(event)
+    store = open_store(ev.store)
+    plan = load_plan(store, ev.campaign_id)
+    run = plan.run(ev.run_id)
+    out = prepare_target(run, secrets.resolve(run.target.get("password")), ev.stage)
+    store.put_json(store.key(plan.campaign_id, "runs", run.run_id, f"prepare-{ev.stage}.json"), out)
+    return {"run_id": run.run_id, "stage": ev.stage, "seconds": out["seconds"]}
 
 
 # ---- shards ---------------------------------------------------------------------------------
@@ -144,54 +131,55 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
               stop_event: Optional[threading.Event] = None) -> dict:
     """One call of one shard's phase. Writes the shard's cumulative result to the store and
     returns {"status": "done" | "continue", "checkpoint", "result_key", ...}."""
-    store = _store(event)
-    cid = event["campaign_id"]
+    ev = ShardEvent.of(event)
+    store = open_store(ev.store)
+    cid = ev.campaign_id
     plan = load_plan(store, cid)
-    run = find_run(plan, event["run_id"])
-    phase, index = event["phase"], int(event["shard"])
-    shard = run["shards"][index]
+    run = plan.run(ev.run_id)
+    if ev.shard >= run.shard_count:
+        raise DbswarmError(f"shard {ev.shard}: run {run.run_id} has {run.shard_count} shards")
+    phase, index = ev.phase, ev.shard
+    shard = run.shards[index]
     now = time.time()
     limits = []
     if remaining_seconds is not None:
         limits.append(remaining_seconds() - SAFETY_MARGIN_S)
-    if event.get("max_call_seconds"):
-        limits.append(float(event["max_call_seconds"]))
+    if ev.max_call_seconds:
+        limits.append(ev.max_call_seconds)
     deadline = now + max(min(limits), 0.5) if limits else None
-    checkpoint = event.get("checkpoint")
-    key = shard_key(store, cid, run["run_id"], phase, index)
-    progress = _progress_writer(run["run_id"], phase, index)
-    password = secrets.resolve(run["target"].get("password"))
-    outcome = ShardPhase(run, shard, phase, password, start_at=event.get("start_at"), deadline=deadline,
+    checkpoint = ev.checkpoint
+    key = shard_key(store, cid, run.run_id, phase, index)
+    progress = _progress_writer(run.run_id, phase, index)
+    password = secrets.resolve(run.target.get("password"))
+    outcome = ShardPhase(run, shard, phase, password, start_at=ev.start_at, deadline=deadline,
                          checkpoint=checkpoint, progress=progress, stop_event=stop_event).execute()
     if password and outcome.info.get("thread_errors"):
         outcome.info["thread_errors"] = [secrets.Redactor(password)(e) for e in outcome.info["thread_errors"]]
     doc = None
     if checkpoint and checkpoint.get("segment", 0) > 0:
         try:
-            doc = store.get_json(key)
+            doc = ShardResult.of(store.get_json(key))
         except KeyError:
             doc = None
     if doc is None:
-        doc = {"schema_version": SHARD_SCHEMA_VERSION, "kind": "dbswarm-shard-result", "campaign_id": cid,
-               "run_id": run["run_id"], "phase": phase, "shard": index, "threads": shard["threads"],
-               "binding": {"engine": run["target"]["engine"],
-                           "is_real_database": run["is_real_database"],
-                           "settings": _binding_settings(run, password)},
-               "started_at": outcome.info["began_at"], "start_skew_s": outcome.info.get("start_skew_s"),
-               "segments": [], "measurement": Measurement().to_dict()}
+        doc = ShardResult(campaign_id=cid, run_id=run.run_id, phase=phase, shard=index, threads=shard.threads,
+                          binding=ShardBinding(engine=run.engine, is_real_database=run.is_real_database,
+                                               settings=_binding_settings(run, password)),
+                          started_at=outcome.info["began_at"], start_skew_s=outcome.info.get("start_skew_s"),
+                          measurement=Measurement().to_dict())
         measurement = outcome.measurement
     else:
-        measurement = Measurement.from_dict(doc["measurement"]).merge(outcome.measurement)
-    doc["segments"].append(outcome.info)
-    doc["ended_at"] = outcome.info["ended_at"]
-    doc["status"] = outcome.status
-    doc["measurement"] = measurement.to_dict()
-    store.put_json(key, doc)
+        measurement = Measurement.from_dict(doc.measurement).merge(outcome.measurement)
+    doc.segments.append(outcome.info)
+    doc.ended_at = outcome.info["ended_at"]
+    doc.status = outcome.status
+    doc.measurement = measurement.to_dict()
+    store.put_json(key, doc.to_dict())
     if progress:
         progress(outcome.info["done"], measurement.total_errors, final=True)
-    return {"run_id": run["run_id"], "phase": phase, "shard": index, "status": outcome.status,
-            "checkpoint": outcome.checkpoint, "result_key": key, "segment": outcome.info["segment"],
-            "ops": measurement.total_ops, "errors": measurement.total_errors}
+    return ShardAnswer(run_id=run.run_id, phase=phase, shard=index, status=outcome.status,
+                       checkpoint=outcome.checkpoint, result_key=key, segment=outcome.info["segment"],
+                       ops=measurement.total_ops, errors=measurement.total_errors).to_dict()
 
 
 def _binding_settings(run, password):
@@ -204,14 +192,15 @@ def _binding_settings(run, password):
 def record_shard_failure(event: dict) -> dict:
     """A shard that failed for good (its function raised after retries): keep the reason.
     The error text is trimmed and carries no secrets (bindings' messages are redacted)."""
-    store = _store(event)
-    err = event.get("error")
+    ev = ShardFailureEvent.of(event)
+    store = open_store(ev.store)
+    err = ev.error
     if isinstance(err, dict):
         err = f"{err.get('Error', '')}: {str(err.get('Cause', ''))[:500]}"
     err = redact_error(event, err)
-    key = failure_key(store, event["campaign_id"], event["run_id"], event["phase"], int(event["shard"]))
-    store.put_json(key, {"shard": int(event["shard"]), "error": str(err)[:1000], "at": time.time()})
-    return {"shard": int(event["shard"]), "status": "failed"}
+    key = failure_key(store, ev.campaign_id, ev.run_id, ev.phase, ev.shard)
+    store.put_json(key, {"shard": ev.shard, "error": str(err)[:1000], "at": time.time()})
+    return {"shard": ev.shard, "status": "failed"}
 
 
 def redact_error(event: dict, text) -> str:
@@ -219,8 +208,8 @@ def redact_error(event: dict, text) -> str:
     resolved) and any credentials in URLs replaced by ***."""
     text = str(text)
     try:
-        run = find_run(load_plan(_store(event), event["campaign_id"]), event["run_id"])
-        text = secrets.Redactor(secrets.resolve(run["target"].get("password")))(text)
+        run = load_plan(_store(event), event["campaign_id"]).run(event["run_id"])
+        text = secrets.Redactor(secrets.resolve(run.target.get("password")))(text)
     except Exception:  # no plan, no secret: URL redaction still applies
         pass
     return re.sub(r"([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):[^@\s/]*@", r"\1:***@", text)

@@ -18,6 +18,7 @@ from typing import Callable, Optional
 
 from . import bindings, families
 from .bindings.base import Connection
+from .documents import RunPlan, ShardPlan
 from .families import Exhausted, ThreadContext
 from .measure import Measured, Measurement, Recorder
 from .plan import derive_seed
@@ -31,12 +32,8 @@ PROGRESS_INTERVAL_S = 0.5
 STUCK_THREAD_GRACE_S = float(os.environ.get("DBSWARM_STUCK_THREAD_GRACE_S", "10"))
 
 
-def workload_model(run: dict):
-    return families.get(run["family"]).workload(run["workload"])
-
-
-def make_binding(run: dict, password: Optional[str]):
-    t = run["target"]
+def make_binding(run: RunPlan, password: Optional[str]):
+    t = run.target
     cls = bindings.get(t["engine"])
     conn = Connection(engine=t["engine"], url=t.get("url"), password=password,
                       options=dict(t.get("options") or {}), display=redact_url(t.get("url")) or t["engine"])
@@ -45,13 +42,13 @@ def make_binding(run: dict, password: Optional[str]):
 
 # ---- un-sharded steps -------------------------------------------------------------------
 
-def prepare_target(run: dict, password: Optional[str], stage: str) -> dict:
+def prepare_target(run: RunPlan, password: Optional[str], stage: str) -> dict:
     """stage: before_load (drop + create), after_load (secondary indexes), cleanup (drop):
     the family's steps on one connection."""
     if stage not in families.STAGES:
         raise ValueError(f"prepare stage {stage!r} is not one of {', '.join(families.STAGES)}")
-    family = families.get(run["family"])
-    w = family.workload(run["workload"])
+    family = families.get(run.family)
+    w = family.workload(run.workload)
     b = make_binding(run, password)
     t0 = time.time()
     b.connect()
@@ -85,21 +82,21 @@ class ShardOutcome:
 
 
 class ShardPhase:
-    def __init__(self, run: dict, shard: dict, phase: str, password: Optional[str], *,
+    def __init__(self, run: RunPlan, shard: ShardPlan, phase: str, password: Optional[str], *,
                  start_at: Optional[float] = None, deadline: Optional[float] = None,
                  checkpoint: Optional[dict] = None, progress: Optional[Callable] = None,
                  stop_event: Optional[threading.Event] = None):
         if phase not in ("load", "run"):
             raise ValueError(f"a shard runs the load or run phase, not {phase!r}")
         self.run, self.shard, self.phase, self.password = run, shard, phase, password
-        self.family = families.get(run["family"])
-        self.w = self.family.workload(run["workload"])
+        self.family = families.get(run.family)
+        self.w = self.family.workload(run.workload)
         self.start_at, self.deadline = start_at, deadline
         self.cp = checkpoint or {}
         self.segment = self.cp.get("segment", 0)
         self.progress = progress
         self.stop_event = stop_event or threading.Event()
-        n = shard["threads"]
+        n = shard.threads
         saved = self.cp.get("threads") or [{} for _ in range(n)]
         self.states = [ThreadState(i, s.get("done", 0), dict(s.get("state") or {})) for i, s in enumerate(saved)]
         self.recorders: list[Recorder] = []
@@ -132,14 +129,14 @@ class ShardPhase:
         return began_wall, began_perf, skew
 
     def _thread_rate(self) -> Optional[float]:
-        target = self.shard.get("target")
-        return (target / self.shard["threads"]) if target else None
+        target = self.shard.target
+        return (target / self.shard.threads) if target else None
 
     def execute(self) -> ShardOutcome:
         began_wall, began_perf, skew = self._arm()
         rate = self._thread_rate()
         threads = [threading.Thread(target=self._thread_main, args=(st, rate),
-                                    name=f"shard{self.shard['index']}-t{st.index}", daemon=True)
+                                    name=f"shard{self.shard.index}-t{st.index}", daemon=True)
                    for st in self.states]
         for t in threads:
             t.start()
@@ -241,15 +238,15 @@ class ShardPhase:
                 rec.error("CONNECT", cls.kind, cls.name)
                 if not m.reconnect():
                     return
-            seed = derive_seed(self.shard["seed"], self.phase, st.index, self.segment)
-            ctx = ThreadContext(m=m, rng=random.Random(seed), thread=self.shard["thread_offset"] + st.index,
-                                threads=self.run["threads"], saved=st.state)
+            seed = derive_seed(self.shard.seed, self.phase, st.index, self.segment)
+            ctx = ThreadContext(m=m, rng=random.Random(seed), thread=self.shard.thread_offset + st.index,
+                                threads=self.run.threads, saved=st.state)
             if self.phase == "load":
-                start, count = self.shard["thread_load"][st.index]
+                start, count = self.shard.thread_load[st.index]
                 self._drive(st, self.family.load_client(self.w, ctx, start, count), None, None)
             else:
                 if self.family.limits(self.w).count:
-                    ctx.quota = self.shard["thread_ops"][st.index]
+                    ctx.quota = self.shard.thread_ops[st.index]
                 self._drive(st, self.family.run_client(self.w, ctx), ctx.quota, rate)
         except Exception as exc:  # a bug or an unrecoverable driver state: keep what we have
             st.error = f"{type(exc).__name__}: {exc}"

@@ -81,6 +81,6 @@ def test_default_shards_follow_the_cpu_affinity():
 def test_plan_document_has_no_secret_values():
     campaign, runs = load_campaign({"target": {"engine": "postgresql", "url": "postgresql://u@h/db",
                                                "password": {"env": "PGPASS"}}})
-    doc = make_plan(campaign, runs, "c-1")
+    doc = make_plan(campaign, runs, "c-1").to_dict()
     assert doc["runs"][0]["target"]["password"] == {"env": "PGPASS"}
     assert doc["schema_version"] == 1

@@ -3,7 +3,7 @@ import csv
 import io
 import json
 
-from dbswarm.aggregate import merge_phase
+from dbswarm.aggregate import merge_phase as merge_run_phase
 from dbswarm.measure import Measurement, Timeline
 from dbswarm.reference import published_for
 from dbswarm.report import result_csv, summary_markdown, timeseries_csv
@@ -17,8 +17,14 @@ def _shard_doc(ops, start):
         s.histogram.record_value(lat, count)
     m.timeline = Timeline(start)
     m.timeline.ops = {op: [c // 4] * 4 for op, (c, _) in ops.items()}
-    return {"measurement": m.to_dict(), "started_at": start, "ended_at": start + 4.0, "status": "done",
+    return {"campaign_id": "c", "run_id": "r", "phase": "run", "shard": 0, "threads": 1,
+            "binding": {"engine": "mongodb", "is_real_database": True},
+            "measurement": m.to_dict(), "started_at": start, "ended_at": start + 4.0, "status": "done",
             "start_skew_s": 0.01}
+
+
+def merge_phase(run, phase, docs, failures):
+    return merge_run_phase(run["family"], run["workload"], run["shard_count"], phase, docs, failures)
 
 
 def _result(label="4 vCPUs 16 GB", presets=("S2", "S6")):

@@ -41,7 +41,7 @@ def test_continue_and_resume_keeps_exact_totals(tmp_path):
     # the inserts of every segment landed under distinct keys: 2000 loaded + every INSERT
     inserts = doc["measurement"]["operations"]["INSERT"]["count"]
     import sqlite3
-    db = sqlite3.connect(service.load_plan(open_store(plan["store"]), plan["campaign_id"])["runs"][0]["target"]["url"])
+    db = sqlite3.connect(service.load_plan(open_store(plan["store"]), plan["campaign_id"]).runs[0].target["url"])
     assert db.execute("SELECT COUNT(*) FROM usertable").fetchone()[0] == 2000 + inserts
 
 
@@ -57,7 +57,7 @@ def test_resumed_load_is_idempotent(tmp_path):
     service.run_shard(dict(base, max_call_seconds=0.5, checkpoint=first["checkpoint"]))
     out, _ = _run_until_done(dict(base, checkpoint=first["checkpoint"]))
     import sqlite3
-    url = service.load_plan(open_store(plan["store"]), plan["campaign_id"])["runs"][0]["target"]["url"]
+    url = service.load_plan(open_store(plan["store"]), plan["campaign_id"]).runs[0].target["url"]
     n = sqlite3.connect(url).execute("SELECT COUNT(*), COUNT(DISTINCT ycsb_key) FROM usertable").fetchone()
     assert n == (100000, 100000)
 
@@ -137,7 +137,7 @@ def test_unreachable_target_ends_the_shard_instead_of_spinning(tmp_path, monkeyp
     plan, rid = _plan(tmp_path, {"preset": "S6", "recordcount": 100, "operationcount": 100}, phases=("run",))
     store = open_store(plan["store"])
     p = service.load_plan(store, plan["campaign_id"])
-    p["runs"][0]["target"]["url"] = str(tmp_path / "no-such-dir" / "x" / "\0bad.db")
+    p.runs[0].target["url"] = str(tmp_path / "no-such-dir" / "x" / "\0bad.db")
     t0 = time.time()
     out = service.run_shard({"store": plan["store"], "campaign_id": plan["campaign_id"], "run_id": rid,
                              "shard": 0, "phase": "run"})

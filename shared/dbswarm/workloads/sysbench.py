@@ -121,6 +121,7 @@ class SysbenchTables:
         self.dialect = binding.dialect
         self._stmts: dict[str, dict[int, str]] = {k: {} for k in SQL}  # kind -> table -> statement
         self._loads: dict[tuple[int, int], str] = {}  # (table, rows) -> the load's INSERT
+        self.point_selects = self._stmts["point_select"]  # table -> statement: the hottest lookup, direct
 
     def table_name(self, n: int) -> str:
         return f"sbtest{n}"
@@ -131,6 +132,10 @@ class SysbenchTables:
     def _stmt(self, kind: str, n: int) -> str:
         sql = self._stmts[kind][n] = self.b.prepare(self._text(kind, n))
         return sql
+
+    def sql(self, kind: str, n: int) -> str:
+        """The per-operation statement ``kind`` on table n, prepared on this session."""
+        return self._stmts[kind].get(n) or self._stmt(kind, n)
 
     # -- set-up ------------------------------------------------------------------------
     def create(self, n: int) -> None:
@@ -195,17 +200,11 @@ class SysbenchTables:
     def insert(self, n, id_, k, c, pad):
         return self.b.execute(self._stmts["insert"].get(n) or self._stmt("insert", n), (id_, k, c, pad))
 
-    def begin(self, writes=True):
-        self.b.begin(writes)
-
-    def commit(self):
-        self.b.commit()
-
 
 class SysbenchClient:
-    """One client thread's events. ``body(tables, q)`` is one transaction's statements on a
-    ``SysbenchTables`` (``Measured.event`` times it, and retries it after a rollback);
-    ``q`` accumulates [reads, writes, other]."""
+    """One client thread's events. ``body(tables, q)`` is one transaction's statements,
+    ``tables.sql(kind, n)`` run on the session ``tables.b`` (``Measured.event`` times the
+    body, and retries it after a rollback); ``q`` accumulates [reads, writes, other]."""
 
     def __init__(self, w, rng: random.Random):
         self.w = w
@@ -214,7 +213,7 @@ class SysbenchClient:
         self.ids = sysbench_rand(w.rand_type, rng, 1, w.table_size)
         self.pool = "".join(rng.choices(_DIGITS, k=_POOL))
         self.writes = bool(w.index_updates or w.non_index_updates or w.delete_inserts)
-        # the range queries this workload runs: (count, statement method name), decided once
+        # the range queries this workload runs: (count, statement kind), decided once
         self._ranges = tuple((count, name) for count, name in (
             (w.simple_ranges, "simple_range"), (w.sum_ranges, "sum_range"),
             (w.order_ranges, "order_range"), (w.distinct_ranges, "distinct_range")) if count)
@@ -237,49 +236,55 @@ class SysbenchClient:
         return 1 + int(self.random() * self.w.tables)
 
     def _event(self, st, q):
-        w, ids = self.w, self.ids
+        # statements straight on the session: a group's table is drawn once, its statement
+        # looked up once, then only driver calls (the session's methods are looked up per event:
+        # a reconnect between attempts may have replaced them)
+        w, ids, b = self.w, self.ids, st.b
         if not w.skip_trx:
-            st.begin(self.writes)
+            b.begin(self.writes)
             q[OTHER] += 1
         if w.point_selects:
             self._point_selects(st, q)
         rs = w.range_size - 1
-        for count, name in self._ranges:
-            fn = getattr(st, name)
-            t = self.table()
+        for count, kind in self._ranges:
+            sql, fetchcount = st.sql(kind, self.table()), b.fetchcount
             for _ in range(count):
                 lo = ids.next()
-                fn(t, lo, lo + rs, False)
+                fetchcount(sql, (lo, lo + rs))  # read, not converted
                 q[READ] += 1
+        execute = b.execute
         if w.index_updates:
-            t = self.table()
+            sql = st.sql("index_update", self.table())
             for _ in range(w.index_updates):
-                st.index_update(t, ids.next())
+                execute(sql, (ids.next(),))
                 q[WRITE] += 1
         if w.non_index_updates:
-            t = self.table()
+            sql = st.sql("non_index_update", self.table())
             for _ in range(w.non_index_updates):
-                st.non_index_update(t, ids.next(), self.c_value())
+                id_ = ids.next()
+                execute(sql, (self.c_value(), id_))
                 q[WRITE] += 1
         if w.delete_inserts:
             t = self.table()
+            delete, insert = st.sql("delete", t), st.sql("insert", t)
             for _ in range(w.delete_inserts):
                 id_ = ids.next()
-                st.delete(t, id_)
+                execute(delete, (id_,))
                 q[WRITE] += 1
-                st.insert(t, id_, 1 + int(self.random() * w.table_size), self.c_value(), self.pad_value())
+                execute(insert, (id_, 1 + int(self.random() * w.table_size), self.c_value(), self.pad_value()))
                 q[WRITE] += 1
         if not w.skip_trx:
-            st.commit()
+            b.commit()
             q[OTHER] += 1
 
     def _point_selects(self, st, q):
         """The event's point selects; alone, the whole event of workloads that run nothing
         else outside a transaction (oltp_point_select), without _event's checks of the
         groups they do not run."""
-        t, nxt, ps = self.table(), self.ids.next, st.point_select
+        t = self.table()
+        sql, fetchcount, nxt = st.point_selects.get(t) or st.sql("point_select", t), st.b.fetchcount, self.ids.next
         for _ in range(self.w.point_selects):
-            ps(t, nxt(), False)  # rows=False: read, not converted
+            fetchcount(sql, (nxt(),))  # read, not converted
             q[READ] += 1
 
     def load_rows(self, table_size: int, first_id: int, last_id: int) -> list:
