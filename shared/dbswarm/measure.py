@@ -359,13 +359,15 @@ class Measured:
             self.rec.ok(op, t0, self._perf(), n)
             return True
 
-    def event(self, op: str, body, *args, max_attempts: int = 100) -> bool:
-        """A multi-statement event (a transaction): ``body(*args)`` timed as one, rolled back and
-        run again on retryable and connection errors (as sysbench does); True when it committed."""
+    def event(self, op: str, body, session, state, max_attempts: int = 100) -> bool:
+        """A multi-statement event (a transaction): ``body(session, state)`` — the family's
+        statements on the binding's session, and what its thread keeps (sysbench: its query
+        counters) — timed as one, rolled back and run again on retryable and connection errors
+        (as sysbench does); True when it committed."""
         t0 = self._perf()
         for _ in range(max_attempts):
             try:
-                body(*args)
+                body(session, state)
             except Exception as exc:
                 kind = self._failed(op, exc)
                 try:

@@ -33,13 +33,6 @@ class Store:
     def list(self, prefix: str) -> list[str]:
         raise NotImplementedError
 
-    def exists(self, key: str) -> bool:
-        try:
-            self.get_bytes(key)
-            return True
-        except KeyError:
-            return False
-
     def put_json(self, key: str, obj) -> None:
         self.put_bytes(key, json.dumps(obj, indent=1, sort_keys=False).encode(), "application/json")
 

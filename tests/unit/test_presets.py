@@ -57,10 +57,13 @@ def test_sysbench_point_select_body_matches_the_general_event(point_selects):
         def __init__(self):
             self.log = []
             self.b = self
-            self.point_selects = {}  # no statement cached: sql() is asked
+            self.point_selects = self  # st.point_selects[t] -> the statement of table t
 
         def sql(self, kind, n):
             return f"{kind}:{n}"
+
+        def __getitem__(self, n):  # as point_selects
+            return self.sql("point_select", n)
 
         def __getattr__(self, name):
             return lambda *args: self.log.append((name, *args))

@@ -25,11 +25,6 @@ def memo_table(*key) -> dict:
     return t
 
 
-def clear_memos() -> None:
-    """Forget every memo table (benchmarks measure from a cold start)."""
-    _MEMOS.clear()
-
-
 def _low_two_bytes_table() -> list:
     """FNV-1a state after the two low bytes of a value, for every value of them."""
     P, M = FNV_PRIME_64, _MASK64

@@ -109,6 +109,21 @@ def sql_text(kind: str, dialect: str) -> str:
     return s if isinstance(s, str) else s[dialect]
 
 
+class _PerTable(dict):
+    """table number -> one kind of statement on one session, prepared at its first use (a hit
+    is a plain dict lookup: the hot path)."""
+    __slots__ = ("tables", "kind")
+
+    def __init__(self, tables: "SysbenchTables", kind: str):
+        super().__init__()
+        self.tables, self.kind = tables, kind
+
+    def __missing__(self, n: int) -> str:
+        t = self.tables
+        sql = self[n] = t.b.prepare(t._text(self.kind, n))
+        return sql
+
+
 class SysbenchTables:
     """sysbench's tables on one SQL session (a binding with the ``sql`` capability). Each
     per-operation statement is built for a table at its first use and handed to the session
@@ -119,7 +134,7 @@ class SysbenchTables:
     def __init__(self, binding):
         self.b = binding
         self.dialect = binding.dialect
-        self._stmts: dict[str, dict[int, str]] = {k: {} for k in SQL}  # kind -> table -> statement
+        self._stmts = {k: _PerTable(self, k) for k in SQL}  # kind -> table -> statement, built on first use
         self._loads: dict[tuple[int, int], str] = {}  # (table, rows) -> the load's INSERT
         self.point_selects = self._stmts["point_select"]  # table -> statement: the hottest lookup, direct
 
@@ -129,13 +144,9 @@ class SysbenchTables:
     def _text(self, kind, n, **extra) -> str:
         return sql_text(kind, self.dialect).format(t=self.table_name(n), n=n, options=self.b.table_options, **extra)
 
-    def _stmt(self, kind: str, n: int) -> str:
-        sql = self._stmts[kind][n] = self.b.prepare(self._text(kind, n))
-        return sql
-
     def sql(self, kind: str, n: int) -> str:
         """The per-operation statement ``kind`` on table n, prepared on this session."""
-        return self._stmts[kind].get(n) or self._stmt(kind, n)
+        return self._stmts[kind][n]
 
     # -- set-up ------------------------------------------------------------------------
     def create(self, n: int) -> None:
@@ -169,11 +180,11 @@ class SysbenchTables:
 
     # -- the event's statements ------------------------------------------------------------
     def point_select(self, n, id_, rows=True):
-        sql = self._stmts["point_select"].get(n) or self._stmt("point_select", n)
+        sql = self.point_selects[n]
         return self.b.fetchcount(sql, (id_,)) if not rows else self.b.fetchall(sql, (id_,))
 
     def _range(self, kind, n, lo, hi, rows):
-        sql = self._stmts[kind].get(n) or self._stmt(kind, n)
+        sql = self._stmts[kind][n]
         return self.b.fetchcount(sql, (lo, hi)) if not rows else self.b.fetchall(sql, (lo, hi))
 
     def simple_range(self, n, lo, hi, rows=True):
@@ -189,16 +200,16 @@ class SysbenchTables:
         return self._range("distinct_range", n, lo, hi, rows)
 
     def index_update(self, n, id_):
-        return self.b.execute(self._stmts["index_update"].get(n) or self._stmt("index_update", n), (id_,))
+        return self.b.execute(self._stmts["index_update"][n], (id_,))
 
     def non_index_update(self, n, id_, c):
-        return self.b.execute(self._stmts["non_index_update"].get(n) or self._stmt("non_index_update", n), (c, id_))
+        return self.b.execute(self._stmts["non_index_update"][n], (c, id_))
 
     def delete(self, n, id_):
-        return self.b.execute(self._stmts["delete"].get(n) or self._stmt("delete", n), (id_,))
+        return self.b.execute(self._stmts["delete"][n], (id_,))
 
     def insert(self, n, id_, k, c, pad):
-        return self.b.execute(self._stmts["insert"].get(n) or self._stmt("insert", n), (id_, k, c, pad))
+        return self.b.execute(self._stmts["insert"][n], (id_, k, c, pad))
 
 
 class SysbenchClient:
@@ -281,8 +292,7 @@ class SysbenchClient:
         """The event's point selects; alone, the whole event of workloads that run nothing
         else outside a transaction (oltp_point_select), without _event's checks of the
         groups they do not run."""
-        t = self.table()
-        sql, fetchcount, nxt = st.point_selects.get(t) or st.sql("point_select", t), st.b.fetchcount, self.ids.next
+        sql, fetchcount, nxt = st.point_selects[self.table()], st.b.fetchcount, self.ids.next
         for _ in range(self.w.point_selects):
             fetchcount(sql, (nxt(),))  # read, not converted
             q[READ] += 1
