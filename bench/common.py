@@ -1,7 +1,9 @@
 """Shared helpers of the benchmark scripts (scripts, not tests).
 
 - the bench's own throwaway servers (``scripts/test-servers start DIR``, DIR default
-  /tmp/dbswarm-bench-servers so that benchmarks never disturb the test servers);
+  /tmp/dbswarm-bench-servers so that benchmarks never disturb the test servers), through
+  the tests' server harness ``tests/servers.py`` (its ``start_servers``, ``read_env``,
+  ``password``): one harness for tests and benchmarks;
 - running a command and measuring its CPU (``os.wait4``: the rusage of the process and
   of every child it waited for), optionally pinned to CPUs with ``taskset``;
 - pinning the servers (``taskset -a -cp CPUS PID`` for every process of the server, so
@@ -31,10 +33,15 @@ from pathlib import Path
 from typing import Callable, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests import servers as _servers  # noqa: E402  (the one server harness; it imports no pytest)
+from tests.servers import ferretdb_backend_url, password, read_env  # noqa: E402,F401  (C.read_env: ab_revisions)
+
 BENCH = ROOT / "bench"
 RESULTS = BENCH / "results"
 BENCHMARKS_MD = ROOT / "BENCHMARKS.md"
-TEST_SERVERS = ROOT / "scripts" / "test-servers"
 DEFAULT_SERVERS_DIR = os.environ.get("DBSWARM_BENCH_SERVERS_DIR", "/tmp/dbswarm-bench-servers")
 CACHE = Path(os.environ.get("DBSWARM_CACHE", Path.home() / ".cache" / "dbswarm"))
 GO_YCSB = CACHE / "bin" / "go-ycsb-1.0.1"
@@ -102,32 +109,19 @@ def command_line() -> str:
 
 # ---- servers --------------------------------------------------------------------------------
 
-def read_env(path) -> dict:
-    env = {}
-    for line in Path(path).read_text().splitlines():
-        line = line.strip()
-        if line.startswith("export ") and "=" in line:
-            k, _, v = line[len("export "):].partition("=")
-            env[k] = v
-    return env
-
-
 def start_servers(directory: str = DEFAULT_SERVERS_DIR) -> dict:
-    """scripts/test-servers start DIR (idempotent); the env file's variables as a dict."""
-    proc = subprocess.run([str(TEST_SERVERS), "start", directory], capture_output=True, text=True, timeout=1200)
-    if proc.returncode != 0:
-        sys.exit(f"scripts/test-servers start {directory} failed:\n{proc.stderr[-3000:]}")
-    env = read_env(proc.stdout.strip().splitlines()[-1])
+    """scripts/test-servers start DIR (idempotent); the env file's variables as a dict, and
+    DIR as ``_DIR`` (where the servers' pid files are)."""
+    try:
+        env = _servers.start_servers(directory, timeout=1200)
+    except _servers.ServersError as exc:
+        sys.exit(str(exc))
     env["_DIR"] = directory
     return env
 
 
 def stop_servers(directory: str = DEFAULT_SERVERS_DIR) -> None:
-    subprocess.run([str(TEST_SERVERS), "stop", directory], capture_output=True, text=True, timeout=300)
-
-
-def password(env: dict) -> str:
-    return Path(env["DBSWARM_TEST_PASSWORD_FILE"]).read_text().strip()
+    _servers.stop_servers(directory, timeout=300)
 
 
 def mysql_driver() -> str:
@@ -345,10 +339,8 @@ def run_dbswarm(campaign: dict, *, pinned: bool = False, results_dir: Optional[s
 
 DBSWARM_MODE = os.environ.get("DBSWARM_BENCH_MODE", "fanout")
 DBSWARM_MODE_TEXT = {
-    "fanout": "dbswarm's own service functions in the state machine's order (service.plan_campaign, "
-              "prepare_run, one spawned process per shard running service.run_shard, aggregate_campaign: "
-              "`bench/dbswarm_run.py`, mode fanout) — not `local.run_campaign`, whose moto state machine "
-              "costs seconds per campaign and CPU beside the shards (see the fan-out section)",
+    "fanout": "dbswarm's own service functions in the state machine's order, one spawned process per "
+              "shard (`bench/dbswarm_run.py`, mode fanout; not `local.run_campaign`: see Method)",
     "campaign": "`dbswarm.local.run_campaign` (the state machine through moto, as `dbswarm run`)",
 }[DBSWARM_MODE]
 _fixed_cache: dict = {}
@@ -436,14 +428,13 @@ def header(data: dict) -> str:
     m = data["machine"]
     la = data.get("loadavg", {})
     lines = [f"- command: `{data['command']}`",
-             f"- date: {data['date']}; machine: {m['nproc']} CPUs ({m['cpu_model']}), {m['memory_gb']} GB RAM, "
-             f"Linux {m['kernel']}, Python {m['python']}",
-             f"- load average (1/5/15 min) before: {la.get('before')}, after: {la.get('after')}"
-             " — the machine is shared with other engineers' test runs"]
-    if data.get("drivers"):
-        lines.append(f"- dbswarm's drivers: {data['drivers']}")
-    if data.get("json"):
-        lines.append(f"- raw data: `{data['json']}`")
+             f"- {data['date']}; {m['nproc']} CPUs ({m['cpu_model']}), {m['memory_gb']} GB RAM, Linux {m['kernel']}, "
+             f"Python {m['python']}; load average (1/5/15 min) before {la.get('before')}, after {la.get('after')} "
+             "(a machine shared with other engineers' test runs)"]
+    more = ([f"dbswarm's drivers: {data['drivers']}"] if data.get("drivers") else []) + \
+        ([f"raw data: `{data['json']}`"] if data.get("json") else [])
+    if more:
+        lines.append("- " + "; ".join(more))
     return "\n".join(lines)
 
 

@@ -60,6 +60,11 @@ def run_fanout(campaign: dict, results_dir: str) -> dict:
 
 
 def main():
+    if sys.argv[1:] in (["-h"], ["--help"]):
+        print(__doc__)
+        return
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
     cpath, results_dir, out_path = sys.argv[1:4]
     campaign = json.loads(open(cpath).read())
     mode = os.environ.get("DBSWARM_BENCH_MODE", "fanout")

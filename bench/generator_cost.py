@@ -104,10 +104,10 @@ def in_process(target, wl, seconds, password=None, profile=False) -> dict:
     operation of the loop alone (no start-up), optionally with a cProfile summary."""
     import multiprocessing as mp
     with mp.get_context("spawn").Pool(1) as pool:
-        return pool.apply(_in_process_here, (target, wl, seconds, password, profile))
+        return pool.apply(in_this_process, (target, wl, seconds, password, profile))
 
 
-def _in_process_here(target, wl, seconds, password, profile) -> dict:
+def in_this_process(target, wl, seconds, password, profile) -> dict:
     import resource
     sp = shard_phase(target, wl, seconds, password)
     prof = cProfile.Profile() if profile else None

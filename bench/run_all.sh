@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The whole benchmark suite at a moderate size (~55 min on a 2-CPU machine), one script
-# after the other, each writing bench/results/<name>-<date>.json and its BENCHMARKS.md
-# section. Servers: scripts/test-servers start ${DBSWARM_BENCH_SERVERS_DIR:-/tmp/dbswarm-bench-servers}
+# The whole benchmark suite at a moderate size, one script after the other, each writing
+# bench/results/<name>-<date>.json and its BENCHMARKS.md section, then the verdict table:
+# ~45 min on a 2-CPU machine (vs_sysbench and vs_ycsb ~11 min each, python_ceiling ~7,
+# threads_per_shard ~6, generator_cost ~5, fanout_scaling and aggregation_cost ~3).
+# bench/ab_revisions.py (two revisions side by side) is not part of it: run it by hand.
+# Servers: scripts/test-servers start ${DBSWARM_BENCH_SERVERS_DIR:-/tmp/dbswarm-bench-servers}
 # (stopped at the end unless KEEP_SERVERS=1).
 # MariaDB runs on the mysqlclient driver when it is installed (scripts/install --test
 # installs it), else on PyMySQL; DBSWARM_BENCH_MYSQL_DRIVER=pymysql|mysqlclient chooses.
@@ -18,10 +21,7 @@ failed=()  # a failing script is reported at the end; the others still run
 "$PY" bench/generator_cost.py --time 4 --profile-time 2 --noop-rounds 3 --server-rounds 3 --servers-dir "$DIR" || failed+=("bench/generator_cost.py")
 "$PY" bench/threads_per_shard.py --time 5 --rounds 3 --shards 1,2,4,8 --modes shared,pinned --servers-dir "$DIR" || failed+=("bench/threads_per_shard.py")
 "$PY" bench/fanout_scaling.py --time 4 --rounds 2 --max-shards 4 --max-mysql-shards 8 --servers-dir "$DIR" || failed+=("bench/fanout_scaling.py")
-"$PY" bench/hot_path_patches.py --time 3 --rounds 3 --servers-dir "$DIR" || failed+=("bench/hot_path_patches.py")
 "$PY" bench/python_ceiling.py --time 5 --rounds 3 --threads 8 --tables 8 --table-size 20000 --servers-dir "$DIR" || failed+=("bench/python_ceiling.py")
-"$PY" bench/mysql_prepared.py --time 3 --rounds 5 --servers-dir "$DIR" || failed+=("bench/mysql_prepared.py")
-"$PY" bench/result_conversion.py --blocks 200 --block 200 --servers-dir "$DIR" || failed+=("bench/result_conversion.py")
 "$PY" bench/aggregation_cost.py --shards 1000,4000 --seconds 1800 || failed+=("bench/aggregation_cost.py")
 "$PY" bench/verdict.py
 echo "suite took $(( $(date +%s) - start )) s" >&2

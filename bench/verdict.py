@@ -1,17 +1,23 @@
-"""Write the "Targets and where we are" section of BENCHMARKS.md from the newest JSON of
-each benchmark in bench/results/ (run after the others; bench/run_all.sh does).
+"""Write the headline table of BENCHMARKS.md (section ``verdict``: what was compared, the
+result, the target, the command) from the newest record of each benchmark in bench/results/
+(run after the others; bench/run_all.sh does).
 
     python bench/verdict.py
 """
 from __future__ import annotations
 
+import argparse
 import json
+import re
+import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import common as C  # noqa: E402
+
+LABELS = {"mysql": "MariaDB", "postgresql": "PostgreSQL", "mongodb": "FerretDB"}
 
 
 def latest(name):
@@ -31,37 +37,72 @@ def spread(values):
     return f"{min(values):.2f}–{max(values):.2f}"
 
 
+def summary(ratios: list[dict]) -> str:
+    """The comparisons' medians: their median and range, and the range of all their rounds."""
+    meds = [r["median"] for r in ratios if r and r.get("median") is not None]
+    if not meds:
+        return "n/a"
+    lows = [r["min"] for r in ratios if r and r.get("min") is not None]
+    highs = [r["max"] for r in ratios if r and r.get("max") is not None]
+    return (f"median {statistics.median(meds):.2f}; medians {spread(meds)}; "
+            f"single rounds {min(lows):.2f}–{max(highs):.2f}")
+
+
+def command(data) -> str:
+    """The record's command, without the default servers directory."""
+    cmd = re.sub(r" --servers-dir \S+", "", data["command"])
+    return f"`{cmd}`"
+
+
+def scope(rows, *keys) -> str:
+    parts = []
+    for k in keys:
+        vals = list(dict.fromkeys(r[k] for r in rows))
+        if k == "engine":
+            vals = [LABELS.get(v, v) for v in vals]
+        parts.append((", ".join(str(v) for v in vals)) + (" threads" if k == "threads" else ""))
+    return "; ".join(parts)
+
+
+def met(ok: bool) -> str:
+    return "yes" if ok else "**no**"
+
+
 def main():
     sb, yc, gc, fs, ag, pc = (latest(n) for n in ("vs_sysbench", "vs_ycsb", "generator_cost", "fanout_scaling",
                                                    "aggregation_cost", "python_ceiling"))
-    L = ["| target | reached (this machine, medians of interleaved rounds) | met? |", "| --- | --- | --- |"]
+    L = ["| compared | result (medians of interleaved rounds, this machine) | target | met? | command |",
+         "| --- | --- | --- | --- | --- |"]
     if sb:
         for mode in ("shared", "pinned"):
             rows = [r for r in sb["comparisons"] if r["mode"] == mode and not r.get("failed")]
             if rows:
                 meds = [r["tps_ratio"]["median"] for r in rows]
-                L.append(f"| dbswarm / sysbench TPS ≥ 0.9 ({mode}) | {spread(meds)} over {len(rows)} comparisons "
-                         f"(engine × test × threads) | {'yes' if min(meds) >= 0.9 else '**no**'} |")
-    if pc:  # the context of the two rows above: what a Python client on the same drivers reaches at all
+                L.append(f"| dbswarm ÷ sysbench TPS, CPUs {mode} ({len(rows)} comparisons: "
+                         f"{scope(rows, 'engine', 'test', 'threads')}) | {summary([r['tps_ratio'] for r in rows])} "
+                         f"| ≥ 0.9 | {met(min(meds) >= 0.9)} | {command(sb)} |")
+    if pc:  # the context of the rows above: what a Python client on the same drivers reaches at all
         for mode in ("shared", "pinned"):
             rows = [r for r in pc["comparisons"] if r["mode"] == mode and not r.get("failed")]
             if rows:
-                L.append(f"| (context, {mode}) a bare Python client on dbswarm's drivers / sysbench TPS; dbswarm / "
-                         f"that client | {spread([r['bare_vs_sysbench']['median'] for r in rows])}; "
-                         f"{spread([r['dbswarm_vs_bare']['median'] for r in rows])} over {len(rows)} comparisons "
-                         "(engine × test, 8 threads; section \"What a Python client can reach\") | — |")
+                L.append(f"| a bare Python client on dbswarm's drivers ÷ sysbench TPS; dbswarm ÷ that client, "
+                         f"CPUs {mode} ({len(rows)} comparisons: {scope(rows, 'engine', 'test', 'threads')}) "
+                         f"| bare ÷ sysbench: {summary([r['bare_vs_sysbench'] for r in rows])}. "
+                         f"dbswarm ÷ bare: {summary([r['dbswarm_vs_bare'] for r in rows])} | (context) | — "
+                         f"| {command(pc)} |")
     if yc:
         for mode in ("shared", "pinned"):
             rows = [r for r in yc["comparisons"] if r["mode"] == mode and r["engine"] != "mongodb"
                     and not r.get("failed")]
             if rows:
                 meds = [r["ops_ratio"]["median"] for r in rows]
-                L.append(f"| dbswarm / go-ycsb OPS ≥ 0.9 ({mode}, MariaDB + PostgreSQL) | {spread(meds)} over "
-                         f"{len(rows)} comparisons | {'yes' if min(meds) >= 0.9 else '**no**'} |")
+                L.append(f"| dbswarm ÷ go-ycsb OPS, CPUs {mode} ({len(rows)} comparisons: "
+                         f"{scope(rows, 'engine', 'workload', 'threads')}) | {summary([r['ops_ratio'] for r in rows])} "
+                         f"| ≥ 0.9 | {met(min(meds) >= 0.9)} | {command(yc)} |")
         rows = [r for r in yc["comparisons"] if r["engine"] == "mongodb" and not r.get("failed")]
         if rows:
-            L.append(f"| (FerretDB, server-bound) dbswarm / go-ycsb OPS | {spread([r['ops_ratio']['median'] for r in rows])} "
-                     "| — |")
+            L.append(f"| dbswarm ÷ go-ycsb OPS on FerretDB (server-bound: says nothing about the clients; "
+                     f"{scope(rows, 'workload')}) | {summary([r['ops_ratio'] for r in rows])} | — | — | {command(yc)} |")
     if gc:
         ip = {k: v["in_process"] for k, v in gc["noop"].items()}
         best = {k: v.get("in_process_best", v["in_process"]) for k, v in gc["noop"].items()}
@@ -76,35 +117,35 @@ def main():
                  else "no calibration recorded")
         ycsb = {k: v for k, v in per_cpu.items() if k.startswith("ycsb")}
         ycsb_scaled = {k: v for k, v in per_cpu_scaled.items() if k.startswith("ycsb")}
-        L.append("| noop ≥ 200k ops/s per process | ops per CPU-second (1e6 ÷ CPU µs/op, in-process), median "
-                 "(best; scaled to the run's fastest CPU moment) of the rounds: "
+        L.append("| noop binding: operations per CPU-second of one process (1e6 ÷ CPU µs/op, in-process; "
+                 "median (best; scaled to the run's fastest CPU moment) of the rounds) | "
                  + ", ".join(f"{k} {v / 1000:,.0f}k ({per_cpu_best[k] / 1000:,.0f}k; {per_cpu_scaled[k] / 1000:,.0f}k)"
                              for k, v in per_cpu.items())
                  + f"; this host's speed: {calib} "
-                 + f"| every YCSB workload ≥ 200k — median: {'yes' if min(ycsb.values()) >= 200_000 else '**no**'}, "
-                 f"scaled: {'yes' if min(ycsb_scaled.values()) >= 200_000 else '**no**'} (sysbench counts "
-                 "transactions of up to 20 queries) |")
+                 + "| ≥ 200k for every YCSB workload (sysbench counts transactions of up to 20 queries) "
+                 + f"| median: {met(min(ycsb.values()) >= 200_000)}, scaled: {met(min(ycsb_scaled.values()) >= 200_000)} "
+                 f"| {command(gc)} |")
         ov = [r["overhead_beyond_driver_us"] for r in gc["servers"] if r["engine"] != "mongodb"]
-        L.append("| client overhead beyond the driver ≤ 5 µs/op | noop generator + measurement: "
+        L.append("| client CPU beyond the driver, µs per operation | noop generator + measurement: "
                  + ", ".join(f"{k} {v['cpu_us_per_op']}" for k, v in ip.items() if not k.endswith("read_write"))
-                 + f" µs/op; on MariaDB/PostgreSQL (dbswarm − bare driver, single thread): {spread(ov)} µs/op; "
-                 + f"{calib} "
-                 f"| {'yes' if ov and max(ov) <= 5 else '**no**'} |")
+                 + f"; on MariaDB/PostgreSQL (dbswarm − bare driver loop, one thread): {spread(ov)} "
+                 f"| ≤ 5 | {met(bool(ov) and max(ov) <= 5)} | {command(gc)} |")
     if fs:
         eff = [r for r in fs["noop"] if r["shards"] <= fs["machine"]["nproc"]]
-        L.append("| fan-out efficiency ≥ 0.9 up to the core count | noop: "
+        L.append("| fan-out efficiency up to the core count (noop: ops/s(K) ÷ (K × ops/s(1))) | "
                  + ", ".join(f"K={r['shards']} {r['efficiency']:.2f} (CPU efficiency {r['cpu_efficiency']})" for r in eff)
-                 + f" | {'yes' if min(r['efficiency'] for r in eff) >= 0.9 else '**no**'} |")
+                 + f" | ≥ 0.9 | {met(min(r['efficiency'] for r in eff) >= 0.9)} | {command(fs)} |")
     if ag:
         worst = max(((int(n), w, r) for n, res in ag["results_by_shards"].items() for w, r in res.items()
                      if int(n) == 1000), key=lambda x: x[2]["seconds"], default=None)
         if worst:
             n, w, r = worst
-            L.append(f"| aggregation of 1,000 shards (30-min timelines): < 60 s, < 1 GB | {r['seconds']} s, "
-                     f"{r['process_maxrss_mb']:,} MB peak RSS ({w}) | "
-                     f"{'yes' if r['seconds'] < 60 and r['process_maxrss_mb'] < 1024 else '**no**'} |")
+            L.append(f"| aggregation of 1,000 shards with 30-minute timelines | {r['seconds']} s, "
+                     f"{r['process_maxrss_mb']:,} MB peak RSS ({w}) | < 60 s, < 1 GB | "
+                     f"{met(r['seconds'] < 60 and r['process_maxrss_mb'] < 1024)} | {command(ag)} |")
     C.update_section("verdict", "\n".join(L))
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -32,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import common as C  # noqa: E402
+from tests import servers  # noqa: E402  (the harness: admin connections)
 
 WORKLOADS = ("a", "c", "S1")
 PROPS = {"a": {"readproportion": 0.5, "updateproportion": 0.5, "insertproportion": 0, "scanproportion": 0,
@@ -149,33 +150,28 @@ def _target(engine, env):
     return t
 
 
-def ferretdb_backend_url(env):
-    return (f"postgresql://postgres@/ferretdb?host={env['DBSWARM_TEST_PG_SOCKET_DIR']}"
-            f"&port={env['DBSWARM_TEST_PG_PORT']}")
+ferretdb_backend_url = servers.ferretdb_backend_url
 
 
 # ---- data ---------------------------------------------------------------------------------------
 
 def admin_sql(engine, env, statements):
+    """Statements through the test harness's admin connections (tests/servers.py)."""
     if engine == "mysql":
-        import pymysql
-        from dbswarm.bindings.mysql import parse_mysql_url
-        con = pymysql.connect(password=C.password(env), autocommit=True, **parse_mysql_url(env["DBSWARM_TEST_MYSQL_URL"]))
+        con = servers.mysql_admin(env)
         with con.cursor() as cur:
             for s in statements:
                 cur.execute(s)
         con.close()
     else:
-        import psycopg
-        with psycopg.connect(env["DBSWARM_TEST_PG_URL"], password=C.password(env), autocommit=True) as con:
+        with servers.pg_admin(env) as con:
             for s in statements:
                 con.execute(s)
 
 
 def empty_s1(engine, env):
     if engine == "mongodb":
-        import pymongo
-        cl = pymongo.MongoClient(env["DBSWARM_TEST_MONGO_URL"])
+        cl = servers.mongo_admin(env)
         for db in ("dbswarm", "ycsb"):
             cl[db]["usertable_s1"].delete_many({})
         cl.close()
@@ -194,8 +190,7 @@ def load(engine, env, a):
             "workload": dict(base, table="usertable_s1", threads=1), "phases": ["prepare"]}
     C.run_dbswarm(prep)
     if engine == "mongodb":
-        import pymongo
-        cl = pymongo.MongoClient(env["DBSWARM_TEST_MONGO_URL"])
+        cl = servers.mongo_admin(env)
         cl["ycsb"].drop_collection("usertable")
         cl["ycsb"].drop_collection("usertable_s1")
         cl["ycsb"].create_collection("usertable")

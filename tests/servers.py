@@ -1,9 +1,12 @@
-"""The real database servers the contract and engine tests run against.
+"""The real database servers the contract and engine tests run against, and the one
+harness around ``scripts/test-servers`` (the benchmarks in bench/ use it too, through
+bench/common.py, with their own DIR).
 
 ``start()`` runs ``scripts/test-servers start DIR`` (idempotent: it installs what is
 missing, starts what is not running, and only rewrites DIR/env when all runs) and
 reads DIR/env. A server that cannot be started fails the test with the script's own
-reason: nothing is skipped.
+reason: nothing is skipped. ``start_servers(DIR)`` is the same without pytest: it raises
+``ServersError`` with that reason.
 
 DIR: $DBSWARM_TEST_SERVERS_DIR, else the DIR of an env file already sourced
 ($DBSWARM_TEST_DIR, as scripts/test does), else /tmp/dbswarm-test-servers.
@@ -15,8 +18,6 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "test-servers"
@@ -45,8 +46,14 @@ def servers_dir() -> str:
             or "/tmp/dbswarm-test-servers")
 
 
-def _script(*args, timeout=900) -> subprocess.CompletedProcess:
-    return subprocess.run([str(SCRIPT), *args, servers_dir()], capture_output=True, text=True, timeout=timeout)
+class ServersError(RuntimeError):
+    """A server could not be started: the message is scripts/test-servers' own reason."""
+
+
+def run_script(command: str, directory: str | None = None, timeout=900) -> subprocess.CompletedProcess:
+    """scripts/test-servers COMMAND DIR (DIR: ``servers_dir()`` unless given)."""
+    return subprocess.run([str(SCRIPT), command, directory or servers_dir()], capture_output=True, text=True,
+                          timeout=timeout)
 
 
 def read_env(path: str) -> dict:
@@ -59,26 +66,45 @@ def read_env(path: str) -> dict:
     return env
 
 
+def start_servers(directory: str | None = None, timeout=900) -> dict:
+    """``scripts/test-servers start DIR`` (idempotent) and DIR/env as a dict; ServersError
+    with the script's reason when a server cannot be started or the env file lacks a URL."""
+    directory = directory or servers_dir()
+    if not SCRIPT.exists():
+        raise ServersError(f"{SCRIPT} is missing: the test servers cannot be started")
+    proc = run_script("start", directory, timeout=timeout)
+    if proc.returncode != 0:
+        raise ServersError(f"scripts/test-servers start {directory} failed (exit {proc.returncode}):\n"
+                           + "\n".join(proc.stderr.splitlines()[-30:]))
+    env_path = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else os.path.join(directory, "env")
+    env = read_env(env_path)
+    missing = [k for k in ("DBSWARM_TEST_PG_URL", "DBSWARM_TEST_MYSQL_URL", "DBSWARM_TEST_MONGO_URL",
+                           "DBSWARM_TEST_PASSWORD_FILE") if not env.get(k)]
+    if missing:
+        raise ServersError(f"{env_path} lacks {', '.join(missing)}")
+    return env
+
+
+def stop_servers(directory: str | None = None, timeout=300) -> subprocess.CompletedProcess:
+    """``scripts/test-servers stop DIR``."""
+    return run_script("stop", directory, timeout=timeout)
+
+
 def start() -> dict:
     """Start (or find running) PostgreSQL, MariaDB and FerretDB; their DIR/env as a dict."""
     global _env
     with _lock:
         if _env is not None:
             return _env
-        if not SCRIPT.exists():
-            pytest.fail(f"{SCRIPT} is missing: the test servers cannot be started")
-        proc = _script("start")
-        if proc.returncode != 0:
-            pytest.fail(f"scripts/test-servers start {servers_dir()} failed (exit {proc.returncode}):\n"
-                        + "\n".join(proc.stderr.splitlines()[-30:]))
-        env_path = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else os.path.join(servers_dir(), "env")
-        env = read_env(env_path)
-        missing = [k for k in ("DBSWARM_TEST_PG_URL", "DBSWARM_TEST_MYSQL_URL", "DBSWARM_TEST_MONGO_URL",
-                               "DBSWARM_TEST_PASSWORD_FILE") if not env.get(k)]
-        if missing:
-            pytest.fail(f"{env_path} lacks {', '.join(missing)}")
-        _env = env
-        return env
+        try:
+            env = start_servers()
+        except ServersError as exc:
+            reason = str(exc)
+        else:
+            _env = env
+            return env
+    import pytest  # only here: the benchmarks use this module without pytest
+    pytest.fail(reason)
 
 
 def password(env: dict) -> str:
@@ -112,7 +138,7 @@ def target(engine: str, env: dict, **options) -> dict:
 def restart(server: str) -> float:
     """scripts/test-servers restart-pg | restart-mysql | restart-ferretdb; seconds it took."""
     t0 = time.time()
-    proc = _script(f"restart-{server}", timeout=300)
+    proc = run_script(f"restart-{server}", timeout=300)
     if proc.returncode != 0:
         raise RuntimeError(f"scripts/test-servers restart-{server} failed:\n{proc.stderr[-3000:]}")
     return time.time() - t0
