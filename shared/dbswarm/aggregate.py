@@ -108,6 +108,16 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
     out["read_latency"] = read.summary() if read else None
     out["write_latency"] = write.summary() if write else None
     fam = families.get(family)
+    rate = fam.limits(fam.workload(w)).rate if phase == "run" else None
+    c = measurement.counters
+    if rate:
+        out["latency_basis"] = ("service time from each call's start, and response time from its intended start "
+                                "on the target rate's schedule (operations.*.intended)")
+        out["schedule"] = {"target_per_s": rate, "steps": c.get("paced_steps", 0),
+                           "late_starts": c.get("late_starts", 0)}
+    else:
+        out["latency_basis"] = ("service time from each call's start (closed loop, no target rate: a stall "
+                                "delays the following operations instead of showing in their latency)")
     extra = fam.phase_summary(w, phase, measurement, duration)
     if extra is not None:
         out[fam.name] = extra  # the family's own figures (e.g. TPS and QPS as its reference tool counts them)

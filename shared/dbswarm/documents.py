@@ -202,8 +202,13 @@ class PhaseResult(_Open):
     steady: Optional[dict[str, Any]] = Field(None, description="window [start, end) epoch seconds, seconds, ops_per_s")
     throughput: Optional[float] = Field(None, description="steady-state ops/s, else the whole phase's")
     throughput_basis: Optional[str] = None
+    latency_basis: Optional[str] = Field(None, description="service time only (closed loop), or also the "
+                                         "response time from the intended start (a target rate)")
+    schedule: Optional[dict[str, Any]] = Field(None, description="a target rate's schedule: target_per_s, "
+                                               "steps, late_starts (steps that began over an interval late)")
     operations: Optional[dict[str, dict[str, Any]]] = Field(
-        None, description="per operation: count, calls, not_found, errors, avg/min/max and percentiles in µs, ops_per_s")
+        None, description="per operation: count, calls, not_found, errors, avg/min/max and percentiles in µs "
+        "(service time), ops_per_s, and with a target rate 'intended': the same from the intended start")
     errors: Optional[dict[str, int]] = Field(None, description='"OP:kind:name" -> count')
     counters: Optional[dict[str, int]] = None
     mix: Optional[dict[str, float]] = None

@@ -37,43 +37,59 @@ def decode_histogram(text: str) -> HdrHistogram:
 
 
 class OperationStats:
-    """``count`` is rows/operations done; the histogram holds one latency per call
-    (a load batch is one call of many rows)."""
-    __slots__ = ("count", "not_found", "errors", "histogram")
+    """``count`` is rows/operations done; ``histogram`` holds one latency per call (a load
+    batch is one call of many rows): the service time, from when the call started.
+    ``intended`` holds, for paced runs only (a target rate), each call's response time from
+    its intended start on the schedule: a stalled database shows there, not in the service
+    time, which only the one stalled call would carry (coordinated omission; YCSB's
+    "Intended-" measurements, wrk2)."""
+    __slots__ = ("count", "not_found", "errors", "histogram", "intended")
 
     def __init__(self):
         self.count = 0
         self.not_found = 0
         self.errors = 0
         self.histogram = new_histogram()
+        self.intended = new_histogram()
 
     def merge(self, other: "OperationStats") -> "OperationStats":
         self.count += other.count
         self.not_found += other.not_found
         self.errors += other.errors
         self.histogram.add(other.histogram)
+        if other.intended.get_total_count():
+            self.intended.add(other.intended)
         return self
+
+    @staticmethod
+    def _percentiles(h) -> dict:
+        return dict(avg_us=round(h.get_mean_value(), 1), min_us=h.get_min_value(), max_us=h.get_max_value(),
+                    **{_pname(p): h.get_value_at_percentile(p) for p in PERCENTILES})
 
     def summary(self) -> dict:
         h = self.histogram
         calls = h.get_total_count()
         out = {"count": self.count, "calls": calls, "not_found": self.not_found, "errors": self.errors}
         if calls:
-            out.update(avg_us=round(h.get_mean_value(), 1), min_us=h.get_min_value(),
-                       max_us=h.get_max_value(),
-                       **{_pname(p): h.get_value_at_percentile(p) for p in PERCENTILES})
+            out.update(self._percentiles(h))
+        if self.intended.get_total_count():
+            out["intended"] = {"calls": self.intended.get_total_count(), **self._percentiles(self.intended)}
         return out
 
     def to_dict(self) -> dict:
-        return {"count": self.count, "not_found": self.not_found, "errors": self.errors,
-                "histogram": self.histogram.encode().decode("ascii")
-                if self.histogram.get_total_count() else ""}
+        out = {"count": self.count, "not_found": self.not_found, "errors": self.errors,
+               "histogram": self.histogram.encode().decode("ascii") if self.histogram.get_total_count() else ""}
+        if self.intended.get_total_count():
+            out["intended_histogram"] = self.intended.encode().decode("ascii")
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> "OperationStats":
         s = cls()
         s.count, s.not_found, s.errors = d["count"], d.get("not_found", 0), d.get("errors", 0)
         s.histogram = decode_histogram(d.get("histogram", ""))
+        if d.get("intended_histogram"):
+            s.intended = decode_histogram(d["intended_histogram"])
         return s
 
 
@@ -217,10 +233,10 @@ class _OpRecorder:
     into the HdrHistogram in bulk: same buckets, same result, a fraction of the cost) and
     the current second's count (added to the timeline and to the operation's count when the
     second changes)."""
-    __slots__ = ("stats", "lat", "row", "sec", "sec_count", "sec_lat")
+    __slots__ = ("stats", "lat", "ilat", "row", "sec", "sec_count", "sec_lat")
 
     def __init__(self, stats, row):
-        self.stats, self.lat, self.row = stats, {}, row
+        self.stats, self.lat, self.ilat, self.row = stats, {}, {}, row
         self.sec, self.sec_count, self.sec_lat = -1, 0, 0
 
 
@@ -240,6 +256,7 @@ class Recorder:
         self.m.timeline.start = self.second0
         self._ops: dict[str, _OpRecorder] = {}
         self._errors = self.m.timeline.errors
+        self.intended_ns = 0  # paced runs: the intended start (perf_counter_ns) of the current step
 
     def _op(self, op) -> _OpRecorder:
         r = self._ops[op] = _OpRecorder(self.m.op(op), self.m.timeline.ops.setdefault(op, []))
@@ -258,6 +275,16 @@ class Recorder:
         r.sec_count += n
         r.sec_lat += lat
 
+    def ok_paced(self, op: str, t0: int, t1: int, n: int = 1) -> None:
+        """``ok`` for a paced run: also the response time from the step's intended start."""
+        self.ok(op, t0, t1, n)
+        r = self._ops[op]
+        lat = (t1 - self.intended_ns) // 1000
+        d = r.ilat
+        d[lat] = d.get(lat, 0) + 1
+        if len(d) > self.MAX_DISTINCT_LATENCIES:
+            self._flush_latencies(r)
+
     def _roll(self, r: _OpRecorder, sec: int) -> None:
         """Move the finished second's counts into the timeline and the operation's count."""
         r.stats.count += r.sec_count
@@ -270,10 +297,10 @@ class Recorder:
 
     @staticmethod
     def _flush_latencies(r: _OpRecorder) -> None:
-        h = r.stats.histogram
-        for lat, count in r.lat.items():
-            h.record_value(min(max(lat, 1), HIST_HIGHEST_US), count)
-        r.lat = {}
+        for seen, h in ((r.lat, r.stats.histogram), (r.ilat, r.stats.intended)):
+            for lat, count in seen.items():
+                h.record_value(min(max(lat, 1), HIST_HIGHEST_US), count)
+        r.lat, r.ilat = {}, {}
 
     def flush(self) -> None:
         for r in self._ops.values():
@@ -323,12 +350,13 @@ class Measured:
     """
     __slots__ = ("binding", "rec", "should_stop", "_perf", "_ok")
 
-    def __init__(self, binding, recorder: Recorder, should_stop=lambda: False):
+    def __init__(self, binding, recorder: Recorder, should_stop=lambda: False, paced: bool = False):
         self.binding = binding
         self.rec = recorder
         self.should_stop = should_stop
         self._perf = time.perf_counter_ns
-        self._ok = recorder.ok
+        # paced (a target rate): every operation's response time from its intended start too
+        self._ok = recorder.ok_paced if paced else recorder.ok
 
     def call(self, op: str, fn, *args):
         """One operation; returns fn's result, or ``FAILED`` after recording the error."""
@@ -378,7 +406,7 @@ class Measured:
                     return False
                 self.rec.count("retries")
                 continue
-            self.rec.ok(op, t0, self._perf())
+            self._ok(op, t0, self._perf())
             return True
         return False
 

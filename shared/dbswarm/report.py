@@ -87,6 +87,7 @@ def summary_markdown(result) -> str:
             shards = ", ".join(f"shard {s}: {n}" for s, n in sorted(a["per_shard"].items(), key=lambda x: int(x[0])))
             lines.append(f"- run {run_id}, {name} phase: {a['count']} ({shards})")
     lines += ["", white_paper_tables(result)]
+    lines += paced_latency_table(result)
     lines += ["### Runs", "", "| run | phase | shards ok/expected | ops | errors | duration s | ops/s overall "
               "| ops/s steady (s) | mix | max start skew s |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["runs"]:
@@ -110,8 +111,34 @@ def summary_markdown(result) -> str:
     return "\n".join(lines) + "\n"
 
 
+def paced_latency_table(result) -> list[str]:
+    """Runs with a target rate: service time beside the response time from the intended start
+    (what a user waiting on the schedule saw; a stall shows here), and the late starts."""
+    rows = []
+    for r in result["runs"]:
+        for name, p in r["phases"].items():
+            sched = p.get("schedule")
+            if not sched:
+                continue
+            for op, s in sorted(p.get("operations", {}).items()):
+                i = s.get("intended")
+                if not i or not s.get("calls"):
+                    continue
+                rows.append(f"| {r['run_id']} | {name} | {op} | {fmt(sched['target_per_s'], 1)} | {fmt(s['p99_us'])} "
+                            f"| {fmt(s['max_us'])} | {fmt(i['p99_us'])} | {fmt(i['p99_9_us'])} | {fmt(i['max_us'])} "
+                            f"| {sched['late_starts']:,} of {sched['steps']:,} |")
+    if not rows:
+        return ["", "Latencies are service times, from each call's start (no run had a target rate: closed loop)."]
+    return ["", "### Latency at a target rate: service time and response time from the intended start, µs", "",
+            "| run | phase | operation | target /s | service p99 | service max | response p99 | response p99.9 "
+            "| response max | late starts |", "|---|---|---|---|---|---|---|---|---|---|", *rows,
+            "", "A step that starts more than one interval after its place on the schedule is a late start; "
+            "its wait counts in the response time (coordinated omission corrected), not in the service time."]
+
+
 CSV_FIELDS = ["run_id", "phase", "engine", "label", "family", "workload", "threads", "shards", "operation",
-              "count", "errors", "not_found", "ops_per_s", "avg_us"] + [_pname(p) for p in PERCENTILES] + ["max_us"]
+              "count", "errors", "not_found", "ops_per_s", "avg_us"] + [_pname(p) for p in PERCENTILES] + ["max_us"] + [
+              "intended_p50_us", "intended_p99_us", "intended_max_us"]  # paced runs: from the intended start
 
 
 def result_csv(result) -> str:
@@ -124,7 +151,8 @@ def result_csv(result) -> str:
                 w.writerow({"run_id": r["run_id"], "phase": name, "engine": r["target"]["engine"],
                             "label": r["target"]["label"], "family": r["workload"]["family"],
                             "workload": r["workload"]["name"], "threads": r["threads"],
-                            "shards": r["shard_count"], "operation": op, **s})
+                            "shards": r["shard_count"], "operation": op, **s,
+                            **{f"intended_{k}": v for k, v in (s.get("intended") or {}).items()}})
     return buf.getvalue()
 
 

@@ -229,7 +229,8 @@ class ShardPhase:
         with self._lock:
             self.recorders.append(rec)
         binding = make_binding(self.run, self.password)
-        m = Measured(binding, rec, self._should_stop)
+        paced = bool(rate) and self.phase == "run"
+        m = Measured(binding, rec, self._should_stop, paced=paced)
         try:
             try:
                 binding.connect()
@@ -247,7 +248,7 @@ class ShardPhase:
             else:
                 if self.family.limits(self.w).count:
                     ctx.quota = self.shard.thread_ops[st.index]
-                self._drive(st, self.family.run_client(self.w, ctx), ctx.quota, rate)
+                self._drive(st, self.family.run_client(self.w, ctx), ctx.quota, rate, rec)
         except Exception as exc:  # a bug or an unrecoverable driver state: keep what we have
             st.error = f"{type(exc).__name__}: {exc}"
             st.finished = True
@@ -258,28 +259,39 @@ class ShardPhase:
             except Exception:
                 pass
 
-    def _paced(self, rate: Optional[float]):
-        """YCSB ClientThread throttle: op n is due at start + n/rate."""
+    def _paced(self, rate: Optional[float], rec: Optional[Recorder]):
+        """YCSB ClientThread throttle: step n is due at start + n/rate. Each step's due time is
+        its intended start (``rec.intended_ns``: operations record their response time from
+        it); a step that starts more than one interval after it is counted in ``late_starts``
+        (the client could not keep the schedule: the database stalled or the client is
+        saturated)."""
         if not rate:
             return None
-        interval = 1.0 / rate
-        start = time.perf_counter()
-        state = {"n": 0}
+        interval = round(1e9 / rate)
+        perf_ns = time.perf_counter_ns
+        start = perf_ns()
+        state = [0, 0]  # steps scheduled, late starts
 
         def wait():
-            due = start + state["n"] * interval
-            state["n"] += 1
-            delay = due - time.perf_counter()
-            if delay > 0:
-                time.sleep(delay)
+            due = start + state[0] * interval
+            state[0] += 1
+            now = perf_ns()
+            if due > now:
+                time.sleep((due - now) / 1e9)
+            elif now - due > interval:
+                state[1] += 1
+            if rec is not None:
+                rec.intended_ns = due
+        wait.late = state  # read when the loop ends
         return wait
 
-    def _drive(self, st: ThreadState, client, quota: Optional[int], rate: Optional[float]):
+    def _drive(self, st: ThreadState, client, quota: Optional[int], rate: Optional[float],
+               rec: Optional[Recorder] = None):
         """The one loop of every family and phase: ``client.step()`` until the thread's quota,
         the time cap (finished), the call's deadline (continue), a stop, or the client has
         nothing left (``Exhausted``: finished); paced at ``rate`` per second when given."""
         step = client.step
-        wait = self._paced(rate)
+        wait = self._paced(rate, rec)
         perf = time.perf_counter
         stop_perf = self._stop_perf
         stopped = self.stop_event.is_set
@@ -302,6 +314,9 @@ class ShardPhase:
             st.finished = True
         finally:
             st.done = done
+            if wait and rec is not None:
+                rec.count("late_starts", wait.late[1])
+                rec.count("paced_steps", wait.late[0])
             st.state = client.state()
             if not st.finished and client.done():
                 st.finished = True

@@ -106,3 +106,25 @@ def test_recorder_counts_and_timeline():
     assert m.errors == {"READ:connection:lost": 1}
     s = OperationStats.from_dict(m.operations["READ"].to_dict()).summary()
     assert 149 <= s["p50_us"] <= 151
+
+
+def test_paced_operations_keep_the_response_time_from_the_intended_start_and_merge_it_exactly():
+    from dbswarm.measure import Measurement, Recorder
+    recs = [Recorder(), Recorder()]
+    base = recs[0].base
+    for k, rec in enumerate(recs):
+        for i in range(100):
+            rec.intended_ns = base + i * 1_000_000            # on a 1 ms schedule
+            t0 = rec.intended_ns + (500_000 if i == 50 else 0)  # one step started 0.5 ms late
+            rec.ok_paced("READ", t0, t0 + 100_000 * (k + 1))  # 100 / 200 µs of service
+    merged = Measurement()
+    for rec in reversed(recs):
+        merged.merge(Measurement.from_dict(rec.measurement().to_dict()))  # through the wire format
+    s = merged.operations["READ"].summary()
+    assert s["calls"] == 200 and s["intended"]["calls"] == 200
+    assert s["max_us"] == 200 and s["intended"]["max_us"] >= 700   # 0.5 ms late + 200 µs
+    assert s["p90_us"] == s["intended"]["p90_us"] == 200              # on time: the same figures
+    unpaced = Recorder()
+    unpaced.ok("READ", 0, 100_000)
+    assert "intended" not in unpaced.measurement().operations["READ"].summary()
+    assert "intended_histogram" not in unpaced.measurement().operations["READ"].to_dict()

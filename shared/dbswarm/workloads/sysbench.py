@@ -388,7 +388,8 @@ class Sysbench(Family):
             "errors": measurement.total_errors, "reconnects": c.get("reconnects", 0),
             "latency_avg_ms": round(trx.histogram.get_mean_value() / 1000, 3) if n else None,
             "latency_p95_ms": round(trx.histogram.get_value_at_percentile(95) / 1000, 3) if n else None,
-        }
+        } | ({"latency_p95_from_intended_start_ms": round(trx.intended.get_value_at_percentile(95) / 1000, 3)}
+             if trx and trx.intended.get_total_count() else {})
 
     def report_tables(self, runs):
         from ..report import fmt
