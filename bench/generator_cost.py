@@ -40,6 +40,11 @@ NOOP_WORKLOADS = {
                                  "table_size": 100_000, "rand_type": "uniform"},
     "sysbench-oltp_point_select": {"family": "sysbench", "test": "oltp_point_select", "tables": 8,
                                    "table_size": 100_000, "rand_type": "uniform"},
+    # at a rate the loop can never keep (it never sleeps, every step starts late): what the
+    # schedule and the response time from the intended start cost, beside the unpaced rows
+    "ycsb-a-paced": {"family": "ycsb", "preset": "a", "recordcount": 100_000, "target": 1e9},
+    "sysbench-oltp_point_select-paced": {"family": "sysbench", "test": "oltp_point_select", "tables": 8,
+                                         "table_size": 100_000, "rand_type": "uniform", "rate": 1e9},
 }
 YCSB_RECORDS = 10_000
 

@@ -128,3 +128,22 @@ def test_paced_operations_keep_the_response_time_from_the_intended_start_and_mer
     unpaced.ok("READ", 0, 100_000)
     assert "intended" not in unpaced.measurement().operations["READ"].summary()
     assert "intended_histogram" not in unpaced.measurement().operations["READ"].to_dict()
+
+
+def test_a_schedule_running_late_is_recorded_at_the_histograms_resolution_without_changing_it():
+    """ok_paced keys response times by their HdrHistogram bucket (a wait that grows at every
+    step makes each value distinct): the histogram is the same as recording every value."""
+    from dbswarm.measure import Recorder
+    rec = Recorder()
+    exact = new_histogram()
+    rnd = random.Random(4)
+    rec.intended_ns = rec.base
+    for i in range(20_000):
+        t1 = rec.base + 1_000 * (i * 37 + rnd.randint(0, 5_000_000))  # late by up to ~5.7 s, growing
+        rec.ok_paced("READ", t1 - 100_000, t1)
+        exact.record_value((t1 - rec.intended_ns) // 1000)
+    got = rec.measurement().operations["READ"].intended
+    assert got.get_total_count() == exact.get_total_count() == 20_000
+    for p in (0, 10, 50, 90, 99, 99.9, 100):
+        assert got.get_value_at_percentile(p) == exact.get_value_at_percentile(p)
+    assert got.get_mean_value() == exact.get_mean_value()
