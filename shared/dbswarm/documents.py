@@ -60,7 +60,8 @@ class ShardPlan(_Doc):
     load_count: int
     operationcount: int = Field(description="operations / events of its threads (see the run's operation_total)")
     target: Optional[float] = Field(None, description="operations (events) per second of this shard; None: unthrottled")
-    seed: int
+    seed: int = Field(description="the shard's own seed (its client threads derive theirs from the run's seed and "
+                      "their global index, so a thread draws the same whatever the shard layout)")
     thread_ops: list[int] = Field(default_factory=list)
     thread_load: list[list[int]] = Field(default_factory=list, description="[start, count] per thread")
 
@@ -73,6 +74,8 @@ class RunPlan(_Doc):
     workload: dict[str, Any] = Field(description="the family's complete workload model")
     family: str
     workload_name: str
+    seed: int = Field(description="derived from the campaign seed and the run's index; thread t of the run "
+                      "draws from derive_seed(seed, phase, t, segment)")
     is_real_database: bool = True
     operation_total: int = Field(0, description="the run phase's count limit over all threads (0: none)")
     threads: int

@@ -90,7 +90,8 @@ def make_plan(campaign: Campaign, runs: list[Run], campaign_id: str, cpu_count: 
         out_runs.append(RunPlan(
             index=run.index, run_id=run.run_id, axes=run.axes, target=target,
             workload=run.workload.model_dump(mode="json"), family=run.workload.family,
-            workload_name=run.workload.name, is_real_database=engine.is_real_database,
+            workload_name=run.workload.name, seed=derive_seed(campaign.seed, run.index),
+            is_real_database=engine.is_real_database,
             operation_total=families.get(run.workload.family).limits(run.workload).count,
             threads=run.workload.threads, shard_count=len(shards),
             map_mode="DISTRIBUTED" if len(shards) > INLINE_MAP_LIMIT else "INLINE", shards=shards))

@@ -239,9 +239,13 @@ class ShardPhase:
                 rec.error("CONNECT", cls.kind, cls.name)
                 if not m.reconnect():
                     return
-            seed = derive_seed(self.shard.seed, self.phase, st.index, self.segment)
-            ctx = ThreadContext(m=m, rng=random.Random(seed), thread=self.shard.thread_offset + st.index,
-                                threads=self.run.threads, saved=st.state)
+            # a thread's draws depend on the run's seed and its global index, not on its shard:
+            # the same seed gives the same operations with 1, 2 or 8 shards (another machine's
+            # default shard count)
+            thread = self.shard.thread_offset + st.index
+            seed = derive_seed(self.run.seed, self.phase, thread, self.segment)
+            ctx = ThreadContext(m=m, rng=random.Random(seed), thread=thread, threads=self.run.threads,
+                                saved=st.state)
             if self.phase == "load":
                 start, count = self.shard.thread_load[st.index]
                 self._drive(st, self.family.load_client(self.w, ctx, start, count), None, None)

@@ -166,3 +166,22 @@ def test_reads_of_missing_keys_are_counted_not_found(tmp_path):
     assert ops["READ"]["count"] > 100 and ops["READ"]["not_found"] == ops["READ"]["count"]
     assert ops["UPDATE"]["not_found"] == ops["UPDATE"]["count"]
     assert ops["READ"]["count"] + ops["UPDATE"]["count"] == 400
+
+
+@pytest.mark.parametrize("workload", [
+    {"preset": "S3", "recordcount": 1000, "operationcount": 6000, "threads": 4},
+    {"preset": "e", "recordcount": 1000, "operationcount": 3000, "threads": 5}])
+def test_same_seed_same_operations_whatever_the_shard_layout(tmp_path, workload):
+    """Reproducible on another machine: its default shard count differs, the operations must not."""
+    counts = []
+    for shards in (1, 2, 4):
+        out = service.run_steps({"name": "repro", "seed": 11, "target": {"engine": "noop"}, "workload": workload,
+                                 "fanout": {"shards": shards}, "phases": ["run"]},
+                                str(tmp_path / str(shards)),
+                                lambda ev, n: [service.run_shard(dict(ev, shard=i)) for i in range(n)], lead_seconds=0)
+        result = open_store(out["store"]).get_json(out["result_key"])
+        phase = result["runs"][0]["phases"]["run"]
+        assert result["runs"][0]["shard_count"] == shards
+        counts.append(({op: s["count"] for op, s in phase["operations"].items()}, phase["counters"]))
+    assert counts[0] == counts[1] == counts[2], counts
+    assert len(counts[0][0]) == {"S3": 3, "e": 2}[workload["preset"]]  # every operation type was drawn
