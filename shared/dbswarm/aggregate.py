@@ -38,7 +38,7 @@ def _merged(stats: dict[str, OperationStats], names) -> Optional[OperationStats]
 
 
 def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
-                shard_docs, failures: dict[int, str]) -> dict:
+                shard_docs, failures: dict[int, str], max_error_rate: float = 0.01) -> dict:
     """One run's phase from its shard documents (``shard_docs.get(i)``: a ShardResult, or
     None when shard i wrote nothing)."""
     expected = shard_count
@@ -105,6 +105,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
     })
     read = _merged(measurement.operations, READ_OPS)
     write = _merged(measurement.operations, WRITE_OPS)
+    _judge_errors(out, measurement, phase, max_error_rate)
     out["read_latency"] = read.summary() if read else None
     out["write_latency"] = write.summary() if write else None
     fam = families.get(family)
@@ -126,6 +127,29 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
     return out
 
 
+def _judge_errors(out: dict, measurement: Measurement, phase: str, max_error_rate: float) -> None:
+    """A phase whose calls failed more often than ``max_error_rate`` measured something else
+    than the workload (a missing table, keys that already exist, a server that answered only
+    errors): it is complete_with_errors, and says which operations and why. A load's duplicate
+    keys are not counted: a resumed load meets the rows it wrote before."""
+    failed: dict[str, dict[str, int]] = {}
+    for key, n in measurement.errors.items():
+        op, kind, name = key.split(":", 2)
+        if phase == "load" and kind == "duplicate":
+            continue
+        failed.setdefault(op, {})[f"{kind}: {name}"] = n
+    calls = sum(s.histogram.get_total_count() for s in measurement.operations.values())
+    errors = sum(sum(v.values()) for v in failed.values())
+    rate = errors / (calls + errors) if calls + errors else 0.0
+    out["error_rate"] = round(rate, 6)
+    if rate > max_error_rate and out["status"] == "complete":
+        out["status"] = "complete_with_errors"
+        out["error_problems"] = [
+            f"{op}: {sum(kinds.values()):,} of {measurement.operations[op].histogram.get_total_count() + sum(kinds.values()):,} "
+            f"calls failed ({', '.join(f'{k} ×{n:,}' for k, n in sorted(kinds.items(), key=lambda x: -x[1]))})"
+            for op, kinds in sorted(failed.items()) if op in measurement.operations]
+
+
 def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None) -> dict:
     """Read every shard's file from the store and build result.json's content."""
     cid = plan.campaign_id
@@ -144,13 +168,19 @@ def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None) -> di
                 # the phase never started (an earlier phase or run stopped the campaign)
                 phases[phase] = {"phase": phase, "status": "not run"}
                 continue
-            merged = merge_phase(run.family, run.workload, run.shard_count, phase, docs, failures)
+            merged = merge_phase(run.family, run.workload, run.shard_count, phase, docs, failures,
+                                 plan.max_error_rate)
             phases[phase] = merged
             for m in merged["shards"]["missing"]:
                 missing_all.append({"run_id": run.run_id, "phase": phase, **m})
         runs_out.append(_run_result(run, phases))
     statuses = [p.get("status") for r in runs_out for p in r["phases"].values()]
-    status = "complete" if all(s == "complete" for s in statuses) else "partial"
+    if all(s == "complete" for s in statuses):
+        status = "complete"
+    elif all(s in ("complete", "complete_with_errors") for s in statuses):
+        status = "complete_with_errors"
+    else:
+        status = "partial"
     result = {"schema_version": RESULT_SCHEMA_VERSION, "kind": "dbswarm-result", "campaign_id": cid,
               "name": plan.name, "seed": plan.seed, "created_at": time.time(), "status": status,
               "campaign": redacted_campaign, "runs": runs_out, "missing_shards": missing_all}

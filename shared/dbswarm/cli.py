@@ -28,6 +28,10 @@ def cmd_run(args):
         _print_summary(store.get_text(store.key(cid, "summary.md")))
         print(f"\nresult: {store.location(store.key(cid, 'result.json'))}")
         print(f"report: {store.location(store.key(cid, 'report.html'))}")
+    if out["status"] == "complete_with_errors":
+        print(f"campaign finished with status {out['status']}: a phase's calls failed more often than "
+              "results.max_error_rate (summary.md names them)", file=sys.stderr)
+        return 5
     if out["status"] != "complete":
         print(f"campaign finished with status {out['status']}", file=sys.stderr)
         return 3

@@ -96,6 +96,7 @@ class Plan(_Doc):
     seed: int
     phases: list[str]
     runs: list[RunPlan]
+    max_error_rate: float = Field(0.01, description="results.max_error_rate of the campaign")
     _check_version = _version(PLAN_SCHEMA_VERSION)
 
     def run(self, run_id: str) -> RunPlan:
@@ -193,7 +194,11 @@ class PhaseShards(_Open):
 
 class PhaseResult(_Open):
     phase: str
-    status: Literal["complete", "partial", "missing", "not run"]
+    status: Literal["complete", "complete_with_errors", "partial", "missing", "not run"]
+    error_rate: Optional[float] = Field(None, description="failed calls / all calls (a load's duplicate keys, "
+                                        "expected when a load resumes, not counted)")
+    error_problems: Optional[list[str]] = Field(None, description="why the phase is complete_with_errors: the "
+                                                "operations and error classes above the threshold")
     shards: Optional[PhaseShards] = None
     binding_settings: Optional[dict[str, Any]] = None
     started_at: Optional[float] = None
@@ -238,7 +243,7 @@ class CampaignResult(_Open):
     name: str
     seed: int
     created_at: float
-    status: str = Field(description="complete | partial (| failed, set by the runner)")
+    status: str = Field(description="complete | complete_with_errors | partial (| failed, set by the runner)")
     campaign: Optional[dict[str, Any]] = Field(None, description="the campaign as submitted, secrets redacted")
     runs: list[RunResult]
     missing_shards: list[dict[str, Any]]

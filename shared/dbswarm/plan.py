@@ -96,7 +96,7 @@ def make_plan(campaign: Campaign, runs: list[Run], campaign_id: str, cpu_count: 
             threads=run.workload.threads, shard_count=len(shards),
             map_mode="DISTRIBUTED" if len(shards) > INLINE_MAP_LIMIT else "INLINE", shards=shards))
     return Plan(campaign_id=campaign_id, name=campaign.name, seed=campaign.seed, phases=list(campaign.phases),
-                runs=out_runs)
+                runs=out_runs, max_error_rate=campaign.results.max_error_rate)
 
 
 def check_shard_limit(shard_counts: dict[str, int], limit: int) -> None:

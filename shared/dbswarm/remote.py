@@ -210,7 +210,8 @@ def _print_status(doc, args):
             print(f"error: {doc['error'].get('error')}: {(doc['error'].get('cause') or '')[:300]}")
     status = doc["status"]
     if status in ("RUNNING", "SUCCEEDED"):
-        return 0 if (doc.get("result") or {}).get("status") in (None, "complete") else 3
+        result_status = (doc.get("result") or {}).get("status")
+        return 0 if result_status in (None, "complete") else 5 if result_status == "complete_with_errors" else 3
     return 4 if (doc.get("result") or {}).get("verdict") == "regressed" else 3
 
 

@@ -73,6 +73,14 @@ def summary_markdown(result) -> str:
              f"Status: **{result['status']}**. Seed {result['seed']}."]
     if any(not r["target"]["is_real_database"] for r in result["runs"]):
         lines.append("\n> Runs on the **noop** binding measure the load generator only, not a database.")
+    failing = [(r["run_id"], name, p) for r in result["runs"] for name, p in r["phases"].items()
+               if p.get("status") == "complete_with_errors"]
+    if failing:
+        lines.append("\n**Errors above the threshold** (`results.max_error_rate`): these phases measured failures, "
+                     "not the workload:\n")
+        for run_id, name, p in failing:
+            for problem in p.get("error_problems") or []:
+                lines.append(f"- run {run_id}, {name} phase ({p['error_rate']:.1%} of calls failed): {problem}")
     if result["missing_shards"]:
         lines.append("\n**Missing shards** (their data is absent; every other shard's data is kept):\n")
         for m in result["missing_shards"]:

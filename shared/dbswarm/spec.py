@@ -122,6 +122,9 @@ class Results(_Strict):
     thresholds: dict[str, float] = Field(default_factory=dict,
                                          description="metric -> allowed fractional regression")
     keep_data: bool = Field(True, description="sqlite: keep the database file after the campaign")
+    max_error_rate: float = Field(0.01, ge=0, le=1, description="a phase whose failed calls exceed this fraction "
+                                  "of its calls ends complete_with_errors (and dbswarm run exits 5): it measured "
+                                  "something else than the workload")
 
 
 class Campaign(_Strict):

@@ -140,3 +140,27 @@ def test_noop_results_are_labelled_and_hold_no_secret(tmp_path, monkeypatch):
             assert b"s3cr3t-value-xyz" not in path.read_bytes(), path
     assert "noop" in (folder / "summary.md").read_text()
     assert _result(out)["runs"][0]["target"]["is_real_database"] is False
+
+
+def test_a_run_that_measured_only_errors_is_not_complete(tmp_path):
+    """The run phase inserts keys the load already wrote (insertcount beyond recordcount): every
+    INSERT is a duplicate key. That measured failures, not the workload: status
+    complete_with_errors, exit 5, and summary.md says which operation and why."""
+    spec = tmp_path / "dup.yaml"
+    spec.write_text("name: dup\nseed: 1\nworkload: {preset: S1, recordcount: 1000, insertcount: 2000, "
+                    "operationcount: 400, threads: 2}\nfanout: {shards: 1}\nphases: [prepare, load, run]\n")
+    proc = subprocess.run([sys.executable, "-m", "dbswarm.cli", "run", str(spec), "--results", str(tmp_path / "r"),
+                           "--quiet"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    assert "complete_with_errors" in proc.stderr and "max_error_rate" in proc.stderr
+    folder = next((tmp_path / "r").iterdir())
+    result = json.loads((folder / "result.json").read_text())
+    assert result["status"] == "complete_with_errors"
+    load, run = result["runs"][0]["phases"]["load"], result["runs"][0]["phases"]["run"]
+    assert load["status"] == "complete" and load["error_rate"] == 0  # 2,000 keys written
+    assert run["status"] == "complete_with_errors" and run["error_rate"] == 1.0
+    assert run["errors"] == {"INSERT:duplicate:duplicate_key": 400}
+    assert run["error_problems"] == ["INSERT: 400 of 400 calls failed (duplicate: duplicate_key ×400)"]
+    summary = (folder / "summary.md").read_text()
+    head = summary.split("###")[0]
+    assert "**Errors above the threshold**" in head and "INSERT: 400 of 400 calls failed" in head

@@ -90,3 +90,21 @@ def test_abandoned_client_threads_are_counted_and_listed():
     md = summary_markdown(result)
     assert "**Client threads abandoned**" in md and "- run 000-S2, run phase: 3 (shard 1: 3)" in md
     json.dumps(phase)
+
+
+def test_error_threshold_decides_complete_with_errors():
+    run = {"shard_count": 1, "family": "ycsb", "workload": {"family": "ycsb", "warmuptime": 0}}
+
+    def with_errors(n, key="READ:fatal:UndefinedTable"):
+        doc = _shard_doc({"READ": (99, 50)}, 10)
+        doc["measurement"]["errors"] = {key: n}
+        return {0: doc}
+    ok = merge_phase(run, "run", with_errors(1), {})        # 1 of 100 calls: at the 1 % threshold
+    assert ok["status"] == "complete" and ok["error_rate"] == 0.01 and "error_problems" not in ok
+    bad = merge_phase(run, "run", with_errors(2), {})       # 2 of 101
+    assert bad["status"] == "complete_with_errors"
+    assert bad["error_problems"] == ["READ: 2 of 101 calls failed (fatal: UndefinedTable ×2)"]
+    resumed_load = merge_phase(run, "load", with_errors(50, "READ:duplicate:duplicate_key"), {})
+    assert resumed_load["status"] == "complete" and resumed_load["error_rate"] == 0
+    strict = merge_run_phase("ycsb", run["workload"], 1, "run", with_errors(1), {}, max_error_rate=0.0)
+    assert strict["status"] == "complete_with_errors"
