@@ -76,7 +76,9 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
     w = workload
     span_start, span_end = min(starts), max(ends)
     duration = max(span_end - span_start, 1e-9)
-    total = measurement.total_ops
+    measured = measurement.total_ops  # after the warm-up: what the percentiles are of
+    warm_ops = measurement.warmup_ops
+    total = measured + warm_ops
     tl = measurement.timeline
     warm = float(w.get("warmuptime") or 0) if phase == "run" else 0.0
     ws, we = math.ceil(max(starts) + warm), math.floor(min(ends))
@@ -101,8 +103,13 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
         "start_skew_s": {"max": round(max(skews.values()), 4) if skews else None,
                          "per_shard": skews},
         "abandoned_threads": {"count": sum(abandoned.values()), "per_shard": abandoned},
-        "mix": {name: round(s.count / total, 6) for name, s in measurement.operations.items()} if total else {},
+        "mix": {name: round(s.count / measured, 6) for name, s in measurement.operations.items()} if measured else {},
     })
+    if measurement.warmup:
+        # warm-up operations: counted in operations_total and the timeline, out of the percentiles
+        out["warmup"] = {"seconds": warm, "operations_total": warm_ops,
+                         "operations": {name: s.summary() for name, s in sorted(measurement.warmup.items())}}
+        out["operations_after_warmup"] = measured
     read = _merged(measurement.operations, READ_OPS)
     write = _merged(measurement.operations, WRITE_OPS)
     _judge_errors(out, measurement, phase, max_error_rate)

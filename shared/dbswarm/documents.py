@@ -220,6 +220,9 @@ class PhaseResult(_Open):
     errors: Optional[dict[str, int]] = Field(None, description='"OP:kind:name" -> count')
     counters: Optional[dict[str, int]] = None
     mix: Optional[dict[str, float]] = None
+    warmup: Optional[dict[str, Any]] = Field(None, description="a run phase's warm-up (warmuptime): seconds, "
+                                             "operations_total and per-operation figures, kept out of 'operations'")
+    operations_after_warmup: Optional[int] = Field(None, description="operations_total minus the warm-up's")
     histograms: Optional[dict[str, str]] = Field(None, description="HdrHistogram, compressed base64, per operation")
     timeline: Optional[dict[str, Any]] = Field(None, description="per wall-clock second: ops per type, errors, latency sums")
 

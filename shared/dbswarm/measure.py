@@ -180,14 +180,18 @@ class Timeline:
 
 
 class Measurement:
-    """Everything one thread, shard, phase or run measured; merges exactly in any order."""
-    __slots__ = ("operations", "errors", "counters", "timeline")
+    """Everything one thread, shard, phase or run measured; merges exactly in any order.
+    ``warmup`` holds the operations of a run phase's warm-up (``warmuptime``), kept apart
+    from the measured ones so that they stay out of the reported percentiles; the timeline
+    has every second."""
+    __slots__ = ("operations", "errors", "counters", "timeline", "warmup")
 
     def __init__(self):
         self.operations: dict[str, OperationStats] = {}
         self.errors: dict[str, int] = {}     # "OP:kind:name" -> count
         self.counters: dict[str, int] = {}   # queries_read, reconnects, retries ...
         self.timeline = Timeline()
+        self.warmup: Optional[dict[str, OperationStats]] = None  # operation -> stats during the warm-up
 
     def op(self, name: str) -> OperationStats:
         s = self.operations.get(name)
@@ -203,6 +207,11 @@ class Measurement:
         for k, v in other.counters.items():
             self.counters[k] = self.counters.get(k, 0) + v
         self.timeline.merge(other.timeline)
+        if other.warmup:
+            if self.warmup is None:
+                self.warmup = {}
+            for name, stats in other.warmup.items():
+                self.warmup.setdefault(name, OperationStats()).merge(stats)
         return self
 
     @property
@@ -213,10 +222,17 @@ class Measurement:
     def total_errors(self) -> int:
         return sum(self.errors.values())
 
+    @property
+    def warmup_ops(self) -> int:
+        return sum(s.count for s in (self.warmup or {}).values())
+
     def to_dict(self) -> dict:
-        return {"operations": {k: v.to_dict() for k, v in sorted(self.operations.items())},
-                "errors": dict(sorted(self.errors.items())), "counters": dict(sorted(self.counters.items())),
-                "timeline": self.timeline.to_dict()}
+        out = {"operations": {k: v.to_dict() for k, v in sorted(self.operations.items())},
+               "errors": dict(sorted(self.errors.items())), "counters": dict(sorted(self.counters.items())),
+               "timeline": self.timeline.to_dict()}
+        if self.warmup:
+            out["warmup"] = {k: v.to_dict() for k, v in sorted(self.warmup.items())}
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> "Measurement":
@@ -225,6 +241,8 @@ class Measurement:
         m.errors = dict(d.get("errors", {}))
         m.counters = dict(d.get("counters", {}))
         m.timeline = Timeline.from_dict(d.get("timeline", {}))
+        if d.get("warmup"):
+            m.warmup = {k: OperationStats.from_dict(v) for k, v in d["warmup"].items()}
         return m
 
 
@@ -257,13 +275,25 @@ class Recorder:
         self._ops: dict[str, _OpRecorder] = {}
         self._errors = self.m.timeline.errors
         self.intended_ns = 0  # paced runs: the intended start (perf_counter_ns) of the current step
+        self.warm_until_ns = 0  # run phases with a warm-up: operations ending before it are the warm-up's
+        self._wops: dict[str, _OpRecorder] = {}
 
     def _op(self, op) -> _OpRecorder:
         r = self._ops[op] = _OpRecorder(self.m.op(op), self.m.timeline.ops.setdefault(op, []))
         return r
 
+    def _wop(self, op) -> _OpRecorder:
+        if self.m.warmup is None:
+            self.m.warmup = {}
+        stats = self.m.warmup.setdefault(op, OperationStats())
+        r = self._wops[op] = _OpRecorder(stats, self.m.timeline.ops.setdefault(op, []))
+        return r
+
     def ok(self, op: str, t0: int, t1: int, n: int = 1) -> None:
-        r = self._ops.get(op) or self._op(op)
+        if t1 < self.warm_until_ns:  # the warm-up: its own stats, the same timeline
+            r = self._wops.get(op) or self._wop(op)
+        else:
+            r = self._ops.get(op) or self._op(op)
         lat = (t1 - t0) // 1000
         d = r.lat
         d[lat] = d.get(lat, 0) + 1
@@ -278,7 +308,7 @@ class Recorder:
     def ok_paced(self, op: str, t0: int, t1: int, n: int = 1) -> None:
         """``ok`` for a paced run: also the response time from the step's intended start."""
         self.ok(op, t0, t1, n)
-        r = self._ops[op]
+        r = (self._wops if t1 < self.warm_until_ns else self._ops)[op]
         lat = (t1 - self.intended_ns) // 1000
         if lat >= 2048:
             # the histogram's own resolution (3 significant digits: 2048 sub-buckets): the value
@@ -309,7 +339,7 @@ class Recorder:
         r.lat, r.ilat = {}, {}
 
     def flush(self) -> None:
-        for r in self._ops.values():
+        for r in (*self._ops.values(), *self._wops.values()):
             self._roll(r, -1)
             self._flush_latencies(r)
 

@@ -96,6 +96,14 @@ def summary_markdown(result) -> str:
             lines.append(f"- run {run_id}, {name} phase: {a['count']} ({shards})")
     lines += ["", white_paper_tables(result)]
     lines += paced_latency_table(result)
+    warm = [(r["run_id"], name, p["warmup"]) for r in result["runs"] for name, p in r["phases"].items()
+            if p.get("warmup")]
+    if warm:
+        lines += ["", "### Warm-up (kept out of the latency percentiles above and of the steady window)", "",
+                  "| run | phase | warm-up s | operations | p99 µs by operation |", "|---|---|---|---|---|"]
+        for run_id, name, w in warm:
+            p99 = ", ".join(f"{op} {fmt(s.get('p99_us'))}" for op, s in w["operations"].items())
+            lines.append(f"| {run_id} | {name} | {w['seconds']:g} | {w['operations_total']:,} | {p99} |")
     lines += ["### Runs", "", "| run | phase | shards ok/expected | ops | errors | duration s | ops/s overall "
               "| ops/s steady (s) | mix | max start skew s |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["runs"]:

@@ -116,6 +116,9 @@ class ShardPhase:
                 time.sleep(delay)
             skew = time.time() - self.start_at
         began_wall, began_perf = time.time(), time.perf_counter()
+        # the run phase's warm-up ends warmuptime after the phase began (the first call's start)
+        warm = (self.w.warmuptime - self.cp.get("elapsed", 0.0)) if self.phase == "run" else 0.0
+        self._warm_until_ns = int((began_perf + warm) * 1e9) if warm > 0 else 0
         cap = self._time_cap()
         stop_perf = float("inf")
         self._cap_limited = False
@@ -226,6 +229,7 @@ class ShardPhase:
     # -- threads ---------------------------------------------------------------------
     def _thread_main(self, st: ThreadState, rate: Optional[float]):
         rec = Recorder()
+        rec.warm_until_ns = self._warm_until_ns  # warm-up operations are kept apart (Measurement.warmup)
         with self._lock:
             self.recorders.append(rec)
         binding = make_binding(self.run, self.password)

@@ -147,3 +147,20 @@ def test_a_schedule_running_late_is_recorded_at_the_histograms_resolution_withou
     for p in (0, 10, 50, 90, 99, 99.9, 100):
         assert got.get_value_at_percentile(p) == exact.get_value_at_percentile(p)
     assert got.get_mean_value() == exact.get_mean_value()
+
+
+def test_warm_up_operations_are_kept_apart_from_the_measured_ones():
+    from dbswarm.measure import Measurement, Recorder
+    rec = Recorder()
+    rec.warm_until_ns = rec.base + 500_000_000          # the first half second is the warm-up
+    for i in range(1000):
+        t1 = rec.base + i * 1_000_000                    # one operation per ms over 1 s
+        slow = t1 < rec.warm_until_ns                    # cold caches: 10 ms, then 100 µs
+        rec.ok("READ", t1 - (10_000_000 if slow else 100_000), t1)
+    m = Measurement.from_dict(rec.measurement().to_dict())
+    merged = Measurement().merge(m).merge(m)             # merges exactly, warm-up included
+    read, warm = merged.operations["READ"], merged.warmup["READ"]
+    assert read.count == 1000 and warm.count == 1000 and merged.total_ops + merged.warmup_ops == 2000
+    assert read.summary()["p99_us"] == 100 and read.summary()["max_us"] == 100   # the warm-up is out
+    assert warm.summary()["p50_us"] >= 9_990
+    assert sum(merged.timeline.ops["READ"]) == 2000                               # the timeline has all

@@ -185,3 +185,23 @@ def test_same_seed_same_operations_whatever_the_shard_layout(tmp_path, workload)
         counts.append(({op: s["count"] for op, s in phase["operations"].items()}, phase["counters"]))
     assert counts[0] == counts[1] == counts[2], counts
     assert len(counts[0][0]) == {"S3": 3, "e": 2}[workload["preset"]]  # every operation type was drawn
+
+
+def test_warm_up_samples_are_out_of_the_percentiles_and_in_their_own_section(tmp_path):
+    out = service.run_steps({"name": "warm", "target": {"engine": "noop"},
+                             "workload": {"preset": "c", "recordcount": 1000, "operationcount": 0,
+                                          "maxexecutiontime": 2.5, "warmuptime": 1, "target": 4000, "threads": 2},
+                             "fanout": {"shards": 2}, "phases": ["run"]},
+                            str(tmp_path), lambda ev, n: [service.run_shard(dict(ev, shard=i)) for i in range(n)],
+                            lead_seconds=0)
+    store = open_store(out["store"])
+    phase = store.get_json(out["result_key"])["runs"][0]["phases"]["run"]
+    warm = phase["warmup"]
+    # 4,000 ops/s: about 4,000 in the first second, about 6,000 after it
+    assert 3_000 < warm["operations_total"] < 4_500 and warm["seconds"] == 1
+    assert phase["operations_after_warmup"] == phase["operations"]["READ"]["count"] == phase["operations"]["READ"]["calls"]
+    assert phase["operations_total"] == warm["operations_total"] + phase["operations_after_warmup"]
+    assert 4_500 < phase["operations_after_warmup"] < 6_500
+    assert warm["operations"]["READ"]["intended"]["calls"] == warm["operations_total"]  # paced: both latencies
+    summary = store.get_text(store.key(out["campaign_id"], "summary.md"))
+    assert "### Warm-up (kept out of the latency percentiles" in summary
