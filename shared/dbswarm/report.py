@@ -73,6 +73,16 @@ def summary_markdown(result) -> str:
              f"Status: **{result['status']}**. Seed {result['seed']}."]
     if any(not r["target"]["is_real_database"] for r in result["runs"]):
         lines.append("\n> Runs on the **noop** binding measure the load generator only, not a database.")
+    servers = {}  # the server's version and durability settings, as it reported them
+    for r in result["runs"]:
+        for p in r["phases"].values():
+            settings = (p.get("binding_settings") or {}).get("server")
+            if settings:
+                servers.setdefault(r["target"]["label"], settings)
+    if servers:
+        lines.append("")
+        for label, settings in servers.items():
+            lines.append(f"- **{label}**: " + ", ".join(f"{k} `{v}`" for k, v in settings.items()))
     failing = [(r["run_id"], name, p) for r in result["runs"] for name, p in r["phases"].items()
                if p.get("status") == "complete_with_errors"]
     if failing:

@@ -170,6 +170,8 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
         measurement = outcome.measurement
     else:
         measurement = Measurement.from_dict(doc.measurement).merge(outcome.measurement)
+    if outcome.server_settings:
+        doc.binding.settings = {**doc.binding.settings, "server": outcome.server_settings}
     doc.segments.append(outcome.info)
     doc.ended_at = outcome.info["ended_at"]
     doc.status = outcome.status

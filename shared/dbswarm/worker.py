@@ -79,6 +79,7 @@ class ShardOutcome:
     measurement: Measurement
     checkpoint: Optional[dict]
     info: dict = field(default_factory=dict)
+    server_settings: Optional[dict] = None  # the server's version and durability settings
 
 
 class ShardPhase:
@@ -100,6 +101,7 @@ class ShardPhase:
         saved = self.cp.get("threads") or [{} for _ in range(n)]
         self.states = [ThreadState(i, s.get("done", 0), dict(s.get("state") or {})) for i, s in enumerate(saved)]
         self.recorders: list[Recorder] = []
+        self.server_settings: Optional[dict] = None
         self._lock = threading.Lock()
 
     # -- limits ----------------------------------------------------------------------
@@ -191,7 +193,9 @@ class ShardPhase:
             info["start_skew_s"] = round(skew, 4)
         if abandoned:
             info["abandoned_threads"] = abandoned
-        return ShardOutcome(status, measurement, checkpoint, info)
+        outcome = ShardOutcome(status, measurement, checkpoint, info)
+        outcome.server_settings = self.server_settings
+        return outcome
 
     def _join(self, threads):
         """Wait for the client threads; one still blocked in a database call
@@ -262,10 +266,21 @@ class ShardPhase:
             st.finished = True
         finally:
             st.ended_at = time.time()
+            if st.index == 0 and not st.abandoned:
+                self._read_server_settings(binding)
             try:
                 binding.close()
             except Exception:
                 pass
+
+    def _read_server_settings(self, binding):
+        """The server's version and durability settings, read by the first client thread at its
+        end (not before its first operation: nothing may delay the start); a server that does
+        not let this user read them is a warning in the result, not a failure."""
+        try:
+            self.server_settings = binding.server_settings()
+        except Exception as exc:
+            self.server_settings = {"unavailable": f"{type(exc).__name__}: {str(exc)[:200]}"}
 
     def _paced(self, rate: Optional[float], rec: Optional[Recorder]):
         """YCSB ClientThread throttle: step n is due at start + n/rate. Each step's due time is

@@ -62,6 +62,12 @@ class Binding:
         """Settings recorded in the result (write concern, isolation ...): no secrets."""
         return {}
 
+    def server_settings(self) -> dict:
+        """What the server says about itself on this (open) connection and that a figure
+        depends on: its version and durability settings (the white papers state them beside
+        every figure). Read once per shard call; an engine without any returns {}."""
+        return {}
+
     # -- kv capability: records of string fields under a string key -------------------
     def create_table(self, table: str, fieldcount: int) -> None:
         """Drop and create the table/collection of ``fieldcount`` fields (prepare phase)."""

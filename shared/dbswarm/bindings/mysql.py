@@ -226,6 +226,17 @@ class MysqlBinding(SqlBinding):
             out["server_version"] = self._server_version
         return out
 
+    DURABILITY = ("innodb_flush_log_at_trx_commit", "sync_binlog", "log_bin", "innodb_doublewrite",
+                  "transaction_isolation", "tx_isolation", "version")
+
+    def server_settings(self):
+        rows = self.fetchall("SHOW GLOBAL VARIABLES WHERE Variable_name IN ("
+                             + ", ".join(["%s"] * len(self.DURABILITY)) + ")", self.DURABILITY)
+        out = {str(n): str(v) for n, v in rows}
+        if "version" in out:
+            out["server_version"] = out.pop("version")
+        return out
+
     def classify(self, exc):
         d = self._driver
         code = exc.args[0] if isinstance(exc, d.Error) and exc.args and isinstance(exc.args[0], int) else None

@@ -151,6 +151,14 @@ class PostgresBinding(SqlBinding):
             out["server_version"] = f"{v // 10000}.{v % 10000}"
         return out
 
+    DURABILITY = ("synchronous_commit", "fsync", "wal_sync_method", "full_page_writes", "wal_level",
+                  "default_transaction_isolation")
+
+    def server_settings(self):
+        rows = self.fetchall("SELECT name, setting FROM pg_settings WHERE name = ANY(%s) ORDER BY name",
+                             (list(self.DURABILITY),))
+        return {"server_version": self.fetchone("SHOW server_version")[0], **{n: v for n, v in rows}}
+
     def classify(self, exc):
         state = getattr(exc, "sqlstate", None)
         if state in _RETRYABLE:

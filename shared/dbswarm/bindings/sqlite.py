@@ -50,6 +50,12 @@ class SqliteBinding(SqlBinding):
         return {"journal_mode": self.conn.options.get("journal_mode", "WAL"),
                 "synchronous": self.conn.options.get("synchronous", "NORMAL")}
 
+    def server_settings(self):
+        return {"server_version": f"SQLite {sqlite3.sqlite_version}",
+                "journal_mode": self.db.execute("PRAGMA journal_mode").fetchone()[0],
+                "synchronous": {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(
+                    self.db.execute("PRAGMA synchronous").fetchone()[0])}
+
     def classify(self, exc):
         msg = str(exc).lower()
         if isinstance(exc, sqlite3.IntegrityError) and "unique" in msg:
