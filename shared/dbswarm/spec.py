@@ -16,7 +16,7 @@ from typing import Any, Literal, Optional
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from . import bindings, families
 from .errors import CampaignError, FamilyError
@@ -75,10 +75,22 @@ class Target(_Strict):
 
     @field_validator("url")
     @classmethod
-    def _no_password_in_url(cls, v):
+    def _url(cls, v, info: ValidationInfo):
         if v and "://" in v and urlsplit(v).password is not None:
             raise ValueError("the URL contains a password; remove it and set target.password: "
                              "{secret: NAME} | {env: VAR} | {file: PATH}")
+        name = info.data.get("engine")
+        if name is None:  # the engine was refused: that is the error to report
+            return v
+        engine = bindings.engine(name)
+        if not v and engine.needs_url:
+            raise ValueError(f"required for engine {engine.name}, e.g. {engine.url_example}")
+        if v and engine.url_schemes:
+            scheme = urlsplit(v).scheme if "://" in v else None
+            if scheme not in engine.url_schemes and not (scheme is None and engine.name == "postgresql" and "=" in v):
+                raise ValueError(f"{v.split('://')[0] + '://' if scheme else repr(v)} is not a {engine.name} URL; "
+                                 f"expected {' or '.join(s + '://' for s in engine.url_schemes)}, e.g. "
+                                 f"{engine.url_example}")
         return v
 
     @field_validator("options")
@@ -116,6 +128,14 @@ class Thresholds(_Strict):
 
 class Results(_Strict):
     location: str = Field("./results", description="local folder or s3://bucket/prefix")
+
+    @field_validator("location")
+    @classmethod
+    def _location(cls, v):
+        scheme = v.split("://", 1)[0] if "://" in v else None
+        if scheme not in (None, "s3", "file") or (scheme == "s3" and not v[len("s3://"):].split("/")[0]):
+            raise ValueError(f"unsupported location {v!r}: a folder or s3://bucket/prefix")
+        return v
     baseline: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9_.-]+$",
                                     description="compare with baselines/<name>.json")
     save_baseline: bool = Field(False, description="store this result as the named baseline")

@@ -38,10 +38,15 @@ BAD_SPECS = [
     ({"workload": {"family": "sysbench", "range_size": 500, "table_size": 100}}, "workload: range_size (500) exceeds"),
     ({"workload": {"family": "tpch"}}, "workload.family: unknown family 'tpch'"),
     ({"results": {"location": "x", "bogus": 1}}, "results.bogus: unknown key"),
-    ({"target": {"engine": "mongodb"}, "workload": {"family": "sysbench"}},
+    ({"target": {"engine": "mongodb", "url": "mongodb://h/ycsb"}, "workload": {"family": "sysbench"}},
      "target.engine: sysbench workloads need a SQL engine"),
     ({"seed": -3}, "seed: Input should be greater than or equal to 0"),
     ({"name": "bad name!"}, "name: String should match pattern"),
+    ({"results": "ftp://x"}, "results.location: unsupported location 'ftp://x'"),
+    ({"results": {"location": "s3://"}}, "results.location: unsupported location 's3://'"),
+    ({"target": {"engine": "postgresql"}}, "target.url: required for engine postgresql, e.g. postgresql://"),
+    ({"target": {"engine": "mariadb", "url": "postgresql://h/db"}}, "target.url: postgresql:// is not a mysql URL"),
+    ({"matrix": {"target": ["sqlite", "mongo"]}}, "matrix.target[1].url: required for engine mongodb"),
 ]
 
 

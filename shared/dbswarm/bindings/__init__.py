@@ -40,6 +40,8 @@ class Engine:
     needs_url: bool = True      # a networked engine: target.url is required
     embedded: bool = False      # a database file: default target.url is a file under the campaign's folder
     description: str = ""
+    url_schemes: tuple[str, ...] = ()  # a URL's accepted schemes (checked at validation); () = any
+    url_example: str = ""
 
 
 _ENGINES: dict[str, Engine] = {}
@@ -48,7 +50,7 @@ _REGISTRY: dict[str, type[Binding]] = {}
 
 
 def declare(name: str, module: str, *, aliases=(), capabilities=(), is_real_database=True, needs_url=True,
-            embedded=False, description="") -> Engine:
+            embedded=False, description="", url_schemes=(), url_example="") -> Engine:
     """Make an engine known (name, aliases, capabilities) before its module is imported."""
     for n in (name, *aliases):
         if n in _ENGINES or n in _ALIASES:
@@ -57,7 +59,7 @@ def declare(name: str, module: str, *, aliases=(), capabilities=(), is_real_data
     if unknown:
         raise BindingError(f"engine {name!r}: unknown capabilities {unknown}; known: {', '.join(CAPABILITIES)}")
     e = _ENGINES[name] = Engine(name, module, tuple(aliases), tuple(capabilities), is_real_database, needs_url,
-                                embedded, description)
+                                embedded, description, tuple(url_schemes), url_example)
     for a in aliases:
         _ALIASES[a] = name
     return e
@@ -66,11 +68,15 @@ def declare(name: str, module: str, *, aliases=(), capabilities=(), is_real_data
 declare("sqlite", "dbswarm.bindings.sqlite", aliases=("sqlite3",), capabilities=(KV, SQL), needs_url=False,
         embedded=True, description="the embedded default (a file under the campaign's results folder)")
 declare("mongodb", "dbswarm.bindings.mongodb", aliases=("mongo",), capabilities=(KV,),
-        description="MongoDB and wire-compatible servers (pymongo)")
+        description="MongoDB and wire-compatible servers (pymongo)", url_schemes=("mongodb", "mongodb+srv"),
+        url_example="mongodb://USER@HOST:27017/ycsb?authSource=admin")
 declare("mysql", "dbswarm.bindings.mysql", aliases=("mariadb",), capabilities=(KV, SQL),
-        description="MySQL and MariaDB (PyMySQL or mysqlclient)")
+        description="MySQL and MariaDB (PyMySQL or mysqlclient)", url_schemes=("mysql", "mariadb", "mysql+pymysql"),
+        url_example="mysql://USER@HOST:3306/DATABASE")
+# PostgreSQL also takes libpq's keyword form (host=... dbname=...), which has no scheme
 declare("postgresql", "dbswarm.bindings.postgresql", aliases=("postgres", "pg", "pgsql"), capabilities=(KV, SQL),
-        description="PostgreSQL (psycopg 3)")
+        description="PostgreSQL (psycopg 3)", url_schemes=("postgresql", "postgres"),
+        url_example="postgresql://USER@HOST:5432/DATABASE")
 declare("noop", "dbswarm.bindings.noop", capabilities=(KV, SQL), is_real_database=False, needs_url=False,
         description="measures only the load generator")
 
