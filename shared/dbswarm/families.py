@@ -56,7 +56,7 @@ class RunLimits:
 class ThreadContext:
     """What a family's client gets for one client thread of one shard call."""
     m: Any                         # measure.Measured: the timing wrapper; m.binding is the connection
-    rng: random.Random             # seeded from the campaign seed, shard, phase, thread and segment
+    rng: random.Random             # seeded from the run's seed, the phase, the thread's global index and the segment
     thread: int                    # global index of the thread in the run (0 .. threads - 1)
     threads: int                   # client threads of the run, all shards
     quota: Optional[int] = None    # this thread's operations (None: no count limit)
@@ -121,14 +121,10 @@ class Family:
     model: ClassVar[type[WorkloadModel]]
     requires: ClassVar[str] = "kv"      # the binding capability it needs (bindings.CAPABILITIES)
     label_key: ClassVar[str] = ""       # the workload key that names a run in the matrix (preset, test)
-    title: ClassVar[str] = ""           # for humans: "YCSB", "sysbench OLTP"
 
     # -- the campaign --------------------------------------------------------------------
     def workload(self, data: dict) -> WorkloadModel:
         return self.model.model_validate(data)
-
-    def workload_name(self, data: dict) -> str:
-        return self.workload(data).name
 
     def presets_text(self) -> list[str]:
         """Lines of ``dbswarm presets`` for this family."""

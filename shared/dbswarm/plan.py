@@ -14,6 +14,7 @@ import os
 
 from . import bindings, families
 from .documents import Plan, RunPlan, ShardPlan
+from .errors import CampaignError
 from .spec import Campaign, Run
 
 INLINE_MAP_LIMIT = 40  # above this many shards the state machine uses a Distributed Map
@@ -106,5 +107,4 @@ def check_shard_limit(shard_counts: dict[str, int], limit: int) -> None:
     problems = [f"fanout: run {run_id} needs {n} shards, this deployment allows {limit} (parameter MaxShards)"
                 for run_id, n in shard_counts.items() if limit and n > limit]
     if problems:
-        from .errors import CampaignError
         raise CampaignError(problems)

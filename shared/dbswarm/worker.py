@@ -193,9 +193,7 @@ class ShardPhase:
             info["start_skew_s"] = round(skew, 4)
         if abandoned:
             info["abandoned_threads"] = abandoned
-        outcome = ShardOutcome(status, measurement, checkpoint, info)
-        outcome.server_settings = self.server_settings
-        return outcome
+        return ShardOutcome(status, measurement, checkpoint, info, self.server_settings)
 
     def _join(self, threads):
         """Wait for the client threads; one still blocked in a database call
@@ -289,11 +287,11 @@ class ShardPhase:
         (the client could not keep the schedule: the database stalled or the client is
         saturated)."""
         if not rate:
-            return None
+            return None, None
         interval = round(1e9 / rate)
         perf_ns = time.perf_counter_ns
         start = perf_ns()
-        state = [0, 0]  # steps scheduled, late starts
+        state = [0, 0]  # steps scheduled, late starts (this thread's)
 
         def wait():
             due = start + state[0] * interval
@@ -305,8 +303,7 @@ class ShardPhase:
                 state[1] += 1
             if rec is not None:
                 rec.intended_ns = due
-        wait.late = state  # read when the loop ends
-        return wait
+        return wait, state
 
     def _drive(self, st: ThreadState, client, quota: Optional[int], rate: Optional[float],
                rec: Optional[Recorder] = None):
@@ -314,7 +311,7 @@ class ShardPhase:
         the time cap (finished), the call's deadline (continue), a stop, or the client has
         nothing left (``Exhausted``: finished); paced at ``rate`` per second when given."""
         step = client.step
-        wait = self._paced(rate, rec)
+        wait, schedule = self._paced(rate, rec)
         perf = time.perf_counter
         stop_perf = self._stop_perf
         stopped = self.stop_event.is_set
@@ -338,8 +335,9 @@ class ShardPhase:
         finally:
             st.done = done
             if wait and rec is not None:
-                rec.count("late_starts", wait.late[1])
-                rec.count("paced_steps", wait.late[0])
+                steps, late = schedule
+                rec.count("late_starts", late)
+                rec.count("paced_steps", steps)
             st.state = client.state()
             if not st.finished and client.done():
                 st.finished = True

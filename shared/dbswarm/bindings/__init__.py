@@ -27,7 +27,6 @@ from .base import Binding, Connection
 KV = "kv"
 SQL = "sql"
 CAPABILITIES = {KV: "a key-value engine", SQL: "a SQL engine"}
-DIALECTS = ("sqlite", "mysql", "postgresql")
 
 
 @dataclass(frozen=True)
@@ -133,5 +132,5 @@ def aliases() -> dict[str, str]:
 
 
 __all__ = ["Binding", "Connection", "ErrorClass", "RETRYABLE", "CONNECTION", "DUPLICATE", "FATAL", "KV", "SQL",
-           "CAPABILITIES", "DIALECTS", "Engine", "declare", "register", "get", "engine", "canonical", "names",
+           "CAPABILITIES", "Engine", "declare", "register", "get", "engine", "canonical", "names",
            "aliases"]

@@ -104,6 +104,11 @@ SQL = {
 }
 
 
+# the per-operation statements: prepared on a session, one per table, at their first use
+PER_OPERATION = ("point_select", "simple_range", "sum_range", "order_range", "distinct_range", "index_update",
+                 "non_index_update", "delete", "insert")
+
+
 def sql_text(kind: str, dialect: str) -> str:
     s = SQL[kind]
     return s if isinstance(s, str) else s[dialect]
@@ -134,7 +139,7 @@ class SysbenchTables:
     def __init__(self, binding):
         self.b = binding
         self.dialect = binding.dialect
-        self._stmts = {k: _PerTable(self, k) for k in SQL}  # kind -> table -> statement, built on first use
+        self._stmts = {k: _PerTable(self, k) for k in PER_OPERATION}  # kind -> table -> statement
         self._loads: dict[tuple[int, int], str] = {}  # (table, rows) -> the load's INSERT
         self.point_selects = self._stmts["point_select"]  # table -> statement: the hottest lookup, direct
 
@@ -333,7 +338,6 @@ class Sysbench(Family):
     model = SysbenchWorkload
     requires = "sql"
     label_key = "test"
-    title = "sysbench OLTP"
 
     def presets_text(self):
         lines = ["sysbench tests (workload.test):"]

@@ -293,7 +293,6 @@ class Ycsb(Family):
     model = YcsbWorkload
     requires = "kv"
     label_key = "preset"
-    title = "YCSB"
 
     def presets_text(self):
         lines = ["YCSB presets (workload.preset; explicit *proportion keys override them):"]
