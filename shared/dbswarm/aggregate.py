@@ -126,7 +126,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
     else:
         out["latency_basis"] = ("service time from each call's start (closed loop, no target rate: a stall "
                                 "delays the following operations instead of showing in their latency)")
-    extra = fam.phase_summary(w, phase, measurement, duration)
+    extra = fam.phase_summary(w, phase, measurement, duration, window=None)
     if extra is not None:
         out[fam.name] = extra  # the family's own figures (e.g. TPS and QPS as its reference tool counts them)
     out["histograms"] = {k: v["histogram"] for k, v in measurement.to_dict()["operations"].items()}

@@ -161,9 +161,25 @@ class Family:
     def load_client(self, w, ctx: ThreadContext, start: int, count: int) -> Client:
         raise NotImplementedError
 
+    def window_snapshot(self, binding, w, phase: str) -> Optional[dict]:
+        """Figures read from the database itself at both edges of a phase's measured window:
+        an un-sharded step on one connection (``binding``, connected), before the phase's
+        shards start and again after they have all ended (TPC-C: ``sum(d_next_o_id)``, the
+        New-Order count HammerDB's NOPM is). Numbers only: the phase result has after - before
+        under ``server.family`` and hands it to ``phase_summary`` as ``window``. None: nothing."""
+        return None
+
+    def client_statements(self, w, phase: str, measurement) -> Optional[dict]:
+        """What the client sent, in the server counters' terms (``statements``,
+        ``transactions``), for the client/server cross-check; None: not comparable."""
+        return None
+
     # -- results -------------------------------------------------------------------------
-    def phase_summary(self, w: dict, phase: str, measurement, duration: float) -> Optional[dict]:
-        """Added to a merged phase result under the family's name (None: nothing)."""
+    def phase_summary(self, w: dict, phase: str, measurement, duration: float,
+                      window: Optional[dict] = None) -> Optional[dict]:
+        """Added to a merged phase result under the family's name (None: nothing).
+        ``window``: {"seconds": the window's length, "family": window_snapshot's deltas,
+        "server": the server counters' deltas} when both edges were read, else None."""
         return None
 
     def report_tables(self, runs: list[dict]) -> str:

@@ -71,7 +71,7 @@ TOY_FAMILY = textwrap.dedent('''
                 return hi, len(rows), insert_batch, (w.table, rows)
             return BatchLoader(ctx, start, count, batch)
 
-        def phase_summary(self, w, phase, measurement, duration):
+        def phase_summary(self, w, phase, measurement, duration, window=None):
             if phase == "run":
                 scans = measurement.operations.get("SCAN")
                 return {"scans": scans.count if scans else 0}

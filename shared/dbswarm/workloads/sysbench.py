@@ -377,7 +377,7 @@ class Sysbench(Family):
             return hi, len(rows), st.load, (table + 1, rows)
         return BatchLoader(ctx, start, count, batch)
 
-    def phase_summary(self, w, phase, measurement, duration):
+    def phase_summary(self, w, phase, measurement, duration, window=None):
         if phase != "run":
             return None
         c = measurement.counters
