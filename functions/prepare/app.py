@@ -1,9 +1,12 @@
 """Prepare: the un-sharded steps of a run (create the schema before the load, indexes
-after it, drop at cleanup) and, with {"action": "arm"}, the start instant of a phase."""
+after it, drop at cleanup); with {"action": "arm"}, the start instant of a phase (and its
+measured window's start edge); with {"action": "window"}, the window's end edge."""
 from dbswarm import service
 
 
 def handler(event, context):
     if event.get("action") == "arm":
         return service.arm(event)
+    if event.get("action") == "window":
+        return service.window(event)
     return service.prepare_run(event)

@@ -37,10 +37,37 @@ def _merged(stats: dict[str, OperationStats], names) -> Optional[OperationStats]
     return out
 
 
+def window_deltas(start: Optional[dict], end: Optional[dict]) -> Optional[dict]:
+    """The measured window from its two edge documents (``worker.read_window_edge``):
+    after - before of every counter both edges have; None unless both were read."""
+    if not start or not end:
+        return None
+    out: dict = {"seconds": round(end["at"] - start["at"], 3),
+                 "warnings": list(start.get("warnings", [])) + list(end.get("warnings", []))}
+    for key in ("server", "family"):
+        a, b = start.get(key), end.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out[key] = {k: b[k] - a[k] for k in sorted(b)
+                        if k in a and isinstance(a[k], (int, float)) and isinstance(b[k], (int, float))}
+    return out
+
+
+def cross_check(client: Optional[dict], server: Optional[dict]) -> dict:
+    """Client-counted against server-counted, for each figure both sides have."""
+    out = {}
+    for k, n in (client or {}).items():
+        if server and k in server:
+            out[k] = {"client": n, "server": server[k],
+                      "ratio": round(n / server[k], 4) if server[k] else None}
+    return out
+
+
 def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
-                shard_docs, failures: dict[int, str], max_error_rate: float = 0.01) -> dict:
+                shard_docs, failures: dict[int, str], max_error_rate: float = 0.01,
+                window: Optional[dict] = None) -> dict:
     """One run's phase from its shard documents (``shard_docs.get(i)``: a ShardResult, or
-    None when shard i wrote nothing)."""
+    None when shard i wrote nothing); ``window``: ``window_deltas`` of the phase's measured
+    window (the server's own counters), when both edges were read."""
     expected = shard_count
     measurement = Measurement()
     starts, ends, skews, complete, partial, missing = [], [], {}, [], [], []
@@ -126,7 +153,18 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
     else:
         out["latency_basis"] = ("service time from each call's start (closed loop, no target rate: a stall "
                                 "delays the following operations instead of showing in their latency)")
-    extra = fam.phase_summary(w, phase, measurement, duration, window=None)
+    if window is not None:
+        client = fam.client_statements(fam.workload(w), phase, measurement)
+        checks = cross_check(client, window.get("server"))
+        out["server"] = {
+            "window_s": window["seconds"], "counters": window.get("server"), "family": window.get("family"),
+            "client": client, "cross_check": checks, "warnings": window["warnings"],
+            "note": "deltas of the server's own counters between the window's edges, read on one connection "
+                    "before the shards started and after they all ended; server-wide counters (MariaDB "
+                    "status, MongoDB serverStatus) include every other client of the server"}
+        if window.get("server") is None and not window["warnings"]:
+            out["server"]["note"] = "this engine keeps no server-side counters"
+    extra = fam.phase_summary(w, phase, measurement, duration, window=window)
     if extra is not None:
         out[fam.name] = extra  # the family's own figures (e.g. TPS and QPS as its reference tool counts them)
     out["histograms"] = {k: v["histogram"] for k, v in measurement.to_dict()["operations"].items()}
@@ -175,8 +213,14 @@ def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None) -> di
                 # the phase never started (an earlier phase or run stopped the campaign)
                 phases[phase] = {"phase": phase, "status": "not run"}
                 continue
+            edges = []
+            for edge in ("start", "end"):
+                try:
+                    edges.append(store.get_json(store.key(cid, "runs", run.run_id, phase, f"window-{edge}.json")))
+                except KeyError:
+                    edges.append(None)
             merged = merge_phase(run.family, run.workload, run.shard_count, phase, docs, failures,
-                                 plan.max_error_rate)
+                                 plan.max_error_rate, window=window_deltas(*edges))
             phases[phase] = merged
             for m in merged["shards"]["missing"]:
                 missing_all.append({"run_id": run.run_id, "phase": phase, **m})

@@ -223,6 +223,11 @@ class PhaseResult(_Open):
     warmup: Optional[dict[str, Any]] = Field(None, description="a run phase's warm-up (warmuptime): seconds, "
                                              "operations_total and per-operation figures, kept out of 'operations'")
     operations_after_warmup: Optional[int] = Field(None, description="operations_total minus the warm-up's")
+    server: Optional[dict[str, Any]] = Field(
+        None, description="the server's own counters over the phase's measured window (read before the shards "
+        "started and after they all ended): window_s, counters (after - before), family (the family's figures "
+        "from the database, e.g. TPC-C New-Orders), client (the same figures as the client counted them), "
+        "cross_check {figure: {client, server, ratio}}, warnings (what could not be read)")
     histograms: Optional[dict[str, str]] = Field(None, description="HdrHistogram, compressed base64, per operation")
     timeline: Optional[dict[str, Any]] = Field(None, description="per wall-clock second: ops per type, errors, latency sums")
 

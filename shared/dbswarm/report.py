@@ -106,6 +106,7 @@ def summary_markdown(result) -> str:
             lines.append(f"- run {run_id}, {name} phase: {a['count']} ({shards})")
     lines += ["", white_paper_tables(result)]
     lines += paced_latency_table(result)
+    lines += server_counters_table(result)
     warm = [(r["run_id"], name, p["warmup"]) for r in result["runs"] for name, p in r["phases"].items()
             if p.get("warmup")]
     if warm:
@@ -135,6 +136,33 @@ def summary_markdown(result) -> str:
             lines.append(f"| {d['run_id']} | {d['metric']} | {d['baseline']} | {d['value']} | "
                          f"{d['change']:+.1%} | {d['threshold']:.0%} | {'yes' if d['regressed'] else ''} |")
     return "\n".join(lines) + "\n"
+
+
+def server_counters_table(result) -> list[str]:
+    """What the client counted against what the server counted over the same window (the
+    server's own counters: MariaDB status, pg_stat_database / pg_stat_statements, MongoDB
+    serverStatus), and what could not be read."""
+    rows, warnings = [], []
+    for r in result["runs"]:
+        for name, p in r["phases"].items():
+            srv = p.get("server")
+            if not srv:
+                continue
+            for figure, c in (srv.get("cross_check") or {}).items():
+                ratio = f"{c['ratio']:.4f}" if c.get("ratio") is not None else "–"
+                rows.append(f"| {r['run_id']} | {name} | {figure} | {c['client']:,} | {c['server']:,} | {ratio} "
+                            f"| {srv['window_s']:g} |")
+            warnings += [f"- run {r['run_id']}, {name} phase: {w}" for w in srv.get("warnings") or []]
+    if not rows and not warnings:
+        return []
+    out = ["", "### Client-counted against server-counted (the server's own counters over the phase)", ""]
+    if rows:
+        out += ["| run | phase | figure | client | server | client/server | window s |",
+                "|---|---|---|---|---|---|---|", *rows, "",
+                "Server-wide counters include every other client of the server during the window.", ""]
+    if warnings:
+        out += ["", *warnings]
+    return out
 
 
 def paced_latency_table(result) -> list[str]:

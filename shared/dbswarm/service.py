@@ -35,7 +35,7 @@ from .plan import check_shard_limit, make_plan
 from .report import write_reports
 from .spec import load_campaign, redacted_campaign
 from .store import LocalStore, open_store
-from .worker import ShardPhase, make_binding, prepare_target
+from .worker import ShardPhase, make_binding, prepare_target, read_window_edge
 
 DEFAULT_LEAD_SECONDS = 2.0
 SAFETY_MARGIN_S = 15.0   # stop this long before the platform kills the function
@@ -110,9 +110,34 @@ def plan_campaign(event: dict) -> dict:
 # ---- un-sharded steps -----------------------------------------------------------------------
 
 def arm(event: dict) -> dict:
-    """The start instant of a phase's shards: now + lead time for cold starts."""
+    """The start instant of a phase's shards: now + lead time for cold starts. Given the
+    run and phase, it first reads the measured window's start edge (``window``)."""
+    if event.get("run_id") and event.get("phase"):
+        window(dict(event, edge="start"))
     lead = float(event.get("lead_seconds", DEFAULT_LEAD_SECONDS))
     return {"start_at": round(time.time() + lead, 3)}
+
+
+def window_key(store, campaign_id, run_id, phase, edge) -> str:
+    return store.key(campaign_id, "runs", run_id, phase, f"window-{edge}.json")
+
+
+def window(event: dict) -> dict:
+    """One edge of a phase's measured window (before its shards start, after they all
+    ended): the server's counters and the family's figures, stored beside the shard files."""
+    store = _store(event)
+    plan = load_plan(store, event["campaign_id"])
+    run = plan.run(event["run_id"])
+    phase, edge = event["phase"], event["edge"]
+    try:
+        doc = read_window_edge(run, secrets.resolve(run.target.get("password")), phase, edge)
+    except Exception as exc:  # never the campaign's failure: the shards say what is wrong with the target
+        doc = {"phase": phase, "edge": edge, "at": time.time(),
+               "warnings": [f"the window's {edge} edge was not read: {type(exc).__name__}: {str(exc)[:300]}"]}
+    if doc["warnings"]:
+        doc["warnings"] = [redact_error(event, w) for w in doc["warnings"]]
+    store.put_json(window_key(store, plan.campaign_id, run.run_id, phase, edge), doc)
+    return {"run_id": run.run_id, "phase": phase, "edge": edge, "warnings": len(doc["warnings"])}
 
 
 def prepare_run(event: dict) -> dict:
@@ -270,8 +295,9 @@ def run_steps(campaign, results: str, run_shards: Callable[[dict, int], None],
         for phase in ("load", "run"):
             if not plan[f"has_{phase}"]:
                 continue
-            run_shards(dict(base, run_id=rid, phase=phase, **arm({"lead_seconds": lead_seconds})),
-                       run["shard_count"])
+            armed = arm(dict(base, run_id=rid, phase=phase, lead_seconds=lead_seconds))
+            run_shards(dict(base, run_id=rid, phase=phase, **armed), run["shard_count"])
+            window(dict(base, run_id=rid, phase=phase, edge="end"))
             if phase == "load":
                 prepare_run(dict(base, run_id=rid, stage="after_load"))
         if plan["has_cleanup"]:

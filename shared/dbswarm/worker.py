@@ -60,6 +60,43 @@ def prepare_target(run: RunPlan, password: Optional[str], stage: str) -> dict:
     return {"stage": stage, "seconds": round(time.time() - t0, 3), "binding_settings": settings}
 
 
+def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: str) -> dict:
+    """One edge ("start" or "end") of a phase's measured window, read on one connection: the
+    server's own counters (``Binding.server_counters``) and the family's figures from the
+    database (``Family.window_snapshot``). What cannot be read (no privilege, no such
+    counter) is a warning in the document, never a failure of the campaign."""
+    if edge not in ("start", "end"):
+        raise ValueError(f"a window edge is start or end, not {edge!r}")
+    family = families.get(run.family)
+    w = family.workload(run.workload)
+    out: dict = {"phase": phase, "edge": edge, "warnings": []}
+    b = make_binding(run, password)
+    try:
+        b.connect()
+    except Exception as exc:
+        out["warnings"].append(f"no connection to read the server's counters: {type(exc).__name__}: {str(exc)[:200]}")
+        out["at"] = time.time()
+        return out
+    try:
+        for key, read in (("server", lambda: b.server_counters(settle=edge == "end")),
+                          ("family", lambda: family.window_snapshot(b, w, phase))):
+            try:
+                value = read()
+            except Exception as exc:  # a missing privilege or view: say so, keep going
+                out["warnings"].append(f"{key} counters unavailable: {type(exc).__name__}: {str(exc)[:200]}")
+                try:
+                    b.rollback()
+                except Exception:
+                    pass
+                continue
+            if value is not None:
+                out[key] = value
+        out["at"] = time.time()
+    finally:
+        b.close()
+    return out
+
+
 # ---- sharded phases ---------------------------------------------------------------------
 
 @dataclass

@@ -73,7 +73,7 @@ def shard_docs(cloud, cid, run_id, phase):
     prefix = f"campaigns/{cid}/runs/{run_id}/{phase}/"
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=cloud.bucket(), Prefix=prefix).get("Contents", [])]
     return {int(k.rsplit("shard-", 1)[1].split(".")[0]): s3_json(cloud, k)
-            for k in keys if k.endswith(".json") and not k.endswith(".failed.json")}
+            for k in keys if "/shard-" in k and k.endswith(".json") and not k.endswith(".failed.json")}
 
 
 def entered(cloud, arn):

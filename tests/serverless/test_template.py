@@ -97,7 +97,13 @@ def test_state_machine_flow():
     assert dist["ItemReader"]["Resource"] == "arn:aws:states:::s3:getObject"
     # every Lambda task retries the service's transient errors, with the template's interval
     tasks = [s for s in states.values() if s["Type"] == "Task"]
-    assert len(tasks) == 9
+    assert len(tasks) == 10
+    # the measured window's edges around the shards: the server's counters before and after
+    assert states["Arm"]["Parameters"]["Payload"]["phase.$"] == "$.phase"
+    for map_name in ("Shards", "ShardsDistributed"):
+        assert states[map_name]["Next"] == "WindowEnd"
+    assert states["WindowEnd"]["Parameters"]["Payload"]["action"] == "window"
+    assert states["WindowEnd"]["Next"] == "AfterLoad?"
     for task in tasks:
         retry, = task["Retry"]
         assert {"Lambda.ServiceException", "Lambda.TooManyRequestsException",

@@ -68,6 +68,16 @@ class Binding:
         every figure). Read once per shard call; an engine without any returns {}."""
         return {}
 
+    def server_counters(self, settle: bool = False) -> Optional[dict]:
+        """The server's own activity counters on this (open) connection, read at both edges of
+        a phase's measured window (one connection, un-sharded): numbers only, cumulative since
+        the server started, so that after - before is what the phase did. Common keys where the
+        engine has them: ``statements`` (statements clients sent) and ``transactions``
+        (commits + rollbacks: HammerDB's TPM). ``settle``: the end edge; wait until counters
+        that the server publishes late (PostgreSQL's statistics) have caught up. None: the
+        engine keeps no counters."""
+        return None
+
     # -- kv capability: records of string fields under a string key -------------------
     def create_table(self, table: str, fieldcount: int) -> None:
         """Drop and create the table/collection of ``fieldcount`` fields (prepare phase)."""

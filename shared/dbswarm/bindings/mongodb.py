@@ -189,6 +189,45 @@ class MongoBinding(Binding):
             out["cluster_preparation"] = self._preparation
         return out
 
+    def server_settings(self):
+        """Version, storage engine and the cluster's default write concern (what a write waits
+        for unless the campaign sets target.options.write_concern), where the server says."""
+        out = {}
+        status = self.db.command("serverStatus")
+        out["server_version"] = str(status.get("version", ""))
+        if status.get("ferretdbVersion"):
+            out["ferretdb_version"] = str(status["ferretdbVersion"])
+        engine = (status.get("storageEngine") or {}).get("name")
+        if engine:
+            out["storage_engine"] = str(engine)
+        try:
+            rw = self.client.admin.command("getDefaultRWConcern")
+            out["default_write_concern"] = str(rw.get("defaultWriteConcern") or "server default (w: 1 / majority)")
+        except Exception as exc:
+            out["default_write_concern"] = f"unavailable ({type(exc).__name__})"
+        out["write_concern"] = str(dict(self._wc) or "server default")
+        return out
+
+    COMMANDS = ("find", "insert", "update", "delete", "getMore", "findAndModify")
+
+    def server_counters(self, settle=False):
+        """serverStatus: MongoDB's opcounters (insert counts documents), or where a server has
+        none (FerretDB) its per-command totals (metrics.commands.<name>.total).
+        statements = the reads and writes clients sent (commands other than these, such as
+        hello and ping, are left out)."""
+        status = self.db.command("serverStatus")
+        ops = status.get("opcounters")
+        if ops:
+            out = {f"opcounters_{k}": int(v) for k, v in ops.items() if isinstance(v, (int, float))}
+            out["statements"] = sum(out.get(f"opcounters_{k}", 0)
+                                    for k in ("insert", "query", "update", "delete", "getmore"))
+            return out
+        commands = ((status.get("metrics") or {}).get("commands") or {})
+        lower = {k.lower(): v for k, v in commands.items()}
+        out = {f"command_{name}": int((lower.get(name.lower()) or {}).get("total", 0)) for name in self.COMMANDS}
+        out["statements"] = sum(out.values())
+        return out
+
     def classify(self, exc):
         if isinstance(exc, DuplicateKeyError):
             return ErrorClass(DUPLICATE, "duplicate_key")

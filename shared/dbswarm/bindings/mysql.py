@@ -229,6 +229,22 @@ class MysqlBinding(SqlBinding):
     DURABILITY = ("innodb_flush_log_at_trx_commit", "sync_binlog", "log_bin", "innodb_doublewrite",
                   "transaction_isolation", "tx_isolation", "version")
 
+    STATUS_COUNTERS = ("Questions", "Com_select", "Com_insert", "Com_update", "Com_delete", "Com_begin",
+                       "Com_commit", "Com_rollback", "Com_stmt_execute", "Innodb_rows_read",
+                       "Innodb_rows_inserted", "Innodb_rows_updated", "Innodb_rows_deleted",
+                       "Handler_commit", "Handler_rollback")
+
+    def server_counters(self, settle=False):
+        """SHOW GLOBAL STATUS (server-wide: every client's statements count): statements =
+        Questions (what clients sent; the SHOW itself is in both edges), transactions =
+        Com_commit + Com_rollback (HammerDB's TPM for MySQL)."""
+        rows = self.fetchall("SHOW GLOBAL STATUS WHERE Variable_name IN ("
+                             + ", ".join(["%s"] * len(self.STATUS_COUNTERS)) + ")", self.STATUS_COUNTERS)
+        out = {str(n).lower(): int(v) for n, v in rows}
+        out["statements"] = out.get("questions", 0)
+        out["transactions"] = out.get("com_commit", 0) + out.get("com_rollback", 0)
+        return out
+
     def server_settings(self):
         rows = self.fetchall("SHOW GLOBAL VARIABLES WHERE Variable_name IN ("
                              + ", ".join(["%s"] * len(self.DURABILITY)) + ")", self.DURABILITY)

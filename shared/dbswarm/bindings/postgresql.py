@@ -30,6 +30,8 @@ server's), ``application_name`` (default ``dbswarm``), ``statement_timeout_ms``.
 """
 from __future__ import annotations
 
+import time
+
 from typing import Optional
 
 import psycopg
@@ -158,6 +160,38 @@ class PostgresBinding(SqlBinding):
         rows = self.fetchall("SELECT name, setting FROM pg_settings WHERE name = ANY(%s) ORDER BY name",
                              (list(self.DURABILITY),))
         return {"server_version": self.fetchone("SHOW server_version")[0], **{n: v for n, v in rows}}
+
+    DATABASE_COUNTERS = ("xact_commit", "xact_rollback", "tup_returned", "tup_fetched", "tup_inserted",
+                         "tup_updated", "tup_deleted")
+    SETTLE_S = 3.0
+
+    def server_counters(self, settle=False):
+        """pg_stat_database for this database (transactions = xact_commit + xact_rollback, as
+        HammerDB's TPM) and, when the pg_stat_statements extension is installed, the calls of
+        every statement on this database (``statements``). A backend publishes its
+        pg_stat_database counts when it ends or at most once a second, so the end edge reads
+        until two reads 0.25 s apart agree (at most SETTLE_S)."""
+        def database():
+            row = self.fetchone("SELECT " + ", ".join(self.DATABASE_COUNTERS)
+                                + " FROM pg_stat_database WHERE datname = current_database()")
+            return {n: int(v or 0) for n, v in zip(self.DATABASE_COUNTERS, row)}
+        out = database()
+        give_up = time.monotonic() + self.SETTLE_S
+        while settle and time.monotonic() < give_up:
+            time.sleep(0.25)
+            self.fetchone("SELECT pg_stat_clear_snapshot()")
+            again = database()
+            if again == out:
+                break
+            out = again
+        out["transactions"] = out["xact_commit"] + out["xact_rollback"]
+        try:
+            row = self.fetchone("SELECT sum(calls) FROM pg_stat_statements "
+                                "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())")
+            out["statements"] = int(row[0] or 0)
+        except psycopg.Error:
+            pass  # no pg_stat_statements (not installed, or not in shared_preload_libraries)
+        return out
 
     def classify(self, exc):
         state = getattr(exc, "sqlstate", None)

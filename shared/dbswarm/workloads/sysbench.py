@@ -377,6 +377,17 @@ class Sysbench(Family):
             return hi, len(rows), st.load, (table + 1, rows)
         return BatchLoader(ctx, start, count, batch)
 
+    def client_statements(self, w, phase, measurement):
+        """The run phase's statements as sysbench counts them (reads, writes, BEGIN/COMMIT),
+        and its transactions (committed events and the rolled-back attempts that were retried)."""
+        if phase != "run":
+            return None
+        c = measurement.counters
+        trx = sum(s.histogram.get_total_count() for s in (measurement.operations.get("TRANSACTION"),
+                                                          (measurement.warmup or {}).get("TRANSACTION")) if s)
+        return {"statements": c.get("queries_read", 0) + c.get("queries_write", 0) + c.get("queries_other", 0),
+                "transactions": trx + c.get("retries", 0)}
+
     def phase_summary(self, w, phase, measurement, duration, window=None):
         if phase != "run":
             return None

@@ -329,6 +329,16 @@ class Ycsb(Family):
             return hi, len(rows), insert_batch, (w.table, rows)
         return BatchLoader(ctx, start, count, batch)
 
+    def client_statements(self, w, phase, measurement):
+        """Statements sent: one per operation call (a load batch is one), two per
+        read-modify-write, the failed ones too (the server saw them), warm-up included (the
+        window spans the whole phase)."""
+        n = 0
+        for stats in (measurement.operations, measurement.warmup or {}):
+            for op, s in stats.items():
+                n += (s.histogram.get_total_count() + s.errors) * (2 if op == "READ-MODIFY-WRITE" else 1)
+        return {"statements": n}
+
     def report_tables(self, runs):
         """The white papers' tables: rows instance x threads (x records when they vary),
         columns the workloads, cells throughput and read / write latency (avg / p99)."""
