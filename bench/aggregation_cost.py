@@ -1,12 +1,14 @@
-"""Aggregation cost: merging N (default 1,000) shard results, each with a 30-minute
-per-second timeline and full HdrHistograms, as the Aggregate function (a Lambda: < 1 GB,
-< 60 s) does.
+"""Aggregation cost: merging N (default 1,000) shard results, each with an hour's
+per-second timeline, full HdrHistograms and per-interval histograms (1-second intervals:
+the default report_interval), as the Aggregate function (a Lambda: < 1 GB, < 60 s) does.
 
 Synthetic but realistic shard documents (the exact shape service.run_shard writes:
 measurement.to_dict() of a Measurement with READ and UPDATE OperationStats whose
 histograms hold a log-normal latency spread over ~2,000 distinct values from 100 µs to
 ~1 s, a 1,800-second timeline with per-second counts for both operations, errors and
-latency sums) are written into a LocalStore under a plan of one run with N shards. Then,
+latency sums, and per second and operation a latency histogram drawn from the same
+log-normal spread at ~300 operations per second: measure.IntervalTable, as the worker
+writes it) are written into a LocalStore under a plan of one run with N shards. Then,
 each in a fresh Python process measured with os.wait4 (peak RSS = ru_maxrss):
 
 - merge:     dbswarm.aggregate.aggregate(plan, store) — read every shard file and
@@ -14,7 +16,7 @@ each in a fresh Python process measured with os.wait4 (peak RSS = ru_maxrss):
 - aggregate: dbswarm.service.aggregate_campaign(event) — the whole Aggregate step:
              the merge plus result.json, result.csv, timeseries.csv, summary.md, report.html.
 
-    python bench/aggregation_cost.py --shards 1000 --seconds 1800
+    python bench/aggregation_cost.py --shards 1000 --seconds 3600
 """
 from __future__ import annotations
 
@@ -49,7 +51,8 @@ if what == "merge":
     ph = result["runs"][0]["phases"]["run"]
 if what.startswith("merge"):
     check = {{"operations_total": ph["operations_total"], "status": ph["status"],
-             "timeline_seconds": len(ph["timeline"]["ops"]["READ"]), "p99_read": ph["operations"]["READ"]["p99_us"]}}
+             "timeline_seconds": len(ph["timeline"]["ops"]["READ"]), "p99_read": ph["operations"]["READ"]["p99_us"],
+             "intervals": ph["intervals"]["intervals"], "interval_ops": sum(ph["intervals"]["all"]["count"])}}
 else:
     out = service.aggregate_campaign({{"store": store.url, "campaign_id": cid}})
     check = {{"status": out["status"]}}
@@ -78,6 +81,17 @@ def synthetic_shard(i: int, seconds: int, start: int, rng: random.Random) -> dic
         per_sec = s.count // seconds
         m.timeline.ops[op] = [max(0, per_sec + rng.randint(-per_sec // 10, per_sec // 10)) for _ in range(seconds)]
     m.timeline.start = start + rng.randint(0, 1)
+    # per-interval histograms: each second one of 40 profiles of ~300 log-normal operations
+    from dbswarm.measure import IntervalTable, interval_bucket
+    for op, median_us in (("READ", 800), ("UPDATE", 1500)):
+        profiles = []
+        for _ in range(40):
+            b: dict = {}
+            for _ in range(300):
+                k = interval_bucket(int(min(max(rng.lognormvariate(0, 0.9) * median_us, 50), 2_000_000)))
+                b[k] = b.get(k, 0) + 1
+            profiles.append(b)
+        m.timeline.hist[op] = IntervalTable.of({m.timeline.start + i: rng.choice(profiles) for i in range(seconds)})
     m.timeline.errors = [1 if rng.random() < 0.001 else 0 for _ in range(seconds)]
     m.timeline.latency_us = [rng.randint(100_000, 2_000_000) for _ in range(seconds)]
     m.errors = {"READ:retryable:deadlock": 1} if i % 50 == 0 else {}
@@ -135,7 +149,8 @@ def markdown(data):
     sizes = ", ".join(f"{int(n):,} shards: {inp['bytes_total'] / 1e6:,.0f} MB" for n, inp in data["inputs"].items())
     L = ["## Aggregation cost", "", C.header(data), "",
          "Synthetic shard results (READ + UPDATE HdrHistograms of ~2,000 distinct values each, a "
-         f"{a['seconds']:,}-second per-second timeline), {data['input']['bytes_per_shard']:,} bytes per shard file "
+         f"{a['seconds']:,}-second per-second timeline, and per-interval histograms of 1-second intervals for "
+         f"both operations: `measure.IntervalTable`), {data['input']['bytes_per_shard']:,} bytes per shard file "
          f"({sizes}), in a local store. Each step in a fresh process; "
          "peak RSS from wait4's ru_maxrss. Lambda limits: < 1 GB, < 60 s.", "",
          "| shards: step | seconds | peak RSS MB | CPU s | fits a Lambda (< 60 s, < 1 GB) |",
@@ -155,7 +170,7 @@ def markdown(data):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--shards", default="1000", help="comma-separated shard counts (e.g. 1000,4000)")
-    p.add_argument("--seconds", type=int, default=1800)
+    p.add_argument("--seconds", type=int, default=3600)
     p.add_argument("--keep", action="store_true", help="keep the synthetic store")
     p.add_argument("--steps", default="merge,aggregate")
     p.add_argument("--no-md", action="store_true")

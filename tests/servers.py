@@ -25,11 +25,11 @@ SERVER_ENGINES = ("postgresql", "mysql", "mongodb")
 ENGINES = ("sqlite",) + SERVER_ENGINES
 # Variants: the same engine through another client (test id -> (engine, target options)).
 # The contract suite runs every test of the engine for each of its variants too.
-VARIANTS = {"mysql-mysqlclient": ("mysql", {"driver": "mysqlclient"})}
+VARIANTS = {"mysql-pymysql": ("mysql", {"driver": "pymysql"})}  # "mysql": the default driver (mysqlclient)
 
 
 def with_variants(*engines: str) -> tuple:
-    """The engines, each followed by its variants' ids: ("mysql",) -> ("mysql", "mysql-mysqlclient")."""
+    """The engines, each followed by its variants' ids: ("mysql",) -> ("mysql", "mysql-pymysql")."""
     return tuple(x for e in engines for x in (e, *(v for v, (base, _) in VARIANTS.items() if base == e)))
 
 

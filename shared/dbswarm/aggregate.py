@@ -168,7 +168,8 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
     if extra is not None:
         out[fam.name] = extra  # the family's own figures (e.g. TPS and QPS as its reference tool counts them)
     out["histograms"] = {k: v["histogram"] for k, v in measurement.to_dict()["operations"].items()}
-    out["timeline"] = tl.to_dict()
+    out["timeline"] = tl.to_dict(histograms=False)
+    out["intervals"] = tl.interval_summary()
     return out
 
 

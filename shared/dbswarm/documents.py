@@ -230,6 +230,10 @@ class PhaseResult(_Open):
         "cross_check {figure: {client, server, ratio}}, warnings (what could not be read)")
     histograms: Optional[dict[str, str]] = Field(None, description="HdrHistogram, compressed base64, per operation")
     timeline: Optional[dict[str, Any]] = Field(None, description="per wall-clock second: ops per type, errors, latency sums")
+    intervals: Optional[dict[str, Any]] = Field(
+        None, description="latency percentiles over time, per report_interval (aligned on the epoch): interval_s, "
+        "start (epoch second of the first), intervals, all {count, p50_us ... max_us: one value per interval} and "
+        "by_operation {op: the same}; merged exactly across shards from per-interval histograms")
 
 
 class RunResult(_Open):

@@ -37,7 +37,10 @@ class WorkloadModel(BaseModel):
     """Base of every family's campaign model: strict, and the keys every family has."""
     model_config = ConfigDict(extra="forbid", validate_default=True)
     threads: int = Field(1, ge=1, description="client threads for the whole run (all shards)")
-    warmuptime: float = Field(0, ge=0, description="seconds excluded from steady-state throughput")
+    warmuptime: float = Field(0, ge=0, description="seconds whose operations are kept out of the reported "
+                              "percentiles and of steady-state throughput (measured apart, as the warm-up)")
+    report_interval: float = Field(1, gt=0, le=3600, description="seconds per interval of the latency "
+                                   "percentiles over time (whole seconds: a fraction is rounded up)")
 
     @property
     def name(self) -> str:

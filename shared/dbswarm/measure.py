@@ -1,7 +1,9 @@
 """Measurements that merge exactly, in any order.
 
 - ``OperationStats``: per operation type, a count and an HdrHistogram of latencies (µs).
-- ``Timeline``: per wall-clock second, operations per type, errors and latency sums.
+- ``Timeline``: per wall-clock second, operations per type, errors and latency sums; and per
+  interval (``report_interval``), a sparse log-linear latency histogram per type
+  (``interval_bucket``), so that percentiles over time merge exactly across shards.
 - ``Measurement``: both, plus error counts by class and free counters (sysbench queries).
 - ``Recorder``: the per-thread hot path that fills a Measurement; ``Measured`` is the one
   timing wrapper every binding call goes through (bindings never time themselves).
@@ -10,10 +12,16 @@ Percentiles are computed only from merged histograms (``summary()``).
 """
 from __future__ import annotations
 
+import base64
+import ctypes
+import itertools
+import math
 import os
 import time
+import zlib
 from typing import Optional
 
+import pyhdrh  # HdrHistogram's C codec (hdrhistogram's own extension)
 from hdrh.histogram import HdrHistogram
 
 from .errors import CONNECTION, DUPLICATE, FATAL
@@ -97,15 +105,142 @@ def _pname(p) -> str:
     return "p" + (str(p).replace(".", "_") if p != int(p) else str(int(p))) + "_us"
 
 
-class Timeline:
-    """Per wall-clock second (epoch seconds from ``start``): ops per type, errors, latency sum."""
-    __slots__ = ("start", "ops", "errors", "latency_us")
+# Per-interval histograms: log-linear buckets of 32 per octave (values below 64 µs exact), a
+# bucket at most 1/32 (3.1 %) of its value wide: HdrHistogram's layout at its coarsest useful
+# precision, enough for a p99-over-time chart, and small enough that an hour of 1-second
+# intervals of 1,000 shards merges in one function (BENCHMARKS.md, "Per-interval histograms").
+INTERVAL_SUB_BITS = 6
 
-    def __init__(self, start: Optional[int] = None):
+
+def interval_bucket(us: int) -> int:
+    """The bucket of a latency (µs) in a per-interval histogram: monotonic in ``us``."""
+    if us < 64:
+        return us
+    shift = us.bit_length() - INTERVAL_SUB_BITS
+    return (shift << 5) + (us >> shift)
+
+
+def interval_bucket_value(bucket: int) -> int:
+    """The highest latency (µs) a bucket holds (HdrHistogram's highest equivalent value)."""
+    if bucket < 64:
+        return bucket
+    shift = (bucket >> 5) - 1
+    return (((bucket & 31) + 33) << shift) - 1
+
+
+INTERVAL_BUCKETS = 896  # interval_bucket(2**32 - 1) + 1: every latency up to 71 minutes
+_BUCKET_RANGE = range(INTERVAL_BUCKETS)
+
+
+class IntervalTable:
+    """One operation's per-interval histograms as a dense table (a row per interval from
+    ``first``, a column per bucket) of C int64 counts: what shard files hold and the
+    aggregation merges. Encoded with HdrHistogram's own codec (``pyhdrh``: ZigZag varints with
+    zero runs, in C) + zlib + base64, and added row-aligned in C (``pyhdrh.add_array``), so
+    that merging an hour of 1-second intervals of 1,000 shards stays in seconds (Python-level
+    dicts took minutes)."""
+    __slots__ = ("first", "rows", "counts")
+
+    def __init__(self, first: int, rows: int):
+        self.first, self.rows = first, rows
+        self.counts = (ctypes.c_int64 * (rows * INTERVAL_BUCKETS))()
+
+    @classmethod
+    def of(cls, intervals) -> "IntervalTable":
+        """From a recorder's sparse {interval: {bucket: count}} (or a table: itself)."""
+        if isinstance(intervals, IntervalTable):
+            return intervals
+        first, last = min(intervals), max(intervals)
+        t = cls(first, last - first + 1)
+        c = t.counts
+        for iv, buckets in intervals.items():
+            base = (iv - first) * INTERVAL_BUCKETS
+            for b, n in buckets.items():
+                c[base + min(b, INTERVAL_BUCKETS - 1)] += n  # beyond 71 minutes: the last bucket
+        return t
+
+    def copy(self) -> "IntervalTable":
+        t = IntervalTable(self.first, self.rows)
+        ctypes.memmove(ctypes.addressof(t.counts), ctypes.addressof(self.counts), self.rows * INTERVAL_BUCKETS * 8)
+        return t
+
+    def add(self, other: "IntervalTable") -> "IntervalTable":
+        """Add ``other`` row by row (growing this table to cover its intervals); returns the
+        table that holds the sum (this one, or a larger copy)."""
+        t = self
+        lo, hi = min(self.first, other.first), max(self.first + self.rows, other.first + other.rows)
+        if lo != self.first or hi != self.first + self.rows:
+            t = IntervalTable(lo, hi - lo)
+            ctypes.memmove(ctypes.addressof(t.counts) + (self.first - lo) * INTERVAL_BUCKETS * 8,
+                           ctypes.addressof(self.counts), self.rows * INTERVAL_BUCKETS * 8)
+        pyhdrh.add_array(ctypes.addressof(t.counts) + (other.first - t.first) * INTERVAL_BUCKETS * 8,
+                         ctypes.addressof(other.counts), other.rows * INTERVAL_BUCKETS, 8)
+        return t
+
+    def row(self, interval: int) -> dict[int, int]:
+        """{bucket: count} of one interval (empty outside the table)."""
+        i = interval - self.first
+        if not 0 <= i < self.rows:
+            return {}
+        base = i * INTERVAL_BUCKETS
+        c = self.counts[base:base + INTERVAL_BUCKETS]
+        return {b: c[b] for b in itertools.compress(_BUCKET_RANGE, c)}  # the non-zero ones, found in C
+
+    def sparse(self) -> dict[int, dict[int, int]]:
+        out = {}
+        for iv in range(self.first, self.first + self.rows):
+            r = self.row(iv)
+            if r:
+                out[iv] = r
+        return out
+
+    def encode(self) -> dict:
+        n = self.rows * INTERVAL_BUCKETS
+        buf = (ctypes.c_byte * (n * 9 + 16))()
+        size = pyhdrh.encode(ctypes.addressof(self.counts), n, 8, ctypes.addressof(buf), len(buf))
+        return {"first": self.first, "rows": self.rows,
+                "counts": base64.b64encode(zlib.compress(ctypes.string_at(buf, size))).decode("ascii")}
+
+    @classmethod
+    def decode(cls, d: dict) -> "IntervalTable":
+        t = cls(int(d["first"]), int(d["rows"]))
+        pyhdrh.decode(zlib.decompress(base64.b64decode(d["counts"])), 0, ctypes.addressof(t.counts),
+                      t.rows * INTERVAL_BUCKETS, 8)
+        return t
+
+
+def interval_percentiles(buckets: dict[int, int], percentiles=PERCENTILES) -> dict:
+    """count, pNN_us and max_us of one interval's buckets (values are the buckets' highest)."""
+    total = sum(buckets.values())
+    out = {"count": total}
+    if not total:
+        return out
+    order = sorted(buckets.items())
+    targets = sorted((max(1, math.ceil(total * p / 100)), p) for p in percentiles)
+    seen, i = 0, 0
+    for bucket, n in order:
+        seen += n
+        while i < len(targets) and seen >= targets[i][0]:
+            out[_pname(targets[i][1])] = interval_bucket_value(bucket)
+            i += 1
+    out["max_us"] = interval_bucket_value(order[-1][0])
+    return out
+
+
+class Timeline:
+    """Per wall-clock second (epoch seconds from ``start``): ops per type, errors, latency sum.
+    Per interval of ``interval_s`` seconds (aligned on the epoch, so every shard's intervals
+    are the same): ``hist[op]`` = {epoch_second // interval_s: {bucket: count}} while recording,
+    an ``IntervalTable`` once read from a shard file."""
+    __slots__ = ("start", "ops", "errors", "latency_us", "interval_s", "hist")
+
+    def __init__(self, start: Optional[int] = None, interval_s: int = 1):
         self.start = start
         self.ops: dict[str, list[int]] = {}
         self.errors: list[int] = []
         self.latency_us: list[int] = []
+        self.interval_s = interval_s
+        self.hist: dict = {}
 
     @property
     def end(self) -> Optional[int]:
@@ -145,7 +280,49 @@ class Timeline:
         self.latency_us = add(self.latency_us, self.start, other.latency_us, other.start)
         self.start = start
         self.trim()
+        if other.hist:
+            if self.hist and other.interval_s != self.interval_s:
+                raise ValueError(f"timelines of {self.interval_s} s and {other.interval_s} s intervals do not merge")
+            self.interval_s = other.interval_s
+            for op, intervals in other.hist.items():
+                if not intervals:
+                    continue
+                mine = self.hist.get(op)
+                if not mine:
+                    self.hist[op] = intervals.copy() if isinstance(intervals, IntervalTable) else \
+                        {iv: dict(b) for iv, b in intervals.items()}
+                elif isinstance(mine, dict) and not isinstance(intervals, IntervalTable):
+                    for iv, buckets in intervals.items():  # two recorders' sparse dicts (within a worker)
+                        into = mine.setdefault(iv, {})
+                        for b, n in buckets.items():
+                            into[b] = into.get(b, 0) + n
+                else:  # shard files: dense tables, added in C
+                    self.hist[op] = (IntervalTable.of(mine) if isinstance(mine, dict) else mine).add(
+                        IntervalTable.of(intervals))
         return self
+
+    def sparse_hist(self) -> dict[str, dict[int, dict[int, int]]]:
+        """{op: {interval: {bucket: count}}}, whatever the form each operation is held in."""
+        return {op: (iv.sparse() if isinstance(iv, IntervalTable) else iv) for op, iv in self.hist.items() if iv}
+
+    def interval_summary(self) -> Optional[dict]:
+        """Percentiles per interval, all operations together and per operation: what a
+        p99-over-time chart draws (interval i starts at ``start + i * interval_s``)."""
+        tables = {op: IntervalTable.of(iv) for op, iv in sorted(self.hist.items()) if iv}
+        if not tables:
+            return None
+        everything = None
+        for t in tables.values():
+            everything = t.copy() if everything is None else everything.add(t)
+        first, n = everything.first, everything.rows
+        keys = ["count"] + [_pname(p) for p in PERCENTILES] + ["max_us"]
+
+        def series(table) -> dict:
+            rows = [interval_percentiles(table.row(i)) for i in range(first, first + n)]
+            return {k: [r.get(k) for r in rows] for k in keys}
+        return {"interval_s": self.interval_s, "start": first * self.interval_s, "intervals": n,
+                "precision": "log-linear buckets, 32 per octave: values at most 3.1 % above the exact ones",
+                "all": series(everything), "by_operation": {op: series(t) for op, t in tables.items()}}
 
     def trim(self):
         """Drop trailing zeros (lists of one timeline may have different lengths)."""
@@ -167,15 +344,22 @@ class Timeline:
                 out[i] += v
         return out
 
-    def to_dict(self) -> dict:
-        return {"start": self.start, "ops": self.ops, "errors": self.errors, "latency_us": self.latency_us}
+    def to_dict(self, histograms: bool = True) -> dict:
+        out = {"start": self.start, "ops": self.ops, "errors": self.errors, "latency_us": self.latency_us}
+        if histograms and self.hist:
+            # per op: the first interval and, from it, each interval's [bucket, count, ...] pairs
+            out["interval_s"] = self.interval_s
+            out["hist"] = {op: IntervalTable.of(iv).encode() for op, iv in sorted(self.hist.items()) if iv}
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> "Timeline":
-        t = cls(d.get("start"))
+        t = cls(d.get("start"), int(d.get("interval_s", 1)))
         t.ops = {k: list(v) for k, v in d.get("ops", {}).items()}
         t.errors = list(d.get("errors", []))
         t.latency_us = list(d.get("latency_us", []))
+        for op, enc in (d.get("hist") or {}).items():
+            t.hist[op] = IntervalTable.decode(enc)
         return t
 
 
@@ -249,12 +433,12 @@ class Measurement:
 class _OpRecorder:
     """One operation type's hot-path state: latencies counted per exact µs value (flushed
     into the HdrHistogram in bulk: same buckets, same result, a fraction of the cost) and
-    the current second's count (added to the timeline and to the operation's count when the
-    second changes)."""
-    __slots__ = ("stats", "lat", "ilat", "row", "sec", "sec_count", "sec_lat")
+    the current second's count and latencies (added to the timeline, the interval's histogram
+    and the operation's count when the second changes)."""
+    __slots__ = ("stats", "lat", "slat", "ilat", "row", "ivals", "sec", "sec_count", "sec_lat")
 
-    def __init__(self, stats, row):
-        self.stats, self.lat, self.ilat, self.row = stats, {}, {}, row
+    def __init__(self, stats, row, ivals):
+        self.stats, self.lat, self.slat, self.ilat, self.row, self.ivals = stats, {}, {}, {}, row, ivals
         self.sec, self.sec_count, self.sec_lat = -1, 0, 0
 
 
@@ -265,8 +449,9 @@ class Recorder:
     and timeline (errors and counters are current)."""
     MAX_DISTINCT_LATENCIES = 4096
 
-    def __init__(self):
+    def __init__(self, interval_s: int = 1):
         self.m = Measurement()
+        self.interval_s = self.m.timeline.interval_s = max(1, int(interval_s))
         wall = time.time_ns()
         perf = time.perf_counter_ns()
         self.second0 = wall // NS_PER_S
@@ -279,14 +464,16 @@ class Recorder:
         self._wops: dict[str, _OpRecorder] = {}
 
     def _op(self, op) -> _OpRecorder:
-        r = self._ops[op] = _OpRecorder(self.m.op(op), self.m.timeline.ops.setdefault(op, []))
+        tl = self.m.timeline
+        r = self._ops[op] = _OpRecorder(self.m.op(op), tl.ops.setdefault(op, []), tl.hist.setdefault(op, {}))
         return r
 
     def _wop(self, op) -> _OpRecorder:
         if self.m.warmup is None:
             self.m.warmup = {}
         stats = self.m.warmup.setdefault(op, OperationStats())
-        r = self._wops[op] = _OpRecorder(stats, self.m.timeline.ops.setdefault(op, []))
+        tl = self.m.timeline
+        r = self._wops[op] = _OpRecorder(stats, tl.ops.setdefault(op, []), tl.hist.setdefault(op, {}))
         return r
 
     def ok(self, op: str, t0: int, t1: int, n: int = 1) -> None:
@@ -295,13 +482,13 @@ class Recorder:
         else:
             r = self._ops.get(op) or self._op(op)
         lat = (t1 - t0) // 1000
-        d = r.lat
-        d[lat] = d.get(lat, 0) + 1
         sec = (t1 - self.base) // 1_000_000_000  # NS_PER_S (a constant is cheaper than a global)
         if sec != r.sec:
             self._roll(r, sec)
-            if len(d) > self.MAX_DISTINCT_LATENCIES:
+            if len(r.lat) > self.MAX_DISTINCT_LATENCIES:
                 self._flush_latencies(r)
+        d = r.slat
+        d[lat] = d.get(lat, 0) + 1
         r.sec_count += n
         r.sec_lat += lat
 
@@ -322,13 +509,30 @@ class Recorder:
             self._flush_latencies(r)
 
     def _roll(self, r: _OpRecorder, sec: int) -> None:
-        """Move the finished second's counts into the timeline and the operation's count."""
+        """Move the finished second's counts into the timeline and the operation's count, and
+        its latencies into the interval's histogram and the operation's (once per second and
+        distinct latency, not per operation)."""
         r.stats.count += r.sec_count
         if r.sec >= 0 and (r.sec_count or r.sec_lat):
             for seq, v in ((r.row, r.sec_count), (self.m.timeline.latency_us, r.sec_lat)):
                 if r.sec >= len(seq):
                     seq.extend([0] * (r.sec + 1 - len(seq)))
                 seq[r.sec] += v
+        if r.slat:
+            iv = (self.second0 + r.sec) // self.interval_s
+            buckets = r.ivals.get(iv)
+            if buckets is None:
+                buckets = r.ivals[iv] = {}
+            lat_all = r.lat
+            for lat, c in r.slat.items():
+                lat_all[lat] = lat_all.get(lat, 0) + c
+                if lat < 64:
+                    b = lat
+                else:
+                    shift = lat.bit_length() - 6  # INTERVAL_SUB_BITS (interval_bucket, inlined)
+                    b = (shift << 5) + (lat >> shift)
+                buckets[b] = buckets.get(b, 0) + c
+            r.slat = {}
         r.sec, r.sec_count, r.sec_lat = sec, 0, 0
 
     @staticmethod

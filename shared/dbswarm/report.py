@@ -76,9 +76,13 @@ def summary_markdown(result) -> str:
     servers = {}  # the server's version and durability settings, as it reported them
     for r in result["runs"]:
         for p in r["phases"].values():
-            settings = (p.get("binding_settings") or {}).get("server")
+            bs = p.get("binding_settings") or {}
+            settings = bs.get("server")
             if settings:
-                servers.setdefault(r["target"]["label"], settings)
+                extra = {"client driver": bs["driver"]} if bs.get("driver") else {}
+                if "fallback" in str(bs.get("driver_choice", "")):
+                    extra["driver choice"] = bs["driver_choice"]
+                servers.setdefault(r["target"]["label"], {**extra, **settings})
     if servers:
         lines.append("")
         for label, settings in servers.items():
@@ -211,10 +215,14 @@ def result_csv(result) -> str:
 
 
 def timeseries_csv(result) -> str:
+    """One row per run, phase, second and operation: its count, and the percentiles of the
+    operation over the interval (``report_interval``) that holds the second (the same on every
+    second of one interval), merged exactly across shards."""
     buf = io.StringIO()
     w = csv.writer(buf)
+    pcols = [_pname(p) for p in PERCENTILES] + ["max_us"]
     w.writerow(["run_id", "phase", "epoch_second", "second", "operation", "count", "errors_all_ops",
-                "avg_latency_us_all_ops"])
+                "avg_latency_us_all_ops", "interval_s", "interval_start"] + [f"interval_{c}" for c in pcols])
     for r in result["runs"]:
         for name, p in r["phases"].items():
             tl = p.get("timeline")
@@ -223,11 +231,20 @@ def timeseries_csv(result) -> str:
             start, errs, lat = tl["start"], tl["errors"], tl["latency_us"]
             n = max([len(v) for v in tl["ops"].values()] + [len(errs)], default=0)
             totals = [sum(v[i] for v in tl["ops"].values() if i < len(v)) for i in range(n)]
+            iv = p.get("intervals") or {}
             for op, seq in sorted(tl["ops"].items()):
+                series = (iv.get("by_operation") or {}).get(op)
                 for i, c in enumerate(seq):
                     e = errs[i] if i < len(errs) else 0
                     avg = round(lat[i] / totals[i], 1) if i < len(lat) and totals[i] else ""
-                    w.writerow([r["run_id"], name, start + i, i, op, c, e, avg])
+                    row = [r["run_id"], name, start + i, i, op, c, e, avg]
+                    k = (start + i - iv["start"]) // iv["interval_s"] if series else -1
+                    if 0 <= k < iv["intervals"]:
+                        row += [iv["interval_s"], iv["start"] + k * iv["interval_s"]]
+                        row += ["" if series[col][k] is None else series[col][k] for col in pcols]
+                    else:
+                        row += [""] * (2 + len(pcols))
+                    w.writerow(row)
     return buf.getvalue()
 
 

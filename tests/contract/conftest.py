@@ -27,7 +27,7 @@ def targets(server_env):
 class Factory:
     """Makes connected bindings of one engine; closes them at the end of the test.
     ``engine`` is the engine name (the tests branch on it); ``variant`` is the test
-    parameter: the engine name, or a variant id such as "mysql-mysqlclient" (the same
+    parameter: the engine name, or a variant id such as "mysql-pymysql" (the same
     engine through another driver, chosen by the target's options)."""
 
     def __init__(self, engine, target, tmp_path, variant=None):

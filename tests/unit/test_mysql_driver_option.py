@@ -1,4 +1,5 @@
-"""target.options.driver of the mysql binding: PyMySQL (default) or mysqlclient (MySQLdb).
+"""target.options.driver of the mysql binding: auto (default: mysqlclient when it imports,
+else PyMySQL), mysqlclient (MySQLdb) or PyMySQL.
 No server here: the contract suite runs both drivers against MariaDB."""
 from __future__ import annotations
 
@@ -18,11 +19,21 @@ def binding(url=URL, password="pw-secret", **options):
     return bindings.get("mysql")(Connection("mysql", url, password, options))
 
 
-def test_default_driver_is_pymysql():
+def test_default_driver_is_mysqlclient_when_it_imports():
+    d = binding().describe()
+    assert d["driver"].startswith("mysqlclient ") and d["driver_choice"].startswith("auto: mysqlclient")
+    assert binding(driver="mysqlclient").describe()["driver"] == d["driver"]
+    p = binding(driver="PyMySQL").describe()
+    assert p["driver"].startswith("PyMySQL ") and "PyMySQL formats parameters" in p["prepared_statements"]
+    assert p["driver_choice"] == "target.options.driver"
+
+
+def test_default_driver_falls_back_to_pymysql_and_says_why(monkeypatch):
+    monkeypatch.setitem(sys.modules, "MySQLdb", None)  # import MySQLdb -> ImportError
     d = binding().describe()
     assert d["driver"].startswith("PyMySQL ")
-    assert "PyMySQL formats parameters" in d["prepared_statements"]
-    assert binding(driver="PyMySQL").describe()["driver"] == d["driver"]
+    assert d["driver_choice"].startswith("auto: PyMySQL, the portable fallback")
+    assert "pip install mysqlclient" in d["driver_choice"]
 
 
 def test_unknown_driver_names_the_option_and_the_choices():
@@ -133,8 +144,8 @@ def test_mysqlclient_errors_are_classified(make_exc, expected):
 def test_each_driver_classifies_only_its_own_exceptions():
     import MySQLdb
     import pymysql
-    assert binding().classify(pymysql.err.OperationalError(1213, "x")).kind == RETRYABLE
-    assert binding().classify(pymysql.err.InterfaceError(0, "")).kind == CONNECTION
+    assert binding(driver="pymysql").classify(pymysql.err.OperationalError(1213, "x")).kind == RETRYABLE
+    assert binding(driver="pymysql").classify(pymysql.err.InterfaceError(0, "")).kind == CONNECTION
     # a MySQLdb error reaching the PyMySQL binding (or the reverse) is nothing it knows
-    assert binding().classify(MySQLdb.OperationalError(1213, "x")).kind == FATAL
+    assert binding(driver="pymysql").classify(MySQLdb.OperationalError(1213, "x")).kind == FATAL
     assert binding(driver="mysqlclient").classify(pymysql.err.OperationalError(1213, "x")).kind == FATAL

@@ -5,12 +5,12 @@ URL: ``mysql://USER@HOST:PORT/DB`` (also ``mariadb://``); query parameters ``cha
 ``write_timeout``, ``ssl_ca`` (turns TLS on), ``ssl_verify_identity``. The password
 is ``target.password``, handed to the driver as its own argument.
 
-- Two drivers, one binding (the engine is the server, not the driver): PyMySQL (pure
-  Python, the default: it installs anywhere, the Lambda layer included) or mysqlclient
+- Two drivers, one binding (the engine is the server, not the driver): mysqlclient
   (``MySQLdb``, a C extension on libmariadb / libmysqlclient: 2-3x less client CPU per
-  operation; ``bindings/mysqlclient.py``). Both have the same cursor API, so everything
-  but connecting, closing and the exception classes is shared; ``describe()`` records
-  which one ran.
+  operation; ``bindings/mysqlclient.py``), chosen by default whenever it imports (the
+  README's set-up builds it), and PyMySQL (pure Python: it installs anywhere), the portable
+  fallback. Both have the same cursor API, so everything but connecting, closing and the
+  exception classes is shared; ``describe()`` records which one ran, and why.
 - One connection per client thread, ``autocommit=1``: a YCSB operation is one statement.
 - Neither driver uses server-side prepared statements: statements are built once per
   (kind, table) and cached, and the driver formats the parameters client-side (escaped
@@ -27,8 +27,8 @@ is ``target.password``, handed to the driver as its own argument.
   other client errors (2xxx), commands out of sync and a closed connection
   (InterfaceError) are connection errors.
 
-Options (``target.options``): ``driver`` (``"pymysql"``, the default, or
-``"mysqlclient"``), ``table_engine`` (default InnoDB), ``isolation_level`` (e.g.
+Options (``target.options``): ``driver`` (``"auto"``, the default: mysqlclient when it
+imports, else PyMySQL; or ``"mysqlclient"`` / ``"pymysql"`` to insist on one), ``table_engine`` (default InnoDB), ``isolation_level`` (e.g.
 ``"READ COMMITTED"``; default: the server's), ``connect_timeout`` (seconds).
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ from . import register
 from ..errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 from .sql import SqlBinding
 
-DRIVERS = ("pymysql", "mysqlclient")
+DRIVERS = ("auto", "mysqlclient", "pymysql")
 ISOLATION_LEVELS = ("READ UNCOMMITTED", "READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE")
 URL_PARAMS = ("charset", "unix_socket", "connect_timeout", "read_timeout", "write_timeout", "ssl_ca",
               "ssl_verify_identity")
@@ -81,7 +81,7 @@ def parse_mysql_url(url: str) -> dict:
 
 
 class PyMysqlDriver:
-    """PyMySQL: pure Python, the default. A driver adapter (this one, or MysqlclientDriver in
+    """PyMySQL: pure Python, the portable fallback. A driver adapter (this one, or MysqlclientDriver in
     bindings/mysqlclient.py) gives the binding its exception classes (``Error``,
     ``OperationalError``, ``InterfaceError``) and ``connect`` / ``statements`` / ``close`` /
     ``is_open`` / ``out_of_sync`` / ``describe``."""
@@ -156,12 +156,23 @@ class CursorStatements:
 
 
 def make_driver(name):
-    """The driver adapter for ``target.options.driver``."""
+    """The driver adapter for ``target.options.driver`` (``auto``: mysqlclient when it
+    imports, else PyMySQL, with the reason in ``choice``)."""
     if name == "pymysql":
         return PyMysqlDriver()
     if name == "mysqlclient":
         from .mysqlclient import MysqlclientDriver
         return MysqlclientDriver()
+    if name == "auto":
+        from .mysqlclient import MysqlclientDriver
+        try:
+            driver = MysqlclientDriver()
+            driver.choice = "auto: mysqlclient (the C driver) imports"
+        except BindingError as err:
+            driver = PyMysqlDriver()
+            driver.choice = (f"auto: PyMySQL, the portable fallback (about twice the client CPU per statement): "
+                             f"{str(err).split(': ', 1)[-1]}")
+        return driver
     raise ValueError(f"target.options.driver: {name!r} is not one of {', '.join(DRIVERS)}")
 
 
@@ -191,7 +202,7 @@ class MysqlBinding(SqlBinding):
         if not engine.isidentifier():
             raise ValueError(f"target.options.table_engine: {engine!r} is not an engine name")
         self._table_engine = engine
-        self._driver = make_driver(str(opts.get("driver", "pymysql")).lower())
+        self._driver = make_driver(str(opts.get("driver", "auto")).lower())
         self._statements = None  # the driver's execute / fetchall / fetchone on this connection
         self._server_version = None
 
@@ -217,7 +228,7 @@ class MysqlBinding(SqlBinding):
             self._driver.close(db)
 
     def describe(self):
-        out = {**self._driver.describe(),
+        out = {**self._driver.describe(), "driver_choice": getattr(self._driver, "choice", "target.options.driver"),
                "autocommit": True, "client_flags": ["FOUND_ROWS"],
                "transactions": "explicit BEGIN/COMMIT statements (sysbench events)",
                "isolation_level": self._isolation or "server default",

@@ -46,7 +46,6 @@ class SysbenchWorkload(WorkloadModel):
         "requests to 1% of the rows)")
     time: float = Field(60, gt=0, description="seconds of the run phase (0 not allowed)")
     events: int = Field(0, ge=0, description="transactions to run over all threads (0: until time)")
-    report_interval: float = Field(1, gt=0, description="seconds between timeline points in reports")
     rate: Optional[float] = Field(None, gt=0, description="total transactions/s (unthrottled if absent)")
     batchsize: int = Field(1000, ge=1, le=100_000, description="rows per INSERT in the load phase")
 
