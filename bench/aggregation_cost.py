@@ -1,6 +1,6 @@
 """Aggregation cost: merging N (default 1,000) shard results, each with an hour's
-per-second timeline, full HdrHistograms and per-interval histograms (1-second intervals:
-the default report_interval), as the Aggregate function (a Lambda: < 1 GB, < 60 s) does.
+per-second timeline, full HdrHistograms and per-interval histograms (``--intervals``: 6 s is
+the default report_interval of an hour's run, 1 s the finest), as the Aggregate function (a Lambda: < 1 GB, < 60 s) does.
 
 Synthetic but realistic shard documents (the exact shape service.run_shard writes:
 measurement.to_dict() of a Measurement with READ and UPDATE OperationStats whose
@@ -16,7 +16,7 @@ each in a fresh Python process measured with os.wait4 (peak RSS = ru_maxrss):
 - aggregate: dbswarm.service.aggregate_campaign(event) — the whole Aggregate step:
              the merge plus result.json, result.csv, timeseries.csv, summary.md, report.html.
 
-    python bench/aggregation_cost.py --shards 1000 --seconds 3600
+    python bench/aggregation_cost.py --shards 1000 --seconds 3600 --intervals 6,1
 """
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ print(json.dumps({{"seconds": round(sec, 3), "import_s": round(t_import, 3), "ma
 '''
 
 
-def synthetic_shard(i: int, seconds: int, start: int, rng: random.Random) -> dict:
+def synthetic_shard(i: int, seconds: int, start: int, rng: random.Random, interval_s: int = 1) -> dict:
     from dbswarm.measure import Measurement, OperationStats
     m = Measurement()
     for op, median_us in (("READ", 800), ("UPDATE", 1500)):
@@ -91,7 +91,13 @@ def synthetic_shard(i: int, seconds: int, start: int, rng: random.Random) -> dic
                 k = interval_bucket(int(min(max(rng.lognormvariate(0, 0.9) * median_us, 50), 2_000_000)))
                 b[k] = b.get(k, 0) + 1
             profiles.append(b)
-        m.timeline.hist[op] = IntervalTable.of({m.timeline.start + i: rng.choice(profiles) for i in range(seconds)})
+        intervals: dict = {}
+        for sec in range(m.timeline.start, m.timeline.start + seconds):
+            row = intervals.setdefault(sec // interval_s, {})
+            for k, c in rng.choice(profiles).items():
+                row[k] = row.get(k, 0) + c
+        m.timeline.interval_s = interval_s
+        m.timeline.hist[op] = IntervalTable.of(intervals)
     m.timeline.errors = [1 if rng.random() < 0.001 else 0 for _ in range(seconds)]
     m.timeline.latency_us = [rng.randint(100_000, 2_000_000) for _ in range(seconds)]
     m.errors = {"READ:retryable:deadlock": 1} if i % 50 == 0 else {}
@@ -99,7 +105,7 @@ def synthetic_shard(i: int, seconds: int, start: int, rng: random.Random) -> dic
     return m.to_dict()
 
 
-def build(root: Path, shards: int, seconds: int, seed: int = 1) -> tuple[str, dict]:
+def build(root: Path, shards: int, seconds: int, seed: int = 1, interval_s: int = 1) -> tuple[str, dict]:
     from dbswarm import aggregate as agg
     from dbswarm.documents import ShardResult
     from dbswarm.plan import make_plan
@@ -122,7 +128,7 @@ def build(root: Path, shards: int, seconds: int, seed: int = 1) -> tuple[str, di
     sizes = []
     # shards of a well-armed phase differ only by their seeds: build 20 distinct documents
     # and reuse them (each file is still read, decoded and merged on its own)
-    templates = [synthetic_shard(i, seconds, start, rng) for i in range(min(20, shards))]
+    templates = [synthetic_shard(i, seconds, start, rng, interval_s) for i in range(min(20, shards))]
     for i in range(shards):
         doc = ShardResult(campaign_id=cid, run_id=run.run_id, phase="run", shard=i, threads=1,
                           binding={"engine": "noop", "is_real_database": False, "settings": {}},
@@ -146,22 +152,24 @@ def measure(what: str, root: Path, cid: str) -> dict:
 
 def markdown(data):
     a = data["args"]
-    sizes = ", ".join(f"{int(n):,} shards: {inp['bytes_total'] / 1e6:,.0f} MB" for n, inp in data["inputs"].items())
     L = ["## Aggregation cost", "", C.header(data), "",
          "Synthetic shard results (READ + UPDATE HdrHistograms of ~2,000 distinct values each, a "
-         f"{a['seconds']:,}-second per-second timeline, and per-interval histograms of 1-second intervals for "
-         f"both operations: `measure.IntervalTable`), {data['input']['bytes_per_shard']:,} bytes per shard file "
-         f"({sizes}), in a local store. Each step in a fresh process; "
-         "peak RSS from wait4's ru_maxrss. Lambda limits: < 1 GB, < 60 s.", "",
-         "| shards: step | seconds | peak RSS MB | CPU s | fits a Lambda (< 60 s, < 1 GB) |",
-         "| --- | ---: | ---: | ---: | --- |"]
-    labels = {"merge": "read + merge (`aggregate.aggregate`: one shard document in memory at a time)",
+         f"{a['seconds']:,}-second per-second timeline, and per-interval histograms of both operations, "
+         "`measure.IntervalTable`, at ~300 operations per second each), in a local store; the shard file's "
+         "size is the per-interval histograms' cost per shard-hour. Each step in a fresh process; peak RSS from "
+         "wait4's ru_maxrss. Lambda limits: 15 minutes, up to 10 GB (the template's Aggregate function: 1 GB); "
+         "the last column asks for < 60 s and < 1 GB.", "",
+         "| shards × interval: step | bytes per shard file | seconds | peak RSS MB | CPU s | < 60 s and < 1 GB |",
+         "| --- | ---: | ---: | ---: | ---: | --- |"]
+    labels = {"merge": "read + merge (`aggregate.aggregate`)",
               "aggregate": "whole Aggregate step (`service.aggregate_campaign`: merge + 5 reports)"}
-    for shards, results in data["results_by_shards"].items():
+    for key, results in data["results_by_shards"].items():
+        shards, interval = (str(key).split(":") + ["1"])[:2]
+        size = data["inputs"][key]["bytes_per_shard"]
         for what, r in results.items():
             fits = "yes" if r["seconds"] < 60 and r["process_maxrss_mb"] < 1024 else "**no**"
-            L.append(f"| {int(shards):,} shards: {labels[what]} | {r['seconds']} | {r['process_maxrss_mb']:,} "
-                     f"| {r['cpu_s']} | {fits} |")
+            L.append(f"| {int(shards):,} shards × {interval} s intervals: {labels[what]} | {size:,} | {r['seconds']} "
+                     f"| {r['process_maxrss_mb']:,} | {r['cpu_s']} | {fits} |")
     if data.get("notes"):
         L += [""] + data["notes"]
     return "\n".join(L)
@@ -172,21 +180,22 @@ def main(argv=None):
     p.add_argument("--shards", default="1000", help="comma-separated shard counts (e.g. 1000,4000)")
     p.add_argument("--seconds", type=int, default=3600)
     p.add_argument("--keep", action="store_true", help="keep the synthetic store")
+    p.add_argument("--intervals", default="6,1", help="report_interval seconds of the per-interval histograms")
     p.add_argument("--steps", default="merge,aggregate")
     p.add_argument("--no-md", action="store_true")
     a = p.parse_args(argv)
     data = C.base_record("aggregation_cost", a)
     data["results_by_shards"], data["inputs"] = {}, {}
-    for n in C.csv_list(a.shards, int):
+    for n, interval in [(n, i) for n in C.csv_list(a.shards, int) for i in C.csv_list(a.intervals, int)]:
         root = Path(tempfile.mkdtemp(prefix="dbswarm-aggcost-"))
+        label = f"{n}:{interval}"
         try:
             t0 = time.perf_counter()
-            cid, inp = build(root, n, a.seconds)
+            cid, inp = build(root, n, a.seconds, interval_s=interval)
             inp["build_s"] = round(time.perf_counter() - t0, 1)
-            data["inputs"][n] = inp
-            data.setdefault("input", inp)
+            data["inputs"][label] = inp
             C.log(f"built {n} shard files ({inp['bytes_total'] / 1e6:.0f} MB) in {inp['build_s']} s")
-            res = data["results_by_shards"][n] = {}
+            res = data["results_by_shards"][label] = {}
             for what in C.csv_list(a.steps):
                 res[what] = r = measure(what, root, cid)
                 C.log(f"{n} shards {what}: {r['seconds']} s, peak RSS {r['process_maxrss_mb']} MB, CPU {r['cpu_s']} s, "

@@ -139,10 +139,11 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
         out["operations_after_warmup"] = measured
     read = _merged(measurement.operations, READ_OPS)
     write = _merged(measurement.operations, WRITE_OPS)
-    _judge_errors(out, measurement, phase, max_error_rate)
+    fam = families.get(family)
+    _judge_errors(out, measurement, phase, max_error_rate,
+                  hint=lambda op, kind, name: fam.error_hint(fam.workload(w), phase, op, kind, name))
     out["read_latency"] = read.summary() if read else None
     out["write_latency"] = write.summary() if write else None
-    fam = families.get(family)
     rate = fam.limits(fam.workload(w)).rate if phase == "run" else None
     c = measurement.counters
     if rate:
@@ -173,7 +174,8 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
     return out
 
 
-def _judge_errors(out: dict, measurement: Measurement, phase: str, max_error_rate: float) -> None:
+def _judge_errors(out: dict, measurement: Measurement, phase: str, max_error_rate: float,
+                 hint=lambda op, kind, name: None) -> None:
     """A phase whose calls failed more often than ``max_error_rate`` measured something else
     than the workload (a missing table, keys that already exist, a server that answered only
     errors): it is complete_with_errors, and says which operations and why. A load's duplicate
@@ -190,10 +192,16 @@ def _judge_errors(out: dict, measurement: Measurement, phase: str, max_error_rat
     out["error_rate"] = round(rate, 6)
     if rate > max_error_rate and out["status"] == "complete":
         out["status"] = "complete_with_errors"
-        out["error_problems"] = [
-            f"{op}: {sum(kinds.values()):,} of {measurement.operations[op].histogram.get_total_count() + sum(kinds.values()):,} "
-            f"calls failed ({', '.join(f'{k} ×{n:,}' for k, n in sorted(kinds.items(), key=lambda x: -x[1]))})"
-            for op, kinds in sorted(failed.items()) if op in measurement.operations]
+        problems = []
+        for op, kinds in sorted(failed.items()):
+            if op not in measurement.operations:
+                continue
+            calls = measurement.operations[op].histogram.get_total_count() + sum(kinds.values())
+            text = (f"{op}: {sum(kinds.values()):,} of {calls:,} calls failed "
+                    f"({', '.join(f'{k} ×{n:,}' for k, n in sorted(kinds.items(), key=lambda x: -x[1]))})")
+            hints = [h for h in (hint(op, *k.split(": ", 1)) for k in kinds) if h]
+            problems.append(text + ("; " + "; ".join(dict.fromkeys(hints)) if hints else ""))
+        out["error_problems"] = problems
 
 
 def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None) -> dict:

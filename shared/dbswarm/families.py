@@ -18,6 +18,7 @@ Built-in families are imported on first use; others register from a plugin modul
 from __future__ import annotations
 
 import importlib
+import math
 import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Optional
@@ -31,6 +32,7 @@ DEFAULT = "ycsb"  # the family of a workload that names none
 _BUILTIN = {"ycsb": "dbswarm.workloads.ycsb", "sysbench": "dbswarm.workloads.sysbench"}
 _REGISTRY: dict[str, "Family"] = {}
 STAGES = ("before_load", "after_load", "cleanup")
+MAX_AUTO_INTERVALS = 600  # the default report_interval keeps a run at about this many intervals
 
 
 class WorkloadModel(BaseModel):
@@ -39,8 +41,11 @@ class WorkloadModel(BaseModel):
     threads: int = Field(1, ge=1, description="client threads for the whole run (all shards)")
     warmuptime: float = Field(0, ge=0, description="seconds whose operations are kept out of the reported "
                               "percentiles and of steady-state throughput (measured apart, as the warm-up)")
-    report_interval: float = Field(1, gt=0, le=3600, description="seconds per interval of the latency "
-                                   "percentiles over time (whole seconds: a fraction is rounded up)")
+    report_interval: Optional[float] = Field(
+        None, gt=0, le=3600, description="seconds per interval of the latency percentiles over time (whole "
+        "seconds: a fraction is rounded up). Default: 1 s for runs of up to 10 minutes, longer runs time / 600 "
+        "(at most ~600 intervals: an hour's run has 6-second intervals, which keeps 1,000 shards' per-interval "
+        "histograms mergeable in seconds; see BENCHMARKS.md)")
 
     @property
     def name(self) -> str:
@@ -153,6 +158,13 @@ class Family:
             start += c
         return out
 
+    def interval_seconds(self, w) -> int:
+        """Whole seconds per interval of the per-interval histograms (``report_interval``)."""
+        if w.report_interval:
+            return max(1, math.ceil(w.report_interval))
+        t = self.limits(w).time
+        return max(1, math.ceil(t / MAX_AUTO_INTERVALS)) if t else 1
+
     # -- the steps -----------------------------------------------------------------------
     def prepare(self, binding, w, stage: str) -> None:
         """Un-sharded steps: before_load (drop + create), after_load (secondary indexes),
@@ -175,6 +187,11 @@ class Family:
     def client_statements(self, w, phase: str, measurement) -> Optional[dict]:
         """What the client sent, in the server counters' terms (``statements``,
         ``transactions``), for the client/server cross-check; None: not comparable."""
+        return None
+
+    def error_hint(self, w, phase: str, op: str, kind: str, name: str) -> Optional[str]:
+        """What the user should change when ``op`` failed with this error class above the
+        threshold (shown beside the problem in the result and summary); None: nothing to say."""
         return None
 
     # -- results -------------------------------------------------------------------------

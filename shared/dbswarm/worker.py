@@ -9,7 +9,6 @@ schema before the load, secondary indexes after it, drop everything at cleanup).
 """
 from __future__ import annotations
 
-import math
 import os
 import random
 import threading
@@ -268,7 +267,7 @@ class ShardPhase:
 
     # -- threads ---------------------------------------------------------------------
     def _thread_main(self, st: ThreadState, rate: Optional[float]):
-        rec = Recorder(math.ceil(self.w.report_interval))  # per-interval histograms, on whole seconds
+        rec = Recorder(self.family.interval_seconds(self.w))  # per-interval histograms, on whole seconds
         rec.warm_until_ns = self._warm_until_ns  # warm-up operations are kept apart (Measurement.warmup)
         with self._lock:
             self.recorders.append(rec)

@@ -329,6 +329,13 @@ class Ycsb(Family):
             return hi, len(rows), insert_batch, (w.table, rows)
         return BatchLoader(ctx, start, count, batch)
 
+    def error_hint(self, w, phase, op, kind, name):
+        if phase == "run" and op == "INSERT" and kind == "duplicate":
+            return ("the table already holds the run phase's insert keys (they start at recordcount: an earlier "
+                    "run inserted them): set recordcount to the table's current record count, or reload it "
+                    "(phases: prepare, load, run)")
+        return None
+
     def client_statements(self, w, phase, measurement):
         """Statements sent: one per operation call (a load batch is one), two per
         read-modify-write, the failed ones too (the server saw them), warm-up included (the
