@@ -209,3 +209,37 @@ def test_check_names_the_broken_condition_and_district(env):
         assert found == {("3.3.2.1", 1, None), ("3.3.2.9", 1, 3)}, result["failures"]
     finally:
         b.close()
+
+
+@pytest.mark.parametrize("name", ["tpcc-postgresql.yaml", "tpcc-mariadb.yaml"])
+def test_tpcc_examples_are_valid_campaigns(name, monkeypatch):
+    from dbswarm.spec import load_campaign
+    monkeypatch.setenv("DBSWARM_PASSWORD", "not-used-here")
+    campaign, runs = load_campaign(str(ROOT / "examples" / name))
+    assert [r.workload.threads for r in runs] == [4, 8, 16]
+    for run in runs:
+        assert run.target.password.env == "DBSWARM_PASSWORD" and "127.0.0.1" in run.target.url
+        assert run.workload.family == "tpcc" and run.workload.warmuptime == run.workload.rampup > 0
+
+
+def test_dbswarm_run_of_the_example_prints_the_tpcc_table(env, tmp_path):
+    """`dbswarm run examples/tpcc-postgresql.yaml`, shrunk to seconds (URL, password reference,
+    sizes replaced; the run phase only, on the 2 warehouses the load test above left)."""
+    import yaml
+    data = yaml.safe_load((ROOT / "examples" / "tpcc-postgresql.yaml").read_text())
+    t = servers.target("postgresql", env)
+    data["target"].update(url=t["url"], password=t["password"])
+    data["workload"].update(warehouses=WAREHOUSES, time=3, rampup=1)
+    data["matrix"] = {"threads": [2]}
+    data["phases"] = ["run"]
+    data["results"] = str(tmp_path)
+    path = tmp_path / "tpcc.yaml"
+    path.write_text(yaml.safe_dump(data))
+    proc = subprocess.run([sys.executable, "-m", "dbswarm", "run", str(path)], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, PYTHONPATH=f"{ROOT / 'shared'}:{ROOT}", COLUMNS="200"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = proc.stdout + proc.stderr
+    assert "### TPC-C" in text or "TPC-C" in text, text[-3000:]
+    assert "NOPM" in text and "tpmC" in text
+    row = [line for line in text.splitlines() if "PostgreSQL 15, laptop" in line and "|" in line]
+    assert row, text[-3000:]

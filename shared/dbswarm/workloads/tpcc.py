@@ -818,4 +818,67 @@ class Tpcc(Family):
         return "\n".join(lines) + "\n"
 
 
-families.register(Tpcc())
+if __name__ != "__main__":  # run as a command, the module registers when the command imports it by name
+    families.register(Tpcc())
+
+
+# ---- the check as a command: python -m dbswarm.workloads.tpcc check CAMPAIGN ---------------------
+
+def check_campaign(source, after_load: bool = False) -> list[dict]:
+    """The consistency conditions on the target of every TPC-C run of a campaign file (the
+    database as it is now: after a load, a run, or another tool's load). One entry per run:
+    {"run_id", "label", "check": check()'s answer}."""
+    from .. import bindings, secrets
+    from ..bindings.base import Connection
+    from ..secrets import redact_url
+    from ..spec import load_campaign
+    _, runs = load_campaign(source)
+    out, seen = [], set()
+    for run in runs:
+        t = run.target
+        key = (t.engine, t.url, getattr(run.workload, "warehouses", None))
+        if run.workload.family != Tpcc.name or key in seen:  # runs of a matrix share their database
+            continue
+        seen.add(key)
+        password = secrets.resolve(t.password.model_dump(exclude_none=True)) if t.password else None
+        b = bindings.get(t.engine)(Connection(engine=t.engine, url=t.url, password=password,
+                                              options=dict(t.options or {}), display=redact_url(t.url) or t.engine))
+        b.connect()
+        try:
+            out.append({"run_id": run.run_id, "label": t.display,
+                        "check": check(b, range(1, run.workload.warehouses + 1), after_load)})
+        finally:
+            b.close()
+    return out
+
+
+def main(argv=None) -> int:
+    import argparse
+    import json
+    p = argparse.ArgumentParser(prog="python -m dbswarm.workloads.tpcc",
+                                description="TPC-C consistency conditions (clause 3.3.2) on a campaign's targets")
+    sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("check", help="check every TPC-C run's target as it is now")
+    c.add_argument("campaign")
+    c.add_argument("--after-load", action="store_true", help="also 3.3.2.11 (holds only before any run)")
+    c.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    results = check_campaign(args.campaign, args.after_load)
+    ok = all(r["check"]["passed"] for r in results)
+    if args.json:
+        print(json.dumps(results, indent=1))
+    else:
+        for r in results:
+            ch = r["check"]
+            print(f"{r['run_id']} ({r['label']}): {ch['warehouses']} warehouses, conditions "
+                  f"{', '.join(ch['conditions'])}: {'passed' if ch['passed'] else 'FAILED'} ({ch['seconds']} s)")
+            for f in ch["failures"]:
+                where = f"warehouse {f['warehouse']}" + (f", district {f['district']}" if f["district"] else "")
+                print(f"  {f['condition']} {f['title']}: {where} (found {f['found']})")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+    from dbswarm.workloads.tpcc import main as _main
+    sys.exit(_main())
