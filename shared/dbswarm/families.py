@@ -29,7 +29,8 @@ from .errors import FamilyError
 from .plugins import load_plugins
 
 DEFAULT = "ycsb"  # the family of a workload that names none
-_BUILTIN = {"ycsb": "dbswarm.workloads.ycsb", "sysbench": "dbswarm.workloads.sysbench"}
+_BUILTIN = {"ycsb": "dbswarm.workloads.ycsb", "sysbench": "dbswarm.workloads.sysbench",
+            "tpcc": "dbswarm.workloads.tpcc"}
 _REGISTRY: dict[str, "Family"] = {}
 STAGES = ("before_load", "after_load", "cleanup")
 MAX_AUTO_INTERVALS = 600  # the default report_interval keeps a run at about this many intervals
@@ -166,9 +167,10 @@ class Family:
         return max(1, math.ceil(t / MAX_AUTO_INTERVALS)) if t else 1
 
     # -- the steps -----------------------------------------------------------------------
-    def prepare(self, binding, w, stage: str) -> None:
+    def prepare(self, binding, w, stage: str) -> Optional[dict]:
         """Un-sharded steps: before_load (drop + create), after_load (secondary indexes),
-        cleanup (drop everything)."""
+        cleanup (drop everything). A dict returned is stored with the stage's record
+        (``prepare-<stage>.json``, under "family")."""
 
     def run_client(self, w, ctx: ThreadContext) -> Client:
         raise NotImplementedError

@@ -53,11 +53,14 @@ def prepare_target(run: RunPlan, password: Optional[str], stage: str) -> dict:
     t0 = time.time()
     b.connect()
     try:
-        family.prepare(b, w, stage)
+        extra = family.prepare(b, w, stage)
         settings = b.describe()
     finally:
         b.close()
-    return {"stage": stage, "seconds": round(time.time() - t0, 3), "binding_settings": settings}
+    out = {"stage": stage, "seconds": round(time.time() - t0, 3), "binding_settings": settings}
+    if extra:
+        out["family"] = extra  # what the family's step found (e.g. a consistency check)
+    return out
 
 
 def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: str) -> dict:

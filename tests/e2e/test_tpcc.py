@@ -1,0 +1,245 @@
+"""TPC-C against the real servers (PostgreSQL 15, MariaDB 10.11), checked against what the
+database holds:
+
+- load: 2 warehouses over 2 shards; one shard's process is killed (SIGKILL) after it
+  committed its first district, then every shard runs in calls of 0.5 s (continue +
+  checkpoint) until done: afterwards every table holds exactly the population of clause 4.3
+  per warehouse (HISTORY has no key: a duplicated district would show there), the committed
+  district was skipped, not written twice;
+- the consistency conditions of clause 3.3.2 pass after the load (the campaign's after_load
+  stage) and after a run of 4 virtual users over 2 shards;
+- New-Orders committed by the clients over the run phase equal the change of
+  sum(d_next_o_id) read from the database before and after it (HammerDB's NOPM).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from dbswarm import bindings, families, service
+from dbswarm.bindings.base import Connection
+from dbswarm.local import run_campaign
+from tests import servers
+
+pytestmark = [pytest.mark.servers, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+ENGINES = ("postgresql", "mysql")
+WAREHOUSES = 2
+FAMILY = families.get("tpcc")
+
+
+@pytest.fixture(scope="module")
+def env():
+    return servers.start()
+
+
+def connect(engine, env):
+    t = servers.target(engine, env)
+    b = bindings.get(engine)(Connection(engine=engine, url=t["url"], password=servers.password(env),
+                                        options={}, display=engine))
+    b.connect()
+    return b
+
+
+def population(b) -> dict:
+    """Rows per table and warehouse, as the database counts them."""
+    out = {}
+    for table, col in (("warehouse", "w_id"), ("district", "d_w_id"), ("customer", "c_w_id"), ("history", "h_w_id"),
+                       ("orders", "o_w_id"), ("new_order", "no_w_id"), ("order_line", "ol_w_id"),
+                       ("stock", "s_w_id")):
+        out[table] = {int(w): int(n) for w, n in b.fetchall(f"SELECT {col}, COUNT(*) FROM {table} GROUP BY {col}")}
+    out["item"] = int(b.fetchone("SELECT COUNT(*) FROM item")[0])
+    out["ol_cnt"] = {int(w): int(n) for w, n in b.fetchall("SELECT o_w_id, SUM(o_ol_cnt) FROM orders GROUP BY o_w_id")}
+    return out
+
+
+def _kill_after_first_district(event, engine, env):
+    """Shard 1's load in its own process, killed as soon as it has committed a district."""
+    code = ("import json, sys; from dbswarm import service; "
+            "service.run_shard(json.loads(sys.argv[1]))")
+    proc = subprocess.Popen([sys.executable, "-c", code, json.dumps(dict(event, shard=1))],
+                            env=dict(os.environ, PYTHONPATH=f"{ROOT / 'shared'}:{ROOT}"))
+    b = connect(engine, env)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None:
+            if int(b.fetchone("SELECT COUNT(*) FROM district WHERE d_w_id = 2")[0]) >= 1:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        written = int(b.fetchone("SELECT COUNT(*) FROM district WHERE d_w_id = 2")[0])
+    finally:
+        b.close()
+    assert 1 <= written < 10, f"the killed shard should have committed some districts of warehouse 2, not {written}"
+    return written
+
+
+def _resuming_shards(calls: dict, kill=None):
+    """run_shards for service.run_steps: every shard in its own thread, in calls of 0.5 s that
+    answer continue with a checkpoint until the shard is done (the state machine's loop)."""
+    def run_shards(event, shard_count):
+        if kill and event["phase"] == "load":
+            kill(event)
+        errors = []
+
+        def one(i):
+            try:
+                cp = None
+                while True:
+                    out = service.run_shard(dict(event, shard=i, checkpoint=cp, max_call_seconds=0.5))
+                    calls[event["phase"], i] = calls.get((event["phase"], i), 0) + 1
+                    if out["status"] == "done":
+                        return
+                    cp = out["checkpoint"]
+            except Exception as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(shard_count)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+    return run_shards
+
+
+def _result(out) -> dict:
+    return json.loads((Path(out["store"]) / out["campaign_id"] / "result.json").read_text())
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_tpcc_load_killed_resumes_checks_pass_and_nopm_matches(engine, env, tmp_path):
+    target = servers.target(engine, env)
+    workload = {"family": "tpcc", "warehouses": WAREHOUSES, "threads": 2, "check": ["after_load"]}
+
+    # ---- load: shard 1 killed after its first district, then all shards resumed in 0.5 s calls
+    calls: dict = {}
+    killed = {}
+    out = service.run_steps(
+        {"name": f"tpcc-load-{engine}", "seed": 3, "target": target, "workload": workload,
+         "fanout": {"shards": 2}, "phases": ["prepare", "load"]}, str(tmp_path / "load"),
+        _resuming_shards(calls, kill=lambda ev: killed.setdefault("n", _kill_after_first_district(ev, engine, env))),
+        lead_seconds=0.2)
+    res = _result(out)
+    load = res["runs"][0]["phases"]["load"]
+    assert load["status"] == "complete", load.get("shards")
+    assert max(calls.values()) > 1, calls  # the load went on over continued calls
+    # the districts the killed process committed were found and skipped, not written again
+    assert load["tpcc"]["units_skipped"] == killed["n"], (load["tpcc"], killed)
+    assert load["operations"]["LOAD_DISTRICT"]["count"] == 10 * WAREHOUSES
+    assert load["operations"]["LOAD_ITEMS"]["count"] == 10
+
+    b = connect(engine, env)
+    try:
+        pop = population(b)
+        per_w = {w: 1 for w in range(1, WAREHOUSES + 1)}
+        assert pop["warehouse"] == per_w
+        assert pop["district"] == {w: 10 for w in per_w}
+        assert pop["item"] == 100_000
+        assert pop["stock"] == {w: 100_000 for w in per_w}
+        assert pop["customer"] == {w: 30_000 for w in per_w}
+        assert pop["history"] == {w: 30_000 for w in per_w}  # no key: a district written twice shows here
+        assert pop["orders"] == {w: 30_000 for w in per_w}
+        assert pop["new_order"] == {w: 9_000 for w in per_w}
+        assert pop["order_line"] == pop["ol_cnt"]
+        assert all(270_000 <= n <= 330_000 for n in pop["order_line"].values()), pop["order_line"]
+        bc = b.fetchone("SELECT SUM(CASE WHEN c_credit = 'BC' THEN 1 ELSE 0 END), COUNT(*) FROM customer")
+        assert 0.08 < int(bc[0]) / int(bc[1]) < 0.12
+
+        # the campaign's after_load stage ran the consistency check
+        stage = json.loads((Path(out["store"]) / out["campaign_id"] / "runs" / res["runs"][0]["run_id"]
+                            / "prepare-after_load.json").read_text())
+        assert stage["family"]["check"]["passed"], stage["family"]["check"]["failures"]
+        assert "3.3.2.11" in stage["family"]["check"]["conditions"]
+
+        # ---- run: 4 virtual users over 2 shards; sum(d_next_o_id) read before and after
+        w = FAMILY.workload({"family": "tpcc", "warehouses": WAREHOUSES})
+        before = FAMILY.window_snapshot(b, w, "run")
+        out = run_campaign({"name": f"tpcc-run-{engine}", "seed": 4, "target": target,
+                            "workload": {"family": "tpcc", "warehouses": WAREHOUSES, "threads": 4, "time": 8,
+                                         "rampup": 2},
+                            "fanout": {"shards": 2}, "phases": ["run"]},
+                           str(tmp_path / "run"), show_progress=False, lead_seconds=0.5)
+        after = FAMILY.window_snapshot(b, w, "run")
+        run = _result(out)["runs"][0]["phases"]["run"]
+        assert run["status"] == "complete", run.get("shards")
+        s = run["tpcc"]
+        assert s["tpmC"] > 0 and s["transactions"]["DELIVERY"] > 0 and s["transactions"]["STOCK_LEVEL"] > 0
+        # errors only of the kind that is rolled back and retried (deadlocks, lock waits)
+        assert all(k.split(":")[1] == "retryable" for k in run["errors"]), run["errors"]
+        # HammerDB's NOPM: the database's count of committed New-Orders equals the clients'
+        database = after["new_orders"] - before["new_orders"]
+        assert database == s["new_orders_committed_whole_phase"] > 0, (database, s)
+        if (run.get("server") or {}).get("family"):  # the engine's window wiring, when present
+            assert run["server"]["family"]["new_orders"] == database
+            assert s["NOPM"] is not None
+
+        # the consistency conditions still hold after the run (3.3.2.11 only holds after the load)
+        result = FAMILY.check(b, w)
+        assert result["passed"], result["failures"]
+        assert len(result["conditions"]) == 11
+    finally:
+        b.close()
+
+
+def test_check_names_the_broken_condition_and_district(env):
+    """A consistency check that can fail: on data loaded by the test above (or any TPC-C load on
+    PostgreSQL), a district's year-to-date changed without its history breaks 3.3.2.1 and 3.3.2.9
+    for that warehouse and district; restored afterwards."""
+    b = connect("postgresql", env)
+    try:
+        if not int(b.fetchone("SELECT COUNT(*) FROM district WHERE d_w_id = 1 AND d_id = 3")[0]):
+            pytest.fail("no TPC-C data on PostgreSQL: run the load test first (same module)")
+        b.execute("UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1 AND d_id = 3")
+        try:
+            result = FAMILY.check(b, FAMILY.workload({"family": "tpcc", "warehouses": 1}))
+        finally:
+            b.execute("UPDATE district SET d_ytd = d_ytd - 1 WHERE d_w_id = 1 AND d_id = 3")
+        assert not result["passed"]
+        found = {(f["condition"], f["warehouse"], f["district"]) for f in result["failures"]}
+        assert found == {("3.3.2.1", 1, None), ("3.3.2.9", 1, 3)}, result["failures"]
+    finally:
+        b.close()
+
+
+@pytest.mark.parametrize("name", ["tpcc-postgresql.yaml", "tpcc-mariadb.yaml"])
+def test_tpcc_examples_are_valid_campaigns(name, monkeypatch):
+    from dbswarm.spec import load_campaign
+    monkeypatch.setenv("DBSWARM_PASSWORD", "not-used-here")
+    campaign, runs = load_campaign(str(ROOT / "examples" / name))
+    assert [r.workload.threads for r in runs] == [4, 8, 16]
+    for run in runs:
+        assert run.target.password.env == "DBSWARM_PASSWORD" and "127.0.0.1" in run.target.url
+        assert run.workload.family == "tpcc" and run.workload.warmuptime == run.workload.rampup > 0
+
+
+def test_dbswarm_run_of_the_example_prints_the_tpcc_table(env, tmp_path):
+    """`dbswarm run examples/tpcc-postgresql.yaml`, shrunk to seconds (URL, password reference,
+    sizes replaced; the run phase only, on the 2 warehouses the load test above left)."""
+    import yaml
+    data = yaml.safe_load((ROOT / "examples" / "tpcc-postgresql.yaml").read_text())
+    t = servers.target("postgresql", env)
+    data["target"].update(url=t["url"], password=t["password"])
+    data["workload"].update(warehouses=WAREHOUSES, time=3, rampup=1)
+    data["matrix"] = {"threads": [2]}
+    data["phases"] = ["run"]
+    data["results"] = str(tmp_path)
+    path = tmp_path / "tpcc.yaml"
+    path.write_text(yaml.safe_dump(data))
+    proc = subprocess.run([sys.executable, "-m", "dbswarm", "run", str(path)], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, PYTHONPATH=f"{ROOT / 'shared'}:{ROOT}", COLUMNS="200"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = proc.stdout + proc.stderr
+    assert "### TPC-C" in text or "TPC-C" in text, text[-3000:]
+    assert "NOPM" in text and "tpmC" in text
+    row = [line for line in text.splitlines() if "PostgreSQL 15, laptop" in line and "|" in line]
+    assert row, text[-3000:]

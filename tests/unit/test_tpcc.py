@@ -1,0 +1,176 @@
+"""TPC-C's generators, population and bookkeeping, without a database: NURand and the C-delta
+rule, last names, the card deck's mix, the population's sizes per district and warehouse, the
+load's split over client threads, the model's rampup and the phase summary."""
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from dbswarm import families
+from dbswarm.measure import Measurement, OperationStats
+from dbswarm.workloads import tpcc
+from dbswarm.workloads.tpcc import (C_LAST_LOAD, DISTRICTS, ITEM_UNITS, Deck, Population, c_delta_ok, last_name,
+                                    nurand, run_constants)
+
+FAMILY = families.get("tpcc")
+
+
+def test_nurand_stays_in_range_and_is_skewed():
+    rng = random.Random(1)
+    draws = [nurand(rng, 1023, 1, 3000, 259) for _ in range(60_000)]
+    assert min(draws) >= 1 and max(draws) <= 3000
+    counts = Counter(draws)
+    # non-uniform: the most drawn value comes up far more often than a uniform draw would (20 per value)
+    assert max(counts.values()) > 3 * 60_000 / 3000
+    names = [nurand(rng, 255, 0, 999, C_LAST_LOAD) for _ in range(20_000)]
+    assert min(names) >= 0 and max(names) <= 999
+
+
+def test_nurand_is_the_specification_formula():
+    class Queued:  # returns the queued draws in order, checking their ranges
+        def __init__(self, *draws):
+            self.draws = list(draws)
+
+        def randint(self, a, b):
+            v, lo, hi = self.draws.pop(0)
+            assert (a, b) == (lo, hi)
+            return v
+    # (((random(0, A) | random(x, y)) + C) % (y - x + 1)) + x
+    assert nurand(Queued((1000, 0, 1023), (7, 1, 3000)), 1023, 1, 3000, 5) == ((1000 | 7) + 5) % 3000 + 1
+    assert nurand(Queued((255, 0, 255), (999, 0, 999)), 255, 0, 999, 900) == (1023 + 900) % 1000
+    assert nurand(Queued((0, 0, 8191), (100000, 1, 100000)), 8191, 1, 100000, 0) == 1
+
+
+@pytest.mark.parametrize("load, run, ok", [(157, 157 + 65, True), (157, 157 - 119, True), (157, 157 + 64, False),
+                                           (157, 157 + 120, False), (157, 157 + 96, False), (157, 157 - 112, False),
+                                           (200, 100, True)])
+def test_c_delta_rule(load, run, ok):
+    assert c_delta_ok(load, run) is ok
+
+
+def test_run_constants_satisfy_the_c_delta_rule():
+    for seed in range(200):
+        for load in (0, 100, 157, 255):
+            c = run_constants(load, random.Random(seed))
+            assert c_delta_ok(load, c["c_last"])
+            assert 0 <= c["c_last"] <= 255 and 0 <= c["c_id"] <= 1023 and 0 <= c["ol_i_id"] <= 8191
+
+
+def test_run_constants_are_shared_by_the_run_and_follow_the_load_constant():
+    w = FAMILY.workload({"family": "tpcc", "warehouses": 2})
+    a = run_constants(w.c_last_load, tpcc._run_rng(w))
+    b = run_constants(w.c_last_load, tpcc._run_rng(FAMILY.workload({"family": "tpcc", "warehouses": 2})))
+    assert a == b
+    other = FAMILY.workload({"family": "tpcc", "warehouses": 2, "c_last_load": 40})
+    assert c_delta_ok(40, run_constants(40, tpcc._run_rng(other))["c_last"])
+
+
+def test_last_names_from_syllables():
+    assert last_name(0) == "BARBARBAR"
+    assert last_name(371) == "PRICALLYOUGHT"  # the specification's example
+    assert last_name(999) == "EINGEINGEING"
+    assert len({last_name(n) for n in range(1000)}) == 1000
+
+
+def test_deck_mix_is_exact_per_100_and_within_1_percent_over_10000():
+    deck = Deck(random.Random(5))
+    draws = [deck.next() for _ in range(10_000)]
+    counts = Counter(draws)
+    for kind, pct in tpcc.MIX.items():
+        assert abs(counts[kind] / 10_000 - pct / 100) < 0.01, counts
+    assert counts == {k: v * 100 for k, v in tpcc.MIX.items()}  # 100 full decks
+    first = Counter(draws[:100])
+    assert first == tpcc.MIX
+    assert draws[:100] != draws[100:200]  # reshuffled
+
+
+def test_population_sizes_per_warehouse():
+    pop = Population(random.Random(2), C_LAST_LOAD)
+    customers = history = orders = lines = new = 0
+    bc = 0
+    delivered_lines_amount = []
+    for d in range(1, DISTRICTS + 1):
+        cust, hist = pop.customers(1, d)
+        o, ol, no = pop.orders(1, d)
+        customers += len(cust)
+        history += len(hist)
+        orders += len(o)
+        lines += len(ol)
+        new += len(no)
+        bc += sum(c[13] == "BC" for c in cust)
+        assert sorted(r[3] for r in o) == list(range(1, 3001))  # o_c_id: a permutation of the customers
+        assert [r[0] for r in no] == list(range(2101, 3001))
+        assert all(5 <= r[6] <= 15 for r in o)
+        assert sum(r[6] for r in o) == len(ol)
+        delivered_lines_amount += [r[8] for r in ol if r[0] < 2101]
+        assert all((r[5] is None) == (r[0] >= 2101) for r in o)
+        assert [c[5] for c in cust[:1000]] == [last_name(n) for n in range(1000)]
+    stock = sum(len(pop.stock(1, (d - 1) * 10_000 + 1, d * 10_000)) for d in range(1, DISTRICTS + 1))
+    assert (customers, history, orders, new, stock) == (30_000, 30_000, 30_000, 9_000, 100_000)
+    assert 290_000 <= lines <= 310_000  # ~300k: 10 lines per order on average
+    assert 0.08 < bc / customers < 0.12  # 10% bad credit (clause 4.3.3.1)
+    assert set(delivered_lines_amount) == {"0.00"}
+    items = pop.items(1, 100_000)
+    original = sum("ORIGINAL" in i[4] for i in items)
+    assert 0.09 < original / len(items) < 0.11
+
+
+def test_load_split_item_once_and_warehouses_disjoint():
+    for W, threads in ((1, 1), (2, 2), (5, 2), (3, 8), (100, 7)):
+        w = FAMILY.workload({"family": "tpcc", "warehouses": W, "threads": threads})
+        split = FAMILY.split_load(w, threads)
+        assert len(split) == threads
+        covered = [u for start, count in split for u in range(start, start + count)]
+        assert covered == list(range(ITEM_UNITS + DISTRICTS * W))  # every unit once, in order
+        assert split[0][0] == 0 and split[0][1] >= ITEM_UNITS  # ITEM: global thread 0 only
+        if threads <= W:  # whole warehouses per thread
+            for start, count in split[1:]:
+                assert (start - ITEM_UNITS) % DISTRICTS == 0 and count % DISTRICTS == 0
+
+
+def test_rampup_is_the_warmup():
+    w = FAMILY.workload({"family": "tpcc", "rampup": 30, "time": 120})
+    assert w.warmuptime == 30
+    assert FAMILY.limits(w).time == 150
+    with pytest.raises(Exception):
+        FAMILY.workload({"family": "tpcc", "rampup": 30, "warmuptime": 10})
+    assert FAMILY.workload({"family": "tpcc", "warmuptime": 10}).rampup == 10
+    assert not FAMILY.workload({"family": "tpcc"}).keying_and_thinking
+
+
+def _measurement(counts, rollbacks=0, warm=None, retries=0):
+    m = Measurement()
+    for op, n in counts.items():
+        s = m.op(op)
+        s.count = n
+        for _ in range(n):
+            s.histogram.record_value(2000)
+    if warm:
+        m.warmup = {}
+        for op, n in warm.items():
+            s = m.warmup[op] = OperationStats()
+            s.count = n
+    m.counters = {"new_order_rollbacks": rollbacks, "retries": retries}
+    return m
+
+
+def test_phase_summary_with_and_without_the_window():
+    w = {"family": "tpcc", "warehouses": 2, "threads": 4, "time": 60, "rampup": 10}
+    m = _measurement({"NEW_ORDER": 450, "PAYMENT": 430, "ORDER_STATUS": 40, "DELIVERY": 40, "STOCK_LEVEL": 40},
+                     rollbacks=5, warm={"NEW_ORDER": 90}, retries=3)
+    s = FAMILY.phase_summary(w, "run", m, 70.0)
+    assert s["tpmC"] == 450.0 and s["tpmTotal"] == 1000.0
+    assert s["new_orders_committed"] == 445 and s["new_order_rollbacks"] == 5
+    assert s["NOPM"] is None and "unavailable" in s["NOPM_basis"] and s["TPM"] is None
+    assert s["p90_limit"]["NEW_ORDER"] == "pass" and s["efficiency_pct"] is None
+    s = FAMILY.phase_summary(w, "run", m, 70.0, window={"seconds": 70.0, "family": {"new_orders": 535},
+                                                       "server": {"transactions": 1183}})
+    assert s["NOPM"] == round(535 * 60 / 70, 1) and s["new_orders_database"] == 535
+    assert s["new_orders_clients"] == 450 + 90 - 5
+    assert s["TPM"] == round(1183 * 60 / 70, 1)
+    assert FAMILY.client_statements(w, "run", m) == {"transactions": 1000 + 90 + 3}
+    table = FAMILY.report_tables([{"run_id": "000", "target": {"label": "PG"}, "workload": w, "threads": 4,
+                                   "phases": {"run": {"tpcc": s}}}])
+    assert "| PG | 2 | 4 | 1,014 | 459 | 450 | 1,000 |" in table
