@@ -178,8 +178,10 @@ def _judge_errors(out: dict, measurement: Measurement, phase: str, max_error_rat
                  hint=lambda op, kind, name: None) -> None:
     """A phase whose calls failed more often than ``max_error_rate`` measured something else
     than the workload (a missing table, keys that already exist, a server that answered only
-    errors): it is complete_with_errors, and says which operations and why. A load's duplicate
-    keys are not counted: a resumed load meets the rows it wrote before."""
+    errors): it is complete_with_errors, and says which operations and why. Errors that were
+    retried until the work succeeded (``counters.retries``: a transaction rolled back and run
+    again, a load batch sent again) lost no work and are not counted; nor are a load's duplicate
+    keys (a resumed load meets the rows it wrote before)."""
     failed: dict[str, dict[str, int]] = {}
     for key, n in measurement.errors.items():
         op, kind, name = key.split(":", 2)
@@ -187,7 +189,7 @@ def _judge_errors(out: dict, measurement: Measurement, phase: str, max_error_rat
             continue
         failed.setdefault(op, {})[f"{kind}: {name}"] = n
     calls = sum(s.histogram.get_total_count() for s in measurement.operations.values())
-    errors = sum(sum(v.values()) for v in failed.values())
+    errors = max(0, sum(sum(v.values()) for v in failed.values()) - measurement.counters.get("retries", 0))
     rate = errors / (calls + errors) if calls + errors else 0.0
     out["error_rate"] = round(rate, 6)
     if rate > max_error_rate and out["status"] == "complete":

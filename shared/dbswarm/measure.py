@@ -623,6 +623,7 @@ class Measured:
                     return True
                 if kind == FATAL or self.should_stop():
                     return False
+                self.rec.count("retries")
                 continue
             self.rec.ok(op, t0, self._perf(), n)
             return True

@@ -131,7 +131,7 @@ def test_tpcc_load_killed_resumes_checks_pass_and_nopm_matches(engine, env, tmp_
         lead_seconds=0.2)
     res = _result(out)
     load = res["runs"][0]["phases"]["load"]
-    assert load["status"] == "complete", load.get("shards")
+    assert load["status"] == "complete", (load.get("shards"), load.get("error_problems"), load.get("errors"))
     assert max(calls.values()) > 1, calls  # the load went on over continued calls
     # the districts the killed process committed were found and skipped, not written again
     assert load["tpcc"]["units_skipped"] == killed["n"], (load["tpcc"], killed)

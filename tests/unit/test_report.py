@@ -108,3 +108,9 @@ def test_error_threshold_decides_complete_with_errors():
     assert resumed_load["status"] == "complete" and resumed_load["error_rate"] == 0
     strict = merge_run_phase("ycsb", run["workload"], 1, "run", with_errors(1), {}, max_error_rate=0.0)
     assert strict["status"] == "complete_with_errors"
+    # deadlocks that were rolled back and retried until the transaction committed lost no work
+    retried = with_errors(30, "READ:retryable:deadlock")
+    retried[0]["measurement"]["counters"] = {"retries": 30}
+    assert merge_phase(run, "run", retried, {})["status"] == "complete"
+    retried[0]["measurement"]["counters"] = {"retries": 28}  # two were given up on: 2 of 101
+    assert merge_phase(run, "run", retried, {})["status"] == "complete_with_errors"
