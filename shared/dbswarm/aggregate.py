@@ -73,6 +73,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
     starts, ends, skews, complete, partial, missing = [], [], {}, [], [], []
     abandoned = {}  # shard -> client threads given up inside a database call (worker._join)
     settings = None
+    client_cpu = 0.0  # the shard processes' CPU over their calls (worker: segments' cpu_s)
     for i in range(expected):
         doc = shard_docs.get(i)
         if doc is not None:
@@ -85,6 +86,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
         ends.append(doc.ended_at)
         if doc.start_skew_s is not None:
             skews[i] = doc.start_skew_s
+        client_cpu += sum(seg.get("cpu_s", 0) for seg in doc.segments)
         n = sum(seg.get("abandoned_threads", 0) for seg in doc.segments)
         if n:
             abandoned[i] = n
@@ -130,6 +132,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
         "start_skew_s": {"max": round(max(skews.values()), 4) if skews else None,
                          "per_shard": skews},
         "abandoned_threads": {"count": sum(abandoned.values()), "per_shard": abandoned},
+        "client_cpu_s": round(client_cpu, 3),
         "mix": {name: round(s.count / measured, 6) for name, s in measurement.operations.items()} if measured else {},
     })
     if measurement.warmup:

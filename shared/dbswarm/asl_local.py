@@ -297,7 +297,12 @@ class LocalCloud:
 
     def __init__(self, template=None, parameters: Optional[dict] = None, *, emulate_for_functions=False,
                  extra_env: Optional[dict] = None, on_call: Optional[Callable] = None,
-                 after_call: Optional[Callable] = None, stack_name="dbswarm"):
+                 after_call: Optional[Callable] = None, stack_name="dbswarm", validate_definition=True):
+        # validate_definition=False: moto's create_state_machine does not parse the definition
+        # (its execution parses it again: the first parse is a second of start-up, and the
+        # template's definition is validated by the tests, through this same create call)
+        self.validate_definition = validate_definition
+        self._saved_validate = None
         self.app = SamApp(template, parameters, stack_name=stack_name, region=REGION, account=ACCOUNT)
         self.functions = self.app.functions()
         self.machine = self.app.state_machine()
@@ -332,6 +337,10 @@ class LocalCloud:
         engine_log = logging.getLogger("moto.stepfunctions.parser")
         self._saved_log_level = engine_log.level
         engine_log.setLevel(logging.CRITICAL)
+        if not self.validate_definition:
+            from moto.stepfunctions.parser.models import StepFunctionsParserBackend as _Backend
+            self._saved_validate = _Backend.__dict__["_validate_definition"]
+            _Backend._validate_definition = staticmethod(lambda definition: None)
         try:
             self._processes = FunctionProcesses()
             if self.emulate_for_functions:
@@ -357,6 +366,10 @@ class LocalCloud:
         if self._mock is not None:
             self._mock.stop()
             self._mock = None
+        if self._saved_validate is not None:
+            from moto.stepfunctions.parser.models import StepFunctionsParserBackend as _Backend
+            _Backend._validate_definition = self._saved_validate
+            self._saved_validate = None
         if self._saved_log_level is not None:
             logging.getLogger("moto.stepfunctions.parser").setLevel(self._saved_log_level)
             self._saved_log_level = None

@@ -223,6 +223,8 @@ class PhaseResult(_Open):
     warmup: Optional[dict[str, Any]] = Field(None, description="a run phase's warm-up (warmuptime): seconds, "
                                              "operations_total and per-operation figures, kept out of 'operations'")
     operations_after_warmup: Optional[int] = Field(None, description="operations_total minus the warm-up's")
+    client_cpu_s: Optional[float] = Field(None, description="CPU seconds the shard processes spent over the "
+                                          "phase's calls (all client threads; process start-up not included)")
     server: Optional[dict[str, Any]] = Field(
         None, description="the server's own counters over the phase's measured window (read before the shards "
         "started and after they all ended): window_s, counters (after - before), family (the family's figures "

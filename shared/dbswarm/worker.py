@@ -178,6 +178,7 @@ class ShardPhase:
         return (target / self.shard.threads) if target else None
 
     def execute(self) -> ShardOutcome:
+        self._cpu0 = time.process_time()
         began_wall, began_perf, skew = self._arm()
         rate = self._thread_rate()
         threads = [threading.Thread(target=self._thread_main, args=(st, rate),
@@ -200,6 +201,7 @@ class ShardPhase:
         measure that thread): the same limits, loop and outcome as ``execute``."""
         if len(self.states) != 1:
             raise ValueError(f"execute_inline runs a shard of one client thread, not {len(self.states)}")
+        self._cpu0 = time.process_time()
         began_wall, began_perf, skew = self._arm()
         self._thread_main(self.states[0], self._thread_rate())
         return self._outcome(began_wall, began_perf, skew)
@@ -228,7 +230,10 @@ class ShardPhase:
                           "threads": [{"done": st.done, "state": st.state} for st in self.states]}
         info = {"segment": self.segment, "began_at": began_wall, "ended_at": ended_wall,
                 "elapsed_s": round(elapsed, 3), "done": sum(st.done for st in self.states),
-                "thread_errors": thread_errors, "stopped": self.stop_event.is_set()}
+                "thread_errors": thread_errors, "stopped": self.stop_event.is_set(),
+                # the shard process's CPU over this call's phase (all its threads; start-up and
+                # imports not included): the client's cost, which benchmarks set against the reference
+                "cpu_s": round(time.process_time() - self._cpu0, 4)}
         if skew is not None:
             info["start_skew_s"] = round(skew, 4)
         if abandoned:
