@@ -28,7 +28,8 @@ from .errors import CampaignError, DbswarmError
 from .documents import Plan
 from .plan import check_shard_limit, plan_run
 from .service import new_campaign_id
-from .spec import load_campaign
+from .limits import MAX_BODY_BYTES, check_targets, threads_per_shard_problems
+from .spec import check_deployed_references, load_campaign
 from .store import S3Store, Store, open_store
 
 LIST_LIMIT = 50
@@ -49,6 +50,8 @@ class Deployment:
     store: Store
     max_shards: int = 0
     _sfn: object = None
+    secret_prefix: Optional[str] = None     # SecretPrefix: the secrets a campaign may name
+    allowed_targets: Optional[str] = None   # AllowedTargets: CIDRs and host patterns a target may be in
 
     @classmethod
     def from_env(cls) -> "Deployment":
@@ -56,7 +59,9 @@ class Deployment:
         results = os.environ.get("DBSWARM_RESULTS")
         if not arn or not results:
             raise DbswarmError("the API needs DBSWARM_STATE_MACHINE_ARN and DBSWARM_RESULTS (set by template.yaml)")
-        return cls(arn, open_store(results), int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
+        return cls(arn, open_store(results), int(os.environ.get("DBSWARM_MAX_SHARDS") or 0),
+                   secret_prefix=os.environ.get("DBSWARM_SECRET_PREFIX") or None,
+                   allowed_targets=os.environ.get("DBSWARM_ALLOWED_TARGETS") or None)
 
     @property
     def sfn(self):
@@ -78,8 +83,17 @@ def submit(dep: Deployment, text: str, *, max_call_seconds: Optional[float] = No
     """Validate, store the file, start the execution named by the campaign id."""
     if not text or not text.strip():
         raise CampaignError(["(body): send the campaign file (YAML or JSON) as the request body"])
+    if len(text.encode()) > MAX_BODY_BYTES:
+        raise CampaignError([f"(body): {len(text.encode()):,} bytes; a campaign file may have at most "
+                             f"{MAX_BODY_BYTES:,}"])
     campaign, runs = load_campaign(text if "\n" in text or text.lstrip().startswith("{") else text + "\n")
-    check_shard_limit({run.run_id: len(plan_run(campaign, run, cpu_count=1)) for run in runs}, dep.max_shards)
+    check_deployed_references(campaign, dep.secret_prefix)
+    shard_counts = {run.run_id: len(plan_run(campaign, run, cpu_count=1)) for run in runs}
+    check_shard_limit(shard_counts, dep.max_shards)
+    problems = threads_per_shard_problems(runs, shard_counts)
+    if problems:
+        raise CampaignError(problems)
+    check_targets(runs, dep.allowed_targets)
     cid = new_campaign_id(campaign.name[:56])
     key = dep.store.key(cid, "submitted.yaml")
     text = text if text.endswith("\n") else text + "\n"  # read back as text, never as a path

@@ -136,7 +136,8 @@ def main(argv=None) -> int:
     try:
         return args.fn(args)
     except DbswarmError as err:
-        print(f"dbswarm: {err}", file=sys.stderr)
+        from .redact import redact_text
+        print(redact_text(f"dbswarm: {err}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("dbswarm: interrupted", file=sys.stderr)

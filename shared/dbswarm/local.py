@@ -20,6 +20,7 @@ from typing import Optional
 
 from . import service
 from .errors import DbswarmError
+from .redact import redact_text
 from .spec import load_campaign, read_campaign_data
 from .store import S3Store, open_store
 
@@ -92,7 +93,8 @@ class ProgressBoard:
             self.progress.stop()
 
 
-LOCAL_PARAMETERS = {"RetryIntervalSeconds": 1}  # template parameters for local executions
+# template parameters for local executions: any target host (this machine's user chose it)
+LOCAL_PARAMETERS = {"RetryIntervalSeconds": 1, "AllowedTargets": "*"}
 
 
 def template_path() -> Path:
@@ -232,6 +234,7 @@ class _Watch:
             self._say(m)
 
     def _say(self, message):
+        message = redact_text(message)
         if self.board.progress is not None and self.board.progress.live.is_started:
             self.board.progress.console.print(message, markup=False, highlight=False)
         else:
@@ -257,10 +260,10 @@ class _Watch:
             out["compare"] = self.outputs["CompareFunction"]
         if error == "dbswarm.RunFailed":
             out["status"] = "failed"
-            self.log(f"campaign {self.cid}: a run stopped early: {_run_error(history)}")
+            self.log(redact_text(f"campaign {self.cid}: a run stopped early: {_run_error(history)}"))
         elif status != "SUCCEEDED" and error != "dbswarm.Regressed":
             out["status"] = "failed"
-            self.log(f"campaign {self.cid}: the state machine ended {status} ({error}: {cause})")
+            self.log(redact_text(f"campaign {self.cid}: the state machine ended {status} ({error}: {cause})"))
         return out
 
 

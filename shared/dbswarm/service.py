@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets as _random
 import tempfile
 import threading
@@ -33,7 +32,9 @@ from .errors import DbswarmError
 from .measure import Measurement
 from .plan import check_shard_limit, make_plan
 from .report import write_reports
-from .spec import load_campaign, redacted_campaign
+from .limits import check_targets
+from .redact import redact_text
+from .spec import check_deployed_references, load_campaign, redacted_campaign
 from .store import LocalStore, open_store
 from .worker import ShardPhase, make_binding, prepare_target
 
@@ -72,6 +73,9 @@ def plan_campaign(event: dict) -> dict:
     if source is None:
         raise DbswarmError("plan: the event names no campaign (campaign or campaign_key)")
     campaign, runs = load_campaign(source)
+    if secrets.in_cloud():  # a schedule or a direct execution does not pass the API: the same rules
+        check_deployed_references(campaign, os.environ.get("DBSWARM_SECRET_PREFIX"))
+    check_targets(runs)  # the deployment's AllowedTargets (DBSWARM_ALLOWED_TARGETS), when set
     location = event.get("results") or event.get("store") or campaign.results.location
     store = open_store(location)
     cid = event.get("campaign_id") or new_campaign_id(campaign.name)
@@ -214,7 +218,7 @@ def redact_error(event: dict, text) -> str:
         text = secrets.Redactor(secrets.resolve(run.target.get("password")))(text)
     except Exception:  # no plan, no secret: URL redaction still applies
         pass
-    return re.sub(r"([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):[^@\s/]*@", r"\1:***@", text)
+    return redact_text(text)
 
 
 def _progress_writer(run_id, phase, shard):
