@@ -109,7 +109,7 @@ def template_path() -> Path:
 
 def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int] = None,
                  max_call_seconds: Optional[float] = None, show_progress: bool = True,
-                 lead_seconds: float = 1.0, console=None, log=print) -> dict:
+                 lead_seconds: float = 1.0, console=None, log=print, quiet: bool = False) -> dict:
     """Plan, run and aggregate a campaign locally by executing the campaign state machine;
     returns the aggregate step's answer plus "store", "compare" (when compared) and
     "execution" (the state machine execution's status; its trace is execution.json)."""
@@ -128,6 +128,7 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
     progress_dir = given_dir or tempfile.mkdtemp(prefix="dbswarm-progress-")
     board = ProgressBoard(progress_dir, console, enabled=show_progress)
     watch = _Watch(cid, log, board)
+    watch.quiet = quiet
     try:
         with LocalCloud(template_path(), LOCAL_PARAMETERS, extra_env={"DBSWARM_PROGRESS_DIR": progress_dir},
                         on_call=watch.on_call, after_call=watch.after_call) as cloud:
@@ -199,8 +200,9 @@ class _Watch:
             plan = dict(plan, bucket=self.cloud.bucket(), items_prefix="")
         with self.lock:
             self.plan, self.full_plan = plan, full
-            self.messages.append(f"campaign {plan['campaign_id']}: {len(plan['runs'])} run(s); "
-                                 f"results in {plan['store']}")
+            if not getattr(self, "quiet", False):
+                self.messages.append(f"campaign {plan['campaign_id']}: {len(plan['runs'])} run(s); "
+                                     f"results in {plan['store']}")
         return plan
 
     def user_store(self, url):
