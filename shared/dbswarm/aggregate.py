@@ -90,11 +90,14 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
     if tl.start is not None:  # seconds in which nothing completed at the window's end are dead, not steady
         while we > ws and not (0 <= we - 1 - tl.start < len(totals) and totals[we - 1 - tl.start]):
             we -= 1
-    steady_seconds = max(0, we - ws)
+    # seconds between two calls of a shard (a resumed or continued shard) are not steady either
+    gaps = {sec for lo_t, hi_t in integrity.gaps for sec in range(math.floor(lo_t), math.ceil(hi_t))}
+    seconds = [sec for sec in range(ws, we) if sec not in gaps]
+    steady_seconds = len(seconds)
     steady_ops = None
     if steady_seconds >= MIN_STEADY_SECONDS and tl.start is not None:
-        lo, hi = ws - tl.start, we - tl.start
-        steady_ops = sum(totals[max(lo, 0):max(hi, 0)]) / steady_seconds
+        steady_ops = sum(totals[sec - tl.start] for sec in seconds if 0 <= sec - tl.start < len(totals)) \
+            / steady_seconds
     ops = {name: s.summary() | {"ops_per_s": round(s.count / duration, 2)}
            for name, s in sorted(measurement.operations.items())}
     problems = integrity.problems(tl, totals, span_end, measurement)
@@ -262,6 +265,7 @@ class _Integrity:
         self.short: list[str] = []
         self.stopped = False
         self.lost_seconds = 0.0
+        self.gaps: list[tuple[float, float]] = []   # (ended, began again) between a shard's calls
 
     @staticmethod
     def interrupted(doc) -> bool:
@@ -274,6 +278,9 @@ class _Integrity:
         if errors:
             self.thread_errors[i] = errors
         self.lost_seconds += sum(seg.get("lost_s") or 0 for seg in doc.segments)
+        for a, b in zip(doc.segments, doc.segments[1:]):
+            if b.get("began_at") and a.get("ended_at") and b["began_at"] - a["ended_at"] > 0.5:
+                self.gaps.append((a["ended_at"], b["began_at"]))
         if self.interrupted(doc):
             self.stopped = True
             return

@@ -90,6 +90,12 @@ def _reasons(result, out) -> list[str]:
     return [redact_text(x) for x in lines]
 
 
+def cmd_resume(args):
+    from .resume import resume_campaign
+    out = resume_campaign(args.campaign_id, args.results, log=lambda msg: print(msg, file=sys.stderr))
+    return report_outcome(out, args.json)
+
+
 def cmd_validate(args):
     from .plan import plan_run
     from .spec import load_campaign
@@ -161,6 +167,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.add_argument("--json", action="store_true", help="print the aggregate step's JSON instead of tables")
     r.set_defaults(fn=cmd_run)
+    rs = sub.add_parser("resume", help="finish an interrupted campaign: run its missing phases and shards, merge")
+    rs.add_argument("campaign_id")
+    rs.add_argument("--results", help="the results folder or s3://bucket/prefix it was written to (default ./results)")
+    rs.add_argument("--json", action="store_true")
+    rs.set_defaults(fn=cmd_resume)
     v = sub.add_parser("validate", help="validate a campaign file and show its runs and shards")
     v.add_argument("campaign")
     v.set_defaults(fn=cmd_validate)

@@ -20,6 +20,7 @@ from typing import Optional
 
 from . import service
 from .errors import DbswarmError
+from .interrupt import STOP_FILE_ENV, GracefulStop
 from .redact import redact_text
 from .spec import load_campaign, read_campaign_data
 from .store import S3Store, open_store
@@ -129,13 +130,25 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
     board = ProgressBoard(progress_dir, console, enabled=show_progress)
     watch = _Watch(cid, log, board)
     watch.quiet = quiet
+    stop_file = os.path.join(progress_dir, f"STOP-{cid}")
+    interrupted = None
     try:
-        with LocalCloud(template_path(), LOCAL_PARAMETERS, extra_env={"DBSWARM_PROGRESS_DIR": progress_dir},
-                        on_call=watch.on_call, after_call=watch.after_call) as cloud:
+        with GracefulStop(stop_file) as stopper, \
+                LocalCloud(template_path(), LOCAL_PARAMETERS,
+                           extra_env={"DBSWARM_PROGRESS_DIR": progress_dir, STOP_FILE_ENV: stop_file},
+                           on_call=watch.on_call, after_call=watch.after_call) as cloud:
             watch.cloud = cloud
+
+            def tick():
+                watch.tick()
+                if stopper.requested:
+                    raise _Stopping
             arn = cloud.start(request, name=cid)
             try:
-                desc = cloud.wait(arn, tick=watch.tick, poll_s=POLL_S)
+                desc = cloud.wait(arn, tick=tick, poll_s=POLL_S)
+            except _Stopping:
+                interrupted = stopper.requested
+                desc = _stop_gracefully(cloud, arn, watch, interrupted)
             except KeyboardInterrupt:
                 cloud.stop(arn, "interrupted")
                 raise
@@ -143,11 +156,40 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
             watch.end_phase()
             trace = cloud.trace(arn)
             history = cloud.history(arn)
+            if interrupted:
+                return watch.interrupted(cloud, trace, interrupted)
     finally:
         board.stop()
         if not given_dir:
             shutil.rmtree(progress_dir, ignore_errors=True)
+        else:
+            try:
+                os.unlink(stop_file)
+            except OSError:
+                pass
     return watch.outcome(desc, trace, history)
+
+
+class _Stopping(Exception):
+    """The first Ctrl-C / SIGTERM arrived (raised from the wait loop's tick)."""
+
+
+def _stop_gracefully(cloud, arn, watch, signame) -> dict:
+    """Shards stop at their next operation and write; no new call starts; then the execution
+    is stopped. A second signal (KeyboardInterrupt) aborts."""
+    from .worker import STUCK_THREAD_GRACE_S
+    watch.log(f"campaign {watch.cid}: {signame}: stopping every shard at its next operation "
+              "(interrupt again to abort)")
+    cloud.refusing = True
+    deadline = time.monotonic() + STUCK_THREAD_GRACE_S + 20
+    while cloud._processes.running() and time.monotonic() < deadline:
+        watch.tick()
+        time.sleep(POLL_S)
+    try:
+        cloud.sfn.stop_execution(executionArn=arn, error="dbswarm.Interrupted", cause=f"{signame} (graceful stop)")
+    except Exception:
+        pass
+    return cloud.describe(arn)
 
 
 class _Watch:
@@ -243,6 +285,19 @@ class _Watch:
             self.log(message)
 
     # -- the end -----------------------------------------------------------------------------
+    def interrupted(self, cloud, trace, signame) -> dict:
+        """After a graceful stop: aggregate what the shards wrote, status interrupted."""
+        if self.plan is None:
+            raise DbswarmError(f"campaign {self.cid}: interrupted ({signame}) before it was planned: nothing was "
+                               "written")
+        store = open_store(self.plan["store"])
+        store.put_json(store.key(self.cid, "execution.json"), trace)
+        agg = cloud.invoke("AggregateFunction", {"store": self.plan["store"], "campaign_id": self.cid,
+                                                 "interrupted": signame})
+        return dict(agg, store=self.plan["store"], signal=signame,
+                    execution={"arn": trace["execution"]["arn"], "status": trace["execution"]["status"],
+                               "error": "dbswarm.Interrupted", "trace_key": store.key(self.cid, "execution.json")})
+
     def outcome(self, desc, trace, history) -> dict:
         status, error = desc["status"], desc.get("error")
         cause = _error_text(desc.get("cause"))

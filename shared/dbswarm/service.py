@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Callable, Optional
 
-from . import secrets
+from . import interrupt, secrets
 from .aggregate import aggregate, failure_key, shard_key
 from .documents import (Plan, PrepareEvent, ShardAnswer, ShardBinding, ShardEvent, ShardFailureEvent,
                         ShardResult)
@@ -155,6 +155,8 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
     key = shard_key(store, cid, run.run_id, phase, index)
     progress = _progress_writer(run.run_id, phase, index)
     password = secrets.resolve(run.target.get("password"))
+    if stop_event is None:
+        stop_event = interrupt.shard_stop_event()
     outcome = ShardPhase(run, shard, phase, password, start_at=ev.start_at, deadline=deadline,
                          checkpoint=checkpoint, progress=progress, stop_event=stop_event).execute()
     if password and outcome.info.get("thread_errors"):
@@ -180,11 +182,14 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
     doc.ended_at = outcome.info["ended_at"]
     doc.status = outcome.status
     doc.measurement = measurement.to_dict()
-    store.put_json(key, doc.to_dict())
+    interrupted = bool(outcome.info.get("interrupted"))
+    data = doc.to_dict()
+    data["resume_checkpoint"] = outcome.checkpoint  # where `dbswarm resume` continues a shard not done
+    store.put_json(key, data)
     if progress:
         progress(outcome.info["done"], measurement.total_errors, final=True)
     return ShardAnswer(run_id=run.run_id, phase=phase, shard=index, status=outcome.status,
-                       checkpoint=outcome.checkpoint, result_key=key, segment=outcome.info["segment"],
+                       checkpoint=None if interrupted else outcome.checkpoint, result_key=key, segment=outcome.info["segment"],
                        ops=measurement.total_ops, errors=measurement.total_errors).to_dict()
 
 
@@ -246,7 +251,7 @@ def aggregate_campaign(event: dict) -> dict:
         campaign = store.get_json(store.key(cid, "campaign.json"))
     except KeyError:
         campaign = None
-    result = aggregate(plan, store, campaign)
+    result = aggregate(plan, store, campaign, interrupted=event.get("interrupted"))
     keys = write_reports(store, cid, result)
     return {"campaign_id": cid, "status": result["status"], "result_key": keys["result.json"],
             "missing_shards": len(result["missing_shards"]), "runs": len(result["runs"])}

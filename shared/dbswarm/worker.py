@@ -182,13 +182,16 @@ class ShardPhase:
         all_finished = all(st.finished for st in self.states)
         elapsed = elapsed_before + (time.perf_counter() - began_perf)
         status = "done" if all_finished or self.stop_event.is_set() else "continue"
+        interrupted = self.stop_event.is_set() and not all_finished
         checkpoint = None
-        if status == "continue":
+        if status == "continue" or interrupted:  # interrupted: kept for `dbswarm resume`
             checkpoint = {"segment": self.segment + 1, "elapsed": elapsed,
                           "threads": [{"done": st.done, "state": st.state} for st in self.states]}
         info = {"segment": self.segment, "began_at": began_wall, "ended_at": ended_wall,
                 "elapsed_s": round(elapsed, 3), "done": sum(st.done for st in self.states),
                 "thread_errors": thread_errors, "stopped": self.stop_event.is_set()}
+        if interrupted:
+            info["interrupted"] = True
         if skew is not None:
             info["start_skew_s"] = round(skew, 4)
         if abandoned:
