@@ -28,7 +28,8 @@ from .errors import CampaignError, DbswarmError
 from .documents import Plan
 from .plan import check_shard_limit, plan_run
 from .service import new_campaign_id
-from .limits import MAX_BODY_BYTES, check_targets, threads_per_shard_problems
+from .limits import (MAX_BODY_BYTES, MAX_CALL_SECONDS, MAX_LEAD_SECONDS, check_targets, positive_int,
+                     positive_number, threads_per_shard_problems)
 from .spec import check_deployed_references, load_campaign
 from .store import S3Store, Store, open_store
 
@@ -232,11 +233,21 @@ def handle(event: dict, dep: Optional[Deployment] = None) -> dict:
     try:
         dep = dep or Deployment.from_env()
         if route == "/campaigns" and method == "POST":
-            return _response(202, submit(dep, _body(event), max_call_seconds=_number(query, "max_call_seconds"),
-                                         lead_seconds=_number(query, "lead_seconds")))
+            mcs = positive_number(query.get("max_call_seconds"), "query parameter max_call_seconds", MAX_CALL_SECONDS)
+            lead = positive_number(query.get("lead_seconds"), "query parameter lead_seconds", MAX_LEAD_SECONDS)
+            return _response(202, submit(dep, _body(event), max_call_seconds=mcs, lead_seconds=lead))
         if route == "/campaigns" and method == "GET":
-            return _response(200, list_campaigns(dep, int(query.get("limit") or LIST_LIMIT), query.get("next"),
-                                                 query.get("status")))
+            limit = positive_int(query.get("limit"), "query parameter limit", 1000) or LIST_LIMIT
+            status_filter = query.get("status")
+            if status_filter and status_filter.upper() not in EXECUTION_STATUSES:
+                raise ValueError(f"query parameter status: expected one of {', '.join(EXECUTION_STATUSES)}, "
+                                 f"got {status_filter[:40]!r}")
+            try:
+                return _response(200, list_campaigns(dep, limit, query.get("next"), status_filter))
+            except Exception as err:
+                if query.get("next") and "token" in f"{type(err).__name__} {err}".lower():
+                    raise ValueError("query parameter next: not a page token this API returned") from None
+                raise
         if route == "/campaigns/{id}" and method == "GET":
             return _response(200, status(dep, campaign_id))
         if route == "/campaigns/{id}" and method == "DELETE":
@@ -262,10 +273,19 @@ def _route(event):
     return method.upper(), "/campaigns/{id}", (event.get("pathParameters") or {}).get("id") or m.group(1)
 
 
+EXECUTION_STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
+
+
 def _body(event) -> str:
     body = event.get("body") or ""
+    if len(body) > MAX_BODY_BYTES * 4 // 3 + 4:
+        raise CampaignError([f"(body): more than {MAX_BODY_BYTES:,} bytes; a campaign file may have at most "
+                             f"{MAX_BODY_BYTES:,}"])
     if event.get("isBase64Encoded"):
-        body = base64.b64decode(body).decode()
+        try:
+            body = base64.b64decode(body).decode()
+        except (ValueError, UnicodeDecodeError):
+            raise CampaignError(["(body): not valid base64-encoded UTF-8 text"]) from None
     return body
 
 

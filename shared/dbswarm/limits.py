@@ -73,10 +73,10 @@ def _max_threads(data) -> int:
         values.append(w["threads"])
     m = data.get("matrix")
     if isinstance(m, dict):
-        for v in m.get("threads") or []:
+        for v in m.get("threads") if isinstance(m.get("threads"), list) else []:
             if isinstance(v, int):
                 values.append(v)
-        for wl in m.get("workload") or []:
+        for wl in m.get("workload") if isinstance(m.get("workload"), list) else []:
             if isinstance(wl, dict) and isinstance(wl.get("threads"), int):
                 values.append(wl["threads"])
     return max(values, default=1)

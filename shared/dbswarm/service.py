@@ -32,7 +32,7 @@ from .errors import DbswarmError
 from .measure import Measurement
 from .plan import check_shard_limit, make_plan
 from .report import write_reports
-from .limits import check_targets
+from .limits import MAX_CALL_SECONDS, MAX_LEAD_SECONDS, check_targets, positive_number
 from .redact import redact_text
 from .spec import check_deployed_references, load_campaign, redacted_campaign
 from .store import LocalStore, open_store
@@ -107,8 +107,9 @@ def plan_campaign(event: dict) -> dict:
             "baseline": campaign.results.baseline, "save_baseline": campaign.results.save_baseline,
             "thresholds": campaign.results.thresholds,
             "shard_phases": [p for p in ("load", "run") if p in phases],
-            "max_call_seconds": event.get("max_call_seconds"),
-            "lead_seconds": float(event.get("lead_seconds") or DEFAULT_LEAD_SECONDS)}
+            "max_call_seconds": positive_number(event.get("max_call_seconds"), "max_call_seconds", MAX_CALL_SECONDS),
+            "lead_seconds": positive_number(event.get("lead_seconds"), "lead_seconds", MAX_LEAD_SECONDS)
+            or DEFAULT_LEAD_SECONDS}
 
 
 # ---- un-sharded steps -----------------------------------------------------------------------

@@ -333,7 +333,9 @@ def load_campaign(source) -> tuple[Campaign, list[Run]]:
     except ValidationError as err:
         raise CampaignError(_messages(err)) from None
     runs = expand_runs(campaign)
-    problems = []
+    from .limits import threads_per_shard_problems
+    from .plan import shard_count
+    problems = threads_per_shard_problems(runs, {r.run_id: shard_count(campaign, r.workload.threads) for r in runs})
     for run in runs:
         engine = bindings.engine(run.target.engine)
         if run.target.password and not engine.needs_url and engine.is_real_database:
@@ -363,6 +365,26 @@ def check_deployed_references(campaign: Campaign, secret_prefix: Optional[str]) 
         raise CampaignError(problems)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (YAML keeps the last,
+    silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                continue
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (line {seen[key] + 1} and line {key_node.start_mark.line + 1}): "
+                    "give each key once", key_node.start_mark)
+            seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep)
+
+
 def read_campaign_data(source):
     if isinstance(source, dict):
         return source
@@ -377,7 +399,7 @@ def read_campaign_data(source):
     else:
         raise CampaignError([f"(file): no such campaign file: {source}"])
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as err:
         raise CampaignError([f"(file): not valid YAML/JSON: {err}"]) from None
     if not isinstance(data, dict):
