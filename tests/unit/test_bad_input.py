@@ -158,3 +158,18 @@ def test_bad_api_bodies(tmp_path, body, field):
 
 def test_corpus_size():
     assert len(CAMPAIGNS) + len(CLI) + len(API) + len(API_BODIES) >= 40
+
+
+def test_bogus_page_token_is_a_400_not_a_traceback(tmp_path, monkeypatch):
+    from moto import mock_aws
+    import boto3
+    for k, v in {"AWS_ACCESS_KEY_ID": "t", "AWS_SECRET_ACCESS_KEY": "t", "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(k, v)
+    with mock_aws():
+        sfn = boto3.client("stepfunctions")
+        role = boto3.client("iam").create_role(RoleName="r", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+        arn = sfn.create_state_machine(name="m", roleArn=role, definition=json.dumps(
+            {"StartAt": "a", "States": {"a": {"Type": "Pass", "End": True}}}))["stateMachineArn"]
+        dep = api.Deployment(arn, LocalStore(tmp_path), _sfn=sfn)
+        code, doc = _call(dep, "GET", query={"next": "bogus"})
+    assert code == 400 and doc["error"].startswith("query parameter next"), doc
