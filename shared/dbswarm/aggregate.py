@@ -64,14 +64,16 @@ def cross_check(client: Optional[dict], server: Optional[dict]) -> dict:
 
 def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
                 shard_docs, failures: dict[int, str], max_error_rate: float = 0.01,
-                window: Optional[dict] = None) -> dict:
+                window: Optional[dict] = None, load_counts: Optional[list[int]] = None) -> dict:
     """One run's phase from its shard documents (``shard_docs.get(i)``: a ShardResult, or
     None when shard i wrote nothing); ``window``: ``window_deltas`` of the phase's measured
-    window (the server's own counters), when both edges were read."""
+    window (the server's own counters), when both edges were read. ``load_counts``: the
+    units each shard's load was planned to write (a load that wrote fewer is incomplete)."""
     expected = shard_count
     measurement = Measurement()
     starts, ends, skews, complete, partial, missing = [], [], {}, [], [], []
     abandoned = {}  # shard -> client threads given up inside a database call (worker._join)
+    integrity = _Integrity(phase, load_counts)
     settings = None
     client_cpu = 0.0  # the shard processes' CPU over their calls (worker: segments' cpu_s)
     for i in range(expected):
@@ -91,10 +93,11 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
         if n:
             abandoned[i] = n
         settings = settings or doc.binding.settings
-        if doc.status == "done":
+        integrity.shard(i, doc)
+        if doc.status == "done" and not integrity.interrupted(doc):
             complete.append(i)
         else:
-            partial.append({"shard": i, "status": doc.status,
+            partial.append({"shard": i, "status": "interrupted" if integrity.interrupted(doc) else doc.status,
                             "reason": failures.get(i, "stopped before finishing")})
     out = {"phase": phase, "shards": {"expected": expected, "complete": complete, "partial": partial,
                                       "missing": missing},
@@ -111,16 +114,24 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
     tl = measurement.timeline
     warm = float(w.get("warmuptime") or 0) if phase == "run" else 0.0
     ws, we = math.ceil(max(starts) + warm), math.floor(min(ends))
-    steady_seconds = max(0, we - ws)
     totals = tl.totals()
+    if tl.start is not None:  # seconds in which nothing completed at the window's end are dead, not steady
+        while we > ws and not (0 <= we - 1 - tl.start < len(totals) and totals[we - 1 - tl.start]):
+            we -= 1
+    # seconds between two calls of a shard (a resumed or continued shard) are not steady either
+    gaps = {sec for lo_t, hi_t in integrity.gaps for sec in range(math.floor(lo_t), math.ceil(hi_t))}
+    seconds = [sec for sec in range(ws, we) if sec not in gaps]
+    steady_seconds = len(seconds)
     steady_ops = None
     if steady_seconds >= MIN_STEADY_SECONDS and tl.start is not None:
-        lo, hi = ws - tl.start, we - tl.start
-        steady_ops = sum(totals[max(lo, 0):max(hi, 0)]) / steady_seconds
+        steady_ops = sum(totals[sec - tl.start] for sec in seconds if 0 <= sec - tl.start < len(totals)) \
+            / steady_seconds
     ops = {name: s.summary() | {"ops_per_s": round(s.count / duration, 2)}
            for name, s in sorted(measurement.operations.items())}
+    problems = integrity.problems(tl, totals, span_end, measurement)
     out.update({
-        "status": "complete" if not missing and not partial else "partial",
+        "status": ("interrupted" if integrity.stopped and not missing else "partial") if missing or partial
+        else "incomplete" if problems else "complete",
         "started_at": span_start, "ended_at": span_end, "duration_s": round(duration, 3),
         "operations_total": total, "errors_total": measurement.total_errors,
         "ops_per_s": round(total / duration, 2),
@@ -135,6 +146,10 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
         "client_cpu_s": round(client_cpu, 3),
         "mix": {name: round(s.count / measured, 6) for name, s in measurement.operations.items()} if measured else {},
     })
+    if problems:
+        out["problems"] = problems
+    if integrity.lost_seconds:
+        out["lost_seconds"] = round(integrity.lost_seconds, 3)
     if measurement.warmup:
         # warm-up operations: counted in operations_total and the timeline, out of the percentiles
         out["warmup"] = {"seconds": warm, "operations_total": warm_ops,
@@ -209,8 +224,11 @@ def _judge_errors(out: dict, measurement: Measurement, phase: str, max_error_rat
         out["error_problems"] = problems
 
 
-def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None) -> dict:
-    """Read every shard's file from the store and build result.json's content."""
+def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
+              interrupted: Optional[str] = None) -> dict:
+    """Read every shard's file from the store and build result.json's content.
+    ``interrupted``: the campaign was stopped (Ctrl-C, SIGTERM: the signal's name): its status
+    is ``interrupted`` unless every phase had completed."""
     cid = plan.campaign_id
     runs_out, missing_all = [], []
     for run in plan.runs:
@@ -234,21 +252,28 @@ def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None) -> di
                 except KeyError:
                     edges.append(None)
             merged = merge_phase(run.family, run.workload, run.shard_count, phase, docs, failures,
-                                 plan.max_error_rate, window=window_deltas(*edges))
+                                 plan.max_error_rate, window=window_deltas(*edges),
+                                 load_counts=[s.load_count for s in run.shards] if phase == "load" else None)
             phases[phase] = merged
             for m in merged["shards"]["missing"]:
                 missing_all.append({"run_id": run.run_id, "phase": phase, **m})
         runs_out.append(_run_result(run, phases))
     statuses = [p.get("status") for r in runs_out for p in r["phases"].values()]
-    if all(s == "complete" for s in statuses):
+    if interrupted:
+        status = "interrupted" if any(s != "complete" for s in statuses) else "complete"
+    elif all(s == "complete" for s in statuses):
         status = "complete"
     elif all(s in ("complete", "complete_with_errors") for s in statuses):
         status = "complete_with_errors"
-    else:
+    elif any(s in ("partial", "missing", "interrupted") for s in statuses):
         status = "partial"
+    else:
+        status = "incomplete"
     result = {"schema_version": RESULT_SCHEMA_VERSION, "kind": "dbswarm-result", "campaign_id": cid,
               "name": plan.name, "seed": plan.seed, "created_at": time.time(), "status": status,
               "campaign": redacted_campaign, "runs": runs_out, "missing_shards": missing_all}
+    if interrupted:
+        result["interrupted"] = {"by": interrupted, "resume": f"dbswarm resume {cid}"}
     CampaignResult.model_validate(result)  # what schema/result.schema.json publishes is what is written
     return result
 
@@ -278,3 +303,67 @@ class _ShardDocs:
             return ShardResult.of(self.store.get_json(shard_key(self.store, *self.args, shard)))
         except KeyError:
             return None
+
+
+# ---- is a phase what it claims to be? (issue 20: never call a broken run complete) ----------------
+
+DEAD_TAIL_S = 5   # seconds without a completed operation at a phase's end, with failures: the target died
+
+
+class _Integrity:
+    """What makes a phase that every shard finished still not complete: client threads that
+    ended on an error (the target unreachable, a fatal error class), a load that wrote fewer
+    units than planned, a phase whose last seconds completed nothing while calls failed; and
+    shards stopped by an interrupt (Ctrl-C / SIGTERM: a graceful stop, resumable)."""
+
+    def __init__(self, phase, load_counts):
+        self.phase, self.load_counts = phase, load_counts
+        self.thread_errors: dict[int, list[str]] = {}
+        self.short: list[str] = []
+        self.stopped = False
+        self.lost_seconds = 0.0
+        self.gaps: list[tuple[float, float]] = []   # (ended, began again) between a shard's calls
+
+    @staticmethod
+    def interrupted(doc) -> bool:
+        last = doc.segments[-1] if doc.segments else {}
+        return bool(last.get("interrupted"))
+
+    def shard(self, i, doc):
+        errors = [e for seg in doc.segments for e in seg.get("thread_errors") or []
+                  if "was still inside a database call" not in e]  # abandoned threads are reported apart
+        if errors:
+            self.thread_errors[i] = errors
+        self.lost_seconds += sum(seg.get("lost_s") or 0 for seg in doc.segments)
+        for a, b in zip(doc.segments, doc.segments[1:]):
+            if b.get("began_at") and a.get("ended_at") and b["began_at"] - a["ended_at"] > 0.5:
+                self.gaps.append((a["ended_at"], b["began_at"]))
+        if self.interrupted(doc):
+            self.stopped = True
+            return
+        if self.load_counts is not None and doc.status == "done" and doc.segments and i < len(self.load_counts):
+            done, planned = doc.segments[-1].get("done", 0), self.load_counts[i]
+            if done < planned:
+                self.short.append(f"shard {i} loaded {done:,} of {planned:,} planned")
+
+    def problems(self, tl, totals, span_end, measurement) -> list[str]:
+        out = []
+        if self.thread_errors:
+            n = sum(len(v) for v in self.thread_errors.values())
+            first = next(iter(self.thread_errors.values()))[0]
+            out.append(f"{n} client thread(s) ended on an error (shards {', '.join(map(str, self.thread_errors))}): "
+                       f"{first}")
+        if self.short:
+            planned = sum(self.load_counts or [])
+            out.append(f"the load wrote fewer records than planned ({planned:,}): " + "; ".join(self.short))
+        if tl.start is not None and not self.stopped:
+            last = tl.start + len(totals)
+            while last > tl.start and not totals[last - 1 - tl.start]:
+                last -= 1
+            dead = span_end - last
+            failing = measurement.total_errors or measurement.counters.get("reconnect_failures")
+            if dead >= DEAD_TAIL_S and failing:
+                out.append(f"no operation completed in the last {dead:.0f} s of the phase while calls failed "
+                           f"({measurement.total_errors:,} errors, {measurement.counters.get('reconnect_failures', 0):,} "
+                           "failed reconnects): the target stopped answering")
+        return out

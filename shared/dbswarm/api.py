@@ -28,7 +28,9 @@ from .errors import CampaignError, DbswarmError
 from .documents import Plan
 from .plan import check_shard_limit, plan_run
 from .service import new_campaign_id
-from .spec import load_campaign
+from .limits import (MAX_BODY_BYTES, MAX_CALL_SECONDS, MAX_LEAD_SECONDS, check_targets, positive_int,
+                     positive_number, threads_per_shard_problems)
+from .spec import check_deployed_references, load_campaign
 from .store import S3Store, Store, open_store
 
 LIST_LIMIT = 50
@@ -49,6 +51,8 @@ class Deployment:
     store: Store
     max_shards: int = 0
     _sfn: object = None
+    secret_prefix: Optional[str] = None     # SecretPrefix: the secrets a campaign may name
+    allowed_targets: Optional[str] = None   # AllowedTargets: CIDRs and host patterns a target may be in
 
     @classmethod
     def from_env(cls) -> "Deployment":
@@ -56,7 +60,9 @@ class Deployment:
         results = os.environ.get("DBSWARM_RESULTS")
         if not arn or not results:
             raise DbswarmError("the API needs DBSWARM_STATE_MACHINE_ARN and DBSWARM_RESULTS (set by template.yaml)")
-        return cls(arn, open_store(results), int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
+        return cls(arn, open_store(results), int(os.environ.get("DBSWARM_MAX_SHARDS") or 0),
+                   secret_prefix=os.environ.get("DBSWARM_SECRET_PREFIX") or None,
+                   allowed_targets=os.environ.get("DBSWARM_ALLOWED_TARGETS") or None)
 
     @property
     def sfn(self):
@@ -78,8 +84,17 @@ def submit(dep: Deployment, text: str, *, max_call_seconds: Optional[float] = No
     """Validate, store the file, start the execution named by the campaign id."""
     if not text or not text.strip():
         raise CampaignError(["(body): send the campaign file (YAML or JSON) as the request body"])
+    if len(text.encode()) > MAX_BODY_BYTES:
+        raise CampaignError([f"(body): {len(text.encode()):,} bytes; a campaign file may have at most "
+                             f"{MAX_BODY_BYTES:,}"])
     campaign, runs = load_campaign(text if "\n" in text or text.lstrip().startswith("{") else text + "\n")
-    check_shard_limit({run.run_id: len(plan_run(campaign, run, cpu_count=1)) for run in runs}, dep.max_shards)
+    check_deployed_references(campaign, dep.secret_prefix)
+    shard_counts = {run.run_id: len(plan_run(campaign, run, cpu_count=1)) for run in runs}
+    check_shard_limit(shard_counts, dep.max_shards)
+    problems = threads_per_shard_problems(runs, shard_counts)
+    if problems:
+        raise CampaignError(problems)
+    check_targets(runs, dep.allowed_targets)
     cid = new_campaign_id(campaign.name[:56])
     key = dep.store.key(cid, "submitted.yaml")
     text = text if text.endswith("\n") else text + "\n"  # read back as text, never as a path
@@ -218,11 +233,21 @@ def handle(event: dict, dep: Optional[Deployment] = None) -> dict:
     try:
         dep = dep or Deployment.from_env()
         if route == "/campaigns" and method == "POST":
-            return _response(202, submit(dep, _body(event), max_call_seconds=_number(query, "max_call_seconds"),
-                                         lead_seconds=_number(query, "lead_seconds")))
+            mcs = positive_number(query.get("max_call_seconds"), "query parameter max_call_seconds", MAX_CALL_SECONDS)
+            lead = positive_number(query.get("lead_seconds"), "query parameter lead_seconds", MAX_LEAD_SECONDS)
+            return _response(202, submit(dep, _body(event), max_call_seconds=mcs, lead_seconds=lead))
         if route == "/campaigns" and method == "GET":
-            return _response(200, list_campaigns(dep, int(query.get("limit") or LIST_LIMIT), query.get("next"),
-                                                 query.get("status")))
+            limit = positive_int(query.get("limit"), "query parameter limit", 1000) or LIST_LIMIT
+            status_filter = query.get("status")
+            if status_filter and status_filter.upper() not in EXECUTION_STATUSES:
+                raise ValueError(f"query parameter status: expected one of {', '.join(EXECUTION_STATUSES)}, "
+                                 f"got {status_filter[:40]!r}")
+            try:
+                return _response(200, list_campaigns(dep, limit, query.get("next"), status_filter))
+            except Exception as err:
+                if query.get("next") and "token" in f"{type(err).__name__} {err}".lower():
+                    raise ValueError("query parameter next: not a page token this API returned") from None
+                raise
         if route == "/campaigns/{id}" and method == "GET":
             return _response(200, status(dep, campaign_id))
         if route == "/campaigns/{id}" and method == "DELETE":
@@ -248,10 +273,19 @@ def _route(event):
     return method.upper(), "/campaigns/{id}", (event.get("pathParameters") or {}).get("id") or m.group(1)
 
 
+EXECUTION_STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
+
+
 def _body(event) -> str:
     body = event.get("body") or ""
+    if len(body) > MAX_BODY_BYTES * 4 // 3 + 4:
+        raise CampaignError([f"(body): more than {MAX_BODY_BYTES:,} bytes; a campaign file may have at most "
+                             f"{MAX_BODY_BYTES:,}"])
     if event.get("isBase64Encoded"):
-        body = base64.b64decode(body).decode()
+        try:
+            body = base64.b64decode(body).decode()
+        except (ValueError, UnicodeDecodeError):
+            raise CampaignError(["(body): not valid base64-encoded UTF-8 text"]) from None
     return body
 
 

@@ -115,7 +115,8 @@ def _apply_fault(fault):
 
 def _function_main(job, conn):
     """A function call: the real handler with the function's environment and a context."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    from .interrupt import in_function_process
+    in_function_process()  # SIGINT is the runner's; SIGTERM stops the shard; dies with its parent
     try:
         os.chdir(job["cwd"])
         os.environ.clear()
@@ -217,6 +218,10 @@ class FunctionProcesses:
                 self.active.pop(proc.pid, None)
             parent.close()
 
+    def running(self) -> int:
+        with self.lock:
+            return sum(p.is_alive() for p in self.active.values())
+
     def close(self):
         with self.lock:
             self.closed = True
@@ -317,6 +322,7 @@ class LocalCloud:
         self._saved_env: dict = {}
         self._saved_log_level = None
         self.base_env: dict = {}
+        self.refusing = False   # a graceful stop: the engine's calls fail fast, direct invokes run
 
     # -- lifecycle --------------------------------------------------------------------------
     def __enter__(self) -> "LocalCloud":
@@ -486,11 +492,13 @@ class LocalCloud:
         return env
 
     # -- calls ------------------------------------------------------------------------------
-    def run_function(self, spec: FunctionSpec, body) -> tuple[Optional[str], Optional[dict]]:
+    def run_function(self, spec: FunctionSpec, body, direct: bool = False) -> tuple[Optional[str], Optional[dict]]:
         """One invocation (called on the engine's thread): (payload JSON, None) or (None, error)."""
         if isinstance(body, bytes):
             body = body.decode()
         event = json.loads(body) if body else {}
+        if self.refusing and not direct:
+            return None, _error("Runtime.Cancelled", "the campaign is stopping (interrupted)", {"request_id": ""})
         if self.on_call:
             self.on_call(spec.logical_id, event)
         job = {"logical_id": spec.logical_id, "name": spec.name, "arn": spec.arn, "memory": spec.memory,
@@ -510,7 +518,7 @@ class LocalCloud:
 
     def invoke(self, logical_id: str, event: dict):
         """Call one function directly (as `sam remote invoke` would); raises on its error."""
-        payload, error = self.run_function(self.functions[logical_id], json.dumps(event))
+        payload, error = self.run_function(self.functions[logical_id], json.dumps(event), direct=True)
         if error:
             raise DbswarmError(f"{logical_id} failed: {error['errorType']}: {error['errorMessage']}")
         return json.loads(payload)

@@ -14,30 +14,86 @@ def _print_summary(result_md: str):
     print(result_md)
 
 
+EXIT_CODES = {  # documented in README "Failure and safety"
+    "complete": 0, "invalid": 2, "partial": 3, "failed": 3, "regressed": 4, "complete_with_errors": 5,
+    "incomplete": 6, "not_written": 7, "interrupted": 130}
+
+
 def cmd_run(args):
     from .local import run_campaign
-    from .store import open_store
+    if args.shards is not None and args.shards < 1:
+        raise DbswarmError("--shards: expected a whole number >= 1, got " + str(args.shards))
+    if args.max_call_seconds is not None and not (0 < args.max_call_seconds <= 86400):
+        raise DbswarmError(f"--max-call-seconds: expected a number > 0 and <= 86400, got {args.max_call_seconds:g}")
     out = run_campaign(args.campaign, args.results, shards=args.shards, max_call_seconds=args.max_call_seconds,
-                       show_progress=not args.quiet, log=(lambda *_: None) if args.quiet else
-                       (lambda msg: print(msg, file=sys.stderr)))
+                       show_progress=not args.quiet, log=(lambda msg: print(msg, file=sys.stderr)),
+                       quiet=args.quiet)
+    return report_outcome(out, args.json)
+
+
+def report_outcome(out: dict, as_json: bool = False) -> int:
+    """Print a finished (or interrupted) campaign's tables and, on stderr in every mode, why it
+    is not complete; the exit status (EXIT_CODES)."""
+    from .store import open_store
     store = open_store(out["store"])
     cid = out["campaign_id"]
-    if args.json:
+    result = None
+    try:
+        result = store.get_json(store.key(cid, "result.json"))
+    except (KeyError, ValueError, OSError):
+        pass
+    if as_json:
         print(json.dumps(out, indent=1))
     else:
-        _print_summary(store.get_text(store.key(cid, "summary.md")))
+        try:
+            _print_summary(store.get_text(store.key(cid, "summary.md")))
+        except (KeyError, OSError):
+            pass
         print(f"\nresult: {store.location(store.key(cid, 'result.json'))}")
         print(f"report: {store.location(store.key(cid, 'report.html'))}")
-    if out["status"] == "complete_with_errors":
-        print(f"campaign finished with status {out['status']}: a phase's calls failed more often than "
+    status = out["status"]
+    for line in _reasons(result, out):
+        print(line, file=sys.stderr)
+    if status == "interrupted":
+        print(f"campaign {cid} interrupted: what every shard measured is kept; continue it with "
+              f"`dbswarm resume {cid}{' --results ' + out['store'] if out.get('store') else ''}`", file=sys.stderr)
+        return 143 if out.get("signal") == "SIGTERM" else 130
+    if status == "complete_with_errors":
+        print(f"campaign finished with status {status}: a phase's calls failed more often than "
               "results.max_error_rate (summary.md names them)", file=sys.stderr)
         return 5
-    if out["status"] != "complete":
-        print(f"campaign finished with status {out['status']}", file=sys.stderr)
+    if status == "incomplete":
+        print(f"campaign finished with status {status}: a phase did not do what was planned (see above)",
+              file=sys.stderr)
+        return 6
+    if status != "complete":
+        print(f"campaign finished with status {status}", file=sys.stderr)
         return 3
     if out.get("compare", {}).get("verdict") == "regressed":
         return 4
     return 0
+
+
+def _reasons(result, out) -> list[str]:
+    from .redact import redact_text
+    lines = []
+    if result:
+        for r in result.get("runs", []):
+            for name, p in r.get("phases", {}).items():
+                for problem in (p.get("problems") or []) + (p.get("error_problems") or []):
+                    lines.append(f"  run {r['run_id']}, {name} phase ({p.get('status')}): {problem}")
+        for m in result.get("missing_shards", []):
+            lines.append(f"  run {m['run_id']}, {m['phase']} phase, shard {m['shard']} missing: {m['reason']}")
+    error = (out.get("execution") or {}).get("error")
+    if error and error not in ("dbswarm.Regressed",) and out["status"] != "complete":
+        lines.append(f"  the state machine ended {out['execution']['status']}: {error}")
+    return [redact_text(x) for x in lines]
+
+
+def cmd_resume(args):
+    from .resume import resume_campaign
+    out = resume_campaign(args.campaign_id, args.results, log=lambda msg: print(msg, file=sys.stderr))
+    return report_outcome(out, args.json)
 
 
 def cmd_validate(args):
@@ -111,6 +167,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.add_argument("--json", action="store_true", help="print the aggregate step's JSON instead of tables")
     r.set_defaults(fn=cmd_run)
+    rs = sub.add_parser("resume", help="finish an interrupted campaign: run its missing phases and shards, merge")
+    rs.add_argument("campaign_id")
+    rs.add_argument("--results", help="the results folder or s3://bucket/prefix it was written to (default ./results)")
+    rs.add_argument("--json", action="store_true")
+    rs.set_defaults(fn=cmd_resume)
     v = sub.add_parser("validate", help="validate a campaign file and show its runs and shards")
     v.add_argument("campaign")
     v.set_defaults(fn=cmd_validate)
@@ -136,10 +197,12 @@ def main(argv=None) -> int:
     try:
         return args.fn(args)
     except DbswarmError as err:
-        print(f"dbswarm: {err}", file=sys.stderr)
+        from .redact import redact_text
+        print(redact_text(f"dbswarm: {err}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("dbswarm: interrupted", file=sys.stderr)
+        print("dbswarm: aborted (a second interrupt): shard files written so far are kept; "
+              "`dbswarm resume <campaign-id>` continues the campaign", file=sys.stderr)
         return 130
 
 

@@ -194,7 +194,11 @@ class PhaseShards(_Open):
 
 class PhaseResult(_Open):
     phase: str
-    status: Literal["complete", "complete_with_errors", "partial", "missing", "not run"]
+    status: Literal["complete", "complete_with_errors", "incomplete", "interrupted", "partial", "missing", "not run"]
+    problems: Optional[list[str]] = Field(None, description="why the phase is incomplete: client threads that "
+                                          "ended on errors, a load short of its planned records, a dead tail")
+    lost_seconds: Optional[float] = Field(None, description="seconds of measurement lost by shard calls that died "
+                                          "(between their last persisted state and their retry)")
     error_rate: Optional[float] = Field(None, description="failed calls / all calls (a load's duplicate keys, "
                                         "expected when a load resumes, not counted)")
     error_problems: Optional[list[str]] = Field(None, description="why the phase is complete_with_errors: the "
@@ -257,7 +261,8 @@ class CampaignResult(_Open):
     name: str
     seed: int
     created_at: float
-    status: str = Field(description="complete | complete_with_errors | partial (| failed, set by the runner)")
+    status: str = Field(description="complete | complete_with_errors | incomplete | interrupted | partial "
+                        "(| failed, set by the runner)")
     campaign: Optional[dict[str, Any]] = Field(None, description="the campaign as submitted, secrets redacted")
     runs: list[RunResult]
     missing_shards: list[dict[str, Any]]

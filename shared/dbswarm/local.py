@@ -20,6 +20,8 @@ from typing import Optional
 
 from . import service
 from .errors import DbswarmError
+from .interrupt import STOP_FILE_ENV, GracefulStop
+from .redact import redact_text
 from .spec import load_campaign, read_campaign_data
 from .store import S3Store, open_store
 
@@ -92,7 +94,8 @@ class ProgressBoard:
             self.progress.stop()
 
 
-LOCAL_PARAMETERS = {"RetryIntervalSeconds": 1}  # template parameters for local executions
+# template parameters for local executions: any target host (this machine's user chose it)
+LOCAL_PARAMETERS = {"RetryIntervalSeconds": 1, "AllowedTargets": "*"}
 
 
 def template_path() -> Path:
@@ -107,7 +110,7 @@ def template_path() -> Path:
 
 def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int] = None,
                  max_call_seconds: Optional[float] = None, show_progress: bool = True,
-                 lead_seconds: float = 0.5, console=None, log=print) -> dict:
+                 lead_seconds: float = 0.5, console=None, log=print, quiet: bool = False) -> dict:
     """Plan, run and aggregate a campaign locally by executing the campaign state machine;
     returns the aggregate step's answer plus "store", "compare" (when compared) and
     "execution" (the state machine execution's status; its trace is execution.json)."""
@@ -126,13 +129,26 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
     progress_dir = given_dir or tempfile.mkdtemp(prefix="dbswarm-progress-")
     board = ProgressBoard(progress_dir, console, enabled=show_progress)
     watch = _Watch(cid, log, board)
+    watch.quiet = quiet
+    stop_file = os.path.join(progress_dir, f"STOP-{cid}")
+    interrupted = None
     try:
-        with LocalCloud(template_path(), LOCAL_PARAMETERS, extra_env={"DBSWARM_PROGRESS_DIR": progress_dir},
-                        on_call=watch.on_call, after_call=watch.after_call, validate_definition=False) as cloud:
+        with GracefulStop(stop_file) as stopper, \
+                LocalCloud(template_path(), LOCAL_PARAMETERS,
+                           extra_env={"DBSWARM_PROGRESS_DIR": progress_dir, STOP_FILE_ENV: stop_file},
+                           on_call=watch.on_call, after_call=watch.after_call, validate_definition=False) as cloud:
             watch.cloud = cloud
+
+            def tick():
+                watch.tick()
+                if stopper.requested:
+                    raise _Stopping
             arn = cloud.start(request, name=cid)
             try:
-                desc = cloud.wait(arn, tick=watch.tick, poll_s=POLL_S)
+                desc = cloud.wait(arn, tick=tick, poll_s=POLL_S)
+            except _Stopping:
+                interrupted = stopper.requested
+                desc = _stop_gracefully(cloud, arn, watch, interrupted)
             except KeyboardInterrupt:
                 cloud.stop(arn, "interrupted")
                 raise
@@ -140,11 +156,40 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
             watch.end_phase()
             trace = cloud.trace(arn)
             history = cloud.history(arn)
+            if interrupted:
+                return watch.interrupted(cloud, trace, interrupted)
     finally:
         board.stop()
         if not given_dir:
             shutil.rmtree(progress_dir, ignore_errors=True)
+        else:
+            try:
+                os.unlink(stop_file)
+            except OSError:
+                pass
     return watch.outcome(desc, trace, history)
+
+
+class _Stopping(Exception):
+    """The first Ctrl-C / SIGTERM arrived (raised from the wait loop's tick)."""
+
+
+def _stop_gracefully(cloud, arn, watch, signame) -> dict:
+    """Shards stop at their next operation and write; no new call starts; then the execution
+    is stopped. A second signal (KeyboardInterrupt) aborts."""
+    from .worker import STUCK_THREAD_GRACE_S
+    watch.log(f"campaign {watch.cid}: {signame}: stopping every shard at its next operation "
+              "(interrupt again to abort)")
+    cloud.refusing = True
+    deadline = time.monotonic() + STUCK_THREAD_GRACE_S + 20
+    while cloud._processes.running() and time.monotonic() < deadline:
+        watch.tick()
+        time.sleep(POLL_S)
+    try:
+        cloud.sfn.stop_execution(executionArn=arn, error="dbswarm.Interrupted", cause=f"{signame} (graceful stop)")
+    except Exception:
+        pass
+    return cloud.describe(arn)
 
 
 class _Watch:
@@ -197,8 +242,9 @@ class _Watch:
             plan = dict(plan, bucket=self.cloud.bucket(), items_prefix="")
         with self.lock:
             self.plan, self.full_plan = plan, full
-            self.messages.append(f"campaign {plan['campaign_id']}: {len(plan['runs'])} run(s); "
-                                 f"results in {plan['store']}")
+            if not getattr(self, "quiet", False):
+                self.messages.append(f"campaign {plan['campaign_id']}: {len(plan['runs'])} run(s); "
+                                     f"results in {plan['store']}")
         return plan
 
     def user_store(self, url):
@@ -232,12 +278,26 @@ class _Watch:
             self._say(m)
 
     def _say(self, message):
+        message = redact_text(message)
         if self.board.progress is not None and self.board.progress.live.is_started:
             self.board.progress.console.print(message, markup=False, highlight=False)
         else:
             self.log(message)
 
     # -- the end -----------------------------------------------------------------------------
+    def interrupted(self, cloud, trace, signame) -> dict:
+        """After a graceful stop: aggregate what the shards wrote, status interrupted."""
+        if self.plan is None:
+            raise DbswarmError(f"campaign {self.cid}: interrupted ({signame}) before it was planned: nothing was "
+                               "written")
+        store = open_store(self.plan["store"])
+        store.put_json(store.key(self.cid, "execution.json"), trace)
+        agg = cloud.invoke("AggregateFunction", {"store": self.plan["store"], "campaign_id": self.cid,
+                                                 "interrupted": signame})
+        return dict(agg, store=self.plan["store"], signal=signame,
+                    execution={"arn": trace["execution"]["arn"], "status": trace["execution"]["status"],
+                               "error": "dbswarm.Interrupted", "trace_key": store.key(self.cid, "execution.json")})
+
     def outcome(self, desc, trace, history) -> dict:
         status, error = desc["status"], desc.get("error")
         cause = _error_text(desc.get("cause"))
@@ -257,10 +317,10 @@ class _Watch:
             out["compare"] = self.outputs["CompareFunction"]
         if error == "dbswarm.RunFailed":
             out["status"] = "failed"
-            self.log(f"campaign {self.cid}: a run stopped early: {_run_error(history)}")
+            self.log(redact_text(f"campaign {self.cid}: a run stopped early: {_run_error(history)}"))
         elif status != "SUCCEEDED" and error != "dbswarm.Regressed":
             out["status"] = "failed"
-            self.log(f"campaign {self.cid}: the state machine ended {status} ({error}: {cause})")
+            self.log(redact_text(f"campaign {self.cid}: the state machine ended {status} ({error}: {cause})"))
         return out
 
 

@@ -581,6 +581,12 @@ class TargetUnreachable(Exception):
     """Reconnecting failed for longer than RECONNECT_GIVE_UP_S."""
 
 
+class FatalError(Exception):
+    """A call failed with a fatal error class (an undefined table, permission denied, a
+    statement the server refuses): the thread ends and its shard is not complete, instead of
+    counting failures as the workload."""
+
+
 class Measured:
     """The one timing wrapper: every binding call of a worker thread goes through it.
 
@@ -656,6 +662,8 @@ class Measured:
         self.rec.error(op, cls.kind, cls.name)
         if cls.kind == CONNECTION:
             self.reconnect()
+        elif cls.kind == FATAL:
+            raise FatalError(f"{op}: fatal error {cls.name}: {str(exc)[:300]}") from None
         return cls.kind
 
     def reconnect(self):

@@ -96,6 +96,10 @@ def make_plan(campaign: Campaign, runs: list[Run], campaign_id: str, cpu_count: 
             operation_total=families.get(run.workload.family).limits(run.workload).count,
             threads=run.workload.threads, shard_count=len(shards),
             map_mode="DISTRIBUTED" if len(shards) > INLINE_MAP_LIMIT else "INLINE", shards=shards))
+    from .limits import threads_per_shard_problems
+    problems = threads_per_shard_problems(runs, {r.run_id: r.shard_count for r in out_runs})
+    if problems:
+        raise CampaignError(problems)
     return Plan(campaign_id=campaign_id, name=campaign.name, seed=campaign.seed, phases=list(campaign.phases),
                 runs=out_runs, max_error_rate=campaign.results.max_error_rate)
 

@@ -71,6 +71,17 @@ def published_table(rows, cols) -> str:
 def summary_markdown(result) -> str:
     lines = [f"# dbswarm campaign {result['name']} ({result['campaign_id']})", "",
              f"Status: **{result['status']}**. Seed {result['seed']}."]
+    if result.get("interrupted"):
+        lines.append(f"\n**Interrupted** ({result['interrupted']['by']}): every shard stopped at its next operation "
+                     "and wrote what it measured; phases not finished are marked. Continue with "
+                     f"`{result['interrupted']['resume']}`.")
+    broken = [(r["run_id"], name, p) for r in result["runs"] for name, p in r["phases"].items() if p.get("problems")]
+    if broken:
+        lines.append("\n**Incomplete**: these phases did not do what was planned; their figures are not the "
+                     "workload's:\n")
+        for run_id, name, p in broken:
+            for problem in p["problems"]:
+                lines.append(f"- run {run_id}, {name} phase: {problem}")
     if any(not r["target"]["is_real_database"] for r in result["runs"]):
         lines.append("\n> Runs on the **noop** binding measure the load generator only, not a database.")
     servers = {}  # the server's version and durability settings, as it reported them
@@ -285,6 +296,8 @@ def report_html(result) -> str:
 
 
 def write_reports(store, campaign_id, result) -> dict:
+    from .redact import redact_doc
+    result = redact_doc(result)  # the HTML report embeds it escaped, out of the text redaction's reach
     keys = {}
     for name, text, ctype in (
             ("result.json", json.dumps(result, indent=1), "application/json"),

@@ -7,21 +7,42 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
-from urllib.parse import urlsplit, urlunsplit
 
 from .errors import SecretError
+from .redact import credential_env, credential_path, redact_text, remember
 
 _cache: dict[str, str] = {}
 _lock = threading.Lock()
 
 
+def in_cloud() -> bool:
+    """Running as a deployed function (AWS Lambda), where only {secret: NAME} may be resolved."""
+    return os.environ.get("AWS_EXECUTION_ENV", "").startswith("AWS_Lambda")
+
+
 def resolve(ref) -> str | None:
-    """The secret's value for a SecretRef (model or dict), or None when ref is None."""
+    """The secret's value for a SecretRef (model or dict), or None when ref is None. Every
+    value resolved is remembered by ``dbswarm.redact``: no document or log line written by
+    this process carries it."""
+    value = _resolve(ref)
+    remember(value)
+    return value
+
+
+def _resolve(ref) -> str | None:
     if ref is None:
         return None
     data = ref if isinstance(ref, dict) else ref.model_dump(exclude_none=True)
+    if (data.get("env") or data.get("file")) and in_cloud():
+        raise SecretError("target.password: a deployed function resolves only {secret: NAME} references "
+                          "({env: VAR} and {file: PATH} are for local mode)")
+    if data.get("env") and credential_env(data["env"]):
+        raise SecretError(f"target.password.env: {data['env']} is a process credential, not a database "
+                          "password: refused")
+    if data.get("file") and credential_path(data["file"]):
+        raise SecretError(f"target.password.file: {data['file']} holds the machine's or the process's "
+                          "credentials: refused")
     if data.get("env"):
         name = data["env"]
         if name not in os.environ:
@@ -66,21 +87,13 @@ def clear_cache():
 
 
 def redact_url(url: str | None) -> str | None:
-    """user:***@host — a URL as it may be printed or stored."""
-    if not url or "://" not in url:
-        return url
-    parts = urlsplit(url)
-    if parts.password is None and "@" not in parts.netloc:
-        return url
-    userinfo, _, hostport = parts.netloc.rpartition("@")
-    user = userinfo.split(":", 1)[0]
-    netloc = f"{user}:***@{hostport}" if parts.password is not None else f"{user}@{hostport}"
-    query = re.sub(r"(?i)(password|pwd|secret)=[^&]*", r"\1=***", parts.query)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    """A URL as it may be printed or stored (``dbswarm.redact.redact_text``)."""
+    return redact_text(url) if url else url
 
 
 class Redactor:
-    """Replaces known secret values in any text (log lines, error messages)."""
+    """Replaces known secret values and URL / keyword credentials in any text (log lines,
+    error messages)."""
 
     def __init__(self, *secrets):
         self.secrets = [s for s in secrets if s and len(s) >= 3]
@@ -88,4 +101,4 @@ class Redactor:
     def __call__(self, text: str) -> str:
         for s in self.secrets:
             text = text.replace(s, "***")
-        return text
+        return redact_text(text)

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets as _random
 import tempfile
 import threading
 import time
 from typing import Callable, Optional
 
-from . import secrets
+from . import interrupt, secrets
 from .aggregate import aggregate, failure_key, shard_key
 from .documents import (Plan, PrepareEvent, ShardAnswer, ShardBinding, ShardEvent, ShardFailureEvent,
                         ShardResult)
@@ -33,7 +32,9 @@ from .errors import DbswarmError
 from .measure import Measurement
 from .plan import check_shard_limit, make_plan
 from .report import write_reports
-from .spec import load_campaign, redacted_campaign
+from .limits import MAX_CALL_SECONDS, MAX_LEAD_SECONDS, check_targets, positive_number
+from .redact import redact_text
+from .spec import check_deployed_references, load_campaign, redacted_campaign
 from .store import LocalStore, open_store
 from .worker import ShardPhase, make_binding, prepare_target, read_window_edge
 
@@ -72,6 +73,9 @@ def plan_campaign(event: dict) -> dict:
     if source is None:
         raise DbswarmError("plan: the event names no campaign (campaign or campaign_key)")
     campaign, runs = load_campaign(source)
+    if secrets.in_cloud():  # a schedule or a direct execution does not pass the API: the same rules
+        check_deployed_references(campaign, os.environ.get("DBSWARM_SECRET_PREFIX"))
+    check_targets(runs)  # the deployment's AllowedTargets (DBSWARM_ALLOWED_TARGETS), when set
     location = event.get("results") or event.get("store") or campaign.results.location
     store = open_store(location)
     cid = event.get("campaign_id") or new_campaign_id(campaign.name)
@@ -103,8 +107,9 @@ def plan_campaign(event: dict) -> dict:
             "baseline": campaign.results.baseline, "save_baseline": campaign.results.save_baseline,
             "thresholds": campaign.results.thresholds,
             "shard_phases": [p for p in ("load", "run") if p in phases],
-            "max_call_seconds": event.get("max_call_seconds"),
-            "lead_seconds": float(event.get("lead_seconds") or DEFAULT_LEAD_SECONDS)}
+            "max_call_seconds": positive_number(event.get("max_call_seconds"), "max_call_seconds", MAX_CALL_SECONDS),
+            "lead_seconds": positive_number(event.get("lead_seconds"), "lead_seconds", MAX_LEAD_SECONDS)
+            or DEFAULT_LEAD_SECONDS}
 
 
 # ---- un-sharded steps -----------------------------------------------------------------------
@@ -176,6 +181,8 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
     key = shard_key(store, cid, run.run_id, phase, index)
     progress = _progress_writer(run.run_id, phase, index)
     password = secrets.resolve(run.target.get("password"))
+    if stop_event is None:
+        stop_event = interrupt.shard_stop_event()
     outcome = ShardPhase(run, shard, phase, password, start_at=ev.start_at, deadline=deadline,
                          checkpoint=checkpoint, progress=progress, stop_event=stop_event).execute()
     if password and outcome.info.get("thread_errors"):
@@ -201,11 +208,14 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
     doc.ended_at = outcome.info["ended_at"]
     doc.status = outcome.status
     doc.measurement = measurement.to_dict()
-    store.put_json(key, doc.to_dict())
+    interrupted = bool(outcome.info.get("interrupted"))
+    data = doc.to_dict()
+    data["resume_checkpoint"] = outcome.checkpoint  # where `dbswarm resume` continues a shard not done
+    store.put_json(key, data)
     if progress:
         progress(outcome.info["done"], measurement.total_errors, final=True)
     return ShardAnswer(run_id=run.run_id, phase=phase, shard=index, status=outcome.status,
-                       checkpoint=outcome.checkpoint, result_key=key, segment=outcome.info["segment"],
+                       checkpoint=None if interrupted else outcome.checkpoint, result_key=key, segment=outcome.info["segment"],
                        ops=measurement.total_ops, errors=measurement.total_errors).to_dict()
 
 
@@ -239,7 +249,7 @@ def redact_error(event: dict, text) -> str:
         text = secrets.Redactor(secrets.resolve(run.target.get("password")))(text)
     except Exception:  # no plan, no secret: URL redaction still applies
         pass
-    return re.sub(r"([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):[^@\s/]*@", r"\1:***@", text)
+    return redact_text(text)
 
 
 def _progress_writer(run_id, phase, shard):
@@ -267,7 +277,7 @@ def aggregate_campaign(event: dict) -> dict:
         campaign = store.get_json(store.key(cid, "campaign.json"))
     except KeyError:
         campaign = None
-    result = aggregate(plan, store, campaign)
+    result = aggregate(plan, store, campaign, interrupted=event.get("interrupted"))
     keys = write_reports(store, cid, result)
     return {"campaign_id": cid, "status": result["status"], "result_key": keys["result.json"],
             "missing_shards": len(result["missing_shards"]), "runs": len(result["runs"])}

@@ -22,8 +22,7 @@ from . import bindings, families
 from .errors import CampaignError, FamilyError
 
 PHASES = ("prepare", "load", "run", "cleanup")
-SECRET_HINT = ("a literal password is not allowed: reference it as {secret: NAME} "
-               "(AWS Secrets Manager), {env: VAR} or {file: PATH}")
+from .redact import SECRET_HINT, option_password_problems, reference_problems, url_password_problems
 
 
 class _Strict(BaseModel):
@@ -41,6 +40,9 @@ class SecretRef(_Strict):
         given = [k for k in ("secret", "env", "file") if getattr(self, k)]
         if len(given) != 1:
             raise ValueError("give exactly one of secret, env or file")
+        problems = reference_problems(self.model_dump(exclude_none=True), "password")
+        if problems:
+            raise ValueError("; ".join(p.removeprefix("password.") for p in problems))
         return self
 
     def describe(self):
@@ -76,9 +78,9 @@ class Target(_Strict):
     @field_validator("url")
     @classmethod
     def _url(cls, v, info: ValidationInfo):
-        if v and "://" in v and urlsplit(v).password is not None:
-            raise ValueError("the URL contains a password; remove it and set target.password: "
-                             "{secret: NAME} | {env: VAR} | {file: PATH}")
+        problems = url_password_problems(v) if v else []
+        if problems:
+            raise ValueError(f"{'; '.join(problems)}: {SECRET_HINT}")
         name = info.data.get("engine")
         if name is None:  # the engine was refused: that is the error to report
             return v
@@ -96,9 +98,9 @@ class Target(_Strict):
     @field_validator("options")
     @classmethod
     def _no_password_option(cls, v):
-        for key, value in v.items():
-            if re.search(r"pass(word)?|secret", key, re.I) and isinstance(value, (str, int)):
-                raise ValueError(f"option {key!r}: {SECRET_HINT}")
+        problems = option_password_problems(v)
+        if problems:
+            raise ValueError("; ".join(problems))
         return v
 
     @property
@@ -324,12 +326,16 @@ def _slug(value):
 def load_campaign(source) -> tuple[Campaign, list[Run]]:
     """Parse (path, YAML/JSON text, or dict) and validate; raises CampaignError."""
     data = read_campaign_data(source)
+    from .limits import check_campaign_size
+    check_campaign_size(data)  # before the matrix is expanded
     try:
         campaign = Campaign.model_validate(data)
     except ValidationError as err:
         raise CampaignError(_messages(err)) from None
     runs = expand_runs(campaign)
-    problems = []
+    from .limits import threads_per_shard_problems
+    from .plan import shard_count
+    problems = threads_per_shard_problems(runs, {r.run_id: shard_count(campaign, r.workload.threads) for r in runs})
     for run in runs:
         engine = bindings.engine(run.target.engine)
         if run.target.password and not engine.needs_url and engine.is_real_database:
@@ -337,6 +343,46 @@ def load_campaign(source) -> tuple[Campaign, list[Run]]:
     if problems:
         raise CampaignError(problems)
     return campaign, runs
+
+
+def password_refs(campaign: Campaign) -> list[tuple[str, dict]]:
+    """(field path, reference) of every password reference of a campaign."""
+    out = []
+    if campaign.target.password:
+        out.append(("target.password", campaign.target.password.describe()))
+    for i, t in enumerate(campaign.matrix.get("target") or []):
+        if isinstance(t, dict) and isinstance(t.get("password"), dict):
+            out.append((f"matrix.target[{i}].password", t["password"]))
+    return out
+
+
+def check_deployed_references(campaign: Campaign, secret_prefix: Optional[str]) -> None:
+    """A campaign arriving through the API (or planned by a deployed function) may only
+    reference {secret: NAME} under the deployment's secret prefix."""
+    problems = [p for where, ref in password_refs(campaign)
+                for p in reference_problems(ref, where, api=True, secret_prefix=secret_prefix)]
+    if problems:
+        raise CampaignError(problems)
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (YAML keeps the last,
+    silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                continue
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (line {seen[key] + 1} and line {key_node.start_mark.line + 1}): "
+                    "give each key once", key_node.start_mark)
+            seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep)
 
 
 def read_campaign_data(source):
@@ -353,7 +399,7 @@ def read_campaign_data(source):
     else:
         raise CampaignError([f"(file): no such campaign file: {source}"])
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as err:
         raise CampaignError([f"(file): not valid YAML/JSON: {err}"]) from None
     if not isinstance(data, dict):
@@ -378,14 +424,10 @@ def json_schema() -> dict:
 
 
 def redacted_campaign(campaign: Campaign) -> dict:
-    """The campaign as stored in campaign.json: secret references kept, URLs redacted."""
-    from .secrets import redact_url
-    data = campaign.model_dump(mode="json", exclude_none=True)
-    data["target"]["url"] = redact_url(data["target"].get("url"))
-    for t in data.get("matrix", {}).get("target", []) or []:
-        if isinstance(t, dict) and t.get("url"):
-            t["url"] = redact_url(t["url"])
-    return data
+    """The campaign as stored in campaign.json: secret references kept, credentials redacted
+    (dbswarm.redact: the store applies the same to every document)."""
+    from .redact import redact_doc
+    return redact_doc(campaign.model_dump(mode="json", exclude_none=True))
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m dbswarm.spec` prints the schema

@@ -12,6 +12,8 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from .redact import redact_doc, redact_text
+
 
 class Store:
     url: str
@@ -33,14 +35,15 @@ class Store:
     def list(self, prefix: str) -> list[str]:
         raise NotImplementedError
 
+    # every JSON and text document goes through the one redaction (dbswarm.redact)
     def put_json(self, key: str, obj) -> None:
-        self.put_bytes(key, json.dumps(obj, indent=1, sort_keys=False).encode(), "application/json")
+        self.put_bytes(key, json.dumps(redact_doc(obj), indent=1, sort_keys=False).encode(), "application/json")
 
     def get_json(self, key: str):
         return json.loads(self.get_bytes(key))
 
     def put_text(self, key: str, text: str, content_type: str = "text/plain; charset=utf-8") -> None:
-        self.put_bytes(key, text.encode(), content_type)
+        self.put_bytes(key, redact_text(text).encode(), content_type)
 
     def get_text(self, key: str) -> str:
         return self.get_bytes(key).decode()

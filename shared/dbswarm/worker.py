@@ -224,8 +224,9 @@ class ShardPhase:
         all_finished = all(st.finished for st in self.states)
         elapsed = elapsed_before + (time.perf_counter() - began_perf)
         status = "done" if all_finished or self.stop_event.is_set() else "continue"
+        interrupted = self.stop_event.is_set() and not all_finished
         checkpoint = None
-        if status == "continue":
+        if status == "continue" or interrupted:  # interrupted: kept for `dbswarm resume`
             checkpoint = {"segment": self.segment + 1, "elapsed": elapsed,
                           "threads": [{"done": st.done, "state": st.state} for st in self.states]}
         info = {"segment": self.segment, "began_at": began_wall, "ended_at": ended_wall,
@@ -234,6 +235,8 @@ class ShardPhase:
                 # the shard process's CPU over this call's phase (all its threads; start-up and
                 # imports not included): the client's cost, which benchmarks set against the reference
                 "cpu_s": round(time.process_time() - self._cpu0, 4)}
+        if interrupted:
+            info["interrupted"] = True
         if skew is not None:
             info["start_skew_s"] = round(skew, 4)
         if abandoned:

@@ -46,7 +46,8 @@ class YcsbWorkload(WorkloadModel):
     hotspotdatafraction: float = Field(0.2, ge=0, le=1)
     hotspotopnfraction: float = Field(0.8, ge=0, le=1)
     fieldcount: int = Field(10, ge=1, le=1000)
-    fieldlength: int = Field(100, ge=1, le=1_000_000)
+    fieldlength: int = Field(100, ge=1, le=65_536, description="bytes per field; at most 65,536 (the size of "
+                             "the value pool fields are drawn from)")
     readallfields: bool = True
     writeallfields: bool = False
     maxscanlength: Optional[int] = Field(None, ge=1)

@@ -1,0 +1,211 @@
+"""Credentials: the one redaction every written document goes through, and the checks that
+refuse a clear-text password anywhere a campaign can hold one.
+
+- ``redact_text(text)`` / ``redact_doc(obj)``: what the store applies to every JSON and text
+  document it writes (campaign.json, plan.json, shard files, result.json, result.csv,
+  summary.md, report.html, execution.json), and what log lines and error texts pass
+  through: URL userinfo passwords, ``password=`` / ``pwd=`` … query parameters and libpq
+  keyword strings, values of keys that name a secret, and any known secret value
+  (``remember``: a resolved password is added by the process that resolved it).
+- ``clear_passwords(target)``: every place of a target (URL, options, nested options, URLs
+  inside options) where a literal password is written: validation refuses them all.
+- ``reference_problems(ref, api=...)``: which secret references a campaign may use:
+  ``{secret: NAME}`` everywhere (under the deployment's prefix through the API);
+  ``{env: VAR}`` and ``{file: PATH}`` only locally, and never a process credential
+  (AWS_* and the like, /proc, ~/.aws …).
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+from typing import Any, Iterable
+
+MASK = "***"
+SECRET_HINT = ("a literal password is not allowed: remove it and use target.password: {secret: NAME} "
+               "(AWS Secrets Manager), or locally {env: VAR} | {file: PATH}")
+
+# key names that hold a secret (option keys, query parameters, JSON/YAML keys)
+_SECRET_WORDS = r"(?:password|passwd|passphrase|pwd|secret|token|api_?key|access_?key|private_?key|credentials?)"
+SECRET_KEY = re.compile(rf"(?i)^[A-Za-z0-9_.-]*{_SECRET_WORDS}[A-Za-z0-9_.-]*$")
+# keys whose value is a reference or a description, never a secret
+_NOT_SECRET_KEYS = {"secret", "env", "file", "password_ref", "secret_prefix"}
+
+_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'\"]*):([^@\s/'\"]*)@")
+_KEYVALUE = re.compile(rf"(?i)(?<![A-Za-z0-9_])([A-Za-z0-9_]*{_SECRET_WORDS}[A-Za-z0-9_]*)\s*=\s*"
+                       r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^&\s;,'\"<>)]+)")
+_JSONPAIR = re.compile(rf"(?i)([\"'])([A-Za-z0-9_.-]*{_SECRET_WORDS}[A-Za-z0-9_.-]*)\1(\s*:\s*)"
+                       r"(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|-?[0-9][0-9.eE+-]*)")
+
+_BLOB = re.compile(r"^[A-Za-z0-9+/=]+$")
+_known: set[str] = set()
+_lock = threading.Lock()
+
+
+def remember(*values) -> None:
+    """Secret values this process resolved: replaced by *** wherever text is redacted."""
+    with _lock:
+        for v in values:
+            if v is not None and len(str(v)) >= 4:
+                _known.add(str(v))
+
+
+def forget_all() -> None:
+    with _lock:
+        _known.clear()
+
+
+def _mask_pair(m):
+    key = m.group(2)
+    if key.lower() in _NOT_SECRET_KEYS:
+        return m.group(0)
+    return f"{m.group(1)}{key}{m.group(1)}{m.group(3)}\"{MASK}\""
+
+
+def _mask_keyvalue(m):
+    if m.group(1).lower() in _NOT_SECRET_KEYS or m.group(2) == MASK:
+        return m.group(0)
+    return f"{m.group(1)}={MASK}"
+
+
+def redact_text(text: str, extra: Iterable[str] = ()) -> str:
+    """``text`` with every credential it may carry replaced by ***. Idempotent."""
+    if not text or (len(text) >= 200 and _BLOB.match(text)):  # an encoded histogram: no credential
+        return text
+    with _lock:
+        values = sorted(_known | {s for s in extra if s and len(s) >= 4}, key=len, reverse=True)
+    for v in values:
+        text = text.replace(v, MASK)
+    text = _URL_USERINFO.sub(lambda m: m.group(0) if m.group(2) == MASK else f"{m.group(1)}:{MASK}@", text)
+    text = _KEYVALUE.sub(_mask_keyvalue, text)
+    text = _JSONPAIR.sub(_mask_pair, text)
+    return text
+
+
+def redact_doc(obj: Any, extra: Iterable[str] = ()) -> Any:
+    """A JSON-like document with every credential replaced: values of keys that name a secret
+    (unless they are references: ``password: {secret: NAME}`` stays), and every string."""
+    extra = tuple(extra)
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if isinstance(k, str) and k.lower() not in _NOT_SECRET_KEYS and SECRET_KEY.match(k) \
+                    and isinstance(v, (str, int, float)) and not isinstance(v, bool) and v not in ("", None):
+                out[k] = MASK
+            else:
+                out[k] = redact_doc(v, extra)
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [redact_doc(v, extra) for v in obj]
+    if isinstance(obj, str):
+        return redact_text(obj, extra)
+    return obj
+
+
+# ---- validation: where a literal password can be written ------------------------------------
+
+def url_password_problems(url: str) -> list[str]:
+    """A URL or libpq keyword string's clear-text passwords, described (never quoted)."""
+    from urllib.parse import parse_qsl, urlsplit
+    out = []
+    if not isinstance(url, str) or not url:
+        return out
+    if "://" in url:
+        try:
+            parts = urlsplit(url)
+            has_password = parts.password is not None
+        except ValueError:
+            has_password = bool(_URL_USERINFO.search(url))
+            parts = None
+        if has_password or _URL_USERINFO.search(url):
+            out.append("the URL contains a password (in its user info)")
+        query = parts.query if parts is not None else url.partition("?")[2]
+        for key, _ in parse_qsl(query, keep_blank_values=True):
+            if SECRET_KEY.match(key) and key.lower() not in _NOT_SECRET_KEYS:
+                out.append(f"the URL contains a password (query parameter {key!r})")
+    elif "=" in url:  # a libpq keyword string: host=... user=... password=...
+        for m in re.finditer(r"(?:^|\s)([A-Za-z_]+)\s*=", url):
+            if SECRET_KEY.match(m.group(1)) and m.group(1).lower() not in _NOT_SECRET_KEYS:
+                out.append(f"the URL contains a password (connection keyword {m.group(1)!r})")
+    return out
+
+
+def option_password_problems(options: Any, path: str = "") -> list[str]:
+    """Option keys naming a secret that hold a literal, at any depth, and URLs with a password:
+    "option 'ssl.password': ..." (the path inside target.options)."""
+    out = []
+    if isinstance(options, dict):
+        for k, v in options.items():
+            p = f"{path}.{k}" if path else str(k)
+            if isinstance(k, str) and SECRET_KEY.match(k) and k.lower() not in _NOT_SECRET_KEYS \
+                    and isinstance(v, (str, int, float)) and not isinstance(v, bool):
+                out.append(f"option {p!r}: {SECRET_HINT}")
+            else:
+                out += option_password_problems(v, p)
+    elif isinstance(options, list):
+        for i, v in enumerate(options):
+            out += option_password_problems(v, f"{path}[{i}]")
+    elif isinstance(options, str):
+        out += [f"option {path!r}: {why}; {SECRET_HINT}" for why in url_password_problems(options)
+                if "://" in options or re.search(r"(?:^|\s)[A-Za-z_]+\s*=", options)]
+    return out
+
+
+# ---- secret references: which are allowed where ---------------------------------------------
+
+# environment variables that are the process's own credentials, never a target's password
+_CREDENTIAL_ENV = re.compile(r"(?i)^(AWS_|AMAZON_|AZURE_|ARM_|GOOGLE_|GCLOUD_|GCP_|CLOUDSDK_|HUAWEICLOUD_|HW_|OBS_|"
+                             r"ALIBABA_CLOUD_|ALICLOUD_|DBSWARM_S3_|GITHUB_TOKEN|ACTIONS_)|"
+                             r"(ACCESS_KEY|SESSION_TOKEN|SECRET_KEY|SECURITY_TOKEN)")
+# files that are the process's or the machine's credentials, or not files at all
+_CREDENTIAL_PATHS = re.compile(r"(^/(proc|sys|dev|run/secrets/kubernetes\.io|var/run/secrets)(/|$))|"
+                               r"(/\.(aws|ssh|gnupg|docker|kube|azure)(/|$))|(/\.config/gcloud(/|$))|"
+                               r"(^/etc/(shadow|gshadow|sudoers|ssh)(/|$))")
+
+
+def reference_problems(ref: Any, where: str, *, api: bool = False, secret_prefix: str | None = None) -> list[str]:
+    """What is wrong with a password reference (a dict {secret|env|file: ...}) at ``where``.
+    ``api``: the campaign arrived through the API: only {secret: NAME} under ``secret_prefix``."""
+    if not isinstance(ref, dict):
+        return []
+    out = []
+    if ref.get("env") is not None:
+        name = str(ref["env"])
+        if api:
+            out.append(f"{where}.env: campaigns sent to the API may only reference {{secret: NAME}} "
+                       f"(a Secrets Manager secret{' under ' + repr(secret_prefix) if secret_prefix else ''}); "
+                       "{env: VAR} is for local mode")
+        elif _CREDENTIAL_ENV.search(name):
+            out.append(f"{where}.env: {name} is a process credential, not a database password: refused "
+                       "(put the password in its own variable, e.g. DBSWARM_PG_PASSWORD)")
+    if ref.get("file") is not None:
+        path = str(ref["file"])
+        if api:
+            out.append(f"{where}.file: campaigns sent to the API may only reference {{secret: NAME}} "
+                       f"(a Secrets Manager secret{' under ' + repr(secret_prefix) if secret_prefix else ''}); "
+                       "{file: PATH} is for local mode")
+        elif credential_path(path):
+            out.append(f"{where}.file: {path} holds the machine's or the process's credentials, not a database "
+                       "password: refused")
+    if ref.get("secret") is not None and secret_prefix:
+        name = str(ref["secret"])
+        bare = name.split(":secret:", 1)[1] if ":secret:" in name else name
+        if not bare.startswith(secret_prefix) or ".." in bare:
+            out.append(f"{where}.secret: {name!r} is not under this deployment's secret prefix "
+                       f"{secret_prefix!r} (template parameter SecretPrefix)")
+    return out
+
+
+def credential_path(path: str) -> bool:
+    """A file that is a credential of the machine or the process (also through a symlink)."""
+    expanded = os.path.expanduser(path)
+    candidates = {expanded, os.path.abspath(expanded)}
+    try:
+        candidates.add(os.path.realpath(expanded))
+    except OSError:
+        pass
+    return any(_CREDENTIAL_PATHS.search(p) for p in candidates)
+
+
+def credential_env(name: str) -> bool:
+    return bool(_CREDENTIAL_ENV.search(name))

@@ -1,0 +1,115 @@
+"""Issue 20 items 3-4: Ctrl-C and SIGTERM stop a campaign gracefully: every shard ends at its
+next operation and writes what it measured, the campaign is aggregated as ``interrupted``,
+a second Ctrl-C aborts, and no process of the campaign outlives it (process listing)."""
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.faults.conftest import dbswarm_env, processes_in_group, wait_gone
+
+
+def _spec(tmp_path, name, seconds=60):
+    spec = tmp_path / f"{name}.json"
+    spec.write_text(json.dumps({
+        "name": name, "seed": 2,
+        "workload": {"preset": "b", "table": "faults_stop", "recordcount": 2000, "operationcount": 0,
+                     "maxexecutiontime": seconds, "threads": 2},
+        "fanout": {"shards": 2}, "phases": ["prepare", "load", "run"]}))
+    return spec
+
+
+def _start_and_wait_for_run(spawn, tmp_path, spec, min_done=2000, timeout=90):
+    progress = tmp_path / "progress"
+    progress.mkdir(exist_ok=True)
+    proc = spawn(["run", str(spec), "--results", str(tmp_path / "r"), "--quiet"],
+                 env=dbswarm_env(DBSWARM_PROGRESS_DIR=progress))
+    deadline = time.monotonic() + timeout
+    while True:
+        done = 0
+        for p in progress.glob("*.run.*.json"):
+            try:
+                done += json.loads(p.read_text())["done"]
+            except (ValueError, OSError):
+                pass
+        if done >= min_done:
+            break
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run phase never got going"
+        time.sleep(0.2)
+    assert len(processes_in_group(proc.pid)) >= 3   # runner, forkserver, shard processes
+    return proc
+
+
+def _result(tmp_path):
+    return json.loads(next((tmp_path / "r").glob("*/result.json")).read_text())
+
+
+@pytest.mark.parametrize("how", ["SIGINT to the group", "SIGTERM to the runner"])
+def test_first_signal_stops_gracefully_and_keeps_the_measurement(tmp_path, spawn, how):
+    proc = _start_and_wait_for_run(spawn, tmp_path, _spec(tmp_path, "faults-stop"))
+    t0 = time.monotonic()
+    if how.startswith("SIGINT"):
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        os.kill(proc.pid, signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    took = time.monotonic() - t0
+    assert proc.returncode == (130 if how.startswith("SIGINT") else 143), err
+    assert took < 30, took
+    assert wait_gone(proc.pid, 10) == []            # no process of the campaign survives it
+    result = _result(tmp_path)
+    assert result["status"] == "interrupted" and result["interrupted"]["by"] in ("SIGINT", "SIGTERM")
+    run = result["runs"][0]["phases"]["run"]
+    assert run["status"] == "interrupted" and run["operations_total"] >= 2000
+    assert result["runs"][0]["phases"]["load"]["status"] == "complete"
+    folder = next((tmp_path / "r").iterdir())
+    shards = [json.loads(p.read_text()) for p in sorted((folder / "runs").glob("*/run/shard-*.json"))]
+    assert len(shards) == 2 and all(s["resume_checkpoint"] for s in shards)
+    assert sum(sum(o["count"] for o in s["measurement"]["operations"].values()) for s in shards) \
+        == run["operations_total"]
+    assert "dbswarm resume" in err and "Interrupted" in (folder / "summary.md").read_text().split("###")[0]
+
+
+def test_second_ctrl_c_aborts_and_leaves_no_process(tmp_path, spawn):
+    proc = _start_and_wait_for_run(spawn, tmp_path, _spec(tmp_path, "faults-abort"))
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert wait_gone(proc.pid, 10) == []
+
+
+def test_resume_completes_an_interrupted_campaign_with_exact_totals(tmp_path, spawn):
+    """Interrupted in the run phase of its first run (the second run never started); `dbswarm
+    resume` continues the interrupted shards from their checkpoints, prepares and runs the
+    second run, and the merged totals are exactly the planned operation counts."""
+    spec = tmp_path / "resume.json"
+    spec.write_text(json.dumps({
+        "name": "faults-resume", "seed": 4,
+        "workload": {"table": "faults_resume", "recordcount": 2000, "operationcount": 60000, "threads": 2},
+        "matrix": {"preset": ["b", "c"]},
+        "fanout": {"shards": 2}, "phases": ["prepare", "load", "run"]}))
+    proc = _start_and_wait_for_run(spawn, tmp_path, spec, min_done=1500)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    first = _result(tmp_path)
+    assert first["status"] == "interrupted"
+    assert first["runs"][0]["phases"]["run"]["operations_total"] < 60000
+    assert first["runs"][1]["phases"]["run"]["status"] == "not run"
+    cid = first["campaign_id"]
+    again = spawn(["resume", cid, "--results", str(tmp_path / "r")])
+    out, err = again.communicate(timeout=180)
+    assert again.returncode == 0, err
+    assert wait_gone(again.pid, 10) == []
+    result = _result(tmp_path)
+    assert result["status"] == "complete"
+    for run in result["runs"]:
+        assert run["phases"]["load"]["operations_total"] == 2000
+        assert run["phases"]["run"]["operations_total"] == 60000, run["run_id"]
+        assert run["phases"]["run"]["status"] == "complete"

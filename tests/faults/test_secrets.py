@@ -1,0 +1,207 @@
+"""Issue 20 items 1-2: no credential leaves. A password is planted through every form a
+campaign could carry it: the refused forms (URL user info, query parameters, libpq keyword
+strings, option keys at any depth, URLs inside options such as FerretDB's backend URL, a
+literal) are refused with a message that says how to reference a secret; the accepted forms
+({env}, {file} locally, {secret} through the API) are used for real against PostgreSQL and
+MariaDB, and every file, log line and event of the campaign is scanned for the value."""
+import base64
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dbswarm.errors import CampaignError
+from dbswarm.spec import load_campaign
+from tests import servers
+from tests.faults.conftest import ROOT, dbswarm_env
+
+PLANT = "Pl4nted-S3cret-0xC0FFEE"
+
+REFUSED = [
+    ({"engine": "postgresql", "url": f"postgresql://u:{PLANT}@db.internal/app"}, "target.url"),
+    ({"engine": "postgresql", "url": f"postgresql://db.internal/app?user=u&password={PLANT}"}, "target.url"),
+    ({"engine": "postgresql", "url": f"postgresql://u@db.internal/app?sslmode=require&PWD={PLANT}"}, "target.url"),
+    ({"engine": "postgresql", "url": f"host=db.internal dbname=app user=u password={PLANT}"}, "target.url"),
+    ({"engine": "mysql", "url": f"mysql://u@db.internal/app?password={PLANT}"}, "target.url"),
+    ({"engine": "mongodb", "url": f"mongodb://u:{PLANT}@db.internal/app?authSource=admin"}, "target.url"),
+    ({"engine": "mongodb", "url": "mongodb://db.internal/app",
+      "options": {"ferretdb_backend_url": f"postgresql://postgres:{PLANT}@pg.internal/ferretdb"}}, "target.options"),
+    ({"engine": "mongodb", "url": "mongodb://db.internal/app",
+      "options": {"ferretdb_backend_url": f"postgresql://pg.internal/ferretdb?password={PLANT}"}}, "target.options"),
+    ({"engine": "postgresql", "url": "postgresql://db.internal/app", "options": {"pwd": PLANT}}, "target.options"),
+    ({"engine": "postgresql", "url": "postgresql://db.internal/app", "options": {"ssl": {"password": PLANT}}},
+     "target.options"),
+    ({"engine": "postgresql", "url": "postgresql://db.internal/app", "options": {"x": [{"api_token": PLANT}]}},
+     "target.options"),
+    ({"engine": "postgresql", "url": "postgresql://db.internal/app",
+      "options": {"dsn": f"host=h user=u password={PLANT}"}}, "target.options"),
+    ({"engine": "postgresql", "url": "postgresql://db.internal/app", "password": PLANT}, "target.password"),
+]
+
+
+@pytest.mark.parametrize("target,field", REFUSED, ids=[f"{i}-{f}" for i, (_, f) in enumerate(REFUSED)])
+def test_every_clear_text_form_is_refused(target, field):
+    for campaign in ({"target": target}, {"matrix": {"target": [{"engine": "sqlite"}, target]}}):
+        with pytest.raises(CampaignError) as err:
+            load_campaign(campaign)
+        text = str(err.value)
+        assert PLANT not in text
+        assert "{secret: NAME}" in text, text
+        where = field if "matrix" not in campaign else field.replace("target", "matrix.target[1]", 1)
+        assert any(p.startswith(where) for p in err.value.problems), (where, err.value.problems)
+
+
+@pytest.mark.parametrize("ref,field", [
+    ({"env": "AWS_SECRET_ACCESS_KEY"}, "target.password: "), ({"env": "AWS_SESSION_TOKEN"}, "target.password: "),
+    ({"env": "MY_SESSION_TOKEN"}, "target.password: "), ({"file": "/proc/self/environ"}, "target.password: "),
+    ({"file": "~/.aws/credentials"}, "target.password: "), ({"file": "/dev/stdin"}, "target.password: ")])
+def test_process_credentials_are_never_a_password_even_locally(ref, field):
+    with pytest.raises(CampaignError) as err:
+        load_campaign({"target": {"engine": "postgresql", "url": "postgresql://h/db", "password": ref}})
+    assert err.value.problems[0].startswith(field) and "refused" in err.value.problems[0], err.value.problems
+    from dbswarm import secrets
+    from dbswarm.errors import SecretError
+    with pytest.raises(SecretError):  # and the resolver refuses them too (defence in depth)
+        secrets.resolve(ref)
+
+
+def _scan(label, blob: bytes, found: list):
+    if PLANT.encode() in blob or base64.b64encode(PLANT.encode()) in blob:
+        found.append(label)
+
+
+def _scan_tree(folder: Path, found: list):
+    n = 0
+    for path in folder.rglob("*"):
+        if path.is_file():
+            n += 1
+            _scan(str(path), path.read_bytes(), found)
+    return n
+
+
+@pytest.fixture(scope="module")
+def env():
+    return servers.start()
+
+
+def test_local_campaign_writes_no_secret_anywhere(tmp_path, env):
+    """{env} for PostgreSQL, {file} for MariaDB: a full local campaign through the state machine;
+    every file of the results folder, the progress files, and the CLI's stdout and stderr are
+    scanned for the password (and its base64 form)."""
+    global PLANT
+    real = servers.password(env)
+    pw_file = tmp_path / "mysql.pw"
+    pw_file.write_text(real + "\n")
+    os.chmod(pw_file, 0o600)
+    campaign = {
+        "name": "faults-secrets", "seed": 3,
+        "workload": {"preset": "a", "table": "faults_secrets", "recordcount": 400, "operationcount": 1500,
+                     "threads": 2},
+        "fanout": {"shards": 2},
+        "matrix": {"target": [
+            dict(servers.target("postgresql", env), password={"env": "FAULTS_PG_PASSWORD"}, label="pg"),
+            dict(servers.target("mysql", env), password={"file": str(pw_file)}, label="maria")]},
+        "phases": ["prepare", "load", "run", "cleanup"],
+    }
+    spec = tmp_path / "c.json"
+    spec.write_text(json.dumps(campaign))
+    progress = tmp_path / "progress"
+    progress.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "dbswarm", "run", str(spec), "--results", str(tmp_path / "r"),
+                           "--json"], env=dbswarm_env(FAULTS_PG_PASSWORD=real, DBSWARM_PROGRESS_DIR=progress),
+                          capture_output=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    found = []
+    old, PLANT = PLANT, real
+    try:
+        _scan("stdout", proc.stdout, found)
+        _scan("stderr", proc.stderr, found)
+        files = _scan_tree(tmp_path / "r", found) + _scan_tree(progress, found)
+    finally:
+        PLANT = old
+    assert files >= 20
+    assert found == []
+    result = json.loads(next((tmp_path / "r").glob("*/result.json")).read_text())
+    assert result["status"] == "complete"
+    assert result["campaign"]["matrix"]["target"][0]["password"] == {"env": "FAULTS_PG_PASSWORD"}
+
+
+def test_api_path_writes_no_secret_anywhere(tmp_path, env, capfd, monkeypatch):
+    """The moto-backed deployment: the API refuses env/file references, secrets outside the
+    prefix, process credentials and hosts outside AllowedTargets; a campaign naming a Secrets
+    Manager secret runs for real, and every object of the bucket, every event of the execution
+    history and every line the functions logged are scanned for the password."""
+    from dbswarm import api
+    from dbswarm.asl_local import LocalCloud
+    from dbswarm.store import S3Store
+    real = servers.password(env)
+    for key in [k for k in os.environ if k.startswith("AWS_ENDPOINT_URL") or k in ("AWS_PROFILE",
+                                                                                   "AWS_SESSION_TOKEN")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    with LocalCloud(ROOT / "template.yaml", {"RetryIntervalSeconds": 1, "AllowedTargets": "127.0.0.0/8"},
+                    emulate_for_functions=True) as cloud:
+        fn = cloud.functions["ApiFunction"].environment
+        dep = api.Deployment(cloud.state_machine_arn, S3Store(fn["DBSWARM_RESULTS"], client=cloud.client("s3")),
+                             secret_prefix=fn["DBSWARM_SECRET_PREFIX"], allowed_targets=fn["DBSWARM_ALLOWED_TARGETS"],
+                             _sfn=cloud.client("stepfunctions"))
+        cloud.client("secretsmanager").create_secret(Name="dbswarm/faults-pg",
+                                                     SecretString=json.dumps({"password": real}))
+        pg = servers.target("postgresql", env)
+
+        def post(target, **query):
+            body = json.dumps({"name": "faults-api", "target": target,
+                               "workload": {"preset": "b", "table": "faults_api", "recordcount": 300,
+                                            "operationcount": 1000, "threads": 2},
+                               "fanout": {"shards": 2}, "phases": ["prepare", "load", "run", "cleanup"]})
+            event = {"requestContext": {"http": {"method": "POST"}}, "rawPath": "/campaigns",
+                     "body": body, "queryStringParameters": query or None}
+            out = api.handle(event, dep)
+            return out["statusCode"], json.loads(out["body"])
+
+        refused = [
+            (dict(pg, password={"env": "AWS_SECRET_ACCESS_KEY"}), "target.password"),
+            (dict(pg, password={"env": "AWS_SESSION_TOKEN"}), "target.password"),
+            (dict(pg, password={"env": "PGPASSWORD"}), "target.password"),
+            (dict(pg, password={"file": "/proc/self/environ"}), "target.password"),
+            (dict(pg, password={"file": env["DBSWARM_TEST_PASSWORD_FILE"]}), "target.password"),
+            (dict(pg, password={"secret": "prod/root"}), "target.password.secret"),
+            (dict(pg, password={"secret": "arn:aws:secretsmanager:us-east-1:1:secret:other-x"}),
+             "target.password.secret"),
+            (dict(pg, url="postgresql://dbswarm@8.8.8.8:5432/dbswarm", password={"secret": "dbswarm/faults-pg"}),
+             "target.url"),
+        ]
+        for target, field in refused:
+            code, doc = post(target)
+            assert code == 400 and any(p.startswith(field) for p in doc["problems"]), (target, doc)
+        code, doc = post(dict(pg, password={"secret": "dbswarm/faults-pg"}))
+        assert code == 202, doc
+        desc = cloud.wait(doc["execution_arn"], timeout_s=240)
+        assert desc["status"] == "SUCCEEDED", desc
+        found = []
+        old_plant = PLANT
+        try:
+            globals()["PLANT"] = real
+            s3 = cloud.client("s3")
+            bucket = cloud.bucket()
+            keys = [o["Key"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+                    for o in page.get("Contents", [])]
+            assert len(keys) >= 10
+            for key in keys:
+                _scan(f"s3://{bucket}/{key}", s3.get_object(Bucket=bucket, Key=key)["Body"].read(), found)
+            history = cloud.history(doc["execution_arn"])
+            assert len(history) > 20
+            _scan("execution history", json.dumps(history, default=str).encode(), found)
+            out, err = capfd.readouterr()
+            _scan("function output", (out + err).encode(), found)
+        finally:
+            globals()["PLANT"] = old_plant
+        assert found == []
+        result = json.loads(s3.get_object(Bucket=bucket, Key=f"campaigns/{doc['id']}/result.json")["Body"].read())
+        assert result["status"] == "complete"
