@@ -67,6 +67,12 @@ def compare(engine, env, test, a, threads, pinned) -> dict:
            "bare_vs_sysbench": C.ratios(tps["bare"], tps["sysbench"]),
            "dbswarm_vs_sysbench": C.ratios(tps["dbswarm"], tps["sysbench"]),
            "dbswarm_vs_bare": C.ratios(tps["dbswarm"], tps["bare"]),
+           # dbswarm run's processes besides the shards' calls: the orchestrating process (state
+           # machine, polling, aggregation), the function processes' start-up; and the
+           # orchestrating process alone, per second of the campaign
+           "dbswarm_not_shard_cpu_s": C.med([r.get("not_shard_cpu_s") for r in got["dbswarm"]]),
+           "dbswarm_orchestrator_cpu_s": C.med([r.get("runner_cpu_s") for r in got["dbswarm"]]),
+           "dbswarm_wall_s": C.med([r.get("wall_s") for r in got["dbswarm"]]),
            "runs": got, "loadavg": {"before": la0, "after": C.loadavg()}}
     C.log(f"  bare/sysbench {C.fmt_ratio(row['bare_vs_sysbench'])}, dbswarm/sysbench "
           f"{C.fmt_ratio(row['dbswarm_vs_sysbench'])}, dbswarm/bare {C.fmt_ratio(row['dbswarm_vs_bare'])}")
@@ -83,25 +89,34 @@ def markdown(data: dict) -> str:
          "`query` + `store_result` + `num_rows`), threads split over as many processes as dbswarm has shards, "
          "nothing else: no generator objects, no per-operation measurement, no binding layer, no error handling. "
          "Its CPU is the processes' CPU over the measured window.",
-         "- dbswarm: a campaign as in the sysbench comparison (shards: "
-         f"{a.get('shards') or 'the default, one per usable CPU: 1 pinned'}; CPU net of the shards' start-up).",
+         "- dbswarm: `dbswarm run` as users run it (`local.run_campaign`, the default install: mysqlclient for "
+         "MariaDB), shards: "
+         f"{a.get('shards') or 'the default, one per usable CPU: 1 pinned'}; client CPU = the shard calls' own "
+         "(workers' cpu_s) net of a one-operation campaign's. \"other CPU\": every process of the campaign "
+         "(a cpuacct cgroup) minus the shard calls: the orchestrating process (state machine through moto, "
+         "polling, aggregation: its own CPU in brackets) and the function processes' start-up, per campaign.",
          "- ratios: median (min–max) of the per-round TPS ratios. bare ÷ sysbench is the ceiling of a Python "
          "client on these drivers; dbswarm ÷ bare is what dbswarm's own Python costs on top.",
          "- shared: servers and clients on both CPUs; pinned: server `taskset -a -cp 0`, client `taskset -c 1`.",
          "",
          "| engine | test | mode | TPS sysbench | TPS bare | TPS dbswarm | bare ÷ sysbench | dbswarm ÷ sysbench "
-         "| dbswarm ÷ bare | CPU µs/trx sysbench | bare | dbswarm | load avg before→after |",
-         "| --- | --- | --- | ---: | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | --- |"]
+         "| dbswarm ÷ bare | CPU µs/trx sysbench | bare | dbswarm | dbswarm other CPU s (orchestrator) "
+         "| load avg before→after |",
+         "| --- | --- | --- | ---: | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | --- |"]
     for r in data["comparisons"]:
         label = C.ENGINE_LABELS[r["engine"]]
         if r.get("failed"):
             L.append(f"| {label} | {r['test']} | {r['mode']} | failed: {r['failed']} | | | | | | | | | |")
             continue
         t, c = r["tps"], r["cpu_us_per_trx"]
-        L.append(f"| {label} | {r['test']} | {r['mode']} | {t['sysbench']:,.0f} | {t['bare']:,.0f} "
+        other = r.get("dbswarm_not_shard_cpu_s")
+        orch = r.get("dbswarm_orchestrator_cpu_s")
+        other_text = f"{other:.2f} ({orch:.2f})" if other is not None and orch is not None else "–"
+        L.append(f"| {label} | {r['test']} {r.get('threads', '')} thr | {r['mode']} | {t['sysbench']:,.0f} "
+                 f"| {t['bare']:,.0f} "
                  f"| {t['dbswarm']:,.0f} | {C.fmt_ratio(r['bare_vs_sysbench'])} "
                  f"| {C.fmt_ratio(r['dbswarm_vs_sysbench'])} | {C.fmt_ratio(r['dbswarm_vs_bare'])} "
-                 f"| {c['sysbench']:.0f} | {c['bare']:.0f} | {c['dbswarm']:.0f} "
+                 f"| {c['sysbench']:.0f} | {c['bare']:.0f} | {c['dbswarm']:.0f} | {other_text} "
                  f"| {r['loadavg']['before'][0]:.1f}→{r['loadavg']['after'][0]:.1f} |")
     return "\n".join(L) + "\n"
 
@@ -110,7 +125,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--time", type=int, default=5)
-    p.add_argument("--threads", type=int, default=8)
+    p.add_argument("--threads", default="8", help="client threads, comma-separated (e.g. 16,128)")
     p.add_argument("--tables", type=int, default=8)
     p.add_argument("--table-size", type=int, default=20_000)
     p.add_argument("--engines", default="postgresql,mysql")
@@ -126,7 +141,8 @@ def main(argv=None):
         p.error(f"--tests: {a.tests!r}; the bare client has {', '.join(TESTS)}")
     if not modes or set(modes) - {"shared", "pinned"}:
         p.error(f"--modes: {a.modes!r}; use shared, pinned or shared,pinned")
-    if a.rounds < 1 or a.time < 1 or a.threads < 1:
+    thread_counts = C.csv_list(a.threads, int)
+    if a.rounds < 1 or a.time < 1 or not thread_counts or min(thread_counts) < 1:
         p.error("--rounds, --time and --threads must be at least 1")
     data = C.base_record("python_ceiling", a)
     data["comparisons"] = []
@@ -136,10 +152,11 @@ def main(argv=None):
             C.load_with_dbswarm(env, engine, {"family": "sysbench", "test": "oltp_read_write", "tables": a.tables,
                                               "table_size": a.table_size})
         for test in tests:
-            for mode in modes:
-                data["comparisons"].append(C.attempt(
-                    lambda: compare(engine, env, test, a, a.threads, mode == "pinned"),
-                    engine=engine, test=test, threads=a.threads, mode=mode))
+            for threads in thread_counts:
+                for mode in modes:
+                    data["comparisons"].append(C.attempt(
+                        lambda: compare(engine, env, test, a, threads, mode == "pinned"),
+                        engine=engine, test=test, threads=threads, mode=mode))
     C.finish("python_ceiling", data, markdown, write_md=not a.no_md)
 
 

@@ -90,6 +90,7 @@ def run_dbswarm(engine, env, test, a, threads, pinned):
             "duration_s": ph.get("duration_s"), "steady_ops_per_s": (ph.get("steady") or {}).get("ops_per_s"),
             "abandoned_threads": (ph.get("abandoned_threads") or {}).get("count", 0),
             "shards": s["shard_count"], "cpu_s": s["shard_cpu_s"], "runner_cpu_s": s["runner_cpu_s"],
+            "not_shard_cpu_s": s.get("not_shard_cpu_s"), "all_cpu_s": s.get("all_cpu_s"),
             "wall_s": round(s["wall_s"], 3), "status": ph.get("status"), "fixed_cpu_s": fixed,
             "cpu_s_per_1000_raw": round(s["shard_cpu_s"] / trx * 1000, 4) if trx else None,
             "cpu_s_per_1000": round(max(s["shard_cpu_s"] - fixed, 0) / trx * 1000, 4) if trx else None}

@@ -25,7 +25,8 @@ SERVER_ENGINES = ("postgresql", "mysql", "mongodb")
 ENGINES = ("sqlite",) + SERVER_ENGINES
 # Variants: the same engine through another client (test id -> (engine, target options)).
 # The contract suite runs every test of the engine for each of its variants too.
-VARIANTS = {"mysql-pymysql": ("mysql", {"driver": "pymysql"})}  # "mysql": the default driver (mysqlclient)
+# "mysql": the default driver (mysqlclient); the others: the portable fallback and the Lambda layer's C driver
+VARIANTS = {"mysql-pymysql": ("mysql", {"driver": "pymysql"}), "mysql-connector": ("mysql", {"driver": "connector"})}
 
 
 def with_variants(*engines: str) -> tuple:

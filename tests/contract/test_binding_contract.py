@@ -151,7 +151,8 @@ def test_describe_records_settings_without_secrets(make):
     if make.password:
         assert make.password not in text
     if make.engine == "mysql":  # the driver the target's options chose
-        assert d["driver"].startswith({"mysql": "mysqlclient ", "mysql-pymysql": "PyMySQL "}[make.variant]), d
+        assert d["driver"].startswith({"mysql": "mysqlclient ", "mysql-pymysql": "PyMySQL ",
+                                        "mysql-connector": "mysql-connector-python "}[make.variant]), d
     if make.engine == "mongodb":
         assert d["write_concern"] == {"w": 1, "j": False}
         assert d["read_preference"] == "primary"

@@ -156,6 +156,9 @@ def test_template_promises():
     reqs = (ROOT / "layers" / "drivers" / "requirements.txt").read_text()
     for pkg in ("pymongo", "PyMySQL", "psycopg[binary]", "hdrhistogram", "pydantic", "PyYAML"):
         assert re.search(rf"^{re.escape(pkg)}[<>=]", reqs, re.M), pkg
+    # the mysql binding's C driver in Lambda: a pinned release with manylinux wheels whose client
+    # still has mysql_native_password (9.x does not)
+    assert re.search(r"^mysql-connector-python==8\.4\.\d+$", reqs, re.M)
     assert "build-DbswarmLayer:" in (ROOT / "layers" / "dbswarm" / "Makefile").read_text()
 
 

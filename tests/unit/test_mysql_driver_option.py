@@ -28,12 +28,16 @@ def test_default_driver_is_mysqlclient_when_it_imports():
     assert p["driver_choice"] == "target.options.driver"
 
 
-def test_default_driver_falls_back_to_pymysql_and_says_why(monkeypatch):
+def test_default_driver_falls_back_to_the_connector_then_pymysql_and_says_why(monkeypatch):
     monkeypatch.setitem(sys.modules, "MySQLdb", None)  # import MySQLdb -> ImportError
+    d = binding().describe()
+    assert d["driver"].startswith("mysql-connector-python 8.4.0 (C extension")
+    assert d["driver_choice"].startswith("auto: MySQL Connector/Python's C extension (mysqlclient: ")
+    monkeypatch.setitem(sys.modules, "_mysql_connector", None)
     d = binding().describe()
     assert d["driver"].startswith("PyMySQL ")
     assert d["driver_choice"].startswith("auto: PyMySQL, the portable fallback")
-    assert "pip install mysqlclient" in d["driver_choice"]
+    assert "pip install mysqlclient" in d["driver_choice"] and "mysql-connector-python" in d["driver_choice"]
 
 
 def test_unknown_driver_names_the_option_and_the_choices():
@@ -41,7 +45,7 @@ def test_unknown_driver_names_the_option_and_the_choices():
         binding(driver="mariadb-connector")
     msg = str(err.value)
     assert "target.options.driver" in msg and "'mariadb-connector'" in msg
-    assert "pymysql" in msg and "mysqlclient" in msg
+    assert "pymysql" in msg and "mysqlclient" in msg and "connector" in msg
 
 
 def test_mysqlclient_is_described():

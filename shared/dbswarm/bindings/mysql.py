@@ -28,7 +28,8 @@ is ``target.password``, handed to the driver as its own argument.
   (InterfaceError) are connection errors.
 
 Options (``target.options``): ``driver`` (``"auto"``, the default: mysqlclient when it
-imports, else PyMySQL; or ``"mysqlclient"`` / ``"pymysql"`` to insist on one), ``table_engine`` (default InnoDB), ``isolation_level`` (e.g.
+imports, else MySQL Connector/Python's C extension (the Lambda layer's), else PyMySQL; or
+``"mysqlclient"`` / ``"connector"`` / ``"pymysql"`` to insist on one), ``table_engine`` (default InnoDB), ``isolation_level`` (e.g.
 ``"READ COMMITTED"``; default: the server's), ``connect_timeout`` (seconds).
 """
 from __future__ import annotations
@@ -40,7 +41,7 @@ from . import register
 from ..errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 from .sql import SqlBinding
 
-DRIVERS = ("auto", "mysqlclient", "pymysql")
+DRIVERS = ("auto", "mysqlclient", "connector", "pymysql")
 ISOLATION_LEVELS = ("READ UNCOMMITTED", "READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE")
 URL_PARAMS = ("charset", "unix_socket", "connect_timeout", "read_timeout", "write_timeout", "ssl_ca",
               "ssl_verify_identity")
@@ -163,15 +164,27 @@ def make_driver(name):
     if name == "mysqlclient":
         from .mysqlclient import MysqlclientDriver
         return MysqlclientDriver()
+    if name == "connector":
+        from .mysqlconnector import ConnectorDriver
+        return ConnectorDriver()
     if name == "auto":
         from .mysqlclient import MysqlclientDriver
+        from .mysqlconnector import ConnectorDriver
         try:
             driver = MysqlclientDriver()
             driver.choice = "auto: mysqlclient (the C driver) imports"
+            return driver
         except BindingError as err:
-            driver = PyMysqlDriver()
-            driver.choice = (f"auto: PyMySQL, the portable fallback (about twice the client CPU per statement): "
-                             f"{str(err).split(': ', 1)[-1]}")
+            missing = str(err).split(": ", 1)[-1]
+        try:  # the Lambda layer's C driver (manylinux wheels)
+            driver = ConnectorDriver()
+            driver.choice = f"auto: MySQL Connector/Python's C extension (mysqlclient: {missing})"
+            return driver
+        except BindingError as err:
+            missing += f"; connector: {str(err).split(': ', 1)[-1]}"
+        driver = PyMysqlDriver()
+        driver.choice = (f"auto: PyMySQL, the portable fallback (about twice the client CPU per statement): "
+                         f"{missing}")
         return driver
     raise ValueError(f"target.options.driver: {name!r} is not one of {', '.join(DRIVERS)}")
 
