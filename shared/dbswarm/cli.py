@@ -14,6 +14,11 @@ def _print_summary(result_md: str):
     print(result_md)
 
 
+def _n(count: int, noun: str) -> str:
+    """"1 shard", "2 shards"."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def cmd_run(args):
     from .local import run_campaign
     from .store import open_store
@@ -26,8 +31,14 @@ def cmd_run(args):
         print(json.dumps(out, indent=1))
     else:
         _print_summary(store.get_text(store.key(cid, "summary.md")))
-        print(f"\nresult: {store.location(store.key(cid, 'result.json'))}")
-        print(f"report: {store.location(store.key(cid, 'report.html'))}")
+        print()
+        for name in ("result.json", "result.csv", "timeseries.csv", "summary.md", "report.html"):
+            print(f"{name + ':':<16}{store.location(store.key(cid, name))}")
+        report = store.location(store.key(cid, "report.html"))
+        if "://" not in report:
+            print(f"open the report in a browser: file://{Path(report).resolve()}")
+        else:
+            print(f"to read the report, copy it here (aws s3 cp {report} .) and open it in a browser")
     if out["status"] == "complete_with_errors":
         print(f"campaign finished with status {out['status']}: a phase's calls failed more often than "
               "results.max_error_rate (summary.md names them)", file=sys.stderr)
@@ -44,12 +55,12 @@ def cmd_validate(args):
     from .plan import plan_run
     from .spec import load_campaign
     campaign, runs = load_campaign(args.campaign)
-    print(f"{args.campaign}: valid, {len(runs)} run(s)")
+    print(f"{args.campaign}: valid, {_n(len(runs), 'run')}")
     for run in runs:
         shards = plan_run(campaign, run)
         w = run.workload
-        print(f"  {run.run_id}: {run.target.display} · {w.family} {w.name} · {w.threads} threads "
-              f"in {len(shards)} shards · phases {', '.join(campaign.phases)}")
+        print(f"  {run.run_id}: {run.target.display} · {w.family} {w.name} · {_n(w.threads, 'thread')} "
+              f"in {_n(len(shards), 'shard')} · phases {', '.join(campaign.phases)}")
     return 0
 
 
