@@ -110,7 +110,7 @@ def test_cli_run_prints_progress_and_summary(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "ops/s" in proc.stderr and "━" in proc.stderr          # the progress bar
     assert "| instance | threads | S2 | S6 |" in proc.stdout       # the white-paper table
-    assert "result: " in proc.stdout
+    assert "result.json: " in proc.stdout and "open the report in a browser: file://" in proc.stdout
     cid = next((tmp_path / "r").iterdir()).name
     shown = subprocess.run([sys.executable, "-m", "dbswarm.cli", "show", str(tmp_path / "r" / cid)],
                            capture_output=True, text=True, timeout=60)
