@@ -80,6 +80,9 @@ def submit(dep: Deployment, text: str, *, max_call_seconds: Optional[float] = No
         raise CampaignError(["(body): send the campaign file (YAML or JSON) as the request body"])
     campaign, runs = load_campaign(text if "\n" in text or text.lstrip().startswith("{") else text + "\n")
     check_shard_limit({run.run_id: len(plan_run(campaign, run, cpu_count=1)) for run in runs}, dep.max_shards)
+    from .cost import check_max_cost, estimate
+    cost = estimate(campaign, runs)
+    check_max_cost(cost, campaign.max_cost)  # 400 before anything is stored or started
     cid = new_campaign_id(campaign.name[:56])
     key = dep.store.key(cid, "submitted.yaml")
     text = text if text.endswith("\n") else text + "\n"  # read back as text, never as a path
@@ -96,7 +99,8 @@ def submit(dep: Deployment, text: str, *, max_call_seconds: Optional[float] = No
     else:
         note = None
     out = {"id": cid, "status": "RUNNING", "execution_arn": arn, "runs": len(runs),
-           "results": dep.store.location(dep.store.campaign_prefix(cid)), "links": _links(dep, cid)}
+           "results": dep.store.location(dep.store.campaign_prefix(cid)), "links": _links(dep, cid),
+           "cost_estimate": cost}
     if note:
         out["note"] = note
     return out

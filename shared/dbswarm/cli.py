@@ -61,6 +61,12 @@ def cmd_validate(args):
         w = run.workload
         print(f"  {run.run_id}: {run.target.display} · {w.family} {w.name} · {_n(w.threads, 'thread')} "
               f"in {_n(len(shards), 'shard')} · phases {', '.join(campaign.phases)}")
+    from .cost import check_max_cost, estimate, summary
+    cost = estimate(campaign, runs)
+    print(f"in the cloud (one shard per {cost['lambda']['worker_memory_mb']} MB function): {summary(cost)}")
+    for a in cost["assumptions"]:
+        print(f"  assumed: {a}")
+    check_max_cost(cost, campaign.max_cost)
     return 0
 
 
