@@ -76,6 +76,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
     integrity = _Integrity(phase, load_counts)
     settings = None
     client_cpu = 0.0  # the shard processes' CPU over their calls (worker: segments' cpu_s)
+    per_shard = {}  # shard -> (first second, operations per second): the report's per-shard view
     for i in range(expected):
         doc = shard_docs.get(i)
         if doc is not None:
@@ -83,7 +84,9 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
         if doc is None:
             missing.append({"shard": i, "reason": failures.get(i, "no result (the shard died or never ran)")})
             continue
-        measurement.merge(Measurement.from_dict(doc.measurement))
+        shard_m = Measurement.from_dict(doc.measurement)
+        per_shard[i] = (shard_m.timeline.start, shard_m.timeline.totals())
+        measurement.merge(shard_m)
         starts.append(doc.started_at)
         ends.append(doc.ended_at)
         if doc.start_skew_s is not None:
@@ -189,7 +192,31 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
     out["histograms"] = {k: v["histogram"] for k, v in measurement.to_dict()["operations"].items()}
     out["timeline"] = tl.to_dict(histograms=False)
     out["intervals"] = tl.interval_summary()
+    out["shard_series"] = shard_series(per_shard)
     return out
+
+
+SHARD_SERIES_NUMBERS = 20_000  # the per-shard view's budget: 1,000 shards x 1 h stays ~100 KB
+
+
+def shard_series(per_shard: dict) -> Optional[dict]:
+    """Each shard's operations per step on one grid (the report's "per shard" chart): steps of
+    ``step_s`` whole seconds, chosen so that shards x steps stays within SHARD_SERIES_NUMBERS
+    (1 s for a few shards over minutes; 1,000 shards over an hour get 3-minute steps)."""
+    per_shard = {i: (start, seq) for i, (start, seq) in per_shard.items() if start is not None and seq}
+    if not per_shard:
+        return None
+    start = min(st for st, _ in per_shard.values())
+    end = max(st + len(seq) for st, seq in per_shard.values())
+    points = max(10, SHARD_SERIES_NUMBERS // len(per_shard))
+    step = max(1, math.ceil((end - start) / points))
+    out = {}
+    for i, (st, seq) in sorted(per_shard.items()):
+        row = [0] * math.ceil((end - start) / step)
+        for k, v in enumerate(seq):
+            row[(st - start + k) // step] += v
+        out[str(i)] = row
+    return {"start": start, "step_s": step, "ops": out}
 
 
 def _judge_errors(out: dict, measurement: Measurement, phase: str, max_error_rate: float,

@@ -95,6 +95,9 @@ def submit(dep: Deployment, text: str, *, max_call_seconds: Optional[float] = No
     if problems:
         raise CampaignError(problems)
     check_targets(runs, dep.allowed_targets)
+    from .cost import check_max_cost, estimate
+    cost = estimate(campaign, runs)
+    check_max_cost(cost, campaign.max_cost)  # 400 before anything is stored or started
     cid = new_campaign_id(campaign.name[:56])
     key = dep.store.key(cid, "submitted.yaml")
     text = text if text.endswith("\n") else text + "\n"  # read back as text, never as a path
@@ -111,7 +114,8 @@ def submit(dep: Deployment, text: str, *, max_call_seconds: Optional[float] = No
     else:
         note = None
     out = {"id": cid, "status": "RUNNING", "execution_arn": arn, "runs": len(runs),
-           "results": dep.store.location(dep.store.campaign_prefix(cid)), "links": _links(dep, cid)}
+           "results": dep.store.location(dep.store.campaign_prefix(cid)), "links": _links(dep, cid),
+           "cost_estimate": cost}
     if note:
         out["note"] = note
     return out

@@ -19,6 +19,11 @@ EXIT_CODES = {  # documented in README "Failure and safety"
     "incomplete": 6, "not_written": 7, "interrupted": 130}
 
 
+def _n(count: int, noun: str) -> str:
+    """"1 shard", "2 shards"."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def cmd_run(args):
     from .local import run_campaign
     if args.shards is not None and args.shards < 1:
@@ -49,8 +54,14 @@ def report_outcome(out: dict, as_json: bool = False) -> int:
             _print_summary(store.get_text(store.key(cid, "summary.md")))
         except (KeyError, OSError):
             pass
-        print(f"\nresult: {store.location(store.key(cid, 'result.json'))}")
-        print(f"report: {store.location(store.key(cid, 'report.html'))}")
+        print()
+        for name in ("result.json", "result.csv", "timeseries.csv", "summary.md", "report.html"):
+            print(f"{name + ':':<16}{store.location(store.key(cid, name))}")
+        report = store.location(store.key(cid, "report.html"))
+        if "://" not in report:
+            print(f"open the report in a browser: file://{Path(report).resolve()}")
+        else:
+            print(f"to read the report, copy it here (aws s3 cp {report} .) and open it in a browser")
     status = out["status"]
     for line in _reasons(result, out):
         print(line, file=sys.stderr)
@@ -100,12 +111,18 @@ def cmd_validate(args):
     from .plan import plan_run
     from .spec import load_campaign
     campaign, runs = load_campaign(args.campaign)
-    print(f"{args.campaign}: valid, {len(runs)} run(s)")
+    print(f"{args.campaign}: valid, {_n(len(runs), 'run')}")
     for run in runs:
         shards = plan_run(campaign, run)
         w = run.workload
-        print(f"  {run.run_id}: {run.target.display} · {w.family} {w.name} · {w.threads} threads "
-              f"in {len(shards)} shards · phases {', '.join(campaign.phases)}")
+        print(f"  {run.run_id}: {run.target.display} · {w.family} {w.name} · {_n(w.threads, 'thread')} "
+              f"in {_n(len(shards), 'shard')} · phases {', '.join(campaign.phases)}")
+    from .cost import check_max_cost, estimate, summary
+    cost = estimate(campaign, runs)
+    print(f"in the cloud (one shard per {cost['lambda']['worker_memory_mb']} MB function): {summary(cost)}")
+    for a in cost["assumptions"]:
+        print(f"  assumed: {a}")
+    check_max_cost(cost, campaign.max_cost)
     return 0
 
 

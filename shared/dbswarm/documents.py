@@ -240,6 +240,10 @@ class PhaseResult(_Open):
         None, description="latency percentiles over time, per report_interval (aligned on the epoch): interval_s, "
         "start (epoch second of the first), intervals, all {count, p50_us ... max_us: one value per interval} and "
         "by_operation {op: the same}; merged exactly across shards from per-interval histograms")
+    shard_series: Optional[dict[str, Any]] = Field(
+        None, description="each shard's operations per step (the report's per-shard chart): start (epoch second), "
+        "step_s (whole seconds, chosen so that shards x steps stays within 20,000 numbers), ops {shard: [count per "
+        "step]}")
 
 
 class RunResult(_Open):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -41,17 +42,26 @@ class ProgressBoard:
         if enabled:
             from rich.console import Console
             from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+            from rich.table import Column
             from rich.text import Text
 
             class Count(ProgressColumn):
                 def render(self, task):
                     total = f"/{task.total:,.0f}" if task.total else ""
                     return Text(f"{task.completed:,.0f}{total}")
+            # at 80 columns the description and the bar give way; counts, ops/s, errors and the
+            # elapsed time are never cut
+            keep = {"no_wrap": True, "overflow": "ignore"}
             self.console = console or Console(stderr=True)
-            self.progress = Progress(TextColumn("{task.description}"), BarColumn(), Count(),
-                                     TextColumn("[bold]{task.fields[ops]:>10,.0f} ops/s"),
-                                     TextColumn("errors {task.fields[errors]:,}"), TimeElapsedColumn(),
-                                     console=self.console, transient=False)
+            self.progress = Progress(
+                TextColumn("{task.description}", table_column=Column(ratio=3, no_wrap=True, overflow="ellipsis",
+                                                                     min_width=8)),
+                BarColumn(bar_width=None, table_column=Column(ratio=1, min_width=4)),
+                Count(table_column=Column(**keep)),
+                TextColumn("[bold]{task.fields[ops]:,.0f}[/] ops/s", table_column=Column(**keep)),
+                TextColumn("{task.fields[errors]:,} err", table_column=Column(**keep)),
+                TimeElapsedColumn(table_column=Column(**keep)),
+                console=self.console, transient=False, expand=True)
 
     def start_phase(self, description, total, prefix):
         self.prefix = prefix
@@ -83,11 +93,13 @@ class ProgressBoard:
         return done, errors
 
     def end_phase(self):
-        self.poll()
+        done, _ = self.poll()
         if self.progress and self.task is not None:
             t = self.progress.tasks[-1]
-            if not t.total:
-                self.progress.update(self.task, total=t.completed)
+            # a finished phase shows its average rate, not the last second's (0 once it stopped)
+            ops = done / t.elapsed if t.elapsed else self._ops
+            self.progress.update(self.task, ops=ops, **({} if t.total else {"total": t.completed}))
+            self.progress.stop_task(self.task)
 
     def stop(self):
         if self.progress and self.progress.live.is_started:
@@ -261,7 +273,8 @@ class _Watch:
         if current != self.shown and full is not None:
             self.end_phase()
             run = full.run(current[0])
-            self.board.start_phase(f"{current[0]} {current[1]:<4} ({run.shard_count} shards)",
+            n = run.shard_count
+            self.board.start_phase(f"{current[0]} {current[1]} ({n} shard{'' if n == 1 else 's'})",
                                    _phase_total(run, current[1]), f"{current[0]}.{current[1]}.")
             self.shown = current
         for m in messages:
@@ -302,8 +315,9 @@ class _Watch:
         status, error = desc["status"], desc.get("error")
         cause = _error_text(desc.get("cause"))
         if self.plan is None:
-            raise DbswarmError(f"campaign {self.cid}: the state machine ended {status} before planning: "
-                               f"{error}: {cause}")
+            # the plan step refused the campaign: its own one-line message, as local validation's
+            raise DbswarmError(_unwrapped(error, cause) or f"campaign {self.cid}: the state machine ended {status} "
+                               "before planning")
         store = open_store(self.plan["store"])
         store.put_json(store.key(self.cid, "execution.json"), trace)
         agg = self.outputs.get("AggregateFunction")
@@ -337,6 +351,23 @@ def _error_text(err) -> str:
         if isinstance(doc, dict) and "errorType" in doc:
             return f"{doc['errorType']}: {doc.get('errorMessage', '')}"
     return "" if err is None else str(err)
+
+
+def _unwrapped(error, cause: str) -> str:
+    """A function's error as the user's message: "ValueError: ValueError: results: ..." (the
+    state's error name, then Lambda's errorType and errorMessage) becomes "results: ..."."""
+    text = (cause or "").strip()
+    for name in (error, *(n.rsplit(".", 1)[-1] for n in (error or "",))):
+        while name and text.startswith(f"{name}:"):
+            text = text[len(name) + 1:].strip()
+    while True:  # errorType prefixes left in the cause ("ValueError: ", "dbswarm.CampaignError: ")
+        m = _ERROR_TYPE.match(text)
+        if not m:
+            return text
+        text = text[m.end():].strip()
+
+
+_ERROR_TYPE = re.compile(r"[A-Za-z_][\w.]*(Error|Exception): ")
 
 
 def _run_error(history) -> str:

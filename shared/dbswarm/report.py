@@ -8,7 +8,6 @@ runs table, CSV, timelines and the HTML page.
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
 
@@ -31,6 +30,23 @@ def measured_phase(run):
         if ph.get(name, {}).get("status") in ("complete", "partial"):
             return name, ph[name]
     return None, None
+
+
+def server_lines(result) -> list[str]:
+    """One Markdown line per instance: the server's version and durability settings, as it
+    reported them, and the client driver."""
+    servers = {}  # the server's version and durability settings, as it reported them
+    for r in result["runs"]:
+        for p in r["phases"].values():
+            bs = p.get("binding_settings") or {}
+            settings = bs.get("server")
+            if settings:
+                extra = {"client driver": bs["driver"]} if bs.get("driver") else {}
+                if "fallback" in str(bs.get("driver_choice", "")):
+                    extra["driver choice"] = bs["driver_choice"]
+                servers.setdefault(r["target"]["label"], {**extra, **settings})
+    return [f"- **{label}**: " + ", ".join(f"{k} `{v}`" for k, v in settings.items())
+            for label, settings in servers.items()]
 
 
 def white_paper_tables(result) -> str:
@@ -84,20 +100,9 @@ def summary_markdown(result) -> str:
                 lines.append(f"- run {run_id}, {name} phase: {problem}")
     if any(not r["target"]["is_real_database"] for r in result["runs"]):
         lines.append("\n> Runs on the **noop** binding measure the load generator only, not a database.")
-    servers = {}  # the server's version and durability settings, as it reported them
-    for r in result["runs"]:
-        for p in r["phases"].values():
-            bs = p.get("binding_settings") or {}
-            settings = bs.get("server")
-            if settings:
-                extra = {"client driver": bs["driver"]} if bs.get("driver") else {}
-                if "fallback" in str(bs.get("driver_choice", "")):
-                    extra["driver choice"] = bs["driver_choice"]
-                servers.setdefault(r["target"]["label"], {**extra, **settings})
+    servers = server_lines(result)
     if servers:
-        lines.append("")
-        for label, settings in servers.items():
-            lines.append(f"- **{label}**: " + ", ".join(f"{k} `{v}`" for k, v in settings.items()))
+        lines += ["", *servers]
     failing = [(r["run_id"], name, p) for r in result["runs"] for name, p in r["phases"].items()
                if p.get("status") == "complete_with_errors"]
     if failing:
@@ -120,6 +125,7 @@ def summary_markdown(result) -> str:
             shards = ", ".join(f"shard {s}: {n}" for s, n in sorted(a["per_shard"].items(), key=lambda x: int(x[0])))
             lines.append(f"- run {run_id}, {name} phase: {a['count']} ({shards})")
     lines += ["", white_paper_tables(result)]
+    lines += errors_table(result)
     lines += paced_latency_table(result)
     lines += server_counters_table(result)
     warm = [(r["run_id"], name, p["warmup"]) for r in result["runs"] for name, p in r["phases"].items()
@@ -151,6 +157,18 @@ def summary_markdown(result) -> str:
             lines.append(f"| {d['run_id']} | {d['metric']} | {d['baseline']} | {d['value']} | "
                          f"{d['change']:+.1%} | {d['threshold']:.0%} | {'yes' if d['regressed'] else ''} |")
     return "\n".join(lines) + "\n"
+
+
+def errors_table(result) -> list[str]:
+    """Every error class with its count and what the worker did with it (retried or not)."""
+    from .htmlreport import error_rows
+    rows = error_rows(result)
+    if not rows:
+        return []
+    return ["", "### Errors by class", "", "| run | phase | operation | kind | class | count | what dbswarm did |",
+            "|---|---|---|---|---|---|---|",
+            *(f"| {a} | {b} | {c} | {d} | {e} | {f:,} | {g}{' (**retried**)' if d in ('retryable', 'connection') else ''} |"
+              for a, b, c, d, e, f, g in rows)]
 
 
 def server_counters_table(result) -> list[str]:
@@ -259,40 +277,10 @@ def timeseries_csv(result) -> str:
     return buf.getvalue()
 
 
-def _svg_series(series: list[int], errors: list[int], width=640, height=140) -> str:
-    if not series:
-        return ""
-    top = max(max(series), 1)
-    n = max(len(series), 2)
-    pts = " ".join(f"{i * width / (n - 1):.1f},{height - v * height / top:.1f}" for i, v in enumerate(series))
-    err_bars = "".join(
-        f'<rect x="{i * width / (n - 1):.1f}" y="{height - min(e, top) * height / top:.1f}" width="3" '
-        f'height="{min(e, top) * height / top:.1f}" fill="#d33"/>' for i, e in enumerate(errors) if e)
-    return (f'<svg width="{width}" height="{height + 20}" viewBox="0 -10 {width} {height + 20}">'
-            f'<polyline fill="none" stroke="#2563eb" stroke-width="1.5" points="{pts}"/>{err_bars}'
-            f'<text x="0" y="0" font-size="10">{top:,} ops/s</text></svg>')
-
-
 def report_html(result) -> str:
-    import markdown_it  # rich depends on it, so it is always installed
-    body = markdown_it.MarkdownIt("commonmark").enable("table").render(summary_markdown(result))
-    charts = []
-    for r in result["runs"]:
-        for name, p in r["phases"].items():
-            tl = p.get("timeline")
-            if not tl or tl.get("start") is None:
-                continue
-            totals = [sum(v[i] for v in tl["ops"].values() if i < len(v))
-                      for i in range(max([len(v) for v in tl["ops"].values()] + [0]))]
-            charts.append(f"<h4>{html.escape(r['run_id'])} · {name}: operations per second "
-                          f"(red: errors)</h4>{_svg_series(totals, tl['errors'])}")
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>dbswarm "
-            f"{html.escape(result['campaign_id'])}</title><style>body{{font-family:sans-serif;max-width:1100px;"
-            "margin:2em auto}}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;"
-            "text-align:right}</style></head><body>" + body + "<h3>Timelines</h3>" + "".join(charts)
-            + "<script type='application/json' id='result'>"
-            + html.escape(json.dumps({k: v for k, v in result.items() if k != 'runs'}))
-            + "</script></body></html>")
+    """The self-contained HTML page (htmlreport.py: overview, tables, charts drawn by uPlot)."""
+    from .htmlreport import report_html as page
+    return page(result, summary_markdown(result))
 
 
 def write_reports(store, campaign_id, result) -> dict:

@@ -85,8 +85,12 @@ def plan_campaign(event: dict) -> dict:
         sqlite_url = os.path.join(tempfile.gettempdir(), "dbswarm", cid, "dbswarm.db")
     plan = make_plan(campaign, runs, cid, event.get("cpu_count"), sqlite_url=sqlite_url)
     check_shard_limit({run.run_id: run.shard_count for run in plan.runs}, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
+    from .cost import check_max_cost, estimate
+    cost = estimate(campaign, runs, cpu_count=event.get("cpu_count"))
+    check_max_cost(cost, campaign.max_cost)  # refused before anything is written or run
     store.put_json(store.key(cid, "campaign.json"), redacted_campaign(campaign))
     store.put_json(store.key(cid, "plan.json"), plan.to_dict())
+    store.put_json(store.key(cid, "cost-estimate.json"), cost)  # beside the result: what the cloud would use
     out_runs = []
     for run in plan.runs:
         item = {"run_id": run.run_id, "index": run.index, "shard_count": run.shard_count, "map_mode": run.map_mode}

@@ -160,6 +160,9 @@ class Campaign(_Strict):
     phases: list[Literal["prepare", "load", "run", "cleanup"]] = Field(
         default_factory=lambda: ["prepare", "load", "run"])
     results: Results = Field(default_factory=Results)
+    max_cost: Optional[float] = Field(None, gt=0, description="refuse the campaign before anything runs when its "
+                                      "cloud cost estimate (dbswarm validate shows it) exceeds this, in the price "
+                                      "table's currency (USD)")
 
     @field_validator("results", mode="before")
     @classmethod

@@ -108,7 +108,7 @@ def test_a_family_from_a_plugin_runs_end_to_end(tmp_path):
                         "matrix: {records: [300, 500]}\nfanout: {shards: 2}\n")
     checked = _cli(env, "validate", str(campaign))
     assert checked.returncode == 0, checked.stderr
-    assert "toyscan" in checked.stdout and "2 run(s)" in checked.stdout
+    assert "toyscan" in checked.stdout and "2 runs" in checked.stdout
     schema = json.loads(_cli(env, "schema").stdout)
     assert "ScanOnlyWorkload" in schema["$defs"]
 

@@ -139,4 +139,4 @@ def test_cli_run_on_the_demo_campaign_goes_through_the_state_machine(tmp_path):
     assert trace["execution"]["status"] == "SUCCEEDED"
     states = trace["states_entered"]
     assert states["Plan"] == 1 and states["Aggregate"] == 1
-    assert states["Prepare"] == 7 and states["ShardDone"] == trace["function_calls"]["WorkerFunction"] >= 28
+    assert states["Prepare"] == 5 and states["ShardDone"] == trace["function_calls"]["WorkerFunction"] >= 20

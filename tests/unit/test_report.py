@@ -3,6 +3,8 @@ import csv
 import io
 import json
 
+import pytest
+
 from dbswarm.aggregate import merge_phase as merge_run_phase
 from dbswarm.measure import Measurement, Timeline
 from dbswarm.reference import published_for
@@ -114,3 +116,55 @@ def test_error_threshold_decides_complete_with_errors():
     assert merge_phase(run, "run", retried, {})["status"] == "complete"
     retried[0]["measurement"]["counters"] = {"retries": 28}  # two were given up on: 2 of 101
     assert merge_phase(run, "run", retried, {})["status"] == "complete_with_errors"
+
+
+def _charts(page: str) -> list[dict]:
+    import re
+    m = re.search(r"<script type='application/json' id='dbswarm-charts'>(.*?)</script>", page, re.S)
+    return json.loads(m.group(1))
+
+
+def test_report_html_is_self_contained_with_charts_and_error_classes():
+    from dbswarm.report import report_html
+    result = _result()
+    result["runs"][0]["phases"]["run"]["errors"] = {"UPDATE:retryable:deadlock": 3, "READ:fatal:OperationalError": 1}
+    result["runs"][0]["phases"]["run"]["intervals"] = {  # per-interval percentiles (merged in test_intervals)
+        "interval_s": 2, "start": 1000, "intervals": 2,
+        "all": {"count": [1600, 1600], "p50_us": [200, 210], "p99_us": [1100, 0], "p99_9_us": [1100, 1100],
+                "max_us": [1100, 1100]}}
+    page = report_html(result)
+    assert "<script src" not in page and "uPlot" in page and "MIT License" in page
+    assert "}}" not in page.split("<script")[0]  # the CSS typo that dropped the table rule
+    charts = {c["id"].rsplit("-", 1)[1]: c for c in _charts(page) if "000_S2" in c["id"]}
+    assert set(charts) == {"tput", "lat", "spec", "shards"}
+    assert charts["tput"]["x"] == [0, 1, 2, 3] and charts["tput"]["series"][0]["values"] == [400, 400, 400, 400]
+    assert {s["label"] for s in charts["lat"]["series"]} == {"p50", "p99", "p99.9", "max"} and charts["lat"]["ylog"]
+    assert charts["lat"]["x"] == [0, 2] and charts["lat"]["series"][1]["values"] == [1100, None]  # log axis: no 0
+    spec = charts["spec"]
+    assert spec["xlog"] and spec["x"][0] == 1 and spec["x"][8] == pytest.approx(10)  # 0 %, then 90 % a decade on
+    read = next(s for s in spec["series"] if s["label"] == "READ")["values"]
+    assert read[0] == 200 and read[-1] in (300, 301)  # shard 0 at 200 µs, shard 1 at 300 µs
+    assert [s["label"] for s in charts["shards"]["series"]] == ["shard 0", "shard 1"]
+    assert "rolled back and retried <b>(retried)</b>" in page and "counted, not retried" in page
+    md = summary_markdown(result)
+    assert "| 000-S2 | run | UPDATE | retryable | deadlock | 3 | rolled back and retried (**retried**) |" in md
+
+
+def test_scaling_charts_for_a_matrix_over_threads():
+    from dbswarm.htmlreport import scaling_charts
+    result = _result(presets=("S2", "S2"))
+    result["runs"][1]["threads"] = 16
+    tput, p99 = scaling_charts("c", result)
+    assert tput["x"] == [8, 16] and tput["series"][0]["values"] == [400.0, 400.0]
+    assert p99["ylog"] and all(v > 0 for v in p99["series"][0]["values"])
+
+
+def test_shard_series_stays_small():
+    from dbswarm.aggregate import SHARD_SERIES_NUMBERS, shard_series
+    one_hour = {i: (1000, [5] * 3600) for i in range(1000)}
+    s = shard_series(one_hour)
+    assert s["step_s"] == 180 and s["start"] == 1000
+    assert sum(len(v) for v in s["ops"].values()) <= SHARD_SERIES_NUMBERS
+    assert sum(sum(v) for v in s["ops"].values()) == 1000 * 3600 * 5  # every operation kept
+    few = shard_series({0: (10, [1, 2, 3]), 1: (11, [4, 5])})
+    assert few == {"start": 10, "step_s": 1, "ops": {"0": [1, 2, 3], "1": [0, 4, 5]}}

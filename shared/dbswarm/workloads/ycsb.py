@@ -296,13 +296,18 @@ class Ycsb(Family):
     label_key = "preset"
 
     def presets_text(self):
-        lines = ["YCSB presets (workload.preset; explicit *proportion keys override them):"]
+        rows = []
         for name, props in YCSB_PRESETS.items():
             mix = ", ".join(f"{k.removesuffix('proportion')} {v:g}" for k, v in props.items()
                             if k.endswith("proportion") and v)
             extra = ", ".join(f"{k}={v}" for k, v in props.items() if not k.endswith("proportion"))
-            lines.append(f"  {name:<3} {mix:<32} {extra:<40} {PRESET_DESCRIPTIONS.get(name, '')}".rstrip())
-        lines.append("  r:w  a read:write ratio such as 95:5 (read 0.95, update 0.05)")
+            rows.append((name, mix, PRESET_DESCRIPTIONS.get(name, ""), extra))
+        widths = [max(len(r[i]) for r in rows + [("r:w", "", "")]) for i in range(3)]  # aligned; settings last
+        lines = ["YCSB presets (workload.preset; explicit *proportion keys override them):"]
+        lines += ["  " + "  ".join(f"{c:<{w}}" for c, w in zip(r, widths)) + f"  {r[3]}".rstrip()
+                  for r in rows]
+        lines = [line.rstrip() for line in lines]
+        lines.append("  " + "r:w".ljust(widths[0]) + "  a read:write ratio such as 95:5 (read 0.95, update 0.05)")
         return lines
 
     def limits(self, w):

@@ -1,0 +1,123 @@
+"""report.html in a real browser: headless Chromium (Debian's ``chromium``, installed by
+``scripts/install --test``) opens the report of the demo campaign (examples/demo.yaml, as
+``scripts/demo`` runs it) and of a MariaDB campaign with a matrix over threads, and reads
+back what the page's script drew (``pre#dbswarm-render-status``, through ``--dump-dom``):
+every chart rendered with every series non-empty, and no error in the page's console.
+A deliberately broken chart (an empty series) and a script error make the check fail.
+"""
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from dbswarm.local import run_campaign
+from dbswarm.spec import read_campaign_data
+from tests import servers
+
+pytestmark = [pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+STATUS = re.compile(r'<pre id="dbswarm-render-status">(.*?)</pre>', re.S)
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.fail("headless Chromium is missing: scripts/install --test installs Debian's chromium package")
+
+
+def chromium_args(*extra) -> list[str]:
+    return [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--no-first-run", "--virtual-time-budget=10000", *extra]
+
+
+def render_status(page: Path) -> dict:
+    """What report.js drew in the page, as the browser rendered it."""
+    proc = subprocess.run(chromium_args("--dump-dom", page.resolve().as_uri()), capture_output=True,
+                          text=True, timeout=120)
+    m = STATUS.search(proc.stdout)
+    assert m, f"no render status in the page (chromium exit {proc.returncode}): {proc.stderr[-2000:]}"
+    assert m.group(1).strip(), "the page's script did not run (render status empty)"
+    return json.loads(html.unescape(m.group(1)))
+
+
+def assert_rendered(page: Path, min_charts: int = 1) -> dict:
+    status = render_status(page)
+    assert not status["errors"], f"errors in the page's console: {status['errors']}"
+    assert status["charts"] >= min_charts, status
+    assert status["rendered"] == status["charts"], status
+    assert not status["empty"], f"charts with an empty series: {status['empty']}"
+    assert status["points"] > status["series"] > 0, status
+    return status
+
+
+def _run(campaign, results: Path) -> tuple[dict, Path]:
+    out = run_campaign(campaign, str(results), show_progress=False, lead_seconds=0.5, log=lambda *a: None)
+    folder = Path(out["store"]) / out["campaign_id"]
+    return json.loads((folder / "result.json").read_text()), folder / "report.html"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """The demo campaign exactly as scripts/demo runs it."""
+    return _run(read_campaign_data(str(ROOT / "examples" / "demo.yaml")), tmp_path_factory.mktemp("demo"))
+
+
+def test_demo_report_renders_every_chart(demo):
+    result, page = demo
+    assert result["status"] == "complete"
+    for r in result["runs"]:  # every run long enough for a steady-state window
+        st = r["phases"]["run"]["steady"]
+        assert st["ops_per_s"] and st["seconds"] >= 3, (r["run_id"], st)
+    text = page.read_text()
+    assert "cdn" not in text.lower() and "<script src" not in text  # one file, offline
+    status = assert_rendered(page, min_charts=3 * len(result["runs"]))
+    assert status["charts"] == text.count("class='chart'")
+    if os.environ.get("DBSWARM_SCREENSHOT"):  # docs/report-demo.png: DBSWARM_SCREENSHOT=docs/report-demo.png
+        subprocess.run(chromium_args("--hide-scrollbars", "--window-size=1400,5200",
+                                     f"--screenshot={Path(os.environ['DBSWARM_SCREENSHOT']).resolve()}",
+                                     page.resolve().as_uri()), capture_output=True, timeout=120, check=True)
+
+
+def _break(page: Path, tmp_path: Path, how: str) -> Path:
+    text = page.read_text()
+    m = re.search(r"<script type='application/json' id='dbswarm-charts'>(.*?)</script>", text, re.S)
+    charts = json.loads(m.group(1))
+    if how == "empty series":
+        charts[0]["series"].append({"label": "broken", "values": [None] * len(charts[0]["x"])})
+    elif how == "script error":
+        charts[1]["series"] = None
+    broken = tmp_path / "broken.html"
+    broken.write_text(text[:m.start(1)] + json.dumps(charts).replace("</", "<\\/") + text[m.end(1):])
+    return broken
+
+
+@pytest.mark.parametrize("how", ["empty series", "script error"])
+def test_a_broken_chart_fails_the_check(demo, tmp_path, how):
+    with pytest.raises(AssertionError):
+        assert_rendered(_break(demo[1], tmp_path, how))
+
+
+@pytest.mark.servers
+def test_mariadb_campaign_report_renders_every_chart(tmp_path):
+    env = servers.start()
+    campaign = {
+        "name": "report-mariadb", "seed": 3, "target": servers.target("mysql", env),
+        "workload": {"preset": "S3", "table": "report_browser", "recordcount": 3000, "operationcount": 0,
+                     "maxexecutiontime": 4, "warmuptime": 1},
+        "matrix": {"threads": [2, 4]}, "fanout": {"shards": 2}, "phases": ["prepare", "load", "run", "cleanup"]}
+    result, page = _run(campaign, tmp_path)
+    assert result["status"] == "complete"
+    status = assert_rendered(page, min_charts=2 + 3 * 2)  # the scaling pair + three per run phase
+    text = page.read_text()
+    assert "Throughput against client threads" in text and "innodb_flush_log_at_trx_commit" in text
+    assert status["charts"] == text.count("class='chart'")

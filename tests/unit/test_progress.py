@@ -1,0 +1,69 @@
+"""The local progress display at 80 columns: counts, ops/s, errors and elapsed time uncut;
+a finished phase shows its average rate, not 0."""
+import io
+import json
+import time
+
+from rich.console import Console
+
+from dbswarm.local import ProgressBoard
+
+
+def _board(tmp_path, width):
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, force_terminal=True, color_system=None, legacy_windows=False)
+    return ProgressBoard(str(tmp_path), console=console), buf
+
+
+def _shard(tmp_path, prefix, i, done, errors=0):
+    (tmp_path / f"{prefix}{i}.json").write_text(json.dumps({"done": done, "errors": errors}))
+
+
+def test_progress_fits_80_columns_with_counts_rate_and_time_uncut(tmp_path):
+    board, buf = _board(tmp_path, 80)
+    board.start_phase("003-oltp_read_write run (2 shards)", 1_000_000, "003.run.")
+    _shard(tmp_path, "003.run.", 0, 600_000, 12_345)
+    _shard(tmp_path, "003.run.", 1, 400_000)
+    board._last = (0, time.time() - 1.0)
+    board.poll()
+    board.progress.refresh()
+    line = board.progress.get_renderable()
+    console = Console(width=80, record=True, file=io.StringIO(), color_system=None)
+    console.print(line)
+    out = console.export_text()
+    board.stop()
+    row = [ln for ln in out.splitlines() if "ops/s" in ln][0]
+    assert len(row) <= 80, row
+    assert "1,000,000/1,000,000" in row and "12,345 err" in row and "0:00:0" in row, row
+    assert "…" not in row.split("━")[-1]  # nothing right of the bar is cut
+    ops = int(row.split(" ops/s")[0].split()[-1].replace(",", ""))
+    assert ops > 500_000
+
+
+def test_a_finished_phase_shows_its_average_rate(tmp_path):
+    board, buf = _board(tmp_path, 120)
+    board.start_phase("000-S2 load (1 shard)", 5000, "000.load.")
+    _shard(tmp_path, "000.load.", 0, 5000)
+    time.sleep(0.2)
+    board.end_phase()
+    task = board.progress.tasks[-1]
+    board.stop()
+    assert task.fields["ops"] > 1000 and task.completed == 5000
+    assert "(1 shard)" in buf.getvalue()
+
+
+def test_state_machine_errors_are_unwrapped_into_one_line():
+    import pytest
+
+    from dbswarm.errors import DbswarmError
+    from dbswarm.local import _unwrapped, _Watch
+    assert _unwrapped("ValueError", "ValueError: ValueError: results: unsupported scheme 'ftp'") \
+        == "results: unsupported scheme 'ftp'"
+    assert _unwrapped("dbswarm.CampaignError", "CampaignError: invalid campaign:\n  - target.url: missing") \
+        == "invalid campaign:\n  - target.url: missing"
+    assert _unwrapped("States.TaskFailed", "the worker died") == "the worker died"
+    watch = _Watch("c-1", print, board=None)
+    cause = '{"errorType": "ValueError", "errorMessage": "results: unsupported scheme \'ftp\'"}'
+    with pytest.raises(DbswarmError) as err:
+        watch.outcome({"status": "FAILED", "error": "ValueError", "cause": cause}, {}, [])
+    assert str(err.value) == "results: unsupported scheme 'ftp'"
