@@ -76,6 +76,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
     integrity = _Integrity(phase, load_counts)
     settings = None
     client_cpu = 0.0  # the shard processes' CPU over their calls (worker: segments' cpu_s)
+    worker_calls, worker_s = 0, 0.0  # what the worker function was used for (cost: measured beside the estimate)
     per_shard = {}  # shard -> (first second, operations per second): the report's per-shard view
     for i in range(expected):
         doc = shard_docs.get(i)
@@ -92,6 +93,8 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
         if doc.start_skew_s is not None:
             skews[i] = doc.start_skew_s
         client_cpu += sum(seg.get("cpu_s", 0) for seg in doc.segments)
+        worker_calls += len(doc.segments)
+        worker_s += sum(max(0.0, (seg.get("ended_at") or 0) - (seg.get("began_at") or 0)) for seg in doc.segments)
         n = sum(seg.get("abandoned_threads", 0) for seg in doc.segments)
         if n:
             abandoned[i] = n
@@ -147,6 +150,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
                          "per_shard": skews},
         "abandoned_threads": {"count": sum(abandoned.values()), "per_shard": abandoned},
         "client_cpu_s": round(client_cpu, 3),
+        "usage": {"worker_calls": worker_calls, "worker_seconds": round(worker_s, 3)},
         "mix": {name: round(s.count / measured, 6) for name, s in measurement.operations.items()} if measured else {},
     })
     if problems:
@@ -301,8 +305,26 @@ def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
               "campaign": redacted_campaign, "runs": runs_out, "missing_shards": missing_all}
     if interrupted:
         result["interrupted"] = {"by": interrupted, "resume": f"dbswarm resume {cid}"}
+    result["cost"] = _cost(store, cid, runs_out)
     CampaignResult.model_validate(result)  # what schema/result.schema.json publishes is what is written
     return result
+
+
+def _cost(store, cid, runs_out) -> dict:
+    """The plan step's estimate (cost-estimate.json) beside what the shards measurably used:
+    worker calls and their seconds from the shard documents (each call's phase time; start-up
+    and result writing not included, so the billed seconds are somewhat higher)."""
+    try:
+        estimate = store.get_json(store.key(cid, "cost-estimate.json"))
+    except (KeyError, ValueError):
+        estimate = None
+    calls = sum((p.get("usage") or {}).get("worker_calls", 0) for r in runs_out for p in r["phases"].values())
+    seconds = sum((p.get("usage") or {}).get("worker_seconds", 0.0) for r in runs_out for p in r["phases"].values())
+    measured = {"worker_calls": calls, "worker_seconds": round(seconds, 1)}
+    if estimate:
+        mem_gb = estimate["lambda"]["worker_memory_mb"] / 1024
+        measured["worker_gb_seconds"] = round(seconds * mem_gb, 1)
+    return {"estimate": estimate, "measured": measured}
 
 
 def _run_result(run: RunPlan, phases: dict) -> dict:

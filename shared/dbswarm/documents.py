@@ -270,6 +270,9 @@ class CampaignResult(_Open):
     campaign: Optional[dict[str, Any]] = Field(None, description="the campaign as submitted, secrets redacted")
     runs: list[RunResult]
     missing_shards: list[dict[str, Any]]
+    cost: Optional[dict[str, Any]] = Field(None, description="estimate: what the plan step estimated the campaign "
+                                           "would use in the cloud and cost (cost.estimate); measured: the worker "
+                                           "calls and seconds the shards used")
 
 
 def result_json_schema() -> dict:

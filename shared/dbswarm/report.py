@@ -149,6 +149,7 @@ def summary_markdown(result) -> str:
                 f"| {r['run_id']} | {name} | {len(p['shards']['complete'])}/{p['shards']['expected']} "
                 f"| {p['operations_total']:,} | {p['errors_total']:,} | {p['duration_s']} | {fmt(p['ops_per_s'])} "
                 f"| {fmt(st['ops_per_s'])} ({st['seconds']}) | {mix} | {p['start_skew_s']['max']} |")
+    lines += cost_lines(result)
     if result.get("compare"):
         c = result["compare"]
         lines += ["", f"### Comparison with baseline `{c['baseline']}`: **{c['verdict']}**", "",
@@ -196,6 +197,25 @@ def server_counters_table(result) -> list[str]:
     if warnings:
         out += ["", *warnings]
     return out
+
+
+def cost_lines(result) -> list[str]:
+    """What the plan step estimated the campaign would use in the cloud, beside what the shards
+    measurably used (worker calls and their phase seconds)."""
+    cost = result.get("cost") or {}
+    est, got = cost.get("estimate"), cost.get("measured")
+    if not est or not got:
+        return []
+    lam, pr = est["lambda"], est["prices"]
+    return ["", "### Cloud usage: estimated at plan time, measured", "",
+            "| | worker calls | worker seconds | worker GB-s | price |", "|---|---|---|---|---|",
+            f"| estimate | {lam['worker_calls']:,} | {lam['worker_seconds']:,} | "
+            f"{lam['worker_seconds'] * lam['worker_memory_mb'] / 1024:,.1f} | "
+            f"{est['price']['total']:,.4f} {pr['currency']} ({pr['region']}, prices of {pr['date']}) |",
+            f"| measured | {got['worker_calls']:,} | {got['worker_seconds']:,} | {got.get('worker_gb_seconds', '–')} "
+            f"| – |", "",
+            "Measured seconds are the shards' phase time per call (start-up and result writing not included)."
+            + (" Assumed: " + "; ".join(est["assumptions"]) + "." if est.get("assumptions") else "")]
 
 
 def paced_latency_table(result) -> list[str]:

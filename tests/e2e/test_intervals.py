@@ -26,6 +26,11 @@ def test_per_interval_percentiles_in_the_result_and_timeseries(tmp_path):
     for i, n in enumerate(iv["all"]["count"]):
         if n:
             assert 0 <= iv["all"]["p50_us"][i] <= iv["all"]["p99_us"][i] <= iv["all"]["max_us"][i]
+    # the plan step's cloud estimate beside the measured usage: 2 shards x (load + run), one call each
+    cost = result["cost"]
+    assert cost["estimate"]["lambda"]["worker_calls"] == 4 and cost["measured"]["worker_calls"] == 4
+    assert 4 <= cost["measured"]["worker_seconds"] < cost["estimate"]["lambda"]["worker_seconds"] + 10
+    assert "| measured | 4 |" in store.get_text(store.key(out["campaign_id"], "summary.md"))
     assert "hist" not in run["timeline"]  # the histograms stay in the shard files; the result has percentiles
     rows = list(csv.DictReader(io.StringIO(store.get_text(store.key(out["campaign_id"], "timeseries.csv")))))
     run_rows = [r for r in rows if r["phase"] == "run" and int(r["count"])]
