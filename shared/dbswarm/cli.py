@@ -9,9 +9,15 @@ from pathlib import Path
 from .errors import DbswarmError
 
 
-def _print_summary(result_md: str):
-    # Markdown tables as they are: the white-paper shape, readable and pasteable anywhere
-    print(result_md)
+def _print_summary(result_md: str, console=None):
+    """summary.md in the terminal: rendered by rich (tables as tables, headings, emphasis) on
+    a terminal; as Markdown, pasteable anywhere, when the output is a file or a pipe."""
+    if console is None and not sys.stdout.isatty():
+        print(result_md)
+        return
+    from rich.console import Console
+    from rich.markdown import Markdown
+    (console or Console()).print(Markdown(result_md))
 
 
 EXIT_CODES = {  # documented in README "Failure and safety"

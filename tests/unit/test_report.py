@@ -168,3 +168,19 @@ def test_shard_series_stays_small():
     assert sum(sum(v) for v in s["ops"].values()) == 1000 * 3600 * 5  # every operation kept
     few = shard_series({0: (10, [1, 2, 3]), 1: (11, [4, 5])})
     assert few == {"start": 10, "step_s": 1, "ops": {"0": [1, 2, 3], "1": [0, 4, 5]}}
+
+
+def test_the_summary_renders_as_rich_tables_in_a_terminal():
+    """On a terminal the summary's Markdown tables are drawn as tables (rich); piped, it stays
+    Markdown (the CLI tests read that)."""
+    import io as _io
+
+    from rich.console import Console
+
+    from dbswarm.cli import _print_summary
+    buf = _io.StringIO()
+    _print_summary(summary_markdown(_result()), console=Console(file=buf, width=120, force_terminal=False))
+    text = buf.getvalue()
+    assert "|---|" not in text  # not Markdown's rule row
+    assert any(ch in text for ch in "━─┃│")  # a drawn table
+    assert "4 vCPUs 16 GB" in text and "S2" in text
