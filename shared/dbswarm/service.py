@@ -40,6 +40,8 @@ from .worker import ShardPhase, make_binding, prepare_target, read_window_edge
 
 DEFAULT_LEAD_SECONDS = 2.0
 SAFETY_MARGIN_S = 15.0   # stop this long before the platform kills the function
+PERSIST_INTERVAL_S = 15.0  # a running shard writes what it measured this often (a crash loses at most this)
+PERSIST_INTERVAL_ENV = "DBSWARM_PERSIST_INTERVAL_S"
 _plan_cache: dict = {}
 _lock = threading.Lock()
 
@@ -157,10 +159,69 @@ def prepare_run(event: dict) -> dict:
 
 # ---- shards ---------------------------------------------------------------------------------
 
+def persist_interval() -> Optional[float]:
+    """Seconds between two persisted states of a running shard (``DBSWARM_PERSIST_INTERVAL_S``,
+    default 15; 0 turns it off: a shard then writes only at the end of its call)."""
+    raw = os.environ.get(PERSIST_INTERVAL_ENV)
+    if raw is None or not raw.strip():
+        return PERSIST_INTERVAL_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise DbswarmError(f"{PERSIST_INTERVAL_ENV}: expected seconds (a number >= 0), got {raw!r}")
+    return value or None
+
+
+def _stored_state(store, key, checkpoint):
+    """What the results store already holds of this shard, and where this call starts from:
+    (doc or None, the checkpoint to start from, seconds lost, already done?).
+
+    The stored file wins over the event's checkpoint when it is ahead of it: a call retried
+    (by Lambda or the state machine) after the failed attempt persisted segments continues
+    from the last persisted state, and a shard already done is not run again, so nothing is
+    counted twice. When the last stored segment was a periodic one (``persisted: interval``:
+    its call went on after it), that call died: what it measured since is lost, at most one
+    persistence interval, and the next segment says how much (``lost_s``)."""
+    try:
+        doc = ShardResult.of(store.get_json(key))
+    except KeyError:
+        return None, checkpoint, 0.0, False
+    if not doc.segments:
+        return None, checkpoint, 0.0, False
+    last = doc.segments[-1]
+    last_segment = last.get("segment", 0)
+    if (checkpoint or {}).get("segment", 0) <= last_segment:  # a retry: its state is already persisted
+        if doc.status == "done" and not last.get("interrupted"):
+            return doc, None, 0.0, True
+        checkpoint = getattr(doc, "resume_checkpoint", None)
+        if not checkpoint:
+            return None, None, 0.0, False
+    lost = 0.0
+    if last.get("persisted") == "interval" and checkpoint.get("segment") == last_segment + 1:
+        died_by = time.time()
+        try:  # the state machine recorded the shard's failure: its process was dead by then
+            failed = store.get_json(failure_key(store, doc.campaign_id, doc.run_id, doc.phase, doc.shard))
+            died_by = min(died_by, float(failed["at"]))
+        except (KeyError, ValueError, TypeError):
+            pass
+        lost = max(0.0, died_by - float(last["ended_at"]))
+        if last.get("persist_interval_s"):
+            lost = min(lost, float(last["persist_interval_s"]))
+    return doc, checkpoint, round(lost, 3), False
+
+
 def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = None,
               stop_event: Optional[threading.Event] = None) -> dict:
     """One call of one shard's phase. Writes the shard's cumulative result to the store and
-    returns {"status": "done" | "continue", "checkpoint", "result_key", ...}."""
+    returns {"status": "done" | "continue", "checkpoint", "result_key", ...}.
+
+    Within the call, the shard persists what it measured every ``persist_interval()`` seconds:
+    it ends a segment at that instant (threads stop at their next operation, the cumulative
+    file is written with the checkpoint to continue from) and goes on with the next segment in
+    the same process. A process killed mid-call (SIGKILL, out of memory, a Lambda crash)
+    loses at most one interval; a retried or resumed call continues from the file."""
     ev = ShardEvent.of(event)
     store = open_store(ev.store)
     cid = ev.campaign_id
@@ -177,46 +238,72 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
     if ev.max_call_seconds:
         limits.append(ev.max_call_seconds)
     deadline = now + max(min(limits), 0.5) if limits else None
-    checkpoint = ev.checkpoint
+    interval = persist_interval()
     key = shard_key(store, cid, run.run_id, phase, index)
+    doc, checkpoint, lost, already_done = _stored_state(store, key, ev.checkpoint)
+    if already_done:
+        m = Measurement.from_dict(doc.measurement)
+        return ShardAnswer(run_id=run.run_id, phase=phase, shard=index, status="done", checkpoint=None,
+                           result_key=key, segment=doc.segments[-1].get("segment", 0),
+                           ops=m.total_ops, errors=m.total_errors).to_dict()
     progress = _progress_writer(run.run_id, phase, index)
     password = secrets.resolve(run.target.get("password"))
     if stop_event is None:
         stop_event = interrupt.shard_stop_event()
-    outcome = ShardPhase(run, shard, phase, password, start_at=ev.start_at, deadline=deadline,
-                         checkpoint=checkpoint, progress=progress, stop_event=stop_event).execute()
-    if password and outcome.info.get("thread_errors"):
-        outcome.info["thread_errors"] = [secrets.Redactor(password)(e) for e in outcome.info["thread_errors"]]
-    doc = None
-    if checkpoint and checkpoint.get("segment", 0) > 0:
-        try:
-            doc = ShardResult.of(store.get_json(key))
-        except KeyError:
-            doc = None
-    if doc is None:
-        doc = ShardResult(campaign_id=cid, run_id=run.run_id, phase=phase, shard=index, threads=shard.threads,
-                          binding=ShardBinding(engine=run.engine, is_real_database=run.is_real_database,
-                                               settings=_binding_settings(run, password)),
-                          started_at=outcome.info["began_at"], start_skew_s=outcome.info.get("start_skew_s"),
-                          measurement=Measurement().to_dict())
-        measurement = outcome.measurement
-    else:
-        measurement = Measurement.from_dict(doc.measurement).merge(outcome.measurement)
-    if outcome.server_settings:
-        doc.binding.settings = {**doc.binding.settings, "server": outcome.server_settings}
-    doc.segments.append(outcome.info)
-    doc.ended_at = outcome.info["ended_at"]
-    doc.status = outcome.status
-    doc.measurement = measurement.to_dict()
-    interrupted = bool(outcome.info.get("interrupted"))
-    data = doc.to_dict()
-    data["resume_checkpoint"] = outcome.checkpoint  # where `dbswarm resume` continues a shard not done
-    store.put_json(key, data)
+    measurement = Measurement.from_dict(doc.measurement) if doc is not None else None
+    while True:
+        seg_deadline, periodic = deadline, False
+        if interval:
+            due = time.time() + interval
+            if seg_deadline is None or due < seg_deadline - 1.0:  # no sliver of a segment before the deadline
+                seg_deadline, periodic = due, True
+        outcome = ShardPhase(run, shard, phase, password, start_at=ev.start_at, deadline=seg_deadline,
+                             checkpoint=checkpoint, progress=progress, stop_event=stop_event).execute()
+        if password and outcome.info.get("thread_errors"):
+            outcome.info["thread_errors"] = [secrets.Redactor(password)(e) for e in outcome.info["thread_errors"]]
+        if lost:
+            outcome.info["lost_s"] = lost  # measured by a call that died after its last persisted segment
+            lost = 0.0
+        interrupted = bool(outcome.info.get("interrupted"))
+        # a thread abandoned inside a database call still runs in this process: the call ends
+        # here, and the next one (a new process) continues
+        goes_on = (periodic and outcome.status == "continue" and not interrupted and not stop_event.is_set()
+                   and not outcome.info.get("abandoned_threads"))
+        if goes_on:
+            outcome.info["persisted"] = "interval"   # the call went on after this segment
+            outcome.info["persist_interval_s"] = interval
+        if doc is None:
+            doc = ShardResult(campaign_id=cid, run_id=run.run_id, phase=phase, shard=index, threads=shard.threads,
+                              binding=ShardBinding(engine=run.engine, is_real_database=run.is_real_database,
+                                                   settings=_binding_settings(run, password)),
+                              started_at=outcome.info["began_at"], start_skew_s=outcome.info.get("start_skew_s"),
+                              measurement={})
+            measurement = outcome.measurement
+        else:
+            measurement = measurement.merge(outcome.measurement)
+        if outcome.server_settings:
+            doc.binding.settings = {**doc.binding.settings, "server": outcome.server_settings}
+        doc.segments.append(outcome.info)
+        doc.ended_at = outcome.info["ended_at"]
+        doc.status = outcome.status
+        doc.measurement = measurement.to_dict()
+        data = doc.to_dict()
+        data["resume_checkpoint"] = outcome.checkpoint  # where a retry or `dbswarm resume` continues
+        store.put_json(key, data)
+        if index == 0:
+            _heartbeat(run, password, cid)
+        if not goes_on:
+            break
+        checkpoint = outcome.checkpoint
     if progress:
         progress(outcome.info["done"], measurement.total_errors, final=True)
     return ShardAnswer(run_id=run.run_id, phase=phase, shard=index, status=outcome.status,
                        checkpoint=None if interrupted else outcome.checkpoint, result_key=key, segment=outcome.info["segment"],
                        ops=measurement.total_ops, errors=measurement.total_errors).to_dict()
+
+
+def _heartbeat(run, password, campaign_id):
+    """Shard 0 keeps the campaign's lock on its tables fresh at every persisted segment."""
 
 
 def _binding_settings(run, password):
