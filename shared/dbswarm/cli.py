@@ -197,7 +197,12 @@ def main(argv=None) -> int:
     try:
         return args.fn(args)
     except DbswarmError as err:
+        from .errors import results_not_written
         from .redact import redact_text
+        full = results_not_written(err)
+        if full:  # disk full (or quota, read-only) under the results folder: one line, exit 7
+            print(redact_text(f"dbswarm: {full}"), file=sys.stderr)
+            return EXIT_CODES["not_written"]
         print(redact_text(f"dbswarm: {err}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
