@@ -204,7 +204,8 @@ def main(argv=None) -> int:
             print(redact_text(f"dbswarm: {full}"), file=sys.stderr)
             return EXIT_CODES["not_written"]
         print(redact_text(f"dbswarm: {err}"), file=sys.stderr)
-        return 2
+        from .lock import CampaignLocked
+        return EXIT_CODES["failed"] if isinstance(err, CampaignLocked) else 2
     except KeyboardInterrupt:
         print("dbswarm: aborted (a second interrupt): shard files written so far are kept; "
               "`dbswarm resume <campaign-id>` continues the campaign", file=sys.stderr)

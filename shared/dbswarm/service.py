@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Callable, Optional
 
-from . import interrupt, secrets
+from . import interrupt, lock, secrets
 from .aggregate import aggregate, failure_key, shard_key
 from .documents import (Plan, PrepareEvent, ShardAnswer, ShardBinding, ShardEvent, ShardFailureEvent,
                         ShardResult)
@@ -120,6 +120,12 @@ def arm(event: dict) -> dict:
     """The start instant of a phase's shards: now + lead time for cold starts. Given the
     run and phase, it first reads the measured window's start edge (``window``)."""
     if event.get("run_id") and event.get("phase"):
+        try:
+            lock_run(event)  # a campaign without a prepare step takes the lock here
+        except lock.CampaignLocked:
+            raise
+        except Exception:  # a target that does not answer: the shards say what is wrong with it
+            pass
         window(dict(event, edge="start"))
     lead = float(event.get("lead_seconds", DEFAULT_LEAD_SECONDS))
     return {"start_at": round(time.time() + lead, 3)}
@@ -147,12 +153,60 @@ def window(event: dict) -> dict:
     return {"run_id": run.run_id, "phase": phase, "edge": edge, "warnings": len(doc["warnings"])}
 
 
+def lock_run(event: dict) -> Optional[dict]:
+    """Take (or refresh) the campaign's lock on a run's tables (``dbswarm.lock``); raises
+    ``CampaignLocked`` naming the campaign that holds them. None when the run takes no lock."""
+    store = _store(event)
+    plan = load_plan(store, event["campaign_id"])
+    run = plan.run(event["run_id"])
+    if not lock.wanted(run):
+        return None
+    return lock.on_target(run, secrets.resolve(run.target.get("password")), lock.acquire, plan.campaign_id)
+
+
+def release_locks(event: dict, timeout: float = 10.0) -> None:
+    """Release the campaign's locks on every run's target (best effort, bounded in time: a
+    target that is gone keeps a lock that goes stale on its own)."""
+    store = _store(event)
+    plan = load_plan(store, event["campaign_id"])
+    done, seen = [], set()
+    for run in plan.runs:
+        if not lock.wanted(run):
+            continue
+        where = (json.dumps(run.target, sort_keys=True, default=str), tuple(lock._tables(run)))
+        if where in seen:
+            continue
+        seen.add(where)
+        password = secrets.resolve(run.target.get("password"))
+        t = threading.Thread(target=_quietly, args=(lock.on_target, run, password, lock.release, plan.campaign_id),
+                             daemon=True)
+        t.start()
+        done.append(t)
+    end = time.monotonic() + timeout
+    for t in done:
+        t.join(max(0.0, end - time.monotonic()))
+
+
+def _quietly(fn, *args):
+    try:
+        fn(*args)
+    except Exception:
+        pass
+
+
 def prepare_run(event: dict) -> dict:
     ev = PrepareEvent.of(event)
     store = open_store(ev.store)
     plan = load_plan(store, ev.campaign_id)
     run = plan.run(ev.run_id)
-    out = prepare_target(run, secrets.resolve(run.target.get("password")), ev.stage)
+    password = secrets.resolve(run.target.get("password"))
+    held = lock_run(event) if ev.stage != "cleanup" else None
+    with lock.heartbeat(run, password, plan.campaign_id):
+        out = prepare_target(run, password, ev.stage)
+    if ev.stage == "cleanup" and lock.wanted(run):
+        _quietly(lock.on_target, run, password, lock.release, plan.campaign_id)
+    if held and held.get("taken_over"):
+        out["lock_taken_over"] = held["taken_over"]  # stale locks of campaigns that died
     store.put_json(store.key(plan.campaign_id, "runs", run.run_id, f"prepare-{ev.stage}.json"), out)
     return {"run_id": run.run_id, "stage": ev.stage, "seconds": out["seconds"]}
 
@@ -251,6 +305,21 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
     if stop_event is None:
         stop_event = interrupt.shard_stop_event()
     measurement = Measurement.from_dict(doc.measurement) if doc is not None else None
+    with lock.heartbeat(run, password, cid, enabled=index == 0):  # shard 0 keeps the campaign's lock fresh
+        outcome, measurement, interrupted = _segments(run, shard, phase, index, ev, key, store, password, doc,
+                                                      measurement, checkpoint, lost, deadline, interval, progress,
+                                                      stop_event)
+    if progress:
+        progress(outcome.info["done"], measurement.total_errors, final=True)
+    return ShardAnswer(run_id=run.run_id, phase=phase, shard=index, status=outcome.status,
+                       checkpoint=None if interrupted else outcome.checkpoint, result_key=key, segment=outcome.info["segment"],
+                       ops=measurement.total_ops, errors=measurement.total_errors).to_dict()
+
+
+def _segments(run, shard, phase, index, ev, key, store, password, doc, measurement, checkpoint, lost, deadline,
+              interval, progress, stop_event):
+    """The segments of one call (see ``run_shard``): -> (last outcome, cumulative measurement, interrupted)."""
+    cid = ev.campaign_id
     while True:
         seg_deadline, periodic = deadline, False
         if interval:
@@ -290,20 +359,9 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
         data = doc.to_dict()
         data["resume_checkpoint"] = outcome.checkpoint  # where a retry or `dbswarm resume` continues
         store.put_json(key, data)
-        if index == 0:
-            _heartbeat(run, password, cid)
         if not goes_on:
-            break
+            return outcome, measurement, interrupted
         checkpoint = outcome.checkpoint
-    if progress:
-        progress(outcome.info["done"], measurement.total_errors, final=True)
-    return ShardAnswer(run_id=run.run_id, phase=phase, shard=index, status=outcome.status,
-                       checkpoint=None if interrupted else outcome.checkpoint, result_key=key, segment=outcome.info["segment"],
-                       ops=measurement.total_ops, errors=measurement.total_errors).to_dict()
-
-
-def _heartbeat(run, password, campaign_id):
-    """Shard 0 keeps the campaign's lock on its tables fresh at every persisted segment."""
 
 
 def _binding_settings(run, password):
@@ -366,6 +424,8 @@ def aggregate_campaign(event: dict) -> dict:
         campaign = None
     result = aggregate(plan, store, campaign, interrupted=event.get("interrupted"))
     keys = write_reports(store, cid, result)
+    if not event.get("interrupted"):  # an interrupted campaign keeps its tables for `dbswarm resume`
+        release_locks(event)
     return {"campaign_id": cid, "status": result["status"], "result_key": keys["result.json"],
             "missing_shards": len(result["missing_shards"]), "runs": len(result["runs"])}
 
