@@ -220,9 +220,15 @@ def main(argv=None) -> int:
     try:
         return args.fn(args)
     except DbswarmError as err:
+        from .errors import results_not_written
         from .redact import redact_text
+        full = results_not_written(err)
+        if full:  # disk full (or quota, read-only) under the results folder: one line, exit 7
+            print(redact_text(f"dbswarm: {full}"), file=sys.stderr)
+            return EXIT_CODES["not_written"]
         print(redact_text(f"dbswarm: {err}"), file=sys.stderr)
-        return 2
+        from .lock import CampaignLocked
+        return EXIT_CODES["failed"] if isinstance(err, CampaignLocked) else 2
     except KeyboardInterrupt:
         print("dbswarm: aborted (a second interrupt): shard files written so far are kept; "
               "`dbswarm resume <campaign-id>` continues the campaign", file=sys.stderr)

@@ -16,6 +16,26 @@ class CampaignError(DbswarmError):
         super().__init__("invalid campaign:\n" + "\n".join(f"  - {p}" for p in self.problems))
 
 
+class ResultsNotWritten(DbswarmError):
+    """The results store refused a write (disk full, quota, read-only): exit 7. Files written
+    before stay as they were (every write is a temporary file renamed into place)."""
+
+
+def results_not_written(err) -> "str | None":
+    """The one-line message of a ``ResultsNotWritten`` raised here or in a function's process
+    (where it arrives as error text: "... ResultsNotWritten: results not written: ..."); None
+    when ``err`` is another error."""
+    if isinstance(err, ResultsNotWritten):
+        return str(err)
+    text = str(err)
+    mark = text.find("results not written: ")
+    if "ResultsNotWritten" not in text or mark < 0:
+        return None
+    line = text[mark:].splitlines()[0]
+    end = line.find("dbswarm resume <campaign-id>`")
+    return line[:end + len("dbswarm resume <campaign-id>`")] if end >= 0 else line
+
+
 class SecretError(DbswarmError):
     """A secret reference cannot be resolved (the message never contains the secret)."""
 

@@ -166,6 +166,11 @@ class Family:
         t = self.limits(w).time
         return max(1, math.ceil(t / MAX_AUTO_INTERVALS)) if t else 1
 
+    def tables(self, w) -> list[str]:
+        """The tables (collections) this workload creates and uses: what the campaign lock
+        (``dbswarm.lock``) holds while a campaign runs. [] takes no lock."""
+        return []
+
     # -- the steps -----------------------------------------------------------------------
     def prepare(self, binding, w, stage: str) -> Optional[dict]:
         """Un-sharded steps: before_load (drop + create), after_load (secondary indexes),

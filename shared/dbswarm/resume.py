@@ -57,6 +57,8 @@ def resume_campaign(campaign_id: str, results: Optional[str] = None, log: Callab
                 states = {ph: [_shard_state(store, campaign_id, run.run_id, ph, i) for i in range(run.shard_count)]
                           for ph in phases}
                 untouched = all(st[0] is None for ph in phases for st in states[ph])
+                if any(st[0] != "done" for ph in phases for st in states[ph]):
+                    service.lock_run(dict(base, run_id=run.run_id))  # fails fast if another campaign took the tables
                 if untouched and "prepare" in plan.phases:
                     log(f"resume {campaign_id}: run {run.run_id}: prepare")
                     cloud.invoke("PrepareFunction", dict(base, run_id=run.run_id, stage="before_load"))

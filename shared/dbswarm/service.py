@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Callable, Optional
 
-from . import interrupt, secrets
+from . import interrupt, lock, secrets
 from .aggregate import aggregate, failure_key, shard_key
 from .documents import (Plan, PrepareEvent, ShardAnswer, ShardBinding, ShardEvent, ShardFailureEvent,
                         ShardResult)
@@ -40,6 +40,8 @@ from .worker import ShardPhase, make_binding, prepare_target, read_window_edge
 
 DEFAULT_LEAD_SECONDS = 2.0
 SAFETY_MARGIN_S = 15.0   # stop this long before the platform kills the function
+PERSIST_INTERVAL_S = 15.0  # a running shard writes what it measured this often (a crash loses at most this)
+PERSIST_INTERVAL_ENV = "DBSWARM_PERSIST_INTERVAL_S"
 _plan_cache: dict = {}
 _lock = threading.Lock()
 
@@ -122,6 +124,12 @@ def arm(event: dict) -> dict:
     """The start instant of a phase's shards: now + lead time for cold starts. Given the
     run and phase, it first reads the measured window's start edge (``window``)."""
     if event.get("run_id") and event.get("phase"):
+        try:
+            lock_run(event)  # a campaign without a prepare step takes the lock here
+        except lock.CampaignLocked:
+            raise
+        except Exception:  # a target that does not answer: the shards say what is wrong with it
+            pass
         window(dict(event, edge="start"))
     lead = float(event.get("lead_seconds", DEFAULT_LEAD_SECONDS))
     return {"start_at": round(time.time() + lead, 3)}
@@ -149,22 +157,129 @@ def window(event: dict) -> dict:
     return {"run_id": run.run_id, "phase": phase, "edge": edge, "warnings": len(doc["warnings"])}
 
 
+def lock_run(event: dict) -> Optional[dict]:
+    """Take (or refresh) the campaign's lock on a run's tables (``dbswarm.lock``); raises
+    ``CampaignLocked`` naming the campaign that holds them. None when the run takes no lock."""
+    store = _store(event)
+    plan = load_plan(store, event["campaign_id"])
+    run = plan.run(event["run_id"])
+    if not lock.wanted(run):
+        return None
+    return lock.on_target(run, secrets.resolve(run.target.get("password")), lock.acquire, plan.campaign_id)
+
+
+def release_locks(event: dict, timeout: float = 10.0) -> None:
+    """Release the campaign's locks on every run's target (best effort, bounded in time: a
+    target that is gone keeps a lock that goes stale on its own)."""
+    store = _store(event)
+    plan = load_plan(store, event["campaign_id"])
+    done, seen = [], set()
+    for run in plan.runs:
+        if not lock.wanted(run):
+            continue
+        where = (json.dumps(run.target, sort_keys=True, default=str), tuple(lock._tables(run)))
+        if where in seen:
+            continue
+        seen.add(where)
+        password = secrets.resolve(run.target.get("password"))
+        t = threading.Thread(target=_quietly, args=(lock.on_target, run, password, lock.release, plan.campaign_id),
+                             daemon=True)
+        t.start()
+        done.append(t)
+    end = time.monotonic() + timeout
+    for t in done:
+        t.join(max(0.0, end - time.monotonic()))
+
+
+def _quietly(fn, *args):
+    try:
+        fn(*args)
+    except Exception:
+        pass
+
+
 def prepare_run(event: dict) -> dict:
     ev = PrepareEvent.of(event)
     store = open_store(ev.store)
     plan = load_plan(store, ev.campaign_id)
     run = plan.run(ev.run_id)
-    out = prepare_target(run, secrets.resolve(run.target.get("password")), ev.stage)
+    password = secrets.resolve(run.target.get("password"))
+    held = lock_run(event) if ev.stage != "cleanup" else None
+    with lock.heartbeat(run, password, plan.campaign_id):
+        out = prepare_target(run, password, ev.stage)
+    if ev.stage == "cleanup" and lock.wanted(run):
+        _quietly(lock.on_target, run, password, lock.release, plan.campaign_id)
+    if held and held.get("taken_over"):
+        out["lock_taken_over"] = held["taken_over"]  # stale locks of campaigns that died
     store.put_json(store.key(plan.campaign_id, "runs", run.run_id, f"prepare-{ev.stage}.json"), out)
     return {"run_id": run.run_id, "stage": ev.stage, "seconds": out["seconds"]}
 
 
 # ---- shards ---------------------------------------------------------------------------------
 
+def persist_interval() -> Optional[float]:
+    """Seconds between two persisted states of a running shard (``DBSWARM_PERSIST_INTERVAL_S``,
+    default 15; 0 turns it off: a shard then writes only at the end of its call)."""
+    raw = os.environ.get(PERSIST_INTERVAL_ENV)
+    if raw is None or not raw.strip():
+        return PERSIST_INTERVAL_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise DbswarmError(f"{PERSIST_INTERVAL_ENV}: expected seconds (a number >= 0), got {raw!r}")
+    return value or None
+
+
+def _stored_state(store, key, checkpoint):
+    """What the results store already holds of this shard, and where this call starts from:
+    (doc or None, the checkpoint to start from, seconds lost, already done?).
+
+    The stored file wins over the event's checkpoint when it is ahead of it: a call retried
+    (by Lambda or the state machine) after the failed attempt persisted segments continues
+    from the last persisted state, and a shard already done is not run again, so nothing is
+    counted twice. When the last stored segment was a periodic one (``persisted: interval``:
+    its call went on after it), that call died: what it measured since is lost, at most one
+    persistence interval, and the next segment says how much (``lost_s``)."""
+    try:
+        doc = ShardResult.of(store.get_json(key))
+    except KeyError:
+        return None, checkpoint, 0.0, False
+    if not doc.segments:
+        return None, checkpoint, 0.0, False
+    last = doc.segments[-1]
+    last_segment = last.get("segment", 0)
+    if (checkpoint or {}).get("segment", 0) <= last_segment:  # a retry: its state is already persisted
+        if doc.status == "done" and not last.get("interrupted"):
+            return doc, None, 0.0, True
+        checkpoint = getattr(doc, "resume_checkpoint", None)
+        if not checkpoint:
+            return None, None, 0.0, False
+    lost = 0.0
+    if last.get("persisted") == "interval" and checkpoint.get("segment") == last_segment + 1:
+        died_by = time.time()
+        try:  # the state machine recorded the shard's failure: its process was dead by then
+            failed = store.get_json(failure_key(store, doc.campaign_id, doc.run_id, doc.phase, doc.shard))
+            died_by = min(died_by, float(failed["at"]))
+        except (KeyError, ValueError, TypeError):
+            pass
+        lost = max(0.0, died_by - float(last["ended_at"]))
+        if last.get("persist_interval_s"):
+            lost = min(lost, float(last["persist_interval_s"]))
+    return doc, checkpoint, round(lost, 3), False
+
+
 def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = None,
               stop_event: Optional[threading.Event] = None) -> dict:
     """One call of one shard's phase. Writes the shard's cumulative result to the store and
-    returns {"status": "done" | "continue", "checkpoint", "result_key", ...}."""
+    returns {"status": "done" | "continue", "checkpoint", "result_key", ...}.
+
+    Within the call, the shard persists what it measured every ``persist_interval()`` seconds:
+    it ends a segment at that instant (threads stop at their next operation, the cumulative
+    file is written with the checkpoint to continue from) and goes on with the next segment in
+    the same process. A process killed mid-call (SIGKILL, out of memory, a Lambda crash)
+    loses at most one interval; a retried or resumed call continues from the file."""
     ev = ShardEvent.of(event)
     store = open_store(ev.store)
     cid = ev.campaign_id
@@ -181,46 +296,76 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
     if ev.max_call_seconds:
         limits.append(ev.max_call_seconds)
     deadline = now + max(min(limits), 0.5) if limits else None
-    checkpoint = ev.checkpoint
+    interval = persist_interval()
     key = shard_key(store, cid, run.run_id, phase, index)
+    doc, checkpoint, lost, already_done = _stored_state(store, key, ev.checkpoint)
+    if already_done:
+        m = Measurement.from_dict(doc.measurement)
+        return ShardAnswer(run_id=run.run_id, phase=phase, shard=index, status="done", checkpoint=None,
+                           result_key=key, segment=doc.segments[-1].get("segment", 0),
+                           ops=m.total_ops, errors=m.total_errors).to_dict()
     progress = _progress_writer(run.run_id, phase, index)
     password = secrets.resolve(run.target.get("password"))
     if stop_event is None:
         stop_event = interrupt.shard_stop_event()
-    outcome = ShardPhase(run, shard, phase, password, start_at=ev.start_at, deadline=deadline,
-                         checkpoint=checkpoint, progress=progress, stop_event=stop_event).execute()
-    if password and outcome.info.get("thread_errors"):
-        outcome.info["thread_errors"] = [secrets.Redactor(password)(e) for e in outcome.info["thread_errors"]]
-    doc = None
-    if checkpoint and checkpoint.get("segment", 0) > 0:
-        try:
-            doc = ShardResult.of(store.get_json(key))
-        except KeyError:
-            doc = None
-    if doc is None:
-        doc = ShardResult(campaign_id=cid, run_id=run.run_id, phase=phase, shard=index, threads=shard.threads,
-                          binding=ShardBinding(engine=run.engine, is_real_database=run.is_real_database,
-                                               settings=_binding_settings(run, password)),
-                          started_at=outcome.info["began_at"], start_skew_s=outcome.info.get("start_skew_s"),
-                          measurement=Measurement().to_dict())
-        measurement = outcome.measurement
-    else:
-        measurement = Measurement.from_dict(doc.measurement).merge(outcome.measurement)
-    if outcome.server_settings:
-        doc.binding.settings = {**doc.binding.settings, "server": outcome.server_settings}
-    doc.segments.append(outcome.info)
-    doc.ended_at = outcome.info["ended_at"]
-    doc.status = outcome.status
-    doc.measurement = measurement.to_dict()
-    interrupted = bool(outcome.info.get("interrupted"))
-    data = doc.to_dict()
-    data["resume_checkpoint"] = outcome.checkpoint  # where `dbswarm resume` continues a shard not done
-    store.put_json(key, data)
+    measurement = Measurement.from_dict(doc.measurement) if doc is not None else None
+    with lock.heartbeat(run, password, cid, enabled=index == 0):  # shard 0 keeps the campaign's lock fresh
+        outcome, measurement, interrupted = _segments(run, shard, phase, index, ev, key, store, password, doc,
+                                                      measurement, checkpoint, lost, deadline, interval, progress,
+                                                      stop_event)
     if progress:
         progress(outcome.info["done"], measurement.total_errors, final=True)
     return ShardAnswer(run_id=run.run_id, phase=phase, shard=index, status=outcome.status,
                        checkpoint=None if interrupted else outcome.checkpoint, result_key=key, segment=outcome.info["segment"],
                        ops=measurement.total_ops, errors=measurement.total_errors).to_dict()
+
+
+def _segments(run, shard, phase, index, ev, key, store, password, doc, measurement, checkpoint, lost, deadline,
+              interval, progress, stop_event):
+    """The segments of one call (see ``run_shard``): -> (last outcome, cumulative measurement, interrupted)."""
+    cid = ev.campaign_id
+    while True:
+        seg_deadline, periodic = deadline, False
+        if interval:
+            due = time.time() + interval
+            if seg_deadline is None or due < seg_deadline - 1.0:  # no sliver of a segment before the deadline
+                seg_deadline, periodic = due, True
+        outcome = ShardPhase(run, shard, phase, password, start_at=ev.start_at, deadline=seg_deadline,
+                             checkpoint=checkpoint, progress=progress, stop_event=stop_event).execute()
+        if password and outcome.info.get("thread_errors"):
+            outcome.info["thread_errors"] = [secrets.Redactor(password)(e) for e in outcome.info["thread_errors"]]
+        if lost:
+            outcome.info["lost_s"] = lost  # measured by a call that died after its last persisted segment
+            lost = 0.0
+        interrupted = bool(outcome.info.get("interrupted"))
+        # a thread abandoned inside a database call still runs in this process: the call ends
+        # here, and the next one (a new process) continues
+        goes_on = (periodic and outcome.status == "continue" and not interrupted and not stop_event.is_set()
+                   and not outcome.info.get("abandoned_threads"))
+        if goes_on:
+            outcome.info["persisted"] = "interval"   # the call went on after this segment
+            outcome.info["persist_interval_s"] = interval
+        if doc is None:
+            doc = ShardResult(campaign_id=cid, run_id=run.run_id, phase=phase, shard=index, threads=shard.threads,
+                              binding=ShardBinding(engine=run.engine, is_real_database=run.is_real_database,
+                                                   settings=_binding_settings(run, password)),
+                              started_at=outcome.info["began_at"], start_skew_s=outcome.info.get("start_skew_s"),
+                              measurement={})
+            measurement = outcome.measurement
+        else:
+            measurement = measurement.merge(outcome.measurement)
+        if outcome.server_settings:
+            doc.binding.settings = {**doc.binding.settings, "server": outcome.server_settings}
+        doc.segments.append(outcome.info)
+        doc.ended_at = outcome.info["ended_at"]
+        doc.status = outcome.status
+        doc.measurement = measurement.to_dict()
+        data = doc.to_dict()
+        data["resume_checkpoint"] = outcome.checkpoint  # where a retry or `dbswarm resume` continues
+        store.put_json(key, data)
+        if not goes_on:
+            return outcome, measurement, interrupted
+        checkpoint = outcome.checkpoint
 
 
 def _binding_settings(run, password):
@@ -283,6 +428,8 @@ def aggregate_campaign(event: dict) -> dict:
         campaign = None
     result = aggregate(plan, store, campaign, interrupted=event.get("interrupted"))
     keys = write_reports(store, cid, result)
+    if not event.get("interrupted"):  # an interrupted campaign keeps its tables for `dbswarm resume`
+        release_locks(event)
     return {"campaign_id": cid, "status": result["status"], "result_key": keys["result.json"],
             "missing_shards": len(result["missing_shards"]), "runs": len(result["runs"])}
 

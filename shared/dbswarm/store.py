@@ -6,13 +6,17 @@ Keys are relative to the store; a campaign's files are under ``campaign_prefix(i
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from .errors import ResultsNotWritten
 from .redact import redact_doc, redact_text
+
+_NO_SPACE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
 
 
 class Store:
@@ -69,12 +73,26 @@ class LocalStore(Store):
 
     def put_bytes(self, key, data, content_type="application/octet-stream"):
         p = self._path(key)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        # write-then-rename: a reader never sees half a file, a killed writer leaves none
-        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, p)
+        tmp = None
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            # write-then-rename: a reader never sees half a file, a killed writer leaves none,
+            # and a full disk leaves the previous version of the file as it was
+            fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, p)
+            tmp = None
+        except OSError as exc:
+            if exc.errno not in _NO_SPACE:
+                raise
+            raise ResultsNotWritten(not_written_message(self.location(key), exc)) from None
+        finally:
+            if tmp is not None:  # no debris: the partial temporary file goes
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
 
     def get_bytes(self, key):
         try:
@@ -140,6 +158,13 @@ class S3Store(Store):
 
     def location(self, key):
         return f"s3://{self.bucket}/{self.prefix}{key}"
+
+
+def not_written_message(where: str, exc: OSError) -> str:
+    reason = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
+              errno.EFBIG: "file too large", errno.EROFS: "read-only file system"}.get(exc.errno, exc.strerror)
+    return (f"results not written: {reason} ({where}); the files written before are unchanged: "
+            "free space (or give --results elsewhere), then `dbswarm resume <campaign-id>`")
 
 
 def open_store(url: str | None) -> Store:

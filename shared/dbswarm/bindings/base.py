@@ -86,6 +86,18 @@ class Binding:
     def drop_table(self, table: str) -> None:
         raise NotImplementedError
 
+    def ensure_table(self, table: str, fieldcount: int) -> None:
+        """Create the table/collection unless it exists; never drops (dbswarm's own small
+        tables, e.g. the campaign lock's)."""
+        try:
+            self.count(table)
+        except Exception:
+            try:
+                self.rollback()
+            except Exception:
+                pass
+            self.create_table(table, fieldcount)
+
     def count(self, table: str) -> int:
         raise NotImplementedError
 

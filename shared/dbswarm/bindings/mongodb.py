@@ -352,6 +352,9 @@ class MongoBinding(Binding):
                 out["plan_cache_mode"] = f"not set: {type(exc).__name__}"
         return out
 
+    def ensure_table(self, table, fieldcount):
+        pass  # a collection comes with its first insert; _id is unique
+
     def drop_table(self, table):
         self.db.drop_collection(table)
         self._colls.pop(table, None)

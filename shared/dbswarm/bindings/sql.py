@@ -60,6 +60,9 @@ class SqlBinding(Binding):
         self.drop_table(table)
         self.execute(self.kv_table_ddl(table, fieldcount))
 
+    def ensure_table(self, table, fieldcount):
+        self.execute(self.kv_table_ddl(table, fieldcount).replace("CREATE TABLE ", "CREATE TABLE IF NOT EXISTS ", 1))
+
     def count(self, table):
         return int(self.fetchone(f"SELECT COUNT(*) FROM {table}")[0])
 

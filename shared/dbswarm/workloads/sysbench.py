@@ -351,6 +351,9 @@ class Sysbench(Family):
     def load_range(self, w):
         return 0, w.tables * w.table_size  # global rows: table = row // table_size
 
+    def tables(self, w):
+        return [f"sbtest{n}" for n in range(1, w.tables + 1)]
+
     def prepare(self, binding, w, stage):
         st = SysbenchTables(binding)
         for n in range(1, w.tables + 1):

@@ -658,6 +658,9 @@ class Tpcc(Family):
             start += n
         return out
 
+    def tables(self, w):
+        return list(S.TABLES)
+
     def prepare(self, binding, w, stage):
         d = binding.dialect
         if stage == "before_load":

@@ -316,6 +316,9 @@ class Ycsb(Family):
     def load_range(self, w):
         return w.insertstart, w.load_count
 
+    def tables(self, w):
+        return [w.table]
+
     def prepare(self, binding, w, stage):
         if stage == "before_load":
             binding.create_table(w.table, w.fieldcount)

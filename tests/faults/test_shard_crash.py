@@ -1,0 +1,119 @@
+"""Issue 20 item 5: a running shard persists what it measured every DBSWARM_PERSIST_INTERVAL_S
+seconds, so a shard process killed with SIGKILL loses at most one interval; the campaign
+names the shard as failed, `dbswarm resume` continues it from its last persisted state, the
+totals are exact and the result states how much was lost."""
+import json
+import os
+import signal
+import time
+
+from tests.faults.conftest import dbswarm_env, wait_gone
+
+INTERVAL = 2.0
+
+
+def _shard_file(tmp_path, phase, shard):
+    found = list((tmp_path / "r").glob(f"*/runs/*/{phase}/shard-{shard}.json"))
+    return json.loads(found[0].read_text()) if found else None
+
+
+def test_sigkilled_shard_loses_at_most_one_interval_and_resume_completes_it(tmp_path, spawn):
+    spec = tmp_path / "crash.json"
+    # 24,000 operations at 2,000 ops/s over 2 shards: a 12 s run phase, persisted every 2 s
+    spec.write_text(json.dumps({
+        "name": "faults-crash", "seed": 5,
+        "workload": {"preset": "b", "table": "faults_crash", "recordcount": 2000, "operationcount": 24000,
+                     "target": 2000, "threads": 2},
+        "fanout": {"shards": 2}, "phases": ["prepare", "load", "run"]}))
+    progress = tmp_path / "progress"
+    progress.mkdir()
+    env = dbswarm_env(DBSWARM_PROGRESS_DIR=progress, DBSWARM_PERSIST_INTERVAL_S=INTERVAL)
+    proc = spawn(["run", str(spec), "--results", str(tmp_path / "r"), "--quiet"], env=env)
+    deadline = time.monotonic() + 90
+    victim = None
+    while victim is None:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "shard 1 never persisted two segments of its run phase"
+        doc = _shard_file(tmp_path, "run", 1)
+        if doc and len(doc["segments"]) >= 2:
+            for p in progress.glob("*.run.1.json"):
+                try:
+                    victim = json.loads(p.read_text())["pid"]
+                except (ValueError, OSError):
+                    pass
+        time.sleep(0.1)
+    time.sleep(INTERVAL / 2)          # mid-interval: what it measured since its last write is lost
+    before = _shard_file(tmp_path, "run", 1)
+    os.kill(victim, signal.SIGKILL)
+    killed_at = time.time()
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 3, err  # a shard is missing: partial
+    assert wait_gone(proc.pid, 10) == []
+    first = json.loads(next((tmp_path / "r").glob("*/result.json")).read_text())
+    run = first["runs"][0]["phases"]["run"]
+    assert run["status"] == "partial"
+    kept = _shard_file(tmp_path, "run", 1)
+    # what the shard persisted before it died is kept and merged: not everything is lost
+    persisted_ops = sum(o["count"] for o in kept["measurement"]["operations"].values())
+    assert persisted_ops > 0 and kept["segments"][-1]["persisted"] == "interval"
+    assert len(kept["segments"]) >= len(before["segments"])
+    assert killed_at - kept["segments"][-1]["ended_at"] <= INTERVAL + 1.5
+    assert run["operations_total"] > 12000    # shard 0's 12,000 + shard 1's persisted share
+
+    cid = first["campaign_id"]
+    again = spawn(["resume", cid, "--results", str(tmp_path / "r")], env=dbswarm_env(DBSWARM_PERSIST_INTERVAL_S=INTERVAL))
+    out, err = again.communicate(timeout=120)
+    assert again.returncode == 0, err
+    assert wait_gone(again.pid, 10) == []
+    result = json.loads(next((tmp_path / "r").glob("*/result.json")).read_text())
+    run = result["runs"][0]["phases"]["run"]
+    assert result["status"] == "complete" and run["status"] == "complete"
+    assert run["operations_total"] == 24000   # exact: the lost interval is done again, nothing twice
+    # the result says how much was lost: more than nothing, at most one interval
+    assert 0 < run["lost_seconds"] <= INTERVAL
+    resumed = _shard_file(tmp_path, "run", 1)
+    assert [s["segment"] for s in resumed["segments"]] == list(range(len(resumed["segments"])))
+    assert any(s.get("lost_s") for s in resumed["segments"])
+
+
+def test_a_retried_call_continues_from_the_persisted_state(tmp_path, monkeypatch):
+    """A Lambda retry re-sends the event the failed attempt got (its old checkpoint): the call
+    continues from the shard file instead, and a shard already done is not run again."""
+    from dbswarm import service
+    monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", "0.6")
+    campaign = {"name": "faults-retry", "seed": 3,
+                "workload": {"preset": "c", "table": "faults_retry", "recordcount": 300, "operationcount": 3000,
+                             "target": 1500, "threads": 1},
+                "fanout": {"shards": 1}, "phases": ["prepare", "load", "run"]}
+    calls = []
+
+    def shards(event, count):
+        for i in range(count):
+            calls.append(service.run_shard(dict(event, shard=i)))
+    out = service.run_steps(campaign, str(tmp_path / "r"), shards, lead_seconds=0.1)
+    assert out["status"] == "complete"
+    cid = out["campaign_id"]
+    key = f"{cid}/runs/{calls[-1]['run_id']}/run/shard-0.json"
+    path = tmp_path / "r" / key
+    doc = json.loads(path.read_text())
+    assert len(doc["segments"]) >= 3 and doc["segments"][0]["persisted"] == "interval"
+    # a retry of the first call after the shard finished: answered from the file, nothing runs
+    again = service.run_shard({"store": out["store"], "campaign_id": cid, "run_id": calls[-1]["run_id"],
+                               "phase": "run", "shard": 0})
+    assert again["status"] == "done" and again["ops"] == 3000
+    assert json.loads(path.read_text())["segments"] == doc["segments"]
+    # the file as it was after its second segment (the call died then): a retry with the
+    # first call's event continues from segment 2 and ends with exactly the planned count
+    cut = dict(doc, segments=doc["segments"][:2], status="continue")
+    from dbswarm.measure import Measurement
+    cut["resume_checkpoint"] = {"segment": 2, "elapsed": doc["segments"][1]["elapsed_s"],
+                                "threads": [{"done": doc["segments"][1]["done"], "state": {}}]}
+    cut["measurement"] = Measurement().to_dict()  # what it counts is not the point here
+    path.write_text(json.dumps(cut))
+    answer = service.run_shard({"store": out["store"], "campaign_id": cid, "run_id": calls[-1]["run_id"],
+                                "phase": "run", "shard": 0})
+    final = json.loads(path.read_text())
+    assert answer["status"] == "done"
+    assert final["segments"][2]["segment"] == 2
+    assert final["segments"][-1]["done"] == 3000
+    assert 0 < final["segments"][2]["lost_s"] <= 0.6
