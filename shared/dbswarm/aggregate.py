@@ -255,6 +255,38 @@ def _judge_errors(out: dict, measurement: Measurement, phase: str, max_error_rat
         out["error_problems"] = problems
 
 
+def run_phases(plan: Plan, store, run: RunPlan, missing_all: Optional[list] = None) -> dict:
+    """One run's merged load and run phases (``missing_all`` collects its missing shards)."""
+    cid = plan.campaign_id
+    missing_all = [] if missing_all is None else missing_all
+    phases = {}
+    for phase in [p for p in plan.phases if p in ("load", "run")]:
+        failures = {}
+        for i in range(run.shard_count):
+            try:
+                failures[i] = store.get_json(failure_key(store, cid, run.run_id, phase, i))["error"]
+            except KeyError:
+                pass
+        docs = _ShardDocs(store, cid, run.run_id, phase)
+        if not failures and not store.list(store.key(cid, "runs", run.run_id, phase) + "/"):
+            # the phase never started (an earlier phase or run stopped the campaign)
+            phases[phase] = {"phase": phase, "status": "not run"}
+            continue
+        edges = []
+        for edge in ("start", "end"):
+            try:
+                edges.append(store.get_json(store.key(cid, "runs", run.run_id, phase, f"window-{edge}.json")))
+            except KeyError:
+                edges.append(None)
+        merged = merge_phase(run.family, run.workload, run.shard_count, phase, docs, failures,
+                             plan.max_error_rate, window=window_deltas(*edges),
+                             load_counts=[s.load_count for s in run.shards] if phase == "load" else None)
+        phases[phase] = merged
+        for m in merged["shards"]["missing"]:
+            missing_all.append({"run_id": run.run_id, "phase": phase, **m})
+    return phases
+
+
 def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
               interrupted: Optional[str] = None) -> dict:
     """Read every shard's file from the store and build result.json's content.
@@ -263,31 +295,7 @@ def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
     cid = plan.campaign_id
     runs_out, missing_all = [], []
     for run in plan.runs:
-        phases = {}
-        for phase in [p for p in plan.phases if p in ("load", "run")]:
-            failures = {}
-            for i in range(run.shard_count):
-                try:
-                    failures[i] = store.get_json(failure_key(store, cid, run.run_id, phase, i))["error"]
-                except KeyError:
-                    pass
-            docs = _ShardDocs(store, cid, run.run_id, phase)
-            if not failures and not store.list(store.key(cid, "runs", run.run_id, phase) + "/"):
-                # the phase never started (an earlier phase or run stopped the campaign)
-                phases[phase] = {"phase": phase, "status": "not run"}
-                continue
-            edges = []
-            for edge in ("start", "end"):
-                try:
-                    edges.append(store.get_json(store.key(cid, "runs", run.run_id, phase, f"window-{edge}.json")))
-                except KeyError:
-                    edges.append(None)
-            merged = merge_phase(run.family, run.workload, run.shard_count, phase, docs, failures,
-                                 plan.max_error_rate, window=window_deltas(*edges),
-                                 load_counts=[s.load_count for s in run.shards] if phase == "load" else None)
-            phases[phase] = merged
-            for m in merged["shards"]["missing"]:
-                missing_all.append({"run_id": run.run_id, "phase": phase, **m})
+        phases = run_phases(plan, store, run, missing_all)
         runs_out.append(_run_result(run, phases))
     statuses = [p.get("status") for r in runs_out for p in r["phases"].values()]
     if interrupted:
@@ -306,6 +314,13 @@ def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
     if interrupted:
         result["interrupted"] = {"by": interrupted, "resume": f"dbswarm resume {cid}"}
     result["cost"] = _cost(store, cid, runs_out)
+    try:
+        search_doc = store.get_json(store.key(cid, "search.json"))
+    except KeyError:
+        search_doc = None
+    if search_doc:
+        from .search import result_section
+        result["search"] = result_section(search_doc)
     CampaignResult.model_validate(result)  # what schema/result.schema.json publishes is what is written
     return result
 
@@ -337,6 +352,7 @@ def _run_result(run: RunPlan, phases: dict) -> dict:
         "workload": {"family": run.family, "name": run.workload_name, **run.workload},
         "threads": run.threads, "shard_count": run.shard_count,
         "phases": phases,
+        **{k: getattr(run, k) for k in ("cell", "arm", "repeat", "search_step") if getattr(run, k) is not None},
     }
 
 

@@ -82,6 +82,11 @@ class RunPlan(_Doc):
     shard_count: int
     map_mode: Literal["INLINE", "DISTRIBUTED"]
     shards: list[ShardPlan]
+    cell: Optional[str] = Field(None, description="repeat: the matrix cell this run measures again")
+    arm: Optional[str] = Field(None, description="repeat: candidate | baseline (the baseline configuration)")
+    repeat: Optional[int] = Field(None, description="repeat: 1..count")
+    search_step: Optional[dict[str, Any]] = Field(None, description="search: the step this run is "
+                                                  "({cell, step, key, value})")
 
     @property
     def engine(self) -> str:

@@ -234,15 +234,16 @@ class _Watch:
 
     def after_call(self, function, event, result, error):
         if error is None and function == "PlanFunction":
-            result = self._planned(result)
+            result = self._planned(result, step=event.get("action") == "next_step")
         if error is None:
             with self.lock:
                 self.outputs[function] = result
         return result
 
-    def _planned(self, plan):
+    def _planned(self, plan, step=False):
+        """The plan step's answer (or a search's next step: its one new run)."""
         store = self.user_store(plan["store"])
-        full = service.load_plan(store, plan["campaign_id"])
+        full = service.load_plan(store, plan["campaign_id"], plan["runs"][0]["run_id"] if plan["runs"] else None)
         mirrored = False
         for run in plan["runs"]:
             if run.get("items_key"):
@@ -254,9 +255,13 @@ class _Watch:
             plan = dict(plan, bucket=self.cloud.bucket(), items_prefix="")
         with self.lock:
             self.plan, self.full_plan = plan, full
-            if not getattr(self, "quiet", False):
-                self.messages.append(f"campaign {plan['campaign_id']}: {len(plan['runs'])} run(s); "
-                                     f"results in {plan['store']}")
+            if step:
+                if plan["runs"] and not getattr(self, "quiet", False):
+                    self.messages.append(f"search: next step {plan['runs'][0]['run_id']}")
+            elif not getattr(self, "quiet", False):
+                self.messages.append(f"campaign {plan['campaign_id']}: {len(plan['runs'])} run(s)"
+                                     + (" (a search: one step at a time)" if plan.get("search") else "")
+                                     + f"; results in {plan['store']}")
         return plan
 
     def user_store(self, url):

@@ -72,10 +72,15 @@ def plan_run(campaign: Campaign, run: Run, cpu_count: int | None = None) -> list
             load_start=loads[0][0], load_count=sum(c for _, c in loads),
             operationcount=sum(thread_ops[t0:t0 + t]),
             target=(rate * t / threads) if rate else None,
-            seed=derive_seed(campaign.seed, run.index, i),
+            seed=derive_seed(campaign.seed, _seed_index(run), i),
             thread_ops=thread_ops[t0:t0 + t], thread_load=loads))
         t0 += t
     return shards
+
+
+def _seed_index(run: Run) -> int:
+    """Repetitions of a cell (and its baseline configuration) draw the same operations."""
+    return run.index if run.seed_index is None else run.seed_index
 
 
 def make_plan(campaign: Campaign, runs: list[Run], campaign_id: str, cpu_count: int | None = None,
@@ -91,7 +96,8 @@ def make_plan(campaign: Campaign, runs: list[Run], campaign_id: str, cpu_count: 
         out_runs.append(RunPlan(
             index=run.index, run_id=run.run_id, axes=run.axes, target=target,
             workload=run.workload.model_dump(mode="json"), family=run.workload.family,
-            workload_name=run.workload.name, seed=derive_seed(campaign.seed, run.index),
+            workload_name=run.workload.name, seed=derive_seed(campaign.seed, _seed_index(run)),
+            cell=run.cell, arm=run.arm, repeat=run.repeat, search_step=run.search_step,
             is_real_database=engine.is_real_database,
             operation_total=families.get(run.workload.family).limits(run.workload).count,
             threads=run.workload.threads, shard_count=len(shards),

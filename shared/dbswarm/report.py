@@ -150,13 +150,12 @@ def summary_markdown(result) -> str:
                 f"| {p['operations_total']:,} | {p['errors_total']:,} | {p['duration_s']} | {fmt(p['ops_per_s'])} "
                 f"| {fmt(st['ops_per_s'])} ({st['seconds']}) | {mix} | {p['start_skew_s']['max']} |")
     lines += cost_lines(result)
+    if result.get("search"):
+        from .search import search_markdown
+        lines += search_markdown(result["search"])
     if result.get("compare"):
-        c = result["compare"]
-        lines += ["", f"### Comparison with baseline `{c['baseline']}`: **{c['verdict']}**", "",
-                  "| run | metric | baseline | now | change | threshold | regressed |", "|---|---|---|---|---|---|---|"]
-        for d in c["deltas"]:
-            lines.append(f"| {d['run_id']} | {d['metric']} | {d['baseline']} | {d['value']} | "
-                         f"{d['change']:+.1%} | {d['threshold']:.0%} | {'yes' if d['regressed'] else ''} |")
+        from .compare import verdict_markdown
+        lines += verdict_markdown(result["compare"])
     return "\n".join(lines) + "\n"
 
 

@@ -54,11 +54,14 @@ def _store(event):
     return open_store(event["store"])
 
 
-def load_plan(store, campaign_id) -> Plan:
+def load_plan(store, campaign_id, run_id: Optional[str] = None) -> Plan:
+    """plan.json, cached per process; read again when it lacks ``run_id`` (a search plans its
+    runs one step at a time: a warm function may hold an older plan)."""
     key = (store.url, campaign_id)
     with _lock:
-        if key in _plan_cache:
-            return _plan_cache[key]
+        cached = _plan_cache.get(key)
+        if cached is not None and (run_id is None or any(r.run_id == run_id for r in cached.runs)):
+            return cached
     plan = Plan.of(store.get_json(store.key(campaign_id, "plan.json")))
     with _lock:
         _plan_cache[key] = plan
@@ -85,6 +88,10 @@ def plan_campaign(event: dict) -> dict:
         sqlite_url = str(store.local_root / cid / "sqlite" / "dbswarm.db")
     else:
         sqlite_url = os.path.join(tempfile.gettempdir(), "dbswarm", cid, "dbswarm.db")
+    search_doc = None
+    if campaign.search:
+        from .search import first_step
+        runs, search_doc = first_step(campaign, runs)
     plan = make_plan(campaign, runs, cid, event.get("cpu_count"), sqlite_url=sqlite_url)
     check_shard_limit({run.run_id: run.shard_count for run in plan.runs}, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
     from .cost import check_max_cost, estimate
@@ -93,29 +100,66 @@ def plan_campaign(event: dict) -> dict:
     store.put_json(store.key(cid, "campaign.json"), redacted_campaign(campaign))
     store.put_json(store.key(cid, "plan.json"), plan.to_dict())
     store.put_json(store.key(cid, "cost-estimate.json"), cost)  # beside the result: what the cloud would use
-    out_runs = []
-    for run in plan.runs:
-        item = {"run_id": run.run_id, "index": run.index, "shard_count": run.shard_count, "map_mode": run.map_mode}
-        items = [{"shard": i} for i in range(run.shard_count)]
-        if run.map_mode == "INLINE":
-            item["shards"] = items
-        else:
-            item["items_key"] = store.key(cid, "runs", run.run_id, "shards.json")
-            store.put_json(item["items_key"], items)
-        out_runs.append(item)
+    if search_doc:
+        store.put_json(store.key(cid, "search.json"), search_doc)
+    out_runs = [_run_item(store, cid, run) for run in plan.runs]
     phases = plan.phases
     return {"campaign_id": cid, "store": store.url, "name": campaign.name,
             "bucket": getattr(store, "bucket", None),
             "items_prefix": getattr(store, "prefix", ""),
             "has_load": "load" in phases, "has_run": "run" in phases,
             "has_prepare": "prepare" in phases, "has_cleanup": "cleanup" in phases,
+            "search": bool(search_doc),
             "runs": out_runs,
             "baseline": campaign.results.baseline, "save_baseline": campaign.results.save_baseline,
             "thresholds": campaign.results.thresholds,
+            # the compare step runs for a named baseline, a baseline to save, or a baseline configuration
+            "compare": bool(campaign.results.baseline or campaign.results.save_baseline
+                            or (campaign.repeat and campaign.repeat.baseline)),
             "shard_phases": [p for p in ("load", "run") if p in phases],
             "max_call_seconds": positive_number(event.get("max_call_seconds"), "max_call_seconds", MAX_CALL_SECONDS),
             "lead_seconds": positive_number(event.get("lead_seconds"), "lead_seconds", MAX_LEAD_SECONDS)
             or DEFAULT_LEAD_SECONDS}
+
+
+def _run_item(store, cid, run) -> dict:
+    """A run as the state machine's per-run Map iterates it: shard items inline, or in S3."""
+    item = {"run_id": run.run_id, "index": run.index, "shard_count": run.shard_count, "map_mode": run.map_mode}
+    items = [{"shard": i} for i in range(run.shard_count)]
+    if run.map_mode == "INLINE":
+        item["shards"] = items
+    else:
+        item["items_key"] = store.key(cid, "runs", run.run_id, "shards.json")
+        store.put_json(item["items_key"], items)
+    return item
+
+
+def next_step(event: dict) -> dict:
+    """A search's decision after each of its runs (the state machine's NextStep): merge the
+    run just measured, record the step in search.json, decide, and plan the next run.
+    Returns the state machine's state (``event["state"]``) with ``runs`` = [the next run] and
+    ``more``: whether to loop back to the per-run Map."""
+    from .aggregate import run_phases
+    from .search import advance
+    state = dict(event["state"])
+    store = open_store(state["store"])
+    cid = state["campaign_id"]
+    plan = Plan.of(store.get_json(store.key(cid, "plan.json")))  # the newest: this process may hold an older one
+    doc = store.get_json(store.key(cid, "search.json"))
+    last = plan.runs[-1]
+    phases = run_phases(plan, store, last)
+    campaign_doc = store.get_json(store.key(cid, "campaign.json"))
+    new_run = advance(doc, plan, last, phases, campaign_doc)
+    if new_run is not None:
+        check_shard_limit({new_run.run_id: new_run.shard_count}, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
+        plan.runs.append(new_run)
+        store.put_json(store.key(cid, "plan.json"), plan.to_dict())
+        with _lock:
+            _plan_cache[(store.url, cid)] = plan
+    store.put_json(store.key(cid, "search.json"), doc)
+    state["runs"] = [_run_item(store, cid, new_run)] if new_run is not None else []
+    state["more"] = new_run is not None
+    return state
 
 
 # ---- un-sharded steps -----------------------------------------------------------------------
@@ -143,7 +187,7 @@ def window(event: dict) -> dict:
     """One edge of a phase's measured window (before its shards start, after they all
     ended): the server's counters and the family's figures, stored beside the shard files."""
     store = _store(event)
-    plan = load_plan(store, event["campaign_id"])
+    plan = load_plan(store, event["campaign_id"], event["run_id"])
     run = plan.run(event["run_id"])
     phase, edge = event["phase"], event["edge"]
     try:
@@ -201,7 +245,7 @@ def _quietly(fn, *args):
 def prepare_run(event: dict) -> dict:
     ev = PrepareEvent.of(event)
     store = open_store(ev.store)
-    plan = load_plan(store, ev.campaign_id)
+    plan = load_plan(store, ev.campaign_id, ev.run_id)
     run = plan.run(ev.run_id)
     password = secrets.resolve(run.target.get("password"))
     held = lock_run(event) if ev.stage != "cleanup" else None
@@ -283,7 +327,7 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
     ev = ShardEvent.of(event)
     store = open_store(ev.store)
     cid = ev.campaign_id
-    plan = load_plan(store, cid)
+    plan = load_plan(store, cid, ev.run_id)
     run = plan.run(ev.run_id)
     if ev.shard >= run.shard_count:
         raise DbswarmError(f"shard {ev.shard}: run {run.run_id} has {run.shard_count} shards")
@@ -394,7 +438,7 @@ def redact_error(event: dict, text) -> str:
     resolved) and any credentials in URLs replaced by ***."""
     text = str(text)
     try:
-        run = load_plan(_store(event), event["campaign_id"]).run(event["run_id"])
+        run = load_plan(_store(event), event["campaign_id"], event["run_id"]).run(event["run_id"])
         text = secrets.Redactor(secrets.resolve(run.target.get("password")))(text)
     except Exception:  # no plan, no secret: URL redaction still applies
         pass
@@ -421,7 +465,7 @@ def _progress_writer(run_id, phase, shard):
 def aggregate_campaign(event: dict) -> dict:
     store = _store(event)
     cid = event["campaign_id"]
-    plan = load_plan(store, cid)
+    plan = Plan.of(store.get_json(store.key(cid, "plan.json")))  # never a cached one: a search adds runs
     try:
         campaign = store.get_json(store.key(cid, "campaign.json"))
     except KeyError:

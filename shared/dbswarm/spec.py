@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from . import bindings, families
 from .errors import CampaignError, FamilyError
+from .search import Search
 
 PHASES = ("prepare", "load", "run", "cleanup")
 from .redact import SECRET_HINT, option_password_problems, reference_problems, url_password_problems
@@ -128,6 +129,20 @@ class Thresholds(_Strict):
     default: float = Field(0.10, ge=0)
 
 
+class VerdictSettings(_Strict):
+    """How the compare step judges a run (README: "How the verdict decides")."""
+    alpha: float = Field(0.05, gt=0, lt=0.5, description="false-alarm budget of one comparison (all metrics and "
+                         "runs together: Holm's correction; split in two when the history's change points are "
+                         "judged too)")
+    min_effect: float = Field(0.02, ge=0, description="a significant change smaller than this fraction is not a "
+                              "regression")
+    history: bool = Field(True, description="append this campaign's figures to history/<name>/ and judge "
+                          "against that series")
+    history_runs: int = Field(60, ge=3, le=1000, description="the newest campaigns of the history read")
+    recent: int = Field(5, ge=1, description="a change point among the newest this many campaigns (this one "
+                        "included), with the later segment worse, fails the verdict")
+
+
 class Results(_Strict):
     location: str = Field("./results", description="local folder or s3://bucket/prefix")
 
@@ -143,10 +158,22 @@ class Results(_Strict):
     save_baseline: bool = Field(False, description="store this result as the named baseline")
     thresholds: dict[str, float] = Field(default_factory=dict,
                                          description="metric -> allowed fractional regression")
+    verdict: VerdictSettings = Field(default_factory=VerdictSettings)
     keep_data: bool = Field(True, description="sqlite: keep the database file after the campaign")
     max_error_rate: float = Field(0.01, ge=0, le=1, description="a phase whose failed calls exceed this fraction "
                                   "of its calls ends complete_with_errors (and dbswarm run exits 5): it measured "
                                   "something else than the workload")
+
+
+class RepeatBaseline(_Strict):
+    target: Optional[dict[str, Any]] = Field(None, description="keys replacing the run's target's")
+    workload: Optional[dict[str, Any]] = Field(None, description="workload keys replacing the run's")
+
+
+class Repeat(_Strict):
+    count: int = Field(ge=1, le=1000, description="each run of the matrix this many times")
+    baseline: Optional[RepeatBaseline] = Field(None, description="a baseline configuration run before each "
+                                               "repetition (interleaved: B A B A …); the verdict compares the two")
 
 
 class Campaign(_Strict):
@@ -163,6 +190,14 @@ class Campaign(_Strict):
     max_cost: Optional[float] = Field(None, gt=0, description="refuse the campaign before anything runs when its "
                                       "cloud cost estimate (dbswarm validate shows it) exceeds this, in the price "
                                       "table's currency (USD)")
+    repeat: Optional[Repeat] = Field(None, description="repeated measurement: an integer, or {count, baseline}")
+    search: Optional[Search] = Field(None, description="peak search: step a workload key run after run until a "
+                                     "stop rule fires (README: Finding the peak)")
+
+    @field_validator("repeat", mode="before")
+    @classmethod
+    def _repeat_int(cls, v):
+        return {"count": v} if isinstance(v, int) and not isinstance(v, bool) else v
 
     @field_validator("results", mode="before")
     @classmethod
@@ -194,6 +229,11 @@ class Run(BaseModel):
     target: Target
     workload: Any   # the family's model (families.WorkloadModel)
     axes: dict[str, Any] = Field(default_factory=dict)
+    cell: Optional[str] = None      # the matrix cell a repeated run measures again (its run_id without repeat)
+    arm: Optional[str] = None       # candidate | baseline (repeat with a baseline configuration)
+    repeat: Optional[int] = None    # 1..count
+    seed_index: Optional[int] = None  # the cell's index: repetitions draw the same operations
+    search_step: Optional[dict[str, Any]] = None  # a search's step: {cell, step, kind, key, value}
 
 
 def _path(loc):
@@ -295,7 +335,50 @@ def expand_runs(campaign: Campaign) -> list[Run]:
         runs.append(Run(index=index, run_id=run_id[:80], target=target, workload=workload, axes=label))
     if problems:
         raise CampaignError(sorted(set(problems), key=problems.index))
+    if campaign.repeat and campaign.search:
+        raise CampaignError(["repeat: a search's steps are not repeated (give repeat or search, not both)"])
+    if campaign.repeat:
+        runs = repeat_runs(campaign, runs)
     return runs
+
+
+def repeat_runs(campaign: Campaign, cells: list[Run]) -> list[Run]:
+    """Each cell ``count`` times, repetition outermost (cells interleaved in time, so a slow
+    hour of the machine does not fall on one cell); with a baseline configuration, the
+    baseline's run just before the candidate's: B A B A … (the same seed for both)."""
+    rep = campaign.repeat
+    out, problems = [], []
+    for r in range(1, rep.count + 1):
+        for cell in cells:
+            arms = [("baseline", cell), ("candidate", cell)] if rep.baseline else [(None, cell)]
+            for arm, _ in arms:
+                target, workload = cell.target, cell.workload
+                if arm == "baseline":
+                    if rep.baseline.target:
+                        try:
+                            target = Target.model_validate({**cell.target.model_dump(exclude_none=True),
+                                                            **rep.baseline.target})
+                        except ValidationError as err:
+                            problems += _messages(err, "repeat.baseline.target")
+                            continue
+                    if rep.baseline.workload:
+                        fam = families.get(cell.workload.family)
+                        try:
+                            workload = fam.workload({**cell.workload.model_dump(mode="json"),
+                                                     **rep.baseline.workload})
+                        except ValidationError as err:
+                            problems += _messages(err, "repeat.baseline.workload")
+                            continue
+                index = len(out)
+                suffix = f"-r{r}" + ("-base" if arm == "baseline" else "")
+                run_id = f"{index:03d}-{cell.run_id[4:]}"[:80 - len(suffix)] + suffix if "-" in cell.run_id \
+                    else f"{index:03d}{suffix}"
+                out.append(Run(index=index, run_id=run_id, target=target, workload=workload,
+                               axes={**cell.axes, "repeat": r, **({"arm": arm} if arm else {})},
+                               cell=cell.run_id, arm=arm or "candidate", repeat=r, seed_index=cell.index))
+    if problems:
+        raise CampaignError(sorted(set(problems), key=problems.index))
+    return out
 
 
 def _workload_origin(origin, combo, axes):

@@ -50,6 +50,7 @@ def test_baseline_saved_then_regression_fails_the_execution(tmp_path):
     baseline = tmp_path / "baselines" / "local.json"
     doc = json.loads(baseline.read_text())
     doc["metrics"]["000"]["throughput"] *= 1000      # a baseline no machine can match
+    doc["samples"]["000"]["throughput"] = [v * 1000 for v in doc["samples"]["000"]["throughput"]]  # its runs too
     baseline.write_text(json.dumps(doc))
     second = run_campaign(base, str(tmp_path), show_progress=False, log=lambda *_: None)
     assert second["compare"]["verdict"] == "regressed"

@@ -211,6 +211,56 @@ def test_the_nightly_schedule_compares_with_the_stored_baseline(cloud, tmp_path,
         assert result["status"] == "regressed" and states["Regressed"] == 1
 
 
+NIGHTLY_REPEAT = """name: nightly-history
+seed: 12
+target: {{engine: sqlite, url: {db}}}
+workload: {{preset: S6, recordcount: 500, operationcount: 1500, threads: 1}}
+fanout: {{shards: 1}}
+repeat: 3
+results: {{baseline: nightly-history}}
+"""
+
+
+@pytest.mark.parametrize("level, verdict", [(1.0, "pass"), (1e9, "regressed")])
+def test_the_nightly_schedule_judges_against_its_history(cloud, tmp_path, level, verdict):
+    """The schedule's path with the noise-aware verdict: 3 runs tonight (repeat) against 30
+    campaigns of history in the bucket: Mann–Whitney, the effect and its interval, the
+    change point; tonight is appended to the history."""
+    import random
+    schedule, = cloud.app.schedules()
+    s3 = cloud.client("s3")
+    prefix = f"history/nightly-history/"
+    for obj in s3.list_objects_v2(Bucket=cloud.bucket(), Prefix=prefix).get("Contents", []):
+        s3.delete_object(Bucket=cloud.bucket(), Key=obj["Key"])
+    rng = random.Random(3)
+    for i in range(30):
+        doc = {"schema_version": 1, "campaign_id": f"night-{i:02d}", "at": 1000.0 + i, "verdict": "pass",
+               "samples": {"000": {"throughput": [level * (1 + rng.uniform(-0.2, 0.2))]}}}
+        s3.put_object(Bucket=cloud.bucket(), Key=f"{prefix}{1000.0 + i:017.6f}-night-{i:02d}.json",
+                      Body=json.dumps(doc).encode())
+    s3.put_object(Bucket=cloud.bucket(), Key=schedule.input["campaign_key"],
+                  Body=NIGHTLY_REPEAT.format(db=tmp_path / "nightly.db").encode())
+    name = f"nightly-{uuid.uuid4().hex[:8]}"
+    arn = cloud.start(schedule.input, name=name)
+    desc = finish(cloud, arn)
+    result = s3_json(cloud, f"campaigns/{name}/result.json")
+    c = result["compare"]
+    assert c["verdict"] == verdict and c["history"] == {"campaigns": 30, "name": "nightly-history"}
+    d, = [d for d in c["deltas"] if d["metric"] == "throughput"]
+    assert d["method"] == "statistical" and d["n"] == 3 and d["n_reference"] == 30 and d["ci"]
+    assert "Mann–Whitney" in d["test"] and d["regressed"] is (verdict == "regressed")
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=cloud.bucket(), Prefix=prefix)["Contents"]]
+    assert len(keys) == 31 and keys[-1].endswith(f"-{name}.json")        # tonight appended
+    if verdict == "regressed":
+        assert desc["status"] == "FAILED" and desc["error"] == "dbswarm.Regressed"
+        assert d["p_adjusted"] < 0.025 and d["change"] < -0.99 and c["reasons"]
+        assert any(cp["index"] == 30 and cp["regressed"] for cp in c["change_points"])
+        summary = cloud.client("s3").get_object(Bucket=cloud.bucket(), Key=f"campaigns/{name}/summary.md")
+        assert "### Verdict: **regressed**" in summary["Body"].read().decode()
+    else:
+        assert desc["status"] == "SUCCEEDED" and result["status"] == "complete"
+
+
 @pytest.mark.slow
 def test_many_shards_use_a_distributed_map_reading_items_from_s3(cloud):
     campaign = {"name": "wide", "target": {"engine": "noop"}, "phases": ["run"],

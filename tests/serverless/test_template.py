@@ -78,6 +78,11 @@ def test_state_machine_flow():
     states = _states(definition)
     top = definition["States"]
     assert top["Plan"]["Next"] == "ForEachRun"
+    # a peak search: after the runs, NextStep (the plan function) plans the next step and loops back
+    assert top["ForEachRun"]["Next"] == "Search?" and top["Search?"]["Default"] == "Aggregate"
+    assert top["Search?"]["Choices"][0]["Next"] == "NextStep"
+    assert top["NextStep"]["Parameters"]["Payload"]["action"] == "next_step" and top["NextStep"]["Next"] == "More?"
+    assert top["More?"]["Choices"][0] == {"Variable": "$.more", "BooleanEquals": True, "Next": "ForEachRun"}
     assert top["ForEachRun"]["MaxConcurrency"] == 1                        # runs one after the other
     assert top["ForEachRun"]["Catch"][0]["Next"] == "Aggregate"            # partial campaigns aggregate
     assert top["Aggregate"]["Next"] == "Compare?"
@@ -97,7 +102,7 @@ def test_state_machine_flow():
     assert dist["ItemReader"]["Resource"] == "arn:aws:states:::s3:getObject"
     # every Lambda task retries the service's transient errors, with the template's interval
     tasks = [s for s in states.values() if s["Type"] == "Task"]
-    assert len(tasks) == 10
+    assert len(tasks) == 11
     # the measured window's edges around the shards: the server's counters before and after
     assert states["Arm"]["Parameters"]["Payload"]["phase.$"] == "$.phase"
     for map_name in ("Shards", "ShardsDistributed"):

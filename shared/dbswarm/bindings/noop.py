@@ -1,9 +1,20 @@
 """noop: answers every call at once, touching no database. It measures the load
-generator itself (benchmarks); never a default, and results say so."""
+generator itself (benchmarks); never a default, and results say so.
+
+Options ``capacity`` and ``service_time_ms`` make it an artificial server for tests of the
+peak search: at most ``capacity`` calls are served at once (per process, i.e. per shard:
+``fanout: {shards: 1}`` makes it the whole run's), each taking ``service_time_ms``; so
+throughput rises with the client threads up to capacity / service time and stays there."""
 from __future__ import annotations
+
+import threading
+import time
 
 from . import register
 from .base import Binding
+
+_servers: dict = {}
+_servers_lock = threading.Lock()
 
 
 @register("noop")
@@ -12,7 +23,22 @@ class NoopBinding(Binding):
     _record = {f"field{i}": "x" for i in range(10)}
 
     def connect(self):
-        pass
+        options = self.conn.options or {}
+        cap = options.get("capacity")
+        self._service_s = float(options.get("service_time_ms") or 0) / 1000
+        self._slots = None
+        if cap:
+            with _servers_lock:
+                self._slots = _servers.setdefault(int(cap), threading.BoundedSemaphore(int(cap)))
+
+    def _serve(self):
+        slots = getattr(self, "_slots", None)
+        if slots is None:
+            if getattr(self, "_service_s", 0):
+                time.sleep(self._service_s)
+            return
+        with slots:
+            time.sleep(self._service_s)
 
     def describe(self):
         return {"note": "noop binding: generator only, no database"}
@@ -28,21 +54,26 @@ class NoopBinding(Binding):
         return 0
 
     def read(self, table, key, fields, rows=True):
+        self._serve()
         return self._record if rows else 1
 
     def scan(self, table, startkey, count, fields, rows=True):
+        self._serve()
         return [self._record] if rows else 1
 
     def update(self, table, key, values):
+        self._serve()
         return True
 
     def insert(self, table, key, values):
+        self._serve()
         pass
 
     def insert_batch(self, table, rows):
         pass
 
     def delete(self, table, key):
+        self._serve()
         return True
 
     # -- sql -------------------------------------------------------------------------------
@@ -50,12 +81,15 @@ class NoopBinding(Binding):
         return sql
 
     def execute(self, sql, params=()):
+        self._serve()
         return 0
 
     def fetchall(self, sql, params=()):
+        self._serve()
         return []
 
     def fetchcount(self, sql, params=()):
+        self._serve()
         return 0
 
     def begin(self, writes=True):

@@ -1,0 +1,80 @@
+"""Peak search through the state machine in local mode (moto executes campaign.asl.json: the
+plan step plans the first step, NextStep each next one, a Choice loops back to the runs)."""
+import json
+from pathlib import Path
+
+import pytest
+
+from dbswarm.local import run_campaign
+
+CAPACITY, SERVICE_MS = 8, 5.0   # the noop server: 8 calls at once, 5 ms each: 1,600 calls/s at most
+
+
+def test_search_finds_the_peak_of_a_noop_server_with_a_capacity(tmp_path):
+    campaign = {
+        "name": "search-noop", "seed": 1, "phases": ["run"],
+        "target": {"engine": "noop", "options": {"capacity": CAPACITY, "service_time_ms": SERVICE_MS}},
+        "workload": {"preset": "S6", "recordcount": 1000, "operationcount": 0, "maxexecutiontime": 2},
+        "fanout": {"shards": 1},
+        "search": {"key": "threads", "start": 1, "factor": 2, "max": 64, "refine": 1,
+                   "stop": {"gain_below": 0.1, "gain_steps": 1}},
+    }
+    out = run_campaign(campaign, str(tmp_path), show_progress=False, lead_seconds=0.3, log=lambda *a: None)
+    assert out["execution"]["status"] == "SUCCEEDED", out
+    cid = out["campaign_id"]
+    result = json.loads((tmp_path / cid / "result.json").read_text())
+    cell, = result["search"]["cells"]
+    order = cell["order"]
+    assert order[:5] == [1, 2, 4, 8, 16]                       # geometric steps, one run each
+    assert cell["stop"]["rule"] == "plateau" and "gain below 10%" in cell["stop"]["reason"]
+    assert len(order) == 6 and 4 < order[5] < 8                 # one narrowing step below the knee
+    # the peak: within one step of the true capacity
+    assert CAPACITY / 2 < cell["knee"]["value"] <= CAPACITY * 2
+    assert cell["knee"]["value"] == CAPACITY
+    best = CAPACITY / (SERVICE_MS / 1000)
+    assert 0.7 * best < cell["peak"]["throughput"] <= 1.05 * best
+    # every step is a run of the result, with its shard data kept
+    steps = {s["run_id"]: s for s in cell["curve"]}
+    assert [r["run_id"] for r in result["runs"]] == [s["run_id"] for s in sorted(cell["curve"], key=lambda s: order.index(s["value"]))]
+    for run in result["runs"]:
+        assert run["search_step"]["value"] == steps[run["run_id"]]["value"]
+        assert (tmp_path / cid / "runs" / run["run_id"] / "run" / "shard-0.json").is_file()
+    summary = (tmp_path / cid / "summary.md").read_text()
+    assert "### Peak search over threads" in summary and "knee" in summary
+    trace = json.loads((tmp_path / cid / "execution.json").read_text())
+    assert "NextStep" in json.dumps(trace)
+
+
+@pytest.mark.servers
+def test_search_on_mariadb_point_select_stops_with_its_reason(tmp_path):
+    """sysbench oltp_point_select on MariaDB, in a database of its own (dbswarm_search: other
+    tests use sbtest1 in dbswarm on the same server): the search stops and says why."""
+    from tests import servers
+    env = servers.start()
+    import pymysql
+    conn = pymysql.connect(host="127.0.0.1", port=int(env["DBSWARM_TEST_MYSQL_URL"].rsplit(":", 1)[1].split("/")[0]),
+                           user="dbswarm", password=servers.password(env))
+    conn.cursor().execute("CREATE DATABASE IF NOT EXISTS dbswarm_search")
+    conn.close()
+    target = servers.target("mysql", env)
+    target["url"] = target["url"].rsplit("/", 1)[0] + "/dbswarm_search"
+    campaign = {
+        "name": "search-mariadb", "seed": 2, "target": target,
+        "workload": {"family": "sysbench", "test": "oltp_point_select", "tables": 1, "table_size": 2000,
+                     "time": 2},
+        "phases": ["prepare", "load", "run"],
+        "search": {"key": "threads", "start": 1, "factor": 2, "max": 16, "max_steps": 5, "refine": 0,
+                   "stop": {"gain_below": 0.05, "gain_steps": 1, "p99_ms": 50}},
+    }
+    out = run_campaign(campaign, str(tmp_path), show_progress=False, lead_seconds=0.3, log=lambda *a: None)
+    assert out["execution"]["status"] == "SUCCEEDED", out
+    cid = out["campaign_id"]
+    result = json.loads((tmp_path / cid / "result.json").read_text())
+    cell, = result["search"]["cells"]
+    assert cell["done"] and cell["stop"]["rule"] in ("plateau", "failure", "max", "max_steps")
+    assert cell["stop"]["reason"]
+    assert cell["peak"]["throughput"] > 0 and cell["knee"]["value"] in cell["order"]
+    for s in cell["curve"]:
+        assert (tmp_path / cid / "runs" / s["run_id"] / "run").is_dir() and s["throughput"] > 0
+    summary = (tmp_path / cid / "summary.md").read_text()
+    assert f"Stopped: **{cell['stop']['rule']}**" in summary
