@@ -179,6 +179,36 @@ def scaling_charts(cid, result) -> list[dict]:
              "series": p99}]
 
 
+def search_charts(cid, result) -> list[dict]:
+    """A peak search (result.search): throughput and p99 against the stepped key, with the
+    chosen peak and the knee marked as their own points."""
+    out = []
+    for i, c in enumerate((result.get("search") or {}).get("cells") or []):
+        curve = [s for s in c.get("curve") or [] if s.get("throughput") is not None]
+        if not curve:
+            continue
+        x = [s["value"] for s in curve]
+        key = c.get("key") or "value"
+
+        def mark(name, field):
+            m = c.get(name)
+            return [(s.get(field) if m and s["value"] == m["value"] else None) for s in curve]
+        tput = [{"label": "throughput", "values": [s["throughput"] for s in curve]}]
+        tput += [{"label": name, "values": mark(name, "throughput")} for name in ("peak", "knee") if c.get(name)]
+        out.append({"id": _slug(cid, "search", str(i), "tput"), "x": x, "xlabel": key, "ylabel": "operations / s",
+                    "yunit": " /s", "series": tput,
+                    "title": f"Peak search over {key} ({c['cell']}): throughput; stopped: "
+                             f"{(c.get('stop') or {}).get('rule', 'not finished')}"})
+        p99 = [s.get("p99_us") for s in curve]
+        if any(v for v in p99):
+            series = [{"label": "worst p99", "values": [v or None for v in p99]}]
+            series += [{"label": name, "values": mark(name, "p99_us")} for name in ("peak", "knee") if c.get(name)]
+            out.append({"id": _slug(cid, "search", str(i), "p99"), "x": x, "xlabel": key, "ylabel": "p99, µs (log)",
+                        "ylog": True, "yunit": " µs", "series": series,
+                        "title": f"Peak search over {key} ({c['cell']}): p99 latency (slowest operation type)"})
+    return out
+
+
 # ---- HTML --------------------------------------------------------------------------------------
 
 def _table(head, rows, cls="") -> str:
@@ -303,6 +333,10 @@ def report_html(result, summary_md: str) -> str:
     cid = result["campaign_id"]
     charts: list[dict] = []
     sections = [overview_html(result)]
+    search = search_charts(cid, result)
+    if search:
+        charts += search
+        sections.append("<h2>Peak search</h2>" + "".join(f"<div class='chart' id='{s['id']}'></div>" for s in search))
     scaling = scaling_charts(cid, result)
     if scaling:
         charts += scaling

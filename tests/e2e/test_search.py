@@ -43,6 +43,16 @@ def test_search_finds_the_peak_of_a_noop_server_with_a_capacity(tmp_path):
     assert "### Peak search over threads" in summary and "knee" in summary
     trace = json.loads((tmp_path / cid / "execution.json").read_text())
     assert "NextStep" in json.dumps(trace)
+    # report.html draws the curve, the knee and the peak marked as their own points
+    import re
+    page = (tmp_path / cid / "report.html").read_text()
+    charts = json.loads(re.search(r"<script type='application/json' id='dbswarm-charts'>(.*?)</script>", page,
+                                  re.S).group(1))
+    tput = next(c for c in charts if "search" in c["id"] and c["id"].endswith("tput"))
+    assert tput["x"] == sorted(order) and tput["xlabel"] == "threads"
+    marks = {sr["label"]: sr["values"] for sr in tput["series"]}
+    assert [v for v in marks["knee"] if v is not None] == [cell["knee"]["throughput"]]
+    assert marks["knee"][tput["x"].index(CAPACITY)] == cell["knee"]["throughput"]
 
 
 @pytest.mark.servers
