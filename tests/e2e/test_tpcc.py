@@ -9,7 +9,9 @@ database holds:
 - the consistency conditions of clause 3.3.2 pass after the load (the campaign's after_load
   stage) and after a run of 4 virtual users over 2 shards;
 - New-Orders committed by the clients over the run phase equal the change of
-  sum(d_next_o_id) read from the database before and after it (HammerDB's NOPM).
+  sum(d_next_o_id) read from the database before and after it (HammerDB's NOPM), and the
+  campaign itself read the same figure at its window's edges: NOPM and TPM (the server's
+  commit + rollback counters) are in the result and in the TPC-C table of summary.md.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ import pytest
 from dbswarm import bindings, families, service
 from dbswarm.bindings.base import Connection
 from dbswarm.local import run_campaign
+from dbswarm.report import fmt
 from tests import servers
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
@@ -176,12 +179,23 @@ def test_tpcc_load_killed_resumes_checks_pass_and_nopm_matches(engine, env, tmp_
         assert s["tpmC"] > 0 and s["transactions"]["DELIVERY"] > 0 and s["transactions"]["STOCK_LEVEL"] > 0
         # errors only of the kind that is rolled back and retried (deadlocks, lock waits)
         assert all(k.split(":")[1] == "retryable" for k in run["errors"]), run["errors"]
-        # HammerDB's NOPM: the database's count of committed New-Orders equals the clients'
+        # HammerDB's NOPM: the database's count of committed New-Orders equals the clients', exactly
         database = after["new_orders"] - before["new_orders"]
         assert database == s["new_orders_committed_whole_phase"] > 0, (database, s)
-        if (run.get("server") or {}).get("family"):  # the engine's window wiring, when present
-            assert run["server"]["family"]["new_orders"] == database
-            assert s["NOPM"] is not None
+        # ... and the campaign read it itself at the window's edges (state machine: Arm, WindowEnd)
+        assert run["server"]["family"] == {"new_orders": database}, run["server"]
+        assert s["new_orders_database"] == s["new_orders_clients"] == database, s
+        assert s["NOPM"] == pytest.approx(database * 60 / run["duration_s"], rel=2e-4), (s["NOPM"], run["duration_s"])
+        # TPM from the server's commit + rollback counters (server-wide: at least the clients' own)
+        assert run["server"]["counters"]["transactions"] > 0, run["server"]
+        assert s["TPM"] == pytest.approx(run["server"]["counters"]["transactions"] * 60 / run["duration_s"], rel=2e-4), s
+        if engine == "mysql":  # MariaDB counts every COMMIT / ROLLBACK statement: the clients' are a lower bound
+            assert run["server"]["counters"]["transactions"] >= run["server"]["client"]["transactions"], run["server"]
+        # the TPC-C table of summary.md shows both
+        summary = (Path(out["store"]) / out["campaign_id"] / "summary.md").read_text()
+        row = next(line for line in summary.splitlines() if line.startswith("| ") and f"| {WAREHOUSES} | 4 |" in line)
+        cells = [c.strip() for c in row.split("|")]
+        assert cells[4] == fmt(s["TPM"]) and cells[5] == fmt(s["NOPM"]), (row, s["TPM"], s["NOPM"])
 
         # the consistency conditions still hold after the run (3.3.2.11 only holds after the load)
         result = FAMILY.check(b, w)

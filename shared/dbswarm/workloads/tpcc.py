@@ -760,21 +760,27 @@ class Tpcc(Family):
             out["efficiency_pct"] = None
             out["efficiency_note"] = ("keying and think times off (the default, as HammerDB and go-tpc): "
                                       "efficiency against 12.86 tpmC per warehouse does not apply")
+        # Rates over the phase's span (the shards' first start to their last end): the window's
+        # edges are read before the start barrier and after the last shard ended, and nothing of
+        # the workload commits outside the span, so the counts are the span's; dividing by the
+        # window's length instead would count the start barrier's lead time as idle minutes.
         fam = (window or {}).get("family") or {}
-        secs = (window or {}).get("seconds")
-        if "new_orders" in fam and secs:
-            out["NOPM"] = round(fam["new_orders"] * 60 / secs, 1)
+        span_minutes = max(duration, 1e-9) / 60
+        if "new_orders" in fam:
+            out["NOPM"] = round(fam["new_orders"] / span_minutes, 1)
             out["new_orders_database"] = fam["new_orders"]
             out["new_orders_clients"] = self.committed_new_orders(measurement)
-            out["NOPM_basis"] = ("change of sum(d_next_o_id) over the phase's window (HammerDB), ramp-up included "
-                                 "when there is one")
+            out["NOPM_basis"] = ("change of sum(d_next_o_id) read from the database before the phase's shards "
+                                 "started and after they all ended (HammerDB), per minute of the phase"
+                                 + (f" (its {wm.rampup:g} s ramp-up included)" if wm.rampup else ""))
         else:
             out["NOPM"] = None
             out["NOPM_basis"] = "unavailable: the database was not read at both edges of the window"
         server = (window or {}).get("server") or {}
-        if "transactions" in server and secs:
-            out["TPM"] = round(server["transactions"] * 60 / secs, 1)
-            out["TPM_basis"] = "the server's commit + rollback counters over the window (HammerDB)"
+        if "transactions" in server:
+            out["TPM"] = round(server["transactions"] / span_minutes, 1)
+            out["TPM_basis"] = ("the server's commit + rollback counters over the window (HammerDB), per minute of "
+                                "the phase; server-wide counters (MariaDB) include every other client's")
         else:
             out["TPM"] = None
             out["TPM_basis"] = "unavailable: the server's counters were not read at both edges of the window"
