@@ -363,14 +363,31 @@ class Deck:
 
 
 class Session:
-    """The transactions' statements on one SQL session, each prepared at its first use."""
+    """The transactions' statements on one SQL session, each prepared at its first use; New-Order's
+    batched statements per line count (and district), built at their first use."""
 
     def __init__(self, binding):
         self.b = binding
-        d = binding.dialect
-        self.sql = {k: binding.prepare(S.text(v, d, dd="{dd}")) for k, v in S.STATEMENTS.items() if k != "no_s"}
-        self.stock = {dd: binding.prepare(S.text(S.STATEMENTS["no_s"], d, dd=f"{dd:02d}"))
-                      for dd in range(1, DISTRICTS + 1)}
+        self.dialect = d = binding.dialect
+        self.sql = {k: binding.prepare(S.text(v, d)) for k, v in S.STATEMENTS.items()}
+        self._batched: dict[tuple, str] = {}
+
+    def batched(self, kind: str, n: int, district: int = 0) -> str:
+        key = (kind, n, district)
+        sql = self._batched.get(key)
+        if sql is None:
+            if kind == "items":
+                text = S.new_order_items(n)
+            elif kind == "stock":
+                text = S.new_order_stock(n, district, self.dialect)
+            elif kind == "stock_update":
+                text = S.new_order_stock_update(n, self.dialect)
+            elif kind == "lines":
+                text = S.new_order_lines(n)
+            else:
+                text = S.delivery(kind, n)
+            sql = self._batched[key] = self.b.prepare(text)
+        return sql
 
 
 class TpccClient:
@@ -442,34 +459,48 @@ class TpccClient:
         return ids[(len(ids) - 1) // 2][0]  # the row at position ceil(n / 2) (clause 2.5.2.2)
 
     def new_order(self, st, inp):
+        """Clause 2.4.2, batched as go-tpc does: the items in one SELECT, the stock rows in one
+        locking SELECT, their updates in one UPDATE, the order lines in one INSERT (11 statements
+        with BEGIN and COMMIT, whatever the line count). An item number that appears on several
+        lines of the same supply warehouse updates its stock row once with what the lines one
+        after the other would have done (the quantity rule applied line by line)."""
         d, c, lines, rbk = inp
         b, q, w = st.b, st.sql, self.home_w
         b.begin(True)
-        w_tax = b.fetchone(q["no_w"], (w,))[0]
+        c_discount, _, _, w_tax = b.fetchone(q["no_cw"], (w, d, c))
         d_tax, o_id = b.fetchone(q["no_d"], (w, d))
         b.execute(q["no_d_upd"], (o_id + 1, w, d))
-        c_discount, _, _ = b.fetchone(q["no_c"], (w, d, c))
         all_local = int(all(sw == w for _, sw, _ in lines))
         b.execute(q["no_o_ins"], (o_id, d, w, c, len(lines), all_local))
         b.execute(q["no_no_ins"], (o_id, d, w))
-        stock_sql = st.stock[d]
+        items = sorted({item for item, _, _ in lines})
+        prices = {row[0]: row[1] for row in b.fetchall(st.batched("items", len(items)), items)}
+        if len(prices) < len(items):  # the unused item of the 1% rollback (clause 2.4.2.3)
+            b.rollback()
+            key = ("new_order_rollbacks_warmup" if time.perf_counter_ns() < self.warm_until_ns
+                   else "new_order_rollbacks")
+            self.counters[key] += 1
+            return
+        pairs = sorted({(supply, item) for item, supply, _ in lines})  # one global lock order
+        args = [v for pair in pairs for v in pair]
+        stock = {(r[0], r[1]): [r[2], r[4], 0, 0, 0] for r in b.fetchall(st.batched("stock", len(pairs), d), args)}
+        ol_args = []
         total = 0.0
-        # order lines in (supply warehouse, item) order: stock rows are locked in one global order
-        for number, (item, supply, qty) in sorted(enumerate(lines, 1), key=lambda x: (x[1][1], x[1][0])):
-            row = b.fetchone(q["no_i"], (item,))
-            if row is None:  # the unused item of the 1% rollback (clause 2.4.2.3)
-                b.rollback()
-                key = ("new_order_rollbacks_warmup" if time.perf_counter_ns() < self.warm_until_ns
-                       else "new_order_rollbacks")
-                self.counters[key] += 1
-                return
-            price = float(row[0])
-            s_qty, _, dist = b.fetchone(stock_sql, (item, supply))
-            s_qty = s_qty - qty if s_qty - qty >= 10 else s_qty - qty + 91
-            b.execute(q["no_s_upd"], (s_qty, qty, int(supply != w), item, supply))
-            amount = qty * price
+        for number, (item, supply, qty) in enumerate(lines, 1):
+            s_row = stock[supply, item]  # [quantity, dist, ytd added, orders added, remote added]
+            s_qty = s_row[0] - qty
+            s_row[0] = s_qty if s_qty >= 10 else s_qty + 91
+            s_row[2] += qty
+            s_row[3] += 1
+            s_row[4] += supply != w
+            amount = qty * float(prices[item])
             total += amount
-            b.execute(q["no_ol_ins"], (o_id, d, w, number, item, supply, qty, _money(amount), dist))
+            ol_args += (o_id, d, w, number, item, supply, qty, _money(amount), s_row[1])
+        upd = []
+        for (supply, item), (s_qty, _, ytd, n, remote) in stock.items():
+            upd += (supply, item, s_qty, ytd, n, remote)
+        b.execute(st.batched("stock_update", len(stock)), upd)
+        b.execute(st.batched("lines", len(lines)), ol_args)
         b.commit()
         self.counters["new_order_remote_lines"] += sum(sw != w for _, sw, _ in lines)
         _ = total * (1 - float(c_discount)) * (1 + float(w_tax) + float(d_tax))  # the terminal's total
@@ -514,25 +545,30 @@ class TpccClient:
             self.counters["order_status_by_name"] += 1
 
     def delivery(self, st, carrier):
+        """Clause 2.7.4, batched as go-tpc: each district's oldest new order found (and locked)
+        one district at a time, then all of them delivered by one statement per table, the
+        customers updated one per district (17 to 27 statements instead of 72)."""
         b, q, w = st.b, st.sql, self.home_w
-        skipped = 0
         b.begin(True)
+        found = []  # (district, order)
         for d in range(1, DISTRICTS + 1):
             row = b.fetchone(q["dl_no"], (w, d))
-            if row is None:
-                skipped += 1
-                continue
-            o_id = row[0]
-            if b.execute(q["dl_no_del"], (w, d, o_id)) == 0:  # delivered by another terminal meanwhile
-                skipped += 1
-                continue
-            c = b.fetchone(q["dl_o"], (w, d, o_id))[0]
-            b.execute(q["dl_o_upd"], (carrier, w, d, o_id))
-            b.execute(q["dl_ol_upd"], (w, d, o_id))
-            total = b.fetchone(q["dl_ol_sum"], (w, d, o_id))[0]
-            b.execute(q["dl_c_upd"], (_money(float(total or 0)), w, d, c))
+            if row is not None:
+                found.append((d, row[0]))
+        self.counters["delivery_skipped_districts"] += DISTRICTS - len(found)
+        if not found:
+            b.commit()
+            return
+        n = len(found)
+        keys = [v for d, o in found for v in (w, d, o)]
+        b.execute(st.batched("delete", n), keys)
+        customers = dict(b.fetchall(st.batched("orders", n), keys))
+        b.execute(st.batched("orders_upd", n), [carrier, *keys])
+        b.execute(st.batched("lines_upd", n), keys)
+        totals = dict(b.fetchall(st.batched("lines_sum", n), keys))
+        for d, _ in found:
+            b.execute(q["dl_c_upd"], (_money(float(totals.get(d) or 0)), w, d, customers[d]))
         b.commit()
-        self.counters["delivery_skipped_districts"] += skipped
 
     def stock_level(self, st, threshold):
         b, q, w, d = st.b, st.sql, self.home_w, self.home_d
