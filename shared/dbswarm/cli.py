@@ -32,6 +32,10 @@ def cmd_run(args):
         print(f"campaign finished with status {out['status']}: a phase's calls failed more often than "
               "results.max_error_rate (summary.md names them)", file=sys.stderr)
         return 5
+    if out["status"] == "check_failed":
+        print("campaign finished with status check_failed: the database broke a consistency condition after a "
+              "stage (summary.md names the conditions)", file=sys.stderr)
+        return 6
     if out["status"] != "complete":
         print(f"campaign finished with status {out['status']}", file=sys.stderr)
         return 3

@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ENGINES = ("postgresql", "mysql")
 WAREHOUSES = 2
 FAMILY = families.get("tpcc")
+FAMILY_TRANSACTIONS = ("NEW_ORDER", "PAYMENT", "ORDER_STATUS", "DELIVERY", "STOCK_LEVEL")
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +170,7 @@ def test_tpcc_load_killed_resumes_checks_pass_and_nopm_matches(engine, env, tmp_
         before = FAMILY.window_snapshot(b, w, "run")
         out = run_campaign({"name": f"tpcc-run-{engine}", "seed": 4, "target": target,
                             "workload": {"family": "tpcc", "warehouses": WAREHOUSES, "threads": 4, "time": 8,
-                                         "rampup": 2},
+                                         "rampup": 2, "check": ["after_run"]},
                             "fanout": {"shards": 2}, "phases": ["run"]},
                            str(tmp_path / "run"), show_progress=False, lead_seconds=0.5)
         after = FAMILY.window_snapshot(b, w, "run")
@@ -197,7 +198,23 @@ def test_tpcc_load_killed_resumes_checks_pass_and_nopm_matches(engine, env, tmp_
         cells = [c.strip() for c in row.split("|")]
         assert cells[4] == fmt(s["TPM"]) and cells[5] == fmt(s["NOPM"]), (row, s["TPM"], s["NOPM"])
 
-        # the consistency conditions still hold after the run (3.3.2.11 only holds after the load)
+        # the campaign's after_run stage checked the conditions (3.3.2.11 only holds after the load)
+        res = _result(out)
+        assert res["status"] == "complete", res["status"]
+        after_run = res["runs"][0]["checks"]["after_run"]
+        assert after_run["passed"] and len(after_run["conditions"]) == 11, after_run
+        assert "**passed** (11 conditions" in summary
+        # result.csv: the family's columns on the run phase's rows (TPM, NOPM, tpmC, p90s, the check)
+        import csv
+        rows = list(csv.DictReader((Path(out["store"]) / out["campaign_id"] / "result.csv").open()))
+        run_rows = [r for r in rows if r["phase"] == "run"]
+        assert {r["operation"] for r in run_rows} == set(FAMILY_TRANSACTIONS), run_rows
+        for r in run_rows:
+            assert float(r["tpcc_NOPM"]) == s["NOPM"] and float(r["tpcc_TPM"]) == s["TPM"], r
+            assert float(r["tpcc_tpmC"]) == s["tpmC"] and int(r["tpcc_warehouses"]) == WAREHOUSES
+            assert float(r["tpcc_p90_ms_NEW_ORDER"]) == s["p90_ms"]["NEW_ORDER"]
+            assert r["tpcc_check_after_run"] == "passed" and r["tpcc_p90_limits"] == "pass"
+        # the consistency conditions still hold after the run, checked again here
         result = FAMILY.check(b, w)
         assert result["passed"], result["failures"]
         assert len(result["conditions"]) == 11
@@ -223,6 +240,37 @@ def test_check_names_the_broken_condition_and_district(env):
         assert found == {("3.3.2.1", 1, None), ("3.3.2.9", 1, 3)}, result["failures"]
     finally:
         b.close()
+
+
+def test_a_failed_check_after_the_run_marks_the_campaign(env, tmp_path):
+    """A campaign's after_run check that fails: warehouse 1's district 3 year-to-date changed
+    without its history before a short run (the run does not repair it): the campaign's status
+    is check_failed, result.json's run checks and summary.md name the conditions and the
+    district (`dbswarm run` exits 6 on this status). Restored after."""
+    b = connect("postgresql", env)
+    try:
+        if not int(b.fetchone("SELECT COUNT(*) FROM district WHERE d_w_id = 1 AND d_id = 3")[0]):
+            pytest.fail("no TPC-C data on PostgreSQL: run the load test first (same module)")
+        b.execute("UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1 AND d_id = 3")
+        try:
+            out = run_campaign({"name": "tpcc-check-fails", "seed": 5, "target": servers.target("postgresql", env),
+                                "workload": {"family": "tpcc", "warehouses": WAREHOUSES, "threads": 2, "time": 2,
+                                             "check": ["after_run"]},
+                                "fanout": {"shards": 1}, "phases": ["run"]},
+                               str(tmp_path), show_progress=False, lead_seconds=0.3)
+        finally:
+            b.execute("UPDATE district SET d_ytd = d_ytd - 1 WHERE d_w_id = 1 AND d_id = 3")
+    finally:
+        b.close()
+    res = _result(out)
+    assert out["status"] == res["status"] == "check_failed", (out["status"], res["status"])
+    assert res["runs"][0]["phases"]["run"]["status"] == "complete"  # the measurement itself is complete
+    check = res["runs"][0]["checks"]["after_run"]
+    assert not check["passed"]
+    assert {(f["condition"], f["warehouse"], f["district"]) for f in check["failures"]} == {
+        ("3.3.2.1", 1, None), ("3.3.2.9", 1, 3)}, check["failures"]
+    summary = (Path(out["store"]) / out["campaign_id"] / "summary.md").read_text()
+    assert "after_run: **FAILED**" in summary and "3.3.2.9" in summary and "district 3" in summary
 
 
 @pytest.mark.parametrize("name", ["tpcc-postgresql.yaml", "tpcc-mariadb.yaml"])
