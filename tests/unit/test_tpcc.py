@@ -241,3 +241,18 @@ def test_batched_new_order_applies_the_stock_rule_line_by_line(tmp_path):
     assert b.fetchone("SELECT c_balance, c_delivery_cnt FROM customer")[0:2] == (pytest.approx(-10 + 77.5), 1)
     assert c.counters["delivery_skipped_districts"] == 9
     b.close()
+
+
+def test_presets_set_what_the_workload_does_not_give():
+    quick = FAMILY.workload({"family": "tpcc", "preset": "quick"})
+    assert (quick.warehouses, quick.threads, quick.time, quick.rampup, quick.warmuptime, quick.check) == (
+        1, 4, 20, 5, 5, ["after_load", "after_run"])
+    mine = FAMILY.workload({"family": "tpcc", "preset": "published", "threads": 8, "warmuptime": 60})
+    assert (mine.warehouses, mine.threads, mine.time, mine.rampup) == (100, 8, 3600, 60)
+    assert FAMILY.workload({"family": "tpcc"}).warehouses == 1 and FAMILY.workload({"family": "tpcc"}).rampup == 0
+    # the preset stays in the validated workload: a plan's workload validates to the same values again
+    again = FAMILY.workload(mine.model_dump())
+    assert again == mine
+    with pytest.raises(Exception):
+        FAMILY.workload({"family": "tpcc", "preset": "huge"})
+    assert any("preset: quick" in line for line in FAMILY.presets_text())

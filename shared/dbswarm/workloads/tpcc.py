@@ -65,10 +65,22 @@ _DIGITS = string.digits
 _POOL = 1 << 16
 
 
+# presets: the keys they set unless the workload (or the matrix) gives them
+PRESETS = {
+    "quick": {"warehouses": 1, "threads": 4, "time": 20, "rampup": 5, "check": ["after_load", "after_run"]},
+    "published": {"warehouses": 100, "threads": 64, "time": 3600, "rampup": 300, "check": ["after_load"]},
+}
+
+
 class TpccWorkload(WorkloadModel):
     """TPC-C: ``warehouses`` is the scale, ``threads`` the virtual users, ``time`` the
     measured seconds after ``rampup`` (HammerDB's names)."""
     family: Literal["tpcc"] = "tpcc"
+    preset: Optional[Literal["quick", "published"]] = Field(
+        None, description="a size to start from; the keys given beside it win. quick: 1 warehouse, 4 virtual users, "
+        "20 s after a 5 s ramp-up, checks after the load and the run (a demo: about a minute with its load); "
+        "published: the white papers' shape, 100 warehouses, 64 virtual users, 3,600 s after a 300 s ramp-up, "
+        "check after the load (step threads in a matrix)")
     warehouses: int = Field(1, ge=1, le=100_000, description="the scale: 10 districts, 30,000 customers, "
                             "100,000 stock rows each (ITEM: 100,000 rows)")
     time: float = Field(60, gt=0, description="measured seconds of the run phase, after rampup")
@@ -85,6 +97,15 @@ class TpccWorkload(WorkloadModel):
         "load (stage after_load: all twelve) and / or after the run (stage after_run: all but 3.3.2.11, which holds "
         "only before any run); in result.json's run checks and summary.md; a failed condition makes the campaign "
         "check_failed (dbswarm run exits 6)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, data):
+        if isinstance(data, dict) and data.get("preset") in PRESETS:
+            warm = data.get("warmuptime")
+            data = {**{k: v for k, v in PRESETS[data["preset"]].items()
+                       if not (k == "rampup" and warm)}, **data}
+        return data
 
     @model_validator(mode="after")
     def _rampup(self):
@@ -667,9 +688,9 @@ class Tpcc(Family):
 
     def presets_text(self):
         return ["tpcc (workload.family: tpcc): warehouses, threads (virtual users), time, rampup;",
-                "  quick demo:      warehouses: 1, threads: 4, time: 20, rampup: 5",
-                "  published shape: warehouses: 100-1000, threads: stepped 8..256 until tpmC peaks, "
-                "time: 600-3600, rampup: 120-300",
+                "  preset: quick      " + ", ".join(f"{k}: {v}" for k, v in PRESETS["quick"].items()),
+                "  preset: published  " + ", ".join(f"{k}: {v}" for k, v in PRESETS["published"].items())
+                + " (the white papers: 100-1000 warehouses, threads stepped 8..256 until tpmC peaks)",
                 "  mix 45/43/4/4/4 (New-Order, Payment, Order-Status, Delivery, Stock-Level) from a card deck; "
                 "keying_and_thinking: false"]
 
