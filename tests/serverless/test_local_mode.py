@@ -139,4 +139,9 @@ def test_cli_run_on_the_demo_campaign_goes_through_the_state_machine(tmp_path):
     assert trace["execution"]["status"] == "SUCCEEDED"
     states = trace["states_entered"]
     assert states["Plan"] == 1 and states["Aggregate"] == 1
-    assert states["Prepare"] == 7 and states["ShardDone"] == trace["function_calls"]["WorkerFunction"] >= 28
+    assert states["Prepare"] == 8 and states["ShardDone"] == trace["function_calls"]["WorkerFunction"] >= 32
+    # the demo's TPC-C run on SQLite: NOPM from the database, its consistency check after the run
+    result = json.loads((tmp_path / cid / "result.json").read_text())
+    tpcc, = [r for r in result["runs"] if r["workload"]["family"] == "tpcc"]
+    assert tpcc["phases"]["run"]["tpcc"]["NOPM"] > 0 and tpcc["checks"]["after_run"]["passed"]
+    assert result["status"] == "complete"
