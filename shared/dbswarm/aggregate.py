@@ -296,7 +296,7 @@ def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
     runs_out, missing_all = [], []
     for run in plan.runs:
         phases = run_phases(plan, store, run, missing_all)
-        runs_out.append(_run_result(run, phases))
+        runs_out.append(_run_result(run, phases, stage_checks(store, cid, run.run_id)))
     statuses = [p.get("status") for r in runs_out for p in r["phases"].values()]
     if interrupted:
         status = "interrupted" if any(s != "complete" for s in statuses) else "complete"
@@ -308,6 +308,9 @@ def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
         status = "partial"
     else:
         status = "incomplete"
+    if status in ("complete", "complete_with_errors") and any(
+            not c.get("passed", True) for r in runs_out for c in (r.get("checks") or {}).values()):
+        status = "check_failed"  # measured completely, but the database broke a consistency condition
     result = {"schema_version": RESULT_SCHEMA_VERSION, "kind": "dbswarm-result", "campaign_id": cid,
               "name": plan.name, "seed": plan.seed, "created_at": time.time(), "status": status,
               "campaign": redacted_campaign, "runs": runs_out, "missing_shards": missing_all}
@@ -342,9 +345,29 @@ def _cost(store, cid, runs_out) -> dict:
     return {"estimate": estimate, "measured": measured}
 
 
-def _run_result(run: RunPlan, phases: dict) -> dict:
+CHECK_STAGES = ("after_load", "after_run")
+
+
+def stage_checks(store, campaign_id, run_id) -> Optional[dict]:
+    """The family's consistency checks of a run, by stage (``prepare-<stage>.json``'s
+    family.check: {"passed", "conditions", "failures", ...}); None when no stage checked."""
+    out = {}
+    for stage in CHECK_STAGES:
+        try:
+            doc = store.get_json(store.key(campaign_id, "runs", run_id, f"prepare-{stage}.json"))
+        except KeyError:
+            continue
+        check = (doc.get("family") or {}).get("check")
+        if isinstance(check, dict):
+            out[stage] = check
+        elif doc.get("error"):  # a stage with work to do (e.g. a check asked for) that could not run
+            out[stage] = {"passed": False, "conditions": [], "failures": [], "error": doc["error"]}
+    return out or None
+
+
+def _run_result(run: RunPlan, phases: dict, checks: Optional[dict] = None) -> dict:
     t = run.target
-    return {
+    out = {
         "index": run.index, "run_id": run.run_id, "axes": run.axes,
         "target": {"engine": t["engine"], "label": t.get("label") or t["engine"],
                    "url": redact_url(t.get("url")), "options": t.get("options", {}),
@@ -354,6 +377,9 @@ def _run_result(run: RunPlan, phases: dict) -> dict:
         "phases": phases,
         **{k: getattr(run, k) for k in ("cell", "arm", "repeat", "search_step") if getattr(run, k) is not None},
     }
+    if checks:
+        out["checks"] = checks
+    return out
 
 
 class _ShardDocs:

@@ -22,7 +22,7 @@ def _print_summary(result_md: str, console=None):
 
 EXIT_CODES = {  # documented in README "Failure and safety"
     "complete": 0, "invalid": 2, "partial": 3, "failed": 3, "regressed": 4, "complete_with_errors": 5,
-    "incomplete": 6, "not_written": 7, "interrupted": 130}
+    "incomplete": 6, "not_written": 7, "check_failed": 8, "interrupted": 130}
 
 
 def _n(count: int, noun: str) -> str:
@@ -79,6 +79,10 @@ def report_outcome(out: dict, as_json: bool = False) -> int:
         print(f"campaign finished with status {status}: a phase's calls failed more often than "
               "results.max_error_rate (summary.md names them)", file=sys.stderr)
         return 5
+    if status == "check_failed":
+        print("campaign finished with status check_failed: the database broke a consistency condition after a "
+              "stage (summary.md names the conditions)", file=sys.stderr)
+        return 8
     if status == "incomplete":
         print(f"campaign finished with status {status}: a phase did not do what was planned (see above)",
               file=sys.stderr)

@@ -122,7 +122,7 @@ class _Event(_Doc):
 
 class PrepareEvent(_Event):
     run_id: str
-    stage: Literal["before_load", "after_load", "cleanup"]
+    stage: Literal["before_load", "after_load", "after_run", "cleanup"]
 
 
 class ShardEvent(_Event):
@@ -260,6 +260,9 @@ class RunResult(_Open):
     threads: int
     shard_count: int
     phases: dict[str, PhaseResult]
+    checks: Optional[dict[str, dict[str, Any]]] = Field(
+        None, description="the family's consistency checks by un-sharded stage (after_load, after_run): "
+        "{passed, conditions, failures, ...}; a failed one makes the campaign check_failed")
 
 
 class CampaignResult(_Open):
@@ -270,8 +273,9 @@ class CampaignResult(_Open):
     name: str
     seed: int
     created_at: float
-    status: str = Field(description="complete | complete_with_errors | incomplete | interrupted | partial "
-                        "(| failed, set by the runner)")
+    status: str = Field(description="complete | complete_with_errors | check_failed (a consistency check of the "
+                        "database failed after a stage; the measurement is complete) | incomplete | interrupted | "
+                        "partial (| failed, set by the runner)")
     campaign: Optional[dict[str, Any]] = Field(None, description="the campaign as submitted, secrets redacted")
     runs: list[RunResult]
     missing_shards: list[dict[str, Any]]

@@ -32,7 +32,7 @@ DEFAULT = "ycsb"  # the family of a workload that names none
 _BUILTIN = {"ycsb": "dbswarm.workloads.ycsb", "sysbench": "dbswarm.workloads.sysbench",
             "tpcc": "dbswarm.workloads.tpcc"}
 _REGISTRY: dict[str, "Family"] = {}
-STAGES = ("before_load", "after_load", "cleanup")
+STAGES = ("before_load", "after_load", "after_run", "cleanup")
 MAX_AUTO_INTERVALS = 600  # the default report_interval keeps a run at about this many intervals
 
 
@@ -174,8 +174,16 @@ class Family:
     # -- the steps -----------------------------------------------------------------------
     def prepare(self, binding, w, stage: str) -> Optional[dict]:
         """Un-sharded steps: before_load (drop + create), after_load (secondary indexes),
-        cleanup (drop everything). A dict returned is stored with the stage's record
-        (``prepare-<stage>.json``, under "family")."""
+        after_run (after the run phase's window end; nothing by default), cleanup (drop
+        everything). A dict returned is stored with the stage's record (``prepare-<stage>.json``,
+        under "family"). A consistency check is returned under "check" as {"passed": bool,
+        "failures": [{"condition", ...}], ...}: result.json lists it in the run's "checks" (by
+        stage), and a failed one makes the campaign's status check_failed."""
+
+    def has_stage(self, w, stage: str) -> bool:
+        """Whether ``prepare`` does anything at this stage (when not, the step does not even
+        connect): every stage but after_run by default."""
+        return stage != "after_run"
 
     def run_client(self, w, ctx: ThreadContext) -> Client:
         raise NotImplementedError
@@ -212,6 +220,16 @@ class Family:
     def report_tables(self, runs: list[dict]) -> str:
         """Markdown tables of this family's runs of a result, for summary.md and report.html."""
         return ""
+
+    def csv_fields(self) -> list[str]:
+        """Extra columns of result.csv for this family's runs (prefixed with the family's name),
+        added after the common ones when the result holds a run of the family."""
+        return []
+
+    def csv_values(self, run: dict, phase: str, result: dict) -> dict:
+        """Values of ``csv_fields`` for the rows of one phase (``result``: the phase's merged
+        result) of one of this family's runs (``run``: result.json's run)."""
+        return {}
 
 
 def register(family: Family) -> Family:

@@ -211,7 +211,8 @@ def _print_status(doc, args):
     status = doc["status"]
     if status in ("RUNNING", "SUCCEEDED"):
         result_status = (doc.get("result") or {}).get("status")
-        return 0 if result_status in (None, "complete") else 5 if result_status == "complete_with_errors" else 3
+        return (0 if result_status in (None, "complete") else 5 if result_status == "complete_with_errors"
+                else 8 if result_status == "check_failed" else 3)
     return 4 if (doc.get("result") or {}).get("verdict") == "regressed" else 3
 
 

@@ -12,6 +12,7 @@ import io
 import json
 
 from . import families
+from .errors import DbswarmError
 from .measure import PERCENTILES, _pname
 
 
@@ -111,6 +112,21 @@ def summary_markdown(result) -> str:
         for run_id, name, p in failing:
             for problem in p.get("error_problems") or []:
                 lines.append(f"- run {run_id}, {name} phase ({p['error_rate']:.1%} of calls failed): {problem}")
+    checks = [(r["run_id"], stage, c) for r in result["runs"] for stage, c in (r.get("checks") or {}).items()]
+    if checks:
+        lines.append("\n**Consistency checks** (the family's conditions on the database, after a stage):\n")
+        for run_id, stage, c in checks:
+            conds = c.get("conditions") or []
+            lines.append(f"- run {run_id}, {stage}: **{'passed' if c.get('passed') else 'FAILED'}** "
+                         f"({len(conds)} conditions, {c.get('seconds', '?')} s)")
+            if c.get("error"):
+                lines.append(f"  - the check did not run: {c['error']}")
+            for f in (c.get("failures") or [])[:20]:
+                where = ", ".join(f"{k} {v}" for k, v in f.items()
+                                  if k not in ("condition", "title", "found") and v is not None)
+                lines.append(f"  - {f.get('condition')} {f.get('title', '')}: {where} (found {f.get('found')})")
+            if c.get("failures_total", 0) > 20:
+                lines.append(f"  - … {c['failures_total'] - 20} more in result.json")
     if result["missing_shards"]:
         lines.append("\n**Missing shards** (their data is absent; every other shard's data is kept):\n")
         for m in result["missing_shards"]:
@@ -247,18 +263,38 @@ CSV_FIELDS = ["run_id", "phase", "engine", "label", "family", "workload", "threa
               "intended_p50_us", "intended_p99_us", "intended_max_us"]  # paced runs: from the intended start
 
 
+def _result_families(result) -> dict:
+    """The families of a result's runs that are known here, by name (a result read where a
+    plugin family is not installed still has its common columns)."""
+    out = {}
+    for r in result["runs"]:
+        name = r["workload"]["family"]
+        if name not in out:
+            try:
+                out[name] = families.get(name)
+            except DbswarmError:
+                out[name] = None
+    return out
+
+
 def result_csv(result) -> str:
+    """One row per run, phase and operation; then the columns each family of the result adds
+    (``Family.csv_fields``: e.g. its white-paper figures per phase, repeated on the phase's rows)."""
+    fams = _result_families(result)
+    extra = list(dict.fromkeys(f for fam in fams.values() if fam for f in fam.csv_fields()))
     buf = io.StringIO()
-    w = csv.DictWriter(buf, CSV_FIELDS, extrasaction="ignore")
+    w = csv.DictWriter(buf, CSV_FIELDS + [f for f in extra if f not in CSV_FIELDS], extrasaction="ignore")
     w.writeheader()
     for r in result["runs"]:
+        fam = fams.get(r["workload"]["family"])
         for name, p in r["phases"].items():
+            more = fam.csv_values(r, name, p) if fam else {}
             for op, s in p.get("operations", {}).items():
                 w.writerow({"run_id": r["run_id"], "phase": name, "engine": r["target"]["engine"],
                             "label": r["target"]["label"], "family": r["workload"]["family"],
                             "workload": r["workload"]["name"], "threads": r["threads"],
                             "shards": r["shard_count"], "operation": op, **s,
-                            **{f"intended_{k}": v for k, v in (s.get("intended") or {}).items()}})
+                            **{f"intended_{k}": v for k, v in (s.get("intended") or {}).items()}, **more})
     return buf.getvalue()
 
 

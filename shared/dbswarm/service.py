@@ -7,7 +7,7 @@ Events (every one carries "store": results location and "campaign_id" after plan
              "campaign_id"?, "max_call_seconds"?, "lead_seconds"?   (both passed through to the
              output, where the state machine finds them; "shard_phases" lists load/run in order)
   arm        {"lead_seconds"?: float}                      -> {"start_at": epoch seconds}
-  prepare    {"run_id", "stage": before_load | after_load | cleanup}
+  prepare    {"run_id", "stage": before_load | after_load | after_run | cleanup}
   worker     {"run_id", "phase": load | run, "shard": i, "start_at"?, "checkpoint"?,
               "max_call_seconds"?}                           -> {"status": done | continue, ...}
   failure    {"run_id", "phase", "shard", "error"}         (a shard that failed for good)
@@ -247,16 +247,23 @@ def prepare_run(event: dict) -> dict:
     store = open_store(ev.store)
     plan = load_plan(store, ev.campaign_id, ev.run_id)
     run = plan.run(ev.run_id)
-    password = secrets.resolve(run.target.get("password"))
-    held = lock_run(event) if ev.stage != "cleanup" else None
-    with lock.heartbeat(run, password, plan.campaign_id):
-        out = prepare_target(run, password, ev.stage)
-    if ev.stage == "cleanup" and lock.wanted(run):
-        _quietly(lock.on_target, run, password, lock.release, plan.campaign_id)
-    if held and held.get("taken_over"):
-        out["lock_taken_over"] = held["taken_over"]  # stale locks of campaigns that died
+    password = secrets.resolve(run.target.get("password")) if ev.stage != "after_run" else None
+    if ev.stage == "after_run":  # after the measurement: what fails here is recorded, never the campaign's end
+        try:
+            out = prepare_target(run, secrets.resolve(run.target.get("password")), ev.stage)
+        except Exception as exc:
+            out = {"stage": ev.stage, "seconds": 0.0,
+                   "error": redact_error(event, f"{type(exc).__name__}: {str(exc)[:500]}")}
+    else:
+        held = lock_run(event) if ev.stage != "cleanup" else None
+        with lock.heartbeat(run, password, plan.campaign_id):
+            out = prepare_target(run, password, ev.stage)
+        if ev.stage == "cleanup" and lock.wanted(run):
+            _quietly(lock.on_target, run, password, lock.release, plan.campaign_id)
+        if held and held.get("taken_over"):
+            out["lock_taken_over"] = held["taken_over"]  # stale locks of campaigns that died
     store.put_json(store.key(plan.campaign_id, "runs", run.run_id, f"prepare-{ev.stage}.json"), out)
-    return {"run_id": run.run_id, "stage": ev.stage, "seconds": out["seconds"]}
+    return {"run_id": run.run_id, "stage": ev.stage, "seconds": out["seconds"], "error": out.get("error")}
 
 
 # ---- shards ---------------------------------------------------------------------------------
@@ -488,7 +495,8 @@ def run_steps(campaign, results: str, run_shards: Callable[[dict, int], None],
               lead_seconds: float = 1.0) -> dict:
     """The state machine's step order driven directly (benchmarks, tests that run shards
     their own way): plan; per run: prepare -> arm + ``run_shards(event, shard_count)`` for
-    the load -> secondary indexes -> arm + run_shards for the run -> cleanup; aggregate.
+    the load -> window end -> after_load (secondary indexes) -> arm + run_shards for the run ->
+    window end -> after_run (a family's check) -> cleanup; aggregate.
     ``run_shards`` runs every shard of one phase (event + "shard": i) to completion.
     Returns the aggregate step's answer plus "store"."""
     plan = plan_campaign({"campaign": campaign, "results": results})
@@ -503,8 +511,7 @@ def run_steps(campaign, results: str, run_shards: Callable[[dict, int], None],
             armed = arm(dict(base, run_id=rid, phase=phase, lead_seconds=lead_seconds))
             run_shards(dict(base, run_id=rid, phase=phase, **armed), run["shard_count"])
             window(dict(base, run_id=rid, phase=phase, edge="end"))
-            if phase == "load":
-                prepare_run(dict(base, run_id=rid, stage="after_load"))
+            prepare_run(dict(base, run_id=rid, stage=f"after_{phase}"))
         if plan["has_cleanup"]:
             prepare_run(dict(base, run_id=rid, stage="cleanup"))
     return aggregate_campaign(base) | {"store": plan["store"]}

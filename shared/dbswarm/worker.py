@@ -43,12 +43,14 @@ def make_binding(run: RunPlan, password: Optional[str]):
 # ---- un-sharded steps -------------------------------------------------------------------
 
 def prepare_target(run: RunPlan, password: Optional[str], stage: str) -> dict:
-    """stage: before_load (drop + create), after_load (secondary indexes), cleanup (drop):
-    the family's steps on one connection."""
+    """stage: before_load (drop + create), after_load (secondary indexes), after_run (e.g. a
+    consistency check), cleanup (drop): the family's steps on one connection."""
     if stage not in families.STAGES:
         raise ValueError(f"prepare stage {stage!r} is not one of {', '.join(families.STAGES)}")
     family = families.get(run.family)
     w = family.workload(run.workload)
+    if not family.has_stage(w, stage):
+        return {"stage": stage, "seconds": 0.0, "skipped": "the family has nothing to do at this stage"}
     b = make_binding(run, password)
     t0 = time.time()
     b.connect()

@@ -9,7 +9,9 @@ database holds:
 - the consistency conditions of clause 3.3.2 pass after the load (the campaign's after_load
   stage) and after a run of 4 virtual users over 2 shards;
 - New-Orders committed by the clients over the run phase equal the change of
-  sum(d_next_o_id) read from the database before and after it (HammerDB's NOPM).
+  sum(d_next_o_id) read from the database before and after it (HammerDB's NOPM), and the
+  campaign itself read the same figure at its window's edges: NOPM and TPM (the server's
+  commit + rollback counters) are in the result and in the TPC-C table of summary.md.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ import pytest
 from dbswarm import bindings, families, service
 from dbswarm.bindings.base import Connection
 from dbswarm.local import run_campaign
+from dbswarm.report import fmt
 from tests import servers
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
@@ -35,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ENGINES = ("postgresql", "mysql")
 WAREHOUSES = 2
 FAMILY = families.get("tpcc")
+FAMILY_TRANSACTIONS = ("NEW_ORDER", "PAYMENT", "ORDER_STATUS", "DELIVERY", "STOCK_LEVEL")
 
 
 @pytest.fixture(scope="module")
@@ -166,7 +170,7 @@ def test_tpcc_load_killed_resumes_checks_pass_and_nopm_matches(engine, env, tmp_
         before = FAMILY.window_snapshot(b, w, "run")
         out = run_campaign({"name": f"tpcc-run-{engine}", "seed": 4, "target": target,
                             "workload": {"family": "tpcc", "warehouses": WAREHOUSES, "threads": 4, "time": 8,
-                                         "rampup": 2},
+                                         "rampup": 2, "check": ["after_run"]},
                             "fanout": {"shards": 2}, "phases": ["run"]},
                            str(tmp_path / "run"), show_progress=False, lead_seconds=0.5)
         after = FAMILY.window_snapshot(b, w, "run")
@@ -176,14 +180,41 @@ def test_tpcc_load_killed_resumes_checks_pass_and_nopm_matches(engine, env, tmp_
         assert s["tpmC"] > 0 and s["transactions"]["DELIVERY"] > 0 and s["transactions"]["STOCK_LEVEL"] > 0
         # errors only of the kind that is rolled back and retried (deadlocks, lock waits)
         assert all(k.split(":")[1] == "retryable" for k in run["errors"]), run["errors"]
-        # HammerDB's NOPM: the database's count of committed New-Orders equals the clients'
+        # HammerDB's NOPM: the database's count of committed New-Orders equals the clients', exactly
         database = after["new_orders"] - before["new_orders"]
         assert database == s["new_orders_committed_whole_phase"] > 0, (database, s)
-        if (run.get("server") or {}).get("family"):  # the engine's window wiring, when present
-            assert run["server"]["family"]["new_orders"] == database
-            assert s["NOPM"] is not None
+        # ... and the campaign read it itself at the window's edges (state machine: Arm, WindowEnd)
+        assert run["server"]["family"] == {"new_orders": database}, run["server"]
+        assert s["new_orders_database"] == s["new_orders_clients"] == database, s
+        assert s["NOPM"] == pytest.approx(database * 60 / run["duration_s"], rel=2e-4), (s["NOPM"], run["duration_s"])
+        # TPM from the server's commit + rollback counters (server-wide: at least the clients' own)
+        assert run["server"]["counters"]["transactions"] > 0, run["server"]
+        assert s["TPM"] == pytest.approx(run["server"]["counters"]["transactions"] * 60 / run["duration_s"], rel=2e-4), s
+        if engine == "mysql":  # MariaDB counts every COMMIT / ROLLBACK statement: the clients' are a lower bound
+            assert run["server"]["counters"]["transactions"] >= run["server"]["client"]["transactions"], run["server"]
+        # the TPC-C table of summary.md shows both
+        summary = (Path(out["store"]) / out["campaign_id"] / "summary.md").read_text()
+        row = next(line for line in summary.splitlines() if line.startswith("| ") and f"| {WAREHOUSES} | 4 |" in line)
+        cells = [c.strip() for c in row.split("|")]
+        assert cells[4] == fmt(s["TPM"]) and cells[5] == fmt(s["NOPM"]), (row, s["TPM"], s["NOPM"])
 
-        # the consistency conditions still hold after the run (3.3.2.11 only holds after the load)
+        # the campaign's after_run stage checked the conditions (3.3.2.11 only holds after the load)
+        res = _result(out)
+        assert res["status"] == "complete", res["status"]
+        after_run = res["runs"][0]["checks"]["after_run"]
+        assert after_run["passed"] and len(after_run["conditions"]) == 11, after_run
+        assert "**passed** (11 conditions" in summary
+        # result.csv: the family's columns on the run phase's rows (TPM, NOPM, tpmC, p90s, the check)
+        import csv
+        rows = list(csv.DictReader((Path(out["store"]) / out["campaign_id"] / "result.csv").open()))
+        run_rows = [r for r in rows if r["phase"] == "run"]
+        assert {r["operation"] for r in run_rows} == set(FAMILY_TRANSACTIONS), run_rows
+        for r in run_rows:
+            assert float(r["tpcc_NOPM"]) == s["NOPM"] and float(r["tpcc_TPM"]) == s["TPM"], r
+            assert float(r["tpcc_tpmC"]) == s["tpmC"] and int(r["tpcc_warehouses"]) == WAREHOUSES
+            assert float(r["tpcc_p90_ms_NEW_ORDER"]) == s["p90_ms"]["NEW_ORDER"]
+            assert r["tpcc_check_after_run"] == "passed" and r["tpcc_p90_limits"] == "pass"
+        # the consistency conditions still hold after the run, checked again here
         result = FAMILY.check(b, w)
         assert result["passed"], result["failures"]
         assert len(result["conditions"]) == 11
@@ -209,6 +240,37 @@ def test_check_names_the_broken_condition_and_district(env):
         assert found == {("3.3.2.1", 1, None), ("3.3.2.9", 1, 3)}, result["failures"]
     finally:
         b.close()
+
+
+def test_a_failed_check_after_the_run_marks_the_campaign(env, tmp_path):
+    """A campaign's after_run check that fails: warehouse 1's district 3 year-to-date changed
+    without its history before a short run (the run does not repair it): the campaign's status
+    is check_failed, result.json's run checks and summary.md name the conditions and the
+    district (`dbswarm run` exits 6 on this status). Restored after."""
+    b = connect("postgresql", env)
+    try:
+        if not int(b.fetchone("SELECT COUNT(*) FROM district WHERE d_w_id = 1 AND d_id = 3")[0]):
+            pytest.fail("no TPC-C data on PostgreSQL: run the load test first (same module)")
+        b.execute("UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1 AND d_id = 3")
+        try:
+            out = run_campaign({"name": "tpcc-check-fails", "seed": 5, "target": servers.target("postgresql", env),
+                                "workload": {"family": "tpcc", "warehouses": WAREHOUSES, "threads": 2, "time": 2,
+                                             "check": ["after_run"]},
+                                "fanout": {"shards": 1}, "phases": ["run"]},
+                               str(tmp_path), show_progress=False, lead_seconds=0.3)
+        finally:
+            b.execute("UPDATE district SET d_ytd = d_ytd - 1 WHERE d_w_id = 1 AND d_id = 3")
+    finally:
+        b.close()
+    res = _result(out)
+    assert out["status"] == res["status"] == "check_failed", (out["status"], res["status"])
+    assert res["runs"][0]["phases"]["run"]["status"] == "complete"  # the measurement itself is complete
+    check = res["runs"][0]["checks"]["after_run"]
+    assert not check["passed"]
+    assert {(f["condition"], f["warehouse"], f["district"]) for f in check["failures"]} == {
+        ("3.3.2.1", 1, None), ("3.3.2.9", 1, 3)}, check["failures"]
+    summary = (Path(out["store"]) / out["campaign_id"] / "summary.md").read_text()
+    assert "after_run: **FAILED**" in summary and "3.3.2.9" in summary and "district 3" in summary
 
 
 @pytest.mark.parametrize("name", ["tpcc-postgresql.yaml", "tpcc-mariadb.yaml"])

@@ -33,7 +33,7 @@ def test_run_campaign_goes_through_the_state_machine(tmp_path):
     assert trace["execution"]["name"] == out["campaign_id"] and trace["execution"]["status"] == "SUCCEEDED"
     states = trace["states_entered"]
     assert states["Plan"] == 1 and states["ForEachRun"] == 1 and states["Aggregate"] == 1
-    assert states["Prepare"] == 2 and states["Arm"] == 4 and states["Index"] == 2
+    assert states["Prepare"] == 2 and states["Arm"] == 4 and states["Index"] == 2 and states["AfterRun"] == 2
     # two runs x two phases x three shards, and the run phase (1 s per shard) continued
     assert states["ShardDone"] == 12 and states["Work"] >= 12 + 2 * 3 * 2
     assert trace["function_calls"]["WorkerFunction"] == states["Work"]
@@ -141,3 +141,8 @@ def test_cli_run_on_the_demo_campaign_goes_through_the_state_machine(tmp_path):
     states = trace["states_entered"]
     assert states["Plan"] == 1 and states["Aggregate"] == 1
     assert states["Prepare"] == 5 and states["ShardDone"] == trace["function_calls"]["WorkerFunction"] >= 20
+    # the demo's TPC-C run on SQLite: NOPM from the database, its consistency check after the run
+    result = json.loads((tmp_path / cid / "result.json").read_text())
+    tpcc, = [r for r in result["runs"] if r["workload"]["family"] == "tpcc"]
+    assert tpcc["phases"]["run"]["tpcc"]["NOPM"] > 0 and tpcc["checks"]["after_run"]["passed"]
+    assert result["status"] == "complete"

@@ -102,13 +102,18 @@ def test_state_machine_flow():
     assert dist["ItemReader"]["Resource"] == "arn:aws:states:::s3:getObject"
     # every Lambda task retries the service's transient errors, with the template's interval
     tasks = [s for s in states.values() if s["Type"] == "Task"]
-    assert len(tasks) == 11
+    assert len(tasks) == 12  # Plan, Prepare, Arm, Work, RecordFailure, WindowEnd, Index, AfterRun, Cleanup, NextStep, Aggregate, Compare
     # the measured window's edges around the shards: the server's counters before and after
     assert states["Arm"]["Parameters"]["Payload"]["phase.$"] == "$.phase"
     for map_name in ("Shards", "ShardsDistributed"):
         assert states[map_name]["Next"] == "WindowEnd"
     assert states["WindowEnd"]["Parameters"]["Payload"]["action"] == "window"
     assert states["WindowEnd"]["Next"] == "AfterLoad?"
+    # the family's un-sharded step after each shard phase: after_load (Index), after_run (AfterRun)
+    assert [(c["StringEquals"], c["Next"]) for c in states["AfterLoad?"]["Choices"]] == [("load", "Index"),
+                                                                                      ("run", "AfterRun")]
+    assert states["Index"]["Parameters"]["Payload"]["stage"] == "after_load"
+    assert states["AfterRun"]["Parameters"]["Payload"]["stage"] == "after_run"
     for task in tasks:
         retry, = task["Retry"]
         assert {"Lambda.ServiceException", "Lambda.TooManyRequestsException",

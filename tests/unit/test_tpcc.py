@@ -174,3 +174,85 @@ def test_phase_summary_with_and_without_the_window():
     table = FAMILY.report_tables([{"run_id": "000", "target": {"label": "PG"}, "workload": w, "threads": 4,
                                    "phases": {"run": {"tpcc": s}}}])
     assert "| PG | 2 | 4 | 1,014 | 459 | 450 | 1,000 |" in table
+
+
+# ---- the batched New-Order and Delivery on a real (SQLite) database, a few rows -------------------
+
+def _sqlite_session(tmp_path):
+    from dbswarm import bindings
+    from dbswarm.bindings.base import Connection
+    from dbswarm.workloads import tpcc_sql as S
+    b = bindings.get("sqlite")(Connection(engine="sqlite", url=str(tmp_path / "t.db"), password=None, options={},
+                                          display="sqlite"))
+    b.connect()
+    FAMILY.prepare(b, FAMILY.workload({"family": "tpcc", "warehouses": 2}), "before_load")
+    loader = tpcc.Loader(b, 100)
+    b.begin(True)
+    loader.insert("warehouse", [(w, "w", "s", "s", "c", "ST", "123411111", "0.1000", "300000.00") for w in (1, 2)])
+    loader.insert("district", [(1, 1, "d", "s", "s", "c", "ST", "123411111", "0.0500", "30000.00", 3001)])
+    loader.insert("customer", [(7, 1, 1, "f", "OE", "BARBARBAR", "s", "s", "c", "ST", "1", "1", "2020-01-01", "GC",
+                                "50000.00", "0.1000", "-10.00", "10.00", 1, 0, "x")])
+    loader.insert("item", [(i, 1, f"item{i}", "2.50", "data") for i in (11, 12, 13)])
+    loader.insert("stock", [(i, w, q, *[f"dist{d:02d}-{w}-{i}" for d in range(1, 11)], 0, 0, 0, "data")
+                            for w in (1, 2) for i, q in ((11, 20), (12, 12), (13, 50))])
+    b.commit()
+    st = tpcc.Session(b)
+    assert "FOR UPDATE" not in S.new_order_stock(2, 1, "sqlite")
+    return b, st
+
+
+def _client():
+    w = FAMILY.workload({"family": "tpcc", "warehouses": 2, "threads": 1})
+    return tpcc.TpccClient(w, random.Random(1), 0, run_constants(w.c_last_load, tpcc._run_rng(w)))
+
+
+def test_batched_new_order_applies_the_stock_rule_line_by_line(tmp_path):
+    """Item 12 on three lines of warehouse 1 (quantity 12 -> 7+91=98 -> 88 -> 79), item 11 once
+    from warehouse 1 and once remotely from warehouse 2: the stock rows end as the specification's
+    one-line-at-a-time processing leaves them; the order lines carry the district's s_dist_01."""
+    b, st = _sqlite_session(tmp_path)
+    c = _client()
+    lines = [(12, 1, 5), (11, 1, 3), (12, 1, 10), (11, 2, 4), (12, 1, 9)]
+    c.new_order(st, (1, 7, lines, False))
+    stock = {(w, i): (q, ytd, n, r) for w, i, q, ytd, n, r in b.fetchall(
+        "SELECT s_w_id, s_i_id, s_quantity, s_ytd, s_order_cnt, s_remote_cnt FROM stock")}
+    assert stock[1, 12] == (79, 24, 3, 0)
+    assert stock[1, 11] == (17, 3, 1, 0)
+    assert stock[2, 11] == (16, 4, 1, 1)
+    assert stock[1, 13] == (50, 0, 0, 0) and stock[2, 12] == (12, 0, 0, 0)
+    ol = b.fetchall("SELECT ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info FROM order_line "
+                    "WHERE ol_o_id = 3001 ORDER BY ol_number")
+    assert [(n, i, sw, q) for n, i, sw, q, _, _ in ol] == [(n, *line) for n, line in enumerate(lines, 1)]
+    assert [round(float(a), 2) for *_, a, _ in ol] == [12.5, 7.5, 25.0, 10.0, 22.5]
+    assert [dist for *_, dist in ol] == ["dist01-1-12", "dist01-1-11", "dist01-1-12", "dist01-2-11", "dist01-1-12"]
+    assert b.fetchone("SELECT d_next_o_id FROM district")[0] == 3002
+    assert b.fetchone("SELECT o_ol_cnt, o_all_local FROM orders WHERE o_id = 3001") == (5, 0)
+    assert c.counters["new_order_remote_lines"] == 1
+    # the 1% rollback: an unused item number leaves nothing behind and is counted
+    c.new_order(st, (1, 7, [(13, 1, 2), (tpcc.ITEMS + 1, 1, 1)], True))
+    assert b.fetchone("SELECT d_next_o_id FROM district")[0] == 3002
+    assert b.fetchone("SELECT s_quantity, s_order_cnt FROM stock WHERE s_w_id = 1 AND s_i_id = 13") == (50, 0)
+    assert c.counters["new_order_rollbacks"] == 1
+    # then Delivery delivers order 3001 (the district's only new order) in its batched statements
+    c.delivery(st, 4)
+    assert b.fetchone("SELECT COUNT(*) FROM new_order")[0] == 0
+    assert b.fetchone("SELECT o_carrier_id FROM orders WHERE o_id = 3001")[0] == 4
+    assert b.fetchone("SELECT COUNT(*) FROM order_line WHERE ol_delivery_d IS NULL")[0] == 0
+    assert b.fetchone("SELECT c_balance, c_delivery_cnt FROM customer")[0:2] == (pytest.approx(-10 + 77.5), 1)
+    assert c.counters["delivery_skipped_districts"] == 9
+    b.close()
+
+
+def test_presets_set_what_the_workload_does_not_give():
+    quick = FAMILY.workload({"family": "tpcc", "preset": "quick"})
+    assert (quick.warehouses, quick.threads, quick.time, quick.rampup, quick.warmuptime, quick.check) == (
+        1, 4, 20, 5, 5, ["after_load", "after_run"])
+    mine = FAMILY.workload({"family": "tpcc", "preset": "published", "threads": 8, "warmuptime": 60})
+    assert (mine.warehouses, mine.threads, mine.time, mine.rampup) == (100, 8, 3600, 60)
+    assert FAMILY.workload({"family": "tpcc"}).warehouses == 1 and FAMILY.workload({"family": "tpcc"}).rampup == 0
+    # the preset stays in the validated workload: a plan's workload validates to the same values again
+    again = FAMILY.workload(mine.model_dump())
+    assert again == mine
+    with pytest.raises(Exception):
+        FAMILY.workload({"family": "tpcc", "preset": "huge"})
+    assert any("preset: quick" in line for line in FAMILY.presets_text())

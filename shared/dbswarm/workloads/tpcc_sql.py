@@ -99,21 +99,15 @@ ITEMS_EXIST = "SELECT COUNT(*) FROM item WHERE i_id BETWEEN %s AND %s"
 
 # ---- the five transactions (clause 2.4 - 2.8) ---------------------------------------------------
 STATEMENTS = {
-    # New-Order
-    "no_w": "SELECT w_tax FROM warehouse WHERE w_id = %s",
+    # New-Order (batched as go-tpc: the order lines' items, stock reads, stock updates and inserts are
+    # one statement each, built per line count by the functions below; w_tax read with the customer)
+    "no_cw": "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse "
+             "WHERE w_id = %s AND c_w_id = w_id AND c_d_id = %s AND c_id = %s",
     "no_d": "SELECT d_tax, d_next_o_id FROM district WHERE d_w_id = %s AND d_id = %s{fu}",
     "no_d_upd": "UPDATE district SET d_next_o_id = %s WHERE d_w_id = %s AND d_id = %s",
-    "no_c": "SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = %s AND c_d_id = %s AND c_id = %s",
     "no_o_ins": "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) "
                 "VALUES (%s, %s, %s, %s, CURRENT_TIMESTAMP, NULL, %s, %s)",
     "no_no_ins": "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (%s, %s, %s)",
-    "no_i": "SELECT i_price, i_name, i_data FROM item WHERE i_id = %s",
-    # one per district: s_dist_01 .. s_dist_10 ({dd})
-    "no_s": "SELECT s_quantity, s_data, s_dist_{dd} FROM stock WHERE s_i_id = %s AND s_w_id = %s{fu}",
-    "no_s_upd": "UPDATE stock SET s_quantity = %s, s_ytd = s_ytd + %s, s_order_cnt = s_order_cnt + 1, "
-                "s_remote_cnt = s_remote_cnt + %s WHERE s_i_id = %s AND s_w_id = %s",
-    "no_ol_ins": "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, "
-                 "ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES (%s, %s, %s, %s, %s, %s, NULL, %s, %s, %s)",
     # Payment
     "p_w_upd": "UPDATE warehouse SET w_ytd = w_ytd + %s WHERE w_id = %s",
     "p_w": "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse WHERE w_id = %s",
@@ -137,12 +131,6 @@ STATEMENTS = {
              "WHERE ol_w_id = %s AND ol_d_id = %s AND ol_o_id = %s",
     # Delivery
     "dl_no": "SELECT no_o_id FROM new_order WHERE no_w_id = %s AND no_d_id = %s ORDER BY no_o_id LIMIT 1{fu}",
-    "dl_no_del": "DELETE FROM new_order WHERE no_w_id = %s AND no_d_id = %s AND no_o_id = %s",
-    "dl_o": "SELECT o_c_id FROM orders WHERE o_w_id = %s AND o_d_id = %s AND o_id = %s",
-    "dl_o_upd": "UPDATE orders SET o_carrier_id = %s WHERE o_w_id = %s AND o_d_id = %s AND o_id = %s",
-    "dl_ol_upd": "UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP "
-                 "WHERE ol_w_id = %s AND ol_d_id = %s AND ol_o_id = %s",
-    "dl_ol_sum": "SELECT SUM(ol_amount) FROM order_line WHERE ol_w_id = %s AND ol_d_id = %s AND ol_o_id = %s",
     "dl_c_upd": "UPDATE customer SET c_balance = c_balance + %s, c_delivery_cnt = c_delivery_cnt + 1 "
                 "WHERE c_w_id = %s AND c_d_id = %s AND c_id = %s",
     # Stock-Level
@@ -150,6 +138,59 @@ STATEMENTS = {
     "sl_count": "SELECT COUNT(DISTINCT s_i_id) FROM order_line, stock WHERE ol_w_id = %s AND ol_d_id = %s "
                 "AND ol_o_id < %s AND ol_o_id >= %s AND s_w_id = %s AND s_i_id = ol_i_id AND s_quantity < %s",
 }
+
+
+def new_order_items(n: int) -> str:
+    """The items of n distinct item numbers (an unused one is simply not returned)."""
+    return f"SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN ({', '.join(['%s'] * n)})"
+
+
+def new_order_stock(n: int, district: int, dialect: str) -> str:
+    """n stock rows by (warehouse, item), locked; the district's s_dist_xx."""
+    pairs = ", ".join(["(%s, %s)"] * n)
+    return text(f"SELECT s_w_id, s_i_id, s_quantity, s_data, s_dist_{district:02d} FROM stock "
+                f"WHERE (s_w_id, s_i_id) IN ({pairs}){{fu}}", dialect)
+
+
+def new_order_stock_update(n: int, dialect: str) -> str:
+    """n stock rows updated in one statement from rows (w, i, quantity, ytd added, orders added,
+    remote orders added): the new quantities are computed by the client from the locked read."""
+    sets = "s_quantity = v.q, s_ytd = s_ytd + v.y, s_order_cnt = s_order_cnt + v.n, s_remote_cnt = s_remote_cnt + v.r"
+    if dialect == "postgresql":  # parameters in text form: the VALUES list needs its types
+        row = "(" + ", ".join(["CAST(%s AS INT)"] * 6) + ")"
+        return (f"UPDATE stock SET {sets} FROM (VALUES {', '.join([row] * n)}) AS v (w, i, q, y, n, r) "
+                "WHERE s_w_id = v.w AND s_i_id = v.i")
+    rows = " UNION ALL ".join(["SELECT %s AS w, %s AS i, %s AS q, %s AS y, %s AS n, %s AS r"]
+                              + ["SELECT %s, %s, %s, %s, %s, %s"] * (n - 1))
+    if dialect == "mysql":
+        return f"UPDATE stock JOIN ({rows}) AS v ON s_w_id = v.w AND s_i_id = v.i SET {sets}"
+    return f"UPDATE stock SET {sets} FROM ({rows}) AS v WHERE s_w_id = v.w AND s_i_id = v.i"
+
+
+def new_order_lines(n: int) -> str:
+    """n order lines in one INSERT."""
+    return ("INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, "
+            "ol_quantity, ol_amount, ol_dist_info) VALUES "
+            + ", ".join(["(%s, %s, %s, %s, %s, %s, NULL, %s, %s, %s)"] * n))
+
+
+# Delivery (batched as go-tpc): the oldest new order of each district is found one district at a
+# time (locked), then all of them are delivered by one statement per table; the customers' updates
+# stay one per district
+DELIVERY_BATCHED = {
+    "delete": "DELETE FROM new_order WHERE (no_w_id, no_d_id, no_o_id) IN ({triples})",
+    "orders": "SELECT o_d_id, o_c_id FROM orders WHERE (o_w_id, o_d_id, o_id) IN ({triples})",
+    "orders_upd": "UPDATE orders SET o_carrier_id = %s WHERE (o_w_id, o_d_id, o_id) IN ({triples})",
+    "lines_upd": "UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP "
+                 "WHERE (ol_w_id, ol_d_id, ol_o_id) IN ({triples})",
+    "lines_sum": "SELECT ol_d_id, SUM(ol_amount) FROM order_line WHERE (ol_w_id, ol_d_id, ol_o_id) IN ({triples}) "
+                 "GROUP BY ol_d_id",
+}
+
+
+def delivery(kind: str, n: int) -> str:
+    return DELIVERY_BATCHED[kind].format(triples=", ".join(["(%s, %s, %s)"] * n))
+
 
 # HammerDB's NOPM: New-Orders committed = the change of sum(d_next_o_id) over a window
 NEW_ORDERS_SUM = "SELECT SUM(d_next_o_id) FROM district"
