@@ -477,8 +477,10 @@ def update_section(name: str, markdown: str) -> None:
     pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
     if pattern.search(text):
         text = pattern.sub(lambda _: block, text)
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
+    else:  # a new benchmark: with the others, before the retired findings and the history
+        anchor = text.find("\n## Findings of retired experiments")
+        text = (text[:anchor] + "\n\n" + block + "\n" + text[anchor:]) if anchor >= 0 else \
+            (text.rstrip() + "\n\n" + block + "\n")
     BENCHMARKS_MD.write_text(text)
     log(f"updated BENCHMARKS.md section {name}")
 
