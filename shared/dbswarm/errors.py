@@ -29,7 +29,9 @@ def results_not_written(err) -> "str | None":
         return str(err)
     text = str(err)
     mark = text.find("results not written: ")
-    if "ResultsNotWritten" not in text or mark < 0:
+    # the error text of a function's process names the type; the runner's one-line form
+    # (local._unwrapped) has the type stripped and starts with the message itself
+    if mark < 0 or ("ResultsNotWritten" not in text and not text.startswith("results not written: ")):
         return None
     line = text[mark:].splitlines()[0]
     end = line.find("dbswarm resume <campaign-id>`")

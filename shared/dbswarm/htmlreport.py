@@ -278,10 +278,10 @@ def phase_html(cid, r, name, p, charts) -> str:
              ("duration", f"{p.get('duration_s')} s"), ("ops/s overall", _fmt(p.get("ops_per_s"))),
              ("ops/s steady", f"{_fmt(st.get('ops_per_s'))} over {st.get('seconds', 0)} s")]
     skew = p.get("start_skew_s") or {}
-    if skew:
+    if skew.get("max") is not None:  # None: no shard call waited at the start barrier (continuations)
         per = ", ".join(f"{s}: {v * 1000:.1f} ms" for s, v in sorted((skew.get("per_shard") or {}).items(),
-                                                                     key=lambda kv: int(kv[0])))
-        facts.append(("start skew", f"max {skew.get('max', 0) * 1000:.1f} ms" + (f" <small>({per})</small>" if per else "")))
+                                                                     key=lambda kv: int(kv[0])) if v is not None)
+        facts.append(("start skew", f"max {skew['max'] * 1000:.1f} ms" + (f" <small>({per})</small>" if per else "")))
     out = [head, "<p class='facts'>" + " · ".join(f"{k} <b>{v}</b>" for k, v in facts) + "</p>"]
     ops = p.get("operations") or {}
     if ops:
