@@ -91,7 +91,10 @@ def test_resume_completes_an_interrupted_campaign_with_exact_totals(tmp_path, sp
     spec = tmp_path / "resume.json"
     spec.write_text(json.dumps({
         "name": "faults-resume", "seed": 4,
-        "workload": {"table": "faults_resume", "recordcount": 2000, "operationcount": 60000, "threads": 2},
+        # paced (15,000 ops/s: 4 s a run) so that the interrupt lands inside the run phase however
+        # fast the machine is (unpaced, a quiet machine finished the 60,000 before the signal)
+        "workload": {"table": "faults_resume", "recordcount": 2000, "operationcount": 60000, "threads": 2,
+                     "target": 15000},
         "matrix": {"preset": ["b", "c"]},
         "fanout": {"shards": 2}, "phases": ["prepare", "load", "run"]}))
     proc = _start_and_wait_for_run(spawn, tmp_path, spec, min_done=1500)
