@@ -62,8 +62,18 @@ def _mask_pair(m):
     return f"{m.group(1)}{key}{m.group(1)}{m.group(3)}\"{MASK}\""
 
 
+_B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
 def _mask_keyvalue(m):
     if m.group(1).lower() in _NOT_SECRET_KEYS or m.group(2) == MASK:
+        return m.group(0)
+    # inside base64 (an encoded histogram: "...+x/EzPWdkY=" has "pwd" and "=") nothing is a key:
+    # masking there cut the JSON string the blob was in
+    text, i = m.string, m.start(1)
+    while i > 0 and text[i - 1] in _B64:
+        i -= 1
+    if m.end(1) - i > 40:
         return m.group(0)
     return f"{m.group(1)}={MASK}"
 
