@@ -179,21 +179,22 @@ def reference_problems(ref: Any, where: str, *, api: bool = False, secret_prefix
     if not isinstance(ref, dict):
         return []
     out = []
+
+    def api_only(kind, form):
+        return (f"{where}.{kind}: campaigns sent to the API may only reference {{secret: NAME}} "
+                f"(a Secrets Manager secret{' under ' + repr(secret_prefix) if secret_prefix else ''}); "
+                f"{form} is for local mode")
     if ref.get("env") is not None:
         name = str(ref["env"])
         if api:
-            out.append(f"{where}.env: campaigns sent to the API may only reference {{secret: NAME}} "
-                       f"(a Secrets Manager secret{' under ' + repr(secret_prefix) if secret_prefix else ''}); "
-                       "{env: VAR} is for local mode")
+            out.append(api_only("env", "{env: VAR}"))
         elif _CREDENTIAL_ENV.search(name):
             out.append(f"{where}.env: {name} is a process credential, not a database password: refused "
                        "(put the password in its own variable, e.g. DBSWARM_PG_PASSWORD)")
     if ref.get("file") is not None:
         path = str(ref["file"])
         if api:
-            out.append(f"{where}.file: campaigns sent to the API may only reference {{secret: NAME}} "
-                       f"(a Secrets Manager secret{' under ' + repr(secret_prefix) if secret_prefix else ''}); "
-                       "{file: PATH} is for local mode")
+            out.append(api_only("file", "{file: PATH}"))
         elif credential_path(path):
             out.append(f"{where}.file: {path} holds the machine's or the process's credentials, not a database "
                        "password: refused")

@@ -20,7 +20,7 @@ def small_fs(tmp_path):
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", f"dbswarm-full-{uuid.uuid4().hex[:6]}",
                            str(mnt)], capture_output=True, text=True)
     if done.returncode:
-        pytest.skip(f"cannot mount a tmpfs: {done.stderr.strip()}")
+        pytest.fail(f"cannot mount a tmpfs (the test needs it to fill a disk): {done.stderr.strip()}")
     try:
         yield mnt
     finally:
