@@ -160,6 +160,33 @@ if os.environ.get("DBSWARM_FORKSERVER_WARM") == "1":  # set while the forkserver
     _warm_boto()
 
 
+def _import_interpreter():
+    """Import moto's ASL interpreter without the package ``moto.batch``.
+
+    The interpreter imports ``moto.batch.utils`` (for its Batch task integration, which no
+    dbswarm state machine uses); the package's ``__init__`` imports Batch's models and with
+    them all of ``moto.ec2``, whose region tables load botocore's EC2 model three times:
+    about 1 s of the 3 s between ``dbswarm run`` and the first operation. A bare package
+    module stands in for ``moto.batch`` while the interpreter is imported, so only
+    ``moto.batch.utils`` is loaded; both are forgotten afterwards, so a later ``import
+    moto.batch`` (e.g. a test's own ``mock_aws`` reaching Batch) runs the real package.
+    moto is pinned (5.2.5); tests/unit/test_asl_local.py checks the shortcut still applies."""
+    if "moto.stepfunctions.parser.models" in sys.modules or "moto.batch" in sys.modules:
+        import moto.stepfunctions.parser.models  # noqa: F401
+        return
+    import types
+    spec = importlib.util.find_spec("moto.batch")
+    stand_in = types.ModuleType("moto.batch")
+    stand_in.__path__ = list(spec.submodule_search_locations or [])
+    sys.modules["moto.batch"] = stand_in
+    try:
+        import moto.stepfunctions.parser.models  # noqa: F401
+    finally:
+        # forget what was imported under the stand-in: a later import gets the real package
+        for name in [n for n in sys.modules if n == "moto.batch" or n.startswith("moto.batch.")]:
+            del sys.modules[name]
+
+
 # ==== the processes ============================================================================
 
 class FunctionProcesses:
@@ -327,6 +354,7 @@ class LocalCloud:
     # -- lifecycle --------------------------------------------------------------------------
     def __enter__(self) -> "LocalCloud":
         from moto import mock_aws
+        _import_interpreter()
         if _registry:
             raise DbswarmError("another LocalCloud is active in this process (one emulation at a time)")
         self.base_env = dict(os.environ)
