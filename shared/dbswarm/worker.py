@@ -30,6 +30,8 @@ PROGRESS_INTERVAL_S = 0.5
 # a call can block for hours (a metadata lock, a server that stopped answering). It must stay
 # below service.SAFETY_MARGIN_S, which is what a Lambda has left to write the result.
 STUCK_THREAD_GRACE_S = float(os.environ.get("DBSWARM_STUCK_THREAD_GRACE_S", "10"))
+# how long a shard waits for its client threads to connect before it starts without the late ones
+READY_TIMEOUT_S = float(os.environ.get("DBSWARM_READY_TIMEOUT_S", "60"))
 
 
 def make_binding(run: RunPlan, password: Optional[str]):
@@ -113,6 +115,7 @@ class ThreadState:
     error: Optional[str] = None
     abandoned: bool = False    # still inside a database call after the grace period: given up
     ended_at: Optional[float] = None  # wall time its loop ended (this segment)
+    ready: bool = False        # connected and its client built (waiting for the armed instant)
 
 
 @dataclass
@@ -145,6 +148,10 @@ class ShardPhase:
         self.recorders: list[Recorder] = []
         self.server_settings: Optional[dict] = None
         self._lock = threading.Lock()
+        # set by _arm when the threads are released; before that (connecting) nothing stops on time
+        self._stop_perf = self._deadline_perf = float("inf")
+        self._warm_until_ns = 0
+        self._cap_limited = False
 
     # -- limits ----------------------------------------------------------------------
     def _time_cap(self) -> Optional[float]:
@@ -180,14 +187,28 @@ class ShardPhase:
         return (target / self.shard.threads) if target else None
 
     def execute(self) -> ShardOutcome:
-        self._cpu0 = time.process_time()
-        began_wall, began_perf, skew = self._arm()
+        """Every client thread connects and builds its client (sysbench prepares its
+        statements) first; the shard waits until all are ready, then for the start barrier,
+        and releases them together: connections and statement preparation are never inside
+        the measured window (sysbench's thread_init, go-ycsb's and YCSB's init, do the same)."""
         rate = self._thread_rate()
-        threads = [threading.Thread(target=self._thread_main, args=(st, rate),
+        ready, go = threading.Semaphore(0), threading.Event()
+
+        def on_ready(st: ThreadState, wait: bool = True):
+            if not st.ready:
+                st.ready = True
+                ready.release()
+            if wait:
+                go.wait()
+        threads = [threading.Thread(target=self._thread_main, args=(st, rate, on_ready),
                                     name=f"shard{self.shard.index}-t{st.index}", daemon=True)
                    for st in self.states]
         for t in threads:
             t.start()
+        self._wait_ready(ready, len(threads))
+        began_wall, began_perf, skew = self._arm()
+        self._cpu0 = time.process_time()
+        go.set()
         monitor, joined = None, threading.Event()
         if self.progress:
             monitor = threading.Thread(target=self._monitor, args=(joined,), daemon=True)
@@ -198,15 +219,36 @@ class ShardPhase:
             monitor.join()
         return self._outcome(began_wall, began_perf, skew)
 
+    def _wait_ready(self, ready: threading.Semaphore, n: int):
+        """Until every client thread has connected and built its client (a thread whose set-up
+        failed counts as ready: it has ended), at most READY_TIMEOUT_S or a stop: a thread
+        still connecting then starts late, and the start skew says so."""
+        give_up = time.monotonic() + READY_TIMEOUT_S
+        waiting = n
+        while waiting and not self.stop_event.is_set():
+            left = give_up - time.monotonic()
+            if left <= 0:
+                break
+            if ready.acquire(timeout=min(left, 0.25)):
+                waiting -= 1
+
     def execute_inline(self) -> ShardOutcome:
         """A shard of one client thread, run in the calling thread (benchmarks and profilers
-        measure that thread): the same limits, loop and outcome as ``execute``."""
+        measure that thread): the same set-up, limits, loop and outcome as ``execute``."""
         if len(self.states) != 1:
             raise ValueError(f"execute_inline runs a shard of one client thread, not {len(self.states)}")
-        self._cpu0 = time.process_time()
-        began_wall, began_perf, skew = self._arm()
-        self._thread_main(self.states[0], self._thread_rate())
-        return self._outcome(began_wall, began_perf, skew)
+        armed = []
+
+        def on_ready(st: ThreadState, wait: bool = True):
+            if not st.ready:
+                st.ready = True
+                armed.append(self._arm())
+                self._cpu0 = time.process_time()
+        self._thread_main(self.states[0], self._thread_rate(), on_ready)
+        if not armed:  # the set-up failed before the thread was ready
+            armed.append(self._arm())
+            self._cpu0 = time.process_time()
+        return self._outcome(*armed[0])
 
     def _outcome(self, began_wall, began_perf, skew) -> ShardOutcome:
         elapsed_before = self.cp.get("elapsed", 0.0)
@@ -279,9 +321,8 @@ class ShardPhase:
         return self.stop_event.is_set() or time.perf_counter() >= self._stop_perf
 
     # -- threads ---------------------------------------------------------------------
-    def _thread_main(self, st: ThreadState, rate: Optional[float]):
+    def _thread_main(self, st: ThreadState, rate: Optional[float], on_ready: Callable[..., None]):
         rec = Recorder(self.family.interval_seconds(self.w))  # per-interval histograms, on whole seconds
-        rec.warm_until_ns = self._warm_until_ns  # warm-up operations are kept apart (Measurement.warmup)
         with self._lock:
             self.recorders.append(rec)
         binding = make_binding(self.run, self.password)
@@ -304,15 +345,23 @@ class ShardPhase:
                                 saved=st.state)
             if self.phase == "load":
                 start, count = self.shard.thread_load[st.index]
-                self._drive(st, self.family.load_client(self.w, ctx, start, count), None, None)
+                client = self.family.load_client(self.w, ctx, start, count)
             else:
                 if self.family.limits(self.w).count:
                     ctx.quota = self.shard.thread_ops[st.index]
-                self._drive(st, self.family.run_client(self.w, ctx), ctx.quota, rate, rec)
+                client = self.family.run_client(self.w, ctx)
+            on_ready(st)  # connected, client built: wait for the armed instant
+            rec.warm_until_ns = self._warm_until_ns  # warm-up operations are kept apart (Measurement.warmup)
+            if self.phase == "load":
+                self._drive(st, client, None, None)
+            else:
+                self._drive(st, client, ctx.quota, rate, rec)
         except Exception as exc:  # a bug or an unrecoverable driver state: keep what we have
             st.error = f"{type(exc).__name__}: {exc}"
             st.finished = True
         finally:
+            if not st.ready:  # the set-up failed: the shard must not wait for this thread
+                on_ready(st, wait=False)
             st.ended_at = time.time()
             if st.index == 0 and not st.abandoned:
                 self._read_server_settings(binding)

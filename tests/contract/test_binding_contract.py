@@ -517,3 +517,25 @@ def test_mongodb_write_concern_from_url_and_options(make):
     while b.read(make.table, "user1", ["field0"]) != {"field0": "x"} and time.time() < deadline:
         time.sleep(0.05)
     assert b.read(make.table, "user1", ["field0"]) == {"field0": "x"}
+
+
+@pytest.mark.parametrize("engine", ("postgresql",), indirect=True)
+def test_sysbench_statements_are_prepared_before_the_first_event(make):
+    """A sysbench client thread prepares all its statements on the server while it sets up
+    (sysbench's thread_init: SysbenchTables.prepare_all -> prepare_now), so that none is
+    prepared inside the measured window; the first event then runs on them."""
+    b = make()
+    s = SysbenchTables(b)
+    n = make.sb_no
+    s.create(n)
+    kinds = ["point_select", "simple_range", "sum_range", "order_range", "distinct_range"]
+    count = "SELECT count(*) FROM pg_prepared_statements"
+    before = b.fetchone(count)[0]
+    for kind in kinds:
+        b.prepare_now(s.sql(kind, n))
+    after = b.fetchone(count)[0]
+    assert after - before == len(kinds)
+    assert s.point_select(n, 1, False) == 0 and s.simple_range(n, 1, 50, False) == 0
+    assert b.fetchone(count)[0] == after  # the events ran on the statements prepared before
+    s.prepare_all(kinds, 2)  # best effort: a table that does not exist here ends the pass quietly
+    s.drop(n)

@@ -144,6 +144,13 @@ class Binding:
     def prepare(self, sql: str) -> str:
         raise NotImplementedError
 
+    def prepare_now(self, sql: str) -> bool:
+        """Prepare a statement ``prepare`` returned on the server now, not at its first use:
+        a client thread calls it while it sets up, before the measured window (as sysbench's
+        thread_init prepares every statement). True when it was prepared now; engines that do
+        not prepare on the server do nothing."""
+        return False
+
     def execute(self, sql: str, params=()) -> int:
         """Run a statement; the affected row count."""
         raise NotImplementedError

@@ -4,7 +4,9 @@ generator itself (benchmarks); never a default, and results say so.
 Options ``capacity`` and ``service_time_ms`` make it an artificial server for tests of the
 peak search: at most ``capacity`` calls are served at once (per process, i.e. per shard:
 ``fanout: {shards: 1}`` makes it the whole run's), each taking ``service_time_ms``; so
-throughput rises with the client threads up to capacity / service time and stays there."""
+throughput rises with the client threads up to capacity / service time and stays there.
+``connect_ms`` makes every connection take that long to open (a server's authentication):
+what a shard does before its measured window."""
 from __future__ import annotations
 
 import threading
@@ -24,6 +26,8 @@ class NoopBinding(Binding):
 
     def connect(self):
         options = self.conn.options or {}
+        if options.get("connect_ms"):
+            time.sleep(float(options["connect_ms"]) / 1000)
         cap = options.get("capacity")
         self._service_s = float(options.get("service_time_ms") or 0) / 1000
         self._slots = None

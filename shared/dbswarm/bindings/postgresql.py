@@ -223,6 +223,12 @@ class PostgresBinding(SqlBinding):
             self._hot.add(sql)
         return sql
 
+    def prepare_now(self, sql):
+        if self._prepare and sql in self._hot and sql not in self._prepared and self._pg is not None:
+            self._prepare_statement(sql)
+            return True
+        return False
+
     def _stmt(self, key, build):
         sql = self._sql.get(key)
         if sql is None:
