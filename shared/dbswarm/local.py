@@ -335,7 +335,10 @@ class _Watch:
         if "CompareFunction" in self.outputs:
             out["compare"] = self.outputs["CompareFunction"]
         if error == "dbswarm.RunFailed":
-            out["status"] = "failed"
+            # a phase that did not do what was planned (a load cut short, then the next step
+            # failed on the same dead target) stays incomplete: result.json says so, the exit is 6
+            if out.get("status") != "incomplete":
+                out["status"] = "failed"
             self.log(redact_text(f"campaign {self.cid}: a run stopped early: {_run_error(history)}"))
         elif status != "SUCCEEDED" and error != "dbswarm.Regressed":
             out["status"] = "failed"
