@@ -64,11 +64,13 @@ def cross_check(client: Optional[dict], server: Optional[dict]) -> dict:
 
 def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
                 shard_docs, failures: dict[int, str], max_error_rate: float = 0.01,
-                window: Optional[dict] = None, load_counts: Optional[list[int]] = None) -> dict:
+                window: Optional[dict] = None, load_counts: Optional[list[int]] = None,
+                failed_at: Optional[dict[int, float]] = None) -> dict:
     """One run's phase from its shard documents (``shard_docs.get(i)``: a ShardResult, or
     None when shard i wrote nothing); ``window``: ``window_deltas`` of the phase's measured
     window (the server's own counters), when both edges were read. ``load_counts``: the
-    units each shard's load was planned to write (a load that wrote fewer is incomplete)."""
+    units each shard's load was planned to write (a load that wrote fewer is incomplete).
+    ``failed_at``: when the state machine recorded a shard's failure (its failure file's time)."""
     expected = shard_count
     measurement = Measurement()
     starts, ends, skews, complete, partial, missing = [], [], {}, [], [], []
@@ -103,8 +105,13 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
         if doc.status == "done" and not integrity.interrupted(doc):
             complete.append(i)
         else:
-            partial.append({"shard": i, "status": "interrupted" if integrity.interrupted(doc) else doc.status,
-                            "reason": failures.get(i, "stopped before finishing")})
+            entry = {"shard": i, "status": "interrupted" if integrity.interrupted(doc) else doc.status,
+                     "reason": failures.get(i, "stopped before finishing")}
+            lost = lost_before_failure(doc, (failed_at or {}).get(i))
+            if lost:
+                entry["lost_s"] = lost
+                integrity.lost_seconds += lost
+            partial.append(entry)
     out = {"phase": phase, "shards": {"expected": expected, "complete": complete, "partial": partial,
                                       "missing": missing},
            "binding_settings": settings}
@@ -255,18 +262,38 @@ def _judge_errors(out: dict, measurement: Measurement, phase: str, max_error_rat
         out["error_problems"] = problems
 
 
+def lost_before_failure(doc: ShardResult, failed_at: Optional[float]) -> float:
+    """Seconds a crashed shard measured and lost, said before it is resumed: from the end of its
+    last persisted segment to the recorded failure (its process was dead by then), at most one
+    persistence interval. Only for a shard whose last segment was a periodic one (its call went
+    on after it); the segment a resume continues with records the same as ``lost_s``, and the
+    shard is then done, so the seconds are never counted twice."""
+    if failed_at is None or doc.status == "done" or not doc.segments:
+        return 0.0
+    last = doc.segments[-1]
+    if last.get("persisted") != "interval" or not last.get("ended_at"):
+        return 0.0
+    lost = max(0.0, float(failed_at) - float(last["ended_at"]))
+    if last.get("persist_interval_s"):
+        lost = min(lost, float(last["persist_interval_s"]))
+    return round(lost, 3)
+
+
 def run_phases(plan: Plan, store, run: RunPlan, missing_all: Optional[list] = None) -> dict:
     """One run's merged load and run phases (``missing_all`` collects its missing shards)."""
     cid = plan.campaign_id
     missing_all = [] if missing_all is None else missing_all
     phases = {}
     for phase in [p for p in plan.phases if p in ("load", "run")]:
-        failures = {}
+        failures, failed_at = {}, {}
         for i in range(run.shard_count):
             try:
-                failures[i] = store.get_json(failure_key(store, cid, run.run_id, phase, i))["error"]
+                record = store.get_json(failure_key(store, cid, run.run_id, phase, i))
             except KeyError:
-                pass
+                continue
+            failures[i] = record["error"]
+            if isinstance(record.get("at"), (int, float)):
+                failed_at[i] = record["at"]
         docs = _ShardDocs(store, cid, run.run_id, phase)
         if not failures and not store.list(store.key(cid, "runs", run.run_id, phase) + "/"):
             # the phase never started (an earlier phase or run stopped the campaign)
@@ -280,7 +307,8 @@ def run_phases(plan: Plan, store, run: RunPlan, missing_all: Optional[list] = No
                 edges.append(None)
         merged = merge_phase(run.family, run.workload, run.shard_count, phase, docs, failures,
                              plan.max_error_rate, window=window_deltas(*edges),
-                             load_counts=[s.load_count for s in run.shards] if phase == "load" else None)
+                             load_counts=[s.load_count for s in run.shards] if phase == "load" else None,
+                             failed_at=failed_at)
         phases[phase] = merged
         for m in merged["shards"]["missing"]:
             missing_all.append({"run_id": run.run_id, "phase": phase, **m})

@@ -27,6 +27,7 @@ from typing import Optional
 from .errors import CampaignError, DbswarmError
 from .documents import Plan
 from .plan import check_shard_limit, plan_run
+from .redact import redact_text
 from .service import new_campaign_id
 from .limits import (MAX_BODY_BYTES, MAX_CALL_SECONDS, MAX_LEAD_SECONDS, check_targets, positive_int,
                      positive_number, threads_per_shard_problems)
@@ -257,12 +258,14 @@ def handle(event: dict, dep: Optional[Deployment] = None) -> dict:
         if route == "/campaigns/{id}" and method == "DELETE":
             return _response(202, cancel(dep, campaign_id))
         return _response(404, {"error": f"no route {method} {event.get('rawPath') or event.get('path')}"})
+    # a refusal may quote what it refuses (an unknown engine, a URL of another engine): the
+    # answer goes through the one redaction, so a password in the request is never echoed
     except CampaignError as err:
-        return _response(400, {"error": "invalid campaign", "problems": err.problems})
+        return _response(400, {"error": "invalid campaign", "problems": [redact_text(p) for p in err.problems]})
     except NotFound as err:
-        return _response(404, {"error": str(err)})
+        return _response(404, {"error": redact_text(str(err))})
     except (DbswarmError, ValueError) as err:
-        return _response(400, {"error": str(err)})
+        return _response(400, {"error": redact_text(str(err))})
 
 
 def _route(event):

@@ -56,7 +56,7 @@ class FamilyError(DbswarmError):
 RETRYABLE = "retryable"    # deadlock, lock wait timeout, serialization failure: retry the event
 CONNECTION = "connection"  # the connection is gone: reconnect, count, go on
 DUPLICATE = "duplicate"    # duplicate key on insert (a resumed load): counted, not fatal
-FATAL = "fatal"            # anything else: counted; the shard goes on, the error is reported
+FATAL = "fatal"            # anything else (undefined table, permission denied): counted, ends the thread; the phase is incomplete
 
 
 @dataclass(frozen=True)

@@ -323,6 +323,7 @@ code{font-size:.9em}
 .facts{color:#374151}.note{color:#6b7280;font-style:italic}
 .chart{margin:.8em 0}
 .status-complete{color:#15803d}.status-partial,.status-complete_with_errors,.status-failed{color:#b91c1c}
+.status-incomplete,.status-interrupted,.status-check_failed{color:#b45309}
 details{margin:.5em 0}
 pre#dbswarm-render-status{display:none}
 """

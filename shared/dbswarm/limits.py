@@ -44,15 +44,33 @@ def matrix_size(matrix: Any) -> tuple[int, list[str]]:
     return n, problems
 
 
+def repeat_factor(repeat: Any) -> int:
+    """Runs per matrix cell: repeat.count, twice that when a baseline configuration is
+    interleaved (B A B A). A malformed repeat counts as 1 (its validation names it)."""
+    if isinstance(repeat, int) and not isinstance(repeat, bool):
+        count, baseline = repeat, None
+    elif isinstance(repeat, dict):
+        count, baseline = repeat.get("count"), repeat.get("baseline")
+    else:
+        return 1
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        return 1
+    return count * (2 if baseline else 1)
+
+
 def check_campaign_size(data: Any) -> None:
     """Refuse a campaign whose matrix or shards x runs are beyond the limits, before the matrix
     is expanded (a 10 KB file can expand to a million runs)."""
     if not isinstance(data, dict):
         return
     runs, problems = matrix_size(data.get("matrix"))
-    if runs > MAX_RUNS:
-        problems.append(f"matrix: expands to {runs:,} runs; at most {MAX_RUNS:,} per campaign "
-                        "(split it into several campaigns)")
+    repeats = repeat_factor(data.get("repeat"))
+    if runs * repeats > MAX_RUNS:
+        how = f"{runs:,} cells x {repeats:,} repeated runs = " if repeats > 1 else ""
+        field = "matrix" if runs > MAX_RUNS else "repeat"
+        problems.append(f"{field}: expands to {how}{runs * repeats:,} runs; at most "
+                        f"{MAX_RUNS:,} per campaign (split it into several campaigns)")
+    runs *= repeats
     fanout = data.get("fanout") if isinstance(data.get("fanout"), dict) else {}
     threads = _max_threads(data)
     shards = fanout.get("shards")

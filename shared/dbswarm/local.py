@@ -335,12 +335,24 @@ class _Watch:
         if "CompareFunction" in self.outputs:
             out["compare"] = self.outputs["CompareFunction"]
         if error == "dbswarm.RunFailed":
-            out["status"] = "failed"
+            # a phase that did not do what was planned (a load cut short, then the next step
+            # failed on the same dead target) stays incomplete: result.json says so, the exit is 6
+            if not (out.get("status") == "incomplete" and _a_phase_incomplete(store, self.cid)):
+                out["status"] = "failed"   # (phases "not run" alone: the campaign failed, exit 3)
             self.log(redact_text(f"campaign {self.cid}: a run stopped early: {_run_error(history)}"))
         elif status != "SUCCEEDED" and error != "dbswarm.Regressed":
             out["status"] = "failed"
             self.log(redact_text(f"campaign {self.cid}: the state machine ended {status} ({error}: {cause})"))
         return out
+
+
+def _a_phase_incomplete(store, cid) -> bool:
+    """result.json has a phase that ran and did not do what was planned (status incomplete)."""
+    try:
+        result = store.get_json(store.key(cid, "result.json"))
+    except (KeyError, ValueError, OSError):
+        return False
+    return any(p.get("status") == "incomplete" for r in result.get("runs", []) for p in r.get("phases", {}).values())
 
 
 def _error_text(err) -> str:

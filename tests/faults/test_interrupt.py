@@ -76,12 +76,22 @@ def test_first_signal_stops_gracefully_and_keeps_the_measurement(tmp_path, spawn
 
 def test_second_ctrl_c_aborts_and_leaves_no_process(tmp_path, spawn):
     proc = _start_and_wait_for_run(spawn, tmp_path, _spec(tmp_path, "faults-abort"))
+    t0 = time.monotonic()
     os.killpg(proc.pid, signal.SIGINT)
     time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=60)
+    took = time.monotonic() - t0
     assert proc.returncode == 130, err
     assert wait_gone(proc.pid, 10) == []
+    # an abort, not the graceful stop (which also exits 130): the abort's message, none of the
+    # graceful stop's, no `interrupted` aggregation, and no waiting for shards to write
+    assert "dbswarm: aborted (a second interrupt)" in err, err
+    assert "what every shard measured is kept" not in err, err
+    folder = next((tmp_path / "r").iterdir())
+    assert not (folder / "result.json").exists() or _result(tmp_path)["status"] != "interrupted"
+    assert not (folder / "summary.md").exists()
+    assert took < 15, took
 
 
 def test_resume_completes_an_interrupted_campaign_with_exact_totals(tmp_path, spawn):

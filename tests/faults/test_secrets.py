@@ -83,6 +83,56 @@ def _scan_tree(folder: Path, found: list):
     return n
 
 
+# python -c: `dbswarm ARGS` (argv[2:]) saving every execution history the local runner reads to argv[1]
+_RUN_KEEPING_HISTORY = """
+import json, sys
+from dbswarm import asl_local
+from dbswarm.cli import main
+read = asl_local.LocalCloud.history
+def history(self, arn):
+    events = read(self, arn)
+    with open(sys.argv[1], "w") as fh:
+        json.dump(events, fh, default=str)
+    return events
+asl_local.LocalCloud.history = history
+sys.exit(main(sys.argv[2:]))
+"""
+
+# refused forms whose refusal quotes what it refuses (an engine name, a URL of another engine)
+ECHOING = [
+    {"engine": f"postgresql://u:{PLANT}@db.internal/app"},
+    {"engine": "mysql", "url": f"db.internal/app?password={PLANT}"},
+    {"engine": "postgresql", "url": f"postgresql://u:{PLANT}@db.internal/app"},
+]
+
+
+@pytest.mark.parametrize("target", ECHOING, ids=["engine-is-a-url", "url-of-no-engine", "url-user-info"])
+def test_refused_form_is_not_echoed_by_the_cli(tmp_path, target):
+    spec = tmp_path / "c.json"
+    spec.write_text(json.dumps({"name": "faults-refused", "target": target}))
+    proc = subprocess.run([sys.executable, "-m", "dbswarm", "run", str(spec), "--results", str(tmp_path / "r")],
+                          env=dbswarm_env(), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "target." in proc.stderr and "invalid campaign" in proc.stderr, proc.stderr
+    assert PLANT not in proc.stderr + proc.stdout, proc.stderr
+    assert not (tmp_path / "r").exists()   # nothing written
+
+
+@pytest.mark.parametrize("target", ECHOING, ids=["engine-is-a-url", "url-of-no-engine", "url-user-info"])
+def test_refused_form_is_not_echoed_by_the_api(tmp_path, target):
+    from dbswarm import api
+    from dbswarm.store import LocalStore
+    dep = api.Deployment("arn:aws:states:us-east-1:123456789012:stateMachine:dbswarm-campaign",
+                         LocalStore(tmp_path / "r"), secret_prefix="dbswarm/", allowed_targets="10.0.0.0/8")
+    out = api.handle({"requestContext": {"http": {"method": "POST"}}, "rawPath": "/campaigns",
+                      "body": json.dumps({"name": "faults-refused", "target": target})}, dep)
+    assert out["statusCode"] == 400, out
+    doc = json.loads(out["body"])
+    assert any(p.startswith("target.") for p in doc["problems"]), doc
+    assert PLANT not in out["body"], out["body"]
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").rglob("*"))
+
+
 @pytest.fixture(scope="module")
 def env():
     return servers.start()
@@ -111,15 +161,22 @@ def test_local_campaign_writes_no_secret_anywhere(tmp_path, env):
     spec.write_text(json.dumps(campaign))
     progress = tmp_path / "progress"
     progress.mkdir()
-    proc = subprocess.run([sys.executable, "-m", "dbswarm", "run", str(spec), "--results", str(tmp_path / "r"),
-                           "--json"], env=dbswarm_env(FAULTS_PG_PASSWORD=real, DBSWARM_PROGRESS_DIR=progress),
+    # `dbswarm run` as the CLI runs it, with the state machine's raw execution history (every
+    # event's input and output, before any redaction) saved beside, outside the results folder
+    events_file = tmp_path / "history.json"
+    proc = subprocess.run([sys.executable, "-c", _RUN_KEEPING_HISTORY, str(events_file), "run", str(spec),
+                           "--results", str(tmp_path / "r"), "--json"],
+                          env=dbswarm_env(FAULTS_PG_PASSWORD=real, DBSWARM_PROGRESS_DIR=progress),
                           capture_output=True, timeout=240)
     assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    events = json.loads(events_file.read_text())
+    assert len(events) > 20 and any("TaskSucceeded" in e["type"] for e in events)
     found = []
     old, PLANT = PLANT, real
     try:
         _scan("stdout", proc.stdout, found)
         _scan("stderr", proc.stderr, found)
+        _scan("execution history", events_file.read_bytes(), found)
         files = _scan_tree(tmp_path / "r", found) + _scan_tree(progress, found)
     finally:
         PLANT = old

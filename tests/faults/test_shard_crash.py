@@ -59,6 +59,12 @@ def test_sigkilled_shard_loses_at_most_one_interval_and_resume_completes_it(tmp_
     assert len(kept["segments"]) >= len(before["segments"])
     assert killed_at - kept["segments"][-1]["ended_at"] <= INTERVAL + 1.5
     assert run["operations_total"] > 12000    # shard 0's 12,000 + shard 1's persisted share
+    # before any resume, the partial result already says what was lost: the seconds from the
+    # last persisted segment to the recorded failure, at most one interval
+    crashed = [p for p in run["shards"]["partial"] if p["shard"] == 1]
+    assert crashed and 0 < crashed[0]["lost_s"] <= INTERVAL, run["shards"]
+    assert run["lost_seconds"] == crashed[0]["lost_s"]
+    assert crashed[0]["lost_s"] <= killed_at + 5 - kept["segments"][-1]["ended_at"]
 
     cid = first["campaign_id"]
     again = spawn(["resume", cid, "--results", str(tmp_path / "r")], env=dbswarm_env(DBSWARM_PERSIST_INTERVAL_S=INTERVAL))

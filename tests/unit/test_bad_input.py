@@ -36,6 +36,12 @@ CAMPAIGNS = [
     ({"matrix": {"threads": 5}}, "matrix"),
     ({"matrix": BIG_MATRIX}, "matrix: expands to 1,000,000 runs"),
     ({"matrix": {"recordcount": list(range(1, 501))}, "fanout": {"shards": 1000}}, "fanout: 1,000 shards x 500 runs"),
+    # repeat multiplies the runs (x2 with an interleaved baseline), counted before expanding
+    ({"matrix": {"recordcount": list(range(1, 1001))}, "repeat": 1000}, "repeat: expands to 1,000 cells x 1,000"),
+    ({"matrix": {"recordcount": list(range(1, 11))}, "repeat": {"count": 60, "baseline": {"workload": {"threads": 2}}}},
+     "repeat: expands to 10 cells x 120 repeated runs = 1,200 runs"),
+    ({"matrix": {"recordcount": list(range(1, 101))}, "repeat": 10, "fanout": {"shards": 200}},
+     "fanout: 200 shards x 1,000 runs"),
     ({"workload": {"preset": "S42"}}, "workload.preset"),
     ({"workload": {"recordcount": 0}}, "workload.recordcount"),
     ({"workload": {"recordcount": "many"}}, "workload.recordcount"),
@@ -141,6 +147,10 @@ API_BODIES = [
     ("name: c\n" + "#" * 300_000 + "\n", "(body)"),
     ("matrix: {recordcount: [" + ",".join(map(str, range(1, 101))) + "], operationcount: [" + ",".join(
         map(str, range(1, 101))) + "], threads: [" + ",".join(map(str, range(1, 101))) + "]}\n", "matrix: expands to"),
+    ("matrix: {recordcount: [" + ",".join(map(str, range(1, 1001))) + "]}\nrepeat: 1000\n",
+     "repeat: expands to 1,000 cells x 1,000 repeated runs = 1,000,000 runs"),
+    ("matrix: {threads: [1, 2, 3, 4, 5, 6]}\nrepeat: {count: 100, baseline: {workload: {threads: 8}}}\n",
+     "repeat: expands to 6 cells x 200 repeated runs"),
     ("target: {engine: postgresql, url: 'postgresql://u@10.0.0.5/db', password: {env: PGPASSWORD}}\n",
      "target.password"),
     ("target: {engine: postgresql, url: 'postgresql://u@10.0.0.5/db', password: {secret: other/x}}\n",
