@@ -147,6 +147,8 @@ def shard_chart(cid, run_id, phase, p) -> dict | None:
         return None
     n = max(len(v) for v in per.values())
     step = ss.get("step_s", 1)
+    if n * step < MIN_CHART_SECONDS or n < MIN_POINTS:  # a short load: one point per shard says nothing over time
+        return None
     x = [ss["start"] - tl["start"] + k * step for k in range(n)]
     series = [{"label": f"shard {s}", "values": [v / step for v in seq] + [0] * (n - len(seq))}
               for s, seq in sorted(per.items(), key=lambda kv: int(kv[0]))]
