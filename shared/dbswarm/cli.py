@@ -118,21 +118,21 @@ def cmd_resume(args):
 
 
 def cmd_validate(args):
+    from .cost import check_max_cost, estimate, summary
     from .plan import plan_run
     from .spec import load_campaign
     campaign, runs = load_campaign(args.campaign)
+    cost = estimate(campaign, runs)
+    check_max_cost(cost, campaign.max_cost)  # refused before anything says "valid"
     print(f"{args.campaign}: valid, {_n(len(runs), 'run')}")
     for run in runs:
         shards = plan_run(campaign, run)
         w = run.workload
         print(f"  {run.run_id}: {run.target.display} · {w.family} {w.name} · {_n(w.threads, 'thread')} "
               f"in {_n(len(shards), 'shard')} · phases {', '.join(campaign.phases)}")
-    from .cost import check_max_cost, estimate, summary
-    cost = estimate(campaign, runs)
     print(f"in the cloud (one shard per {cost['lambda']['worker_memory_mb']} MB function): {summary(cost)}")
     for a in cost["assumptions"]:
         print(f"  assumed: {a}")
-    check_max_cost(cost, campaign.max_cost)
     return 0
 
 

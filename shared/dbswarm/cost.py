@@ -124,13 +124,22 @@ def check_max_cost(est: dict, campaign_max: Optional[float], deployment_max: Opt
     (``DBSWARM_MAX_COST``, template parameter MaxCampaignCost), before anything runs."""
     if deployment_max is None:
         deployment_max = float(os.environ.get("DBSWARM_MAX_COST") or 0) or None
-    total, cur = est["price"]["total"], est["prices"]["currency"]
+    parts = [v for k, v in est["price"].items() if k != "total"]
+    total, cur = (sum(parts) if parts else est["price"]["total"]), est["prices"]["currency"]  # the parts: 6 decimals
     for limit, what in ((campaign_max, "the campaign's max_cost"), (deployment_max, "this deployment's cap "
                                                                     "(MaxCampaignCost)")):
         if limit is not None and total > limit:
             raise DbswarmError(
-                f"max_cost: the campaign would cost about {total:,.4f} {cur}, over {what} of {limit:,.4f} {cur} "
+                f"max_cost: the campaign would cost about {money(total)} {cur}, over {what} of {money(limit)} {cur} "
                 f"({summary(est)})")
+
+
+def money(v: float) -> str:
+    """An amount with at least three significant digits: 0.1226, 0.0500, but 0.000100 (a cap
+    of a hundredth of a cent is not "0.0000")."""
+    if not v:
+        return "0"
+    return f"{v:,.{max(4, 2 - math.floor(math.log10(abs(v))))}f}"
 
 
 def summary(est: dict) -> str:

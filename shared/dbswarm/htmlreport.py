@@ -25,6 +25,7 @@ from . import __version__
 from .measure import decode_histogram
 
 MIN_POINTS = 2  # a time chart needs two points; a shorter phase gets a note instead
+MIN_CHART_SECONDS = 3  # throughput over fewer seconds is a stub of a line: the phase gets a note instead
 COLORS = {"p50": "#16a34a", "p99": "#ea580c", "p99.9": "#dc2626", "max": "#6b7280", "total": "#111827",
           "errors": "#dc2626"}
 # what the worker did after an error of each kind (errors.py)
@@ -66,7 +67,7 @@ def throughput_chart(cid, run_id, phase, p) -> dict | None:
     if tl.get("start") is None or not ops:
         return None
     n = max(len(v) for v in ops.values())
-    if n < MIN_POINTS:
+    if n < max(MIN_POINTS, MIN_CHART_SECONDS):
         return None
     totals = [sum(v[i] for v in ops.values() if i < len(v)) for i in range(n)]
     series = []
@@ -80,7 +81,7 @@ def throughput_chart(cid, run_id, phase, p) -> dict | None:
                        "dash": [4, 3]})
     steady = (p.get("steady") or {}).get("window")
     note = ""
-    if steady:
+    if steady and steady[1] > steady[0]:
         note = f"; steady window {steady[0] - tl['start']}–{steady[1] - tl['start']} s"
     return {"id": _slug(cid, run_id, phase, "tput"), "title": f"{run_id} · {phase}: throughput, all shards{note}",
             "x": list(range(n)), "xlabel": "seconds since the phase started", "ylabel": "operations / s",
@@ -146,6 +147,8 @@ def shard_chart(cid, run_id, phase, p) -> dict | None:
         return None
     n = max(len(v) for v in per.values())
     step = ss.get("step_s", 1)
+    if n * step < MIN_CHART_SECONDS or n < MIN_POINTS:  # a short load: one point per shard says nothing over time
+        return None
     x = [ss["start"] - tl["start"] + k * step for k in range(n)]
     series = [{"label": f"shard {s}", "values": [v / step for v in seq] + [0] * (n - len(seq))}
               for s, seq in sorted(per.items(), key=lambda kv: int(kv[0]))]
@@ -276,7 +279,8 @@ def phase_html(cid, r, name, p, charts) -> str:
     st = p.get("steady") or {}
     facts = [("operations", _fmt(p["operations_total"])), ("errors", _fmt(p.get("errors_total"))),
              ("duration", f"{p.get('duration_s')} s"), ("ops/s overall", _fmt(p.get("ops_per_s"))),
-             ("ops/s steady", f"{_fmt(st.get('ops_per_s'))} over {st.get('seconds', 0)} s")]
+             ("ops/s steady", f"{_fmt(st['ops_per_s'])} over {st.get('seconds')} s" if st.get("ops_per_s") is not None
+              else "– (no steady window)")]
     skew = p.get("start_skew_s") or {}
     if skew.get("max") is not None:  # None: no shard call waited at the start barrier (continuations)
         per = ", ".join(f"{s}: {v * 1000:.1f} ms" for s, v in sorted((skew.get("per_shard") or {}).items(),

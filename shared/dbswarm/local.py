@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import service
-from .errors import DbswarmError
+from .errors import CONNECTION, RETRYABLE, DbswarmError
 from .interrupt import STOP_FILE_ENV, GracefulStop
 from .redact import redact_text
 from .spec import load_campaign, read_campaign_data
@@ -45,10 +45,15 @@ class ProgressBoard:
             from rich.table import Column
             from rich.text import Text
 
+            board = self
+
             class Count(ProgressColumn):
                 def render(self, task):
-                    total = f"/{task.total:,.0f}" if task.total else ""
-                    return Text(f"{task.completed:,.0f}{total}")
+                    return Text(_count_text(task))
+
+            class Errors(ProgressColumn):
+                def render(self, task):
+                    return Text(board.errors_text(task))
             # at 80 columns the description and the bar give way; counts, ops/s, errors and the
             # elapsed time are never cut
             keep = {"no_wrap": True, "overflow": "ignore"}
@@ -59,7 +64,7 @@ class ProgressBoard:
                 BarColumn(bar_width=None, table_column=Column(ratio=1, min_width=4)),
                 Count(table_column=Column(**keep)),
                 TextColumn("[bold]{task.fields[ops]:,.0f}[/] ops/s", table_column=Column(**keep)),
-                TextColumn("{task.fields[errors]:,} err", table_column=Column(**keep)),
+                Errors(table_column=Column(**keep)),
                 TimeElapsedColumn(table_column=Column(**keep)),
                 console=self.console, transient=False, expand=True)
 
@@ -70,10 +75,33 @@ class ProgressBoard:
         if self.progress:
             if not self.progress.live.is_started:
                 self.progress.start()
-            self.task = self.progress.add_task(description, total=total or None, ops=0.0, errors=0)
+            self.task = self.progress.add_task(description, total=total or None, ops=0.0, errors=0, classes={})
+
+    def errors_text(self, task) -> str:
+        """"N err" and the most frequent error class, marked when the worker retries it; the
+        class is abbreviated (then the mark) so that at the console's width the counts, ops/s and
+        elapsed time beside it stay uncut."""
+        n = task.fields.get("errors", 0)
+        base = f"{n:,} err"
+        top = _top_error_class(task.fields.get("classes") or {})
+        if not n or not top:
+            return base
+        name, retried = top
+        # what the other columns need: the count, "N ops/s", the elapsed time, separators and the
+        # description's and the bar's minimum widths
+        others = len(_count_text(task)) + len(f"{task.fields.get('ops', 0):,.0f} ops/s") + 7 + 5 + 8 + 4
+        budget = self.console.width - others - len(base) - 1
+        for mark in ((" retried", " (r)") if retried else ("",)):
+            room = budget - len(mark)
+            if room >= len(name):
+                return f"{base} {name}{mark}"
+            if room >= 5:
+                return f"{base} {name[:room - 1]}…{mark}"
+        return base + (" (r)" if retried and budget >= 4 else "")
 
     def poll(self):
         done = errors = 0
+        classes: dict[str, int] = {}
         for name in os.listdir(self.dir):
             if name.startswith(self.prefix) and name.endswith(".json"):
                 try:
@@ -83,13 +111,15 @@ class ProgressBoard:
                     continue
                 done += d["done"]
                 errors += d["errors"]
+                for key, n in (d.get("error_classes") or {}).items():
+                    classes[key] = classes.get(key, 0) + n
         now = time.time()
         last_done, last_t = self._last
         if now - last_t >= 1.0:
             self._ops = max(0.0, (done - last_done) / (now - last_t))
             self._last = (done, now)
         if self.progress and self.task is not None:
-            self.progress.update(self.task, completed=done, ops=self._ops, errors=errors)
+            self.progress.update(self.task, completed=done, ops=self._ops, errors=errors, classes=classes)
         return done, errors
 
     def end_phase(self):
@@ -104,6 +134,25 @@ class ProgressBoard:
     def stop(self):
         if self.progress and self.progress.live.is_started:
             self.progress.stop()
+
+
+def _count_text(task) -> str:
+    total = f"/{task.total:,.0f}" if task.total else ""
+    return f"{task.completed:,.0f}{total}"
+
+
+def _top_error_class(classes: dict) -> Optional[tuple[str, bool]]:
+    """The most frequent error class over all operations ("OP:kind:name" keys) and whether the
+    worker retries its kind (errors.py: retryable and connection errors are retried)."""
+    by_class: dict[tuple[str, str], int] = {}
+    for key, n in classes.items():
+        _, _, rest = key.partition(":")
+        kind, _, name = rest.partition(":")
+        by_class[(kind, name or kind)] = by_class.get((kind, name or kind), 0) + n
+    if not by_class:
+        return None
+    (kind, name), _ = max(by_class.items(), key=lambda kv: (kv[1], kv[0]))
+    return name, kind in (RETRYABLE, CONNECTION)
 
 
 # template parameters for local executions: any target host (this machine's user chose it)

@@ -161,10 +161,11 @@ def summary_markdown(result) -> str:
                 continue
             mix = ", ".join(f"{k} {v:.1%}" for k, v in sorted(p["mix"].items()))
             st = p["steady"]
+            steady = "–" if st.get("ops_per_s") is None else f"{fmt(st['ops_per_s'])} ({st['seconds']})"
             lines.append(
                 f"| {r['run_id']} | {name} | {len(p['shards']['complete'])}/{p['shards']['expected']} "
                 f"| {p['operations_total']:,} | {p['errors_total']:,} | {p['duration_s']} | {fmt(p['ops_per_s'])} "
-                f"| {fmt(st['ops_per_s'])} ({st['seconds']}) | {mix} | {p['start_skew_s']['max']} |")
+                f"| {steady} | {mix} | {p['start_skew_s']['max']} |")
     lines += cost_lines(result)
     if result.get("search"):
         from .search import search_markdown

@@ -365,7 +365,7 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
                                                       measurement, checkpoint, lost, deadline, interval, progress,
                                                       stop_event)
     if progress:
-        progress(outcome.info["done"], measurement.total_errors, final=True)
+        progress(outcome.info["done"], measurement.total_errors, final=True, classes=measurement.errors)
     return ShardAnswer(run_id=run.run_id, phase=phase, shard=index, status=outcome.status,
                        checkpoint=None if interrupted else outcome.checkpoint, result_key=key, segment=outcome.info["segment"],
                        ops=measurement.total_ops, errors=measurement.total_errors).to_dict()
@@ -381,8 +381,11 @@ def _segments(run, shard, phase, index, ev, key, store, password, doc, measureme
             due = time.time() + interval
             if seg_deadline is None or due < seg_deadline - 1.0:  # no sliver of a segment before the deadline
                 seg_deadline, periodic = due, True
-        outcome = ShardPhase(run, shard, phase, password, start_at=ev.start_at, deadline=seg_deadline,
-                             checkpoint=checkpoint, progress=progress, stop_event=stop_event).execute()
+        shard_phase = ShardPhase(run, shard, phase, password, start_at=ev.start_at, deadline=seg_deadline,
+                                 checkpoint=checkpoint, progress=None, stop_event=stop_event)
+        if progress:  # the live display names the error classes, not only their count
+            shard_phase.progress = _with_error_classes(progress, shard_phase)
+        outcome = shard_phase.execute()
         if password and outcome.info.get("thread_errors"):
             outcome.info["thread_errors"] = [secrets.Redactor(password)(e) for e in outcome.info["thread_errors"]]
         if lost:
@@ -459,12 +462,25 @@ def _progress_writer(run_id, phase, shard):
         return None
     path = os.path.join(folder, f"{run_id}.{phase}.{shard}.json")
 
-    def write(done, errors, final=False):
+    def write(done, errors, final=False, classes=None):
         tmp = path + ".tmp"
         with open(tmp, "w") as fh:
-            json.dump({"done": done, "errors": errors, "final": final, "t": time.time(), "pid": os.getpid()}, fh)
+            json.dump({"done": done, "errors": errors, "error_classes": classes or {}, "final": final,
+                       "t": time.time(), "pid": os.getpid()}, fh)
         os.replace(tmp, path)
     return write
+
+
+def _with_error_classes(progress, shard_phase):
+    """The worker's progress callback (done, errors) with the error classes counted so far
+    ("OP:kind:name" -> count) from the shard's client threads."""
+    def report(done, errors):
+        classes: dict[str, int] = {}
+        for rec in list(shard_phase.recorders):
+            for key, n in list(rec.m.errors.items()):
+                classes[key] = classes.get(key, 0) + n
+        progress(done, errors, classes=classes)
+    return report
 
 
 # ---- aggregate and compare -------------------------------------------------------------------

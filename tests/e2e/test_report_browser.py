@@ -1,9 +1,12 @@
 """report.html in a real browser: headless Chromium (Debian's ``chromium``, installed by
 ``scripts/install --test``) opens the report of the demo campaign (examples/demo.yaml, as
 ``scripts/demo`` runs it) and of a MariaDB campaign with a matrix over threads, and reads
-back what the page's script drew (``pre#dbswarm-render-status``, through ``--dump-dom``):
-every chart rendered with every series non-empty, and no error in the page's console.
-A deliberately broken chart (an empty series) and a script error make the check fail.
+back what the page's script read from the drawn charts (``pre#dbswarm-render-status``, through
+``--dump-dom``): each uPlot instance's data and shown series (every series with points) and
+the painted pixels of its plot area (none blank), and no console message, neither from the
+page's own hooks nor in Chromium's log (``--enable-logging=stderr``: an uncaught error before
+the hooks, a script that failed to parse). A deliberately broken chart (an empty series, a
+chart given data that paints nothing) and a script error make the check fail.
 """
 from __future__ import annotations
 
@@ -40,23 +43,37 @@ def chromium_args(*extra) -> list[str]:
             "--no-first-run", "--virtual-time-budget=10000", *extra]
 
 
+# Chromium logs every console message of the page, whatever its level, as
+# "[...:INFO:CONSOLE:1] "message", source: ..." (older versions: ERROR:CONSOLE); report.js
+# writes nothing to the console, so any such line is a problem
+CONSOLE_LINE = re.compile(r":CONSOLE[:(\]]|Uncaught")
+
+
 def render_status(page: Path) -> dict:
-    """What report.js drew in the page, as the browser rendered it."""
-    proc = subprocess.run(chromium_args("--dump-dom", page.resolve().as_uri()), capture_output=True,
-                          text=True, timeout=120)
+    """What report.js read back from the charts it drew, as the browser rendered them, plus
+    ``browser_console``: the page's console messages from Chromium's own log."""
+    proc = subprocess.run(chromium_args("--enable-logging=stderr", "--v=0", "--dump-dom", page.resolve().as_uri()),
+                          capture_output=True, text=True, timeout=120)
     m = STATUS.search(proc.stdout)
     assert m, f"no render status in the page (chromium exit {proc.returncode}): {proc.stderr[-2000:]}"
     assert m.group(1).strip(), "the page's script did not run (render status empty)"
-    return json.loads(html.unescape(m.group(1)))
+    status = json.loads(html.unescape(m.group(1)))
+    status["browser_console"] = [ln for ln in proc.stderr.splitlines() if CONSOLE_LINE.search(ln)]
+    return status
 
 
 def assert_rendered(page: Path, min_charts: int = 1) -> dict:
     status = render_status(page)
     assert not status["errors"], f"errors in the page's console: {status['errors']}"
+    assert not status["browser_console"], f"console messages in Chromium's log: {status['browser_console']}"
     assert status["charts"] >= min_charts, status
     assert status["rendered"] == status["charts"], status
-    assert not status["empty"], f"charts with an empty series: {status['empty']}"
-    assert status["points"] > status["series"] > 0, status
+    assert status["read_back"], "the page did not read its charts back from uPlot"
+    assert len(status["per_chart"]) == status["charts"], status
+    assert not status["empty"], f"charts with a shown series without a drawable point: {status['empty']}"
+    assert not status["blank"], f"charts whose plot area has no painted pixel: {status['blank']}"
+    for chart in status["per_chart"]:  # a line, not a dot: two points or more and more ink than a marker
+        assert chart["series"] > 0 and chart["points"] >= 2 and chart["pixels"] > 100, chart
     return status
 
 
@@ -96,14 +113,27 @@ def _break(page: Path, tmp_path: Path, how: str) -> Path:
         charts[0]["series"].append({"label": "broken", "values": [None] * len(charts[0]["x"])})
     elif how == "script error":
         charts[1]["series"] = None
+    elif how == "blank canvas":  # the data is there, every line is invisible: only the pixels tell
+        for series in charts[2]["series"]:
+            series["color"] = "rgba(0,0,0,0)"
+    text = text[:m.start(1)] + json.dumps(charts).replace("</", "<\\/") + text[m.end(1):]
+    if how == "blank canvas":
+        assert "points: {show: spec.x.length <= 40}" in text
+        text = text.replace("points: {show: spec.x.length <= 40}", "points: {show: false}")
+    elif how == "uncaught error":  # thrown before report.js installs its hooks: only Chromium's log sees it
+        text = text.replace("<pre id='dbswarm-render-status'>", "<script>null.broken;</script>"
+                            "<pre id='dbswarm-render-status'>")
     broken = tmp_path / "broken.html"
-    broken.write_text(text[:m.start(1)] + json.dumps(charts).replace("</", "<\\/") + text[m.end(1):])
+    broken.write_text(text)
     return broken
 
 
-@pytest.mark.parametrize("how", ["empty series", "script error"])
-def test_a_broken_chart_fails_the_check(demo, tmp_path, how):
-    with pytest.raises(AssertionError):
+@pytest.mark.parametrize("how, caught_by", [("empty series", "without a drawable point"),
+                                            ("script error", "errors in the page's console"),
+                                            ("blank canvas", "no painted pixel"),
+                                            ("uncaught error", "console messages in Chromium's log")])
+def test_a_broken_chart_fails_the_check(demo, tmp_path, how, caught_by):
+    with pytest.raises(AssertionError, match=caught_by):
         assert_rendered(_break(demo[1], tmp_path, how))
 
 

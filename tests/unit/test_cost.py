@@ -70,5 +70,11 @@ def test_validate_prints_the_estimate_and_refuses_over_max_cost(tmp_path, capsys
                     "workload: {preset: S2, operationcount: 0, maxexecutiontime: 600, threads: 8}\n")
     assert main(["validate", str(spec)]) == 2
     out = capsys.readouterr()
-    assert "GB-s" in out.out and "state transitions" in out.out and "us-east-1 prices of" in out.out
+    assert "valid" not in out.out  # refused first: nothing says "valid" before the refusal
+    assert "GB-s" in out.err and "state transitions" in out.err and "us-east-1 prices of" in out.err
     assert "dbswarm: max_cost: the campaign would cost about" in out.err
+    assert "over the campaign's max_cost of 0.000100 USD" in out.err  # significant digits, not 0.0000
+    spec.write_text(spec.read_text().replace("max_cost: 0.0001", "max_cost: 100"))
+    assert main(["validate", str(spec)]) == 0
+    out = capsys.readouterr()
+    assert "valid, 1 run" in out.out and "GB-s" in out.out and "us-east-1 prices of" in out.out

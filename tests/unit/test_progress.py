@@ -15,8 +15,16 @@ def _board(tmp_path, width):
     return ProgressBoard(str(tmp_path), console=console), buf
 
 
-def _shard(tmp_path, prefix, i, done, errors=0):
-    (tmp_path / f"{prefix}{i}.json").write_text(json.dumps({"done": done, "errors": errors}))
+def _shard(tmp_path, prefix, i, done, errors=0, classes=None):
+    (tmp_path / f"{prefix}{i}.json").write_text(json.dumps({"done": done, "errors": errors,
+                                                             "error_classes": classes or {}}))
+
+
+def _row(board) -> str:
+    board.progress.refresh()
+    console = Console(width=board.console.width, record=True, file=io.StringIO(), color_system=None)
+    console.print(board.progress.get_renderable())
+    return [ln for ln in console.export_text().splitlines() if "ops/s" in ln][0]
 
 
 def test_progress_fits_80_columns_with_counts_rate_and_time_uncut(tmp_path):
@@ -67,3 +75,47 @@ def test_state_machine_errors_are_unwrapped_into_one_line():
     with pytest.raises(DbswarmError) as err:
         watch.outcome({"status": "FAILED", "error": "ValueError", "cause": cause}, {}, [])
     assert str(err.value) == "results: unsupported scheme 'ftp'"
+
+
+def test_progress_names_the_top_error_class_and_marks_it_retried(tmp_path):
+    """At 120 columns the class and "retried" in full; at 80 the class is abbreviated first,
+    and counts, ops/s and elapsed time stay uncut."""
+    classes = {"UPDATE:retryable:deadlock_detected_during_update": 9_000, "READ:retryable:deadlock_detected_during_update": 3_000,
+               "READ:fatal:OperationalError": 345}
+    for width, expect in ((120, "12,345 err deadlock_detected_during_update retried"),
+                          (80, "12,345 err dead… retried")):
+        board, _ = _board(tmp_path, width)
+        board.start_phase("003-oltp_read_write run (2 shards)", 1_000_000, f"{width}.run.")
+        _shard(tmp_path, f"{width}.run.", 0, 600_000, 12_000, {k: v for k, v in classes.items() if "retryable" in k})
+        _shard(tmp_path, f"{width}.run.", 1, 400_000, 345, {"READ:fatal:OperationalError": 345})
+        board._last = (0, time.time() - 1.0)
+        board.poll()
+        row = _row(board)
+        board.stop()
+        assert len(row) <= width, row
+        assert "1,000,000/1,000,000" in row and "0:00:0" in row and " ops/s" in row, row
+        assert int(row.split(" ops/s")[0].split()[-1].replace(",", "")) > 500_000, row  # the rate uncut
+        assert expect in row, row
+    # a class that is not retried carries no mark; no classes: the bare count
+    board, _ = _board(tmp_path, 120)
+    board.start_phase("000-S2 run (1 shard)", 1000, "fatal.run.")
+    _shard(tmp_path, "fatal.run.", 0, 1000, 7, {"READ:fatal:OperationalError": 7})
+    board.poll()
+    row = _row(board)
+    board.stop()
+    assert "7 err OperationalError " in row + " " and "retried" not in row, row
+
+
+def test_shards_write_their_error_classes_into_the_progress_file(tmp_path, monkeypatch):
+    from dbswarm import service
+    monkeypatch.setenv("DBSWARM_PROGRESS_DIR", str(tmp_path))
+    write = service._progress_writer("000-S2", "run", 0)
+
+    class Recorder:
+        def __init__(self, errors):
+            self.m = type("M", (), {"errors": errors})()
+    shard_phase = type("ShardPhase", (), {"recorders": [Recorder({"READ:retryable:deadlock": 2}),
+                                                        Recorder({"READ:retryable:deadlock": 3})]})()
+    service._with_error_classes(write, shard_phase)(100, 5)
+    doc = json.loads((tmp_path / "000-S2.run.0.json").read_text())
+    assert doc["errors"] == 5 and doc["error_classes"] == {"READ:retryable:deadlock": 5}

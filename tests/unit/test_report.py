@@ -186,3 +186,44 @@ def test_the_summary_renders_as_rich_tables_in_a_terminal():
     assert "|---|" not in text  # not Markdown's rule row
     assert any(ch in text for ch in "━─┃│")  # a drawn table
     assert "4 vCPUs 16 GB" in text and "S2" in text
+
+
+def test_report_html_shows_start_skew_server_cross_check_and_published_figures():
+    from dbswarm.report import report_html
+    result = _result()
+    run = result["runs"][0]["phases"]["run"]
+    run["start_skew_s"] = {"max": 0.0123, "per_shard": {0: 0.0045, 1: 0.0123}}
+    run["server"] = {"window_s": 4.0, "warnings": ["pg_stat_statements is not installed: statements not counted"],
+                     "cross_check": {"transactions": {"client": 1600, "server": 1604, "ratio": 0.9975},
+                                     "rows read": {"client": 800, "server": 0, "ratio": None}}}
+    page = report_html(result)
+    assert "start skew <b>max 12.3 ms <small>(0: 4.5 ms, 1: 12.3 ms)</small></b>" in page
+    cross = page.split("<h4>Client-counted against server-counted</h4>")[1].split("</table>")[0]
+    assert "<td>transactions</td><td>1,600</td><td>1,604</td><td>0.9975</td>" in cross
+    assert "<td>rows read</td><td>800</td><td>0</td><td>–</td>" in cross  # no ratio against 0
+    assert "pg_stat_statements is not installed" in page  # the summary's warning reaches the page
+    published = page.split("<h3>Published figures for the same instance class (OPS)</h3>")[1].split("</table>")[0]
+    assert "<strong>measured: 4 vCPUs 16 GB, 8 threads</strong></td>\n<td>400</td>\n<td>400</td>" in published
+    assert "DDS (MongoDB) 4.0" in published
+    # without the data, none of the three appears
+    plain = report_html(_result(label="no such class"))
+    assert "start skew <b>max 10.0 ms" in plain  # both shards' 10 ms of _shard_doc
+    assert "Client-counted against server-counted" not in plain and "Published figures" not in plain
+
+
+def test_short_phases_get_a_note_not_a_stub_chart_and_no_steady_window_is_a_dash():
+    from dbswarm.htmlreport import throughput_chart
+    from dbswarm.report import report_html
+    result = _result(presets=("S2",))
+    phase = result["runs"][0]["phases"]["run"]
+    assert throughput_chart("c", "000-S2", "run", phase)["title"].endswith("steady window 0–4 s")
+    phase["timeline"]["ops"] = {op: seq[:2] for op, seq in phase["timeline"]["ops"].items()}  # a 2-second phase
+    phase["duration_s"], phase["steady"] = 1.6, {"window": [1001, 1001], "seconds": 0, "ops_per_s": None}
+    assert throughput_chart("c", "000-S2", "run", phase) is None
+    page = report_html(result)
+    assert "The phase lasted 1.6 s: too short for a chart over time" in page
+    assert not [c for c in _charts(page) if c["id"].endswith("tput")] and "steady window 1–1 s" not in page
+    assert "ops/s steady <b>– (no steady window)</b>" in page
+    md = summary_markdown(result)
+    runs = md.split("### Runs")[1]
+    assert "| – | READ 50.0%" in runs and "(0)" not in runs
