@@ -209,6 +209,8 @@ def test_the_nightly_schedule_compares_with_the_stored_baseline(cloud, tmp_path,
         # the result is written first, then the execution fails
         assert desc["status"] == "FAILED" and desc["error"] == "dbswarm.Regressed"
         assert result["status"] == "regressed" and states["Regressed"] == 1
+        # the execution says why: the compare step's reasons are the failure's cause
+        assert "000 throughput" in desc["cause"] and "threshold 10%" in desc["cause"] and name in desc["cause"]
 
 
 NIGHTLY_REPEAT = """name: nightly-history
@@ -253,6 +255,8 @@ def test_the_nightly_schedule_judges_against_its_history(cloud, tmp_path, level,
     assert len(keys) == 31 and keys[-1].endswith(f"-{name}.json")        # tonight appended
     if verdict == "regressed":
         assert desc["status"] == "FAILED" and desc["error"] == "dbswarm.Regressed"
+        assert "000 throughput: regressed" in desc["cause"] and "Mann–Whitney p" in desc["cause"]
+        assert "change point at" in desc["cause"]
         assert d["p_adjusted"] < 0.025 and d["change"] < -0.99 and c["reasons"]
         assert any(cp["index"] == 30 and cp["regressed"] for cp in c["change_points"])
         summary = cloud.client("s3").get_object(Bucket=cloud.bucket(), Key=f"campaigns/{name}/summary.md")
