@@ -91,7 +91,8 @@ def plan_campaign(event: dict) -> dict:
     search_doc = None
     if campaign.search:
         from .search import first_step
-        runs, search_doc = first_step(campaign, runs)
+        runs, search_doc = first_step(campaign, runs, event.get("cpu_count"),
+                                      int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
     plan = make_plan(campaign, runs, cid, event.get("cpu_count"), sqlite_url=sqlite_url)
     check_shard_limit({run.run_id: run.shard_count for run in plan.runs}, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
     from .cost import check_max_cost, estimate
@@ -149,9 +150,8 @@ def next_step(event: dict) -> dict:
     last = plan.runs[-1]
     phases = run_phases(plan, store, last)
     campaign_doc = store.get_json(store.key(cid, "campaign.json"))
-    new_run = advance(doc, plan, last, phases, campaign_doc)
+    new_run = advance(doc, plan, last, phases, campaign_doc, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
     if new_run is not None:
-        check_shard_limit({new_run.run_id: new_run.shard_count}, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
         plan.runs.append(new_run)
         store.put_json(store.key(cid, "plan.json"), plan.to_dict())
         with _lock:

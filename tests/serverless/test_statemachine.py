@@ -354,3 +354,28 @@ def test_function_processes_report_timeouts_and_crashes_in_lambdas_shape(cloud, 
     assert error["errorType"] == "Runtime.ExitError" and "exit status 3" in error["errorMessage"]
     _, error = cloud.run_function(spec, json.dumps({"do": "raise"}))
     assert (error["errorType"], error["errorMessage"]) == ("ValueError", "bad input")
+
+
+def test_a_search_step_that_cannot_be_planned_still_aggregates_the_steps_run(cloud):
+    """NextStep failing (here: search.json gone from the bucket during the first step) is
+    caught: Aggregate writes result.json with the step measured, then the execution fails
+    (RunFailed) naming the error, instead of ending with no result."""
+    campaign = {"name": "search-lost", "seed": 1, "phases": ["run"], "target": {"engine": "noop"},
+                "workload": {"preset": "S6", "recordcount": 100, "operationcount": 0, "maxexecutiontime": 2},
+                "fanout": {"shards": 1}, "search": {"key": "threads", "start": 1, "max": 8}}
+    cid, arn = start(cloud, campaign, "search-lost")
+    s3 = cloud.client("s3")
+    key = f"campaigns/{cid}/search.json"
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 60:
+        if s3.list_objects_v2(Bucket=cloud.bucket(), Prefix=key).get("KeyCount"):
+            break
+        time.sleep(0.05)
+    s3.delete_object(Bucket=cloud.bucket(), Key=key)
+    desc = finish(cloud, arn)
+    states = entered(cloud, arn)
+    assert states["NextStep"] == 1 and states["Aggregate"] == 1 and states["RunFailed"] == 1
+    assert desc["status"] == "FAILED" and desc["error"] == "dbswarm.RunFailed"
+    result = s3_json(cloud, f"campaigns/{cid}/result.json")
+    run, = result["runs"]
+    assert run["search_step"]["value"] == 1 and run["phases"]["run"]["throughput"] > 0
