@@ -240,6 +240,22 @@ def geometric_values(search: Search) -> list:
     return values
 
 
+def possible_steps(campaign, cells: list) -> list:
+    """Every run the search could make, as an upper bound for the cost estimate: per cell the
+    geometric values up to max, plus ``refine`` narrowing steps counted at the largest value,
+    the ``max_steps`` largest of those."""
+    search = Search.model_validate(campaign.search.model_dump())
+    values = geometric_values(search)
+    values = sorted(values + [values[-1]] * search.refine, reverse=True)[:search.max_steps]
+    out = []
+    for c in cells:
+        cell = {"cell": c.run_id, "index": c.index, "axes": c.axes,
+                "target": c.target.model_dump(mode="json", exclude_none=True),
+                "workload": c.workload.model_dump(mode="json")}
+        out += [_step_run(search, cell, len(out), v, "grow", k + 1) for k, v in enumerate(values)]
+    return out
+
+
 def first_step(campaign, cells: list, cpu_count=None, max_shards: int = 0) -> tuple[list, dict]:
     """The first step's run (of the first cell) and search.json's initial content. The largest
     value the search can reach is planned too, so that a max no shard can carry (threads per
