@@ -151,7 +151,7 @@ def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict
     # present against the stable segment, and the change points among the newest campaigns
     alpha_test = alpha / 2 if use_history else alpha
     seed = int(result.get("seed") or 0)
-    deltas, stats, change_points = [], [], []
+    deltas, stats, change_points, series = [], [], [], []
     base_metrics = (base_doc or {}).get("metrics") or {}
     base_samples = (base_doc or {}).get("samples") or {}
     for cell, metrics in current.items():
@@ -170,6 +170,9 @@ def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict
                                                         alpha, min_effect, recent, seed)
                         last = _segment_start(hist, owners, history, alpha, seed)
                         ref = hist[last:]
+                        series.append(_series_doc(cell, metric, hist, owners, values, result, last,
+                                                  [c for c in change_points if c["run_id"] == cell
+                                                   and c["metric"] == metric]))
                         source = f"history/{result['name']}/ since {owners[last]} ({len(ref)} sample(s))"
                 short_history = ref is None or len(hist) < MIN_PREDICTION_REFERENCE
                 if (short_history and not _testable(values, ref, alpha_test)) and cell in base_metrics:
@@ -226,7 +229,7 @@ def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict
                 f"{_num(c['before_median'])} → {_num(c['after_median'])} ({c['change']:+.1%})"
                 for c in change_points if c["regressed"]]
     return {"baseline": baseline_name, "verdict": verdict, "deltas": deltas, "change_points": change_points,
-            "reasons": reasons, "alpha": alpha, "min_effect": min_effect,
+            "reasons": reasons, "alpha": alpha, "min_effect": min_effect, "series": series,
             "history": {"campaigns": len(history), "name": result["name"]} if use_history else None}
 
 
@@ -257,6 +260,16 @@ def _change_points(hist, owners, values, result, cell, metric, history, alpha, m
                     "recent": i >= first_new or at in newest, "tonight": i >= first_new,
                     "regressed": bool(i >= first_new and worse > min_effect)})
     return out
+
+
+def _series_doc(cell, metric, hist, owners, values, result, reference_from, cps) -> dict:
+    """The compared series for the report's history chart: every sample oldest first (the
+    history, then tonight's), the campaign of each, where tonight and the reference start, and
+    the change points' indexes."""
+    return {"run_id": cell, "metric": metric, "values": list(hist) + list(values),
+            "campaigns": list(owners) + [result["campaign_id"]] * len(values), "tonight_from": len(hist),
+            "reference_from": reference_from, "change_points": [c["index"] for c in cps],
+            "regressed_change_points": [c["index"] for c in cps if c["regressed"]]}
 
 
 def _segment_start(hist, owners, history, alpha, seed) -> int:

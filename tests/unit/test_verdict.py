@@ -197,3 +197,29 @@ def test_a_single_drop_fails_its_night_only():
     history += [{"campaign_id": "drop", "verdict": "regressed", "samples": {"000": {"throughput": [600.0] * 3}}}]
     doc = judge_campaign(_result(noisy(rng, 600, 3, 0.05)), history, None, {}, SETTINGS)
     assert doc["verdict"] != "regressed" and not any(c["regressed"] for c in doc["change_points"])
+
+
+def test_the_compared_series_is_in_the_result_and_drawn_in_the_report():
+    import json
+    import re
+    from dbswarm.report import report_html
+    from tests.unit.test_report import _result as report_result
+    rng = random.Random(4)
+    hist = noisy(rng, 1000, 30, 0.05)
+    tonight = noisy(rng, 600, 3, 0.05)
+    doc = judge_campaign(_result(tonight), _history(hist), None, {}, SETTINGS)
+    s, = doc["series"]
+    assert s["run_id"] == "000" and s["metric"] == "throughput" and s["values"] == hist + tonight
+    assert s["tonight_from"] == 30 and s["campaigns"][0] == "nightly-000" and s["campaigns"][-1] == "tonight"
+    assert 30 in s["change_points"] and 30 in s["regressed_change_points"]
+    result = report_result()
+    result["compare"] = doc
+    page = report_html(result)
+    charts = json.loads(re.search(r"<script type='application/json' id='dbswarm-charts'>(.*?)</script>", page,
+                                  re.S).group(1))
+    chart, = [c for c in charts if "-history-" in c["id"]]
+    assert "<h2>History</h2>" in page and f"id='{chart['id']}'" in page
+    assert chart["x"] == list(range(1, 34)) and "change points: run 31 (tonight)" in chart["title"]
+    lines = {x["label"]: x["values"] for x in chart["series"]}
+    assert lines["history"][:30] == hist and lines["tonight"][30:] == tonight
+    assert [v for v in lines["change point"] if v is not None] == [tonight[0]]
