@@ -188,14 +188,47 @@ def result_section(doc: dict) -> dict:
     for c in doc["cells"]:
         marks = summarize(search, c) if c["steps"] else {"peak": None, "knee": None}
         cells.append({"cell": c["cell"], "key": search.key, "done": c.get("phase") == "done",
-                      "stop": c.get("stop"), **marks,
+                      "instance": _instance(c), "workload": _workload_name(c), "stop": c.get("stop"), **marks,
                       "curve": sorted(c["steps"], key=lambda s: s["value"]),
                       "order": [s["value"] for s in c["steps"]]})
     return {"key": search.key, "spec": doc["spec"], "cells": cells}
 
 
+def _instance(cell: dict) -> str:
+    target = cell.get("target") or {}
+    return target.get("label") or target.get("engine") or ""
+
+
+def _workload_name(cell: dict) -> str:
+    from . import families
+    w = cell.get("workload") or {}
+    try:
+        return families.get(w["family"]).workload(w).name
+    except Exception:  # an old search.json or an unknown family: the table still renders
+        return w.get("name") or w.get("preset") or w.get("test") or ""
+
+
+def peak_table(section: dict) -> list[str]:
+    """The white-paper table of a search: the peak and the knee per instance class and
+    workload, one row per searched cell."""
+    cells = [c for c in section["cells"] if c.get("peak")]
+    if not cells:
+        return []
+    key = section["key"]
+    lines = ["", f"### Peak per instance class and workload (search over {key})", "",
+             f"| instance | workload | peak ops/s | at {key} | p99 ms at peak | knee {key} | ops/s at knee | stopped |",
+             "|---|---|---|---|---|---|---|---|"]
+    for c in sorted(cells, key=lambda c: (c.get("instance") or "", c.get("workload") or "")):
+        pk, kn = c["peak"], c["knee"]
+        p99 = f"{pk['p99_us'] / 1000:.2f}" if pk.get("p99_us") is not None else ""
+        lines.append(f"| {c.get('instance') or c['cell']} | {c.get('workload') or ''} | {pk['throughput']:,.0f} | "
+                     f"{pk['value']:g} | {p99} | {kn['value']:g} | {kn['throughput']:,.0f} | "
+                     f"{(c.get('stop') or {}).get('rule', 'not finished')} |")
+    return lines
+
+
 def search_markdown(section: dict) -> list[str]:
-    lines = []
+    lines = peak_table(section)
     for c in section["cells"]:
         key = c["key"]
         stop = c.get("stop") or {}

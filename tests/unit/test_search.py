@@ -110,3 +110,23 @@ def test_repeat_with_a_baseline_configuration_runs_b_a_b_a():
     assert [r.workload.operationcount for r in runs[:2]] == [50, 100]
     # each cell's runs, either arm and every repetition, draw the same operations
     assert len({r.seed_index for r in runs if r.cell == runs[0].cell}) == 1
+
+
+def test_the_peak_table_has_a_row_per_instance_class_and_workload(tmp_path):
+    campaign, cells = load_campaign({
+        "name": "wp", "seed": 1, "phases": ["run"], "target": {"engine": "noop", "label": "db.r6g.large"},
+        "workload": {"preset": "S2", "recordcount": 100, "operationcount": 0, "maxexecutiontime": 1},
+        "matrix": {"preset": ["S2", "S6"]}, "search": {"key": "threads", "start": 1, "max": 8}})
+    search = S.Search.model_validate(campaign.search.model_dump())
+    _, doc = S.first_step(campaign, cells)
+    for c, scale in zip(doc["cells"], (100, 300)):
+        # out of order, as the narrowing runs them: the table sorts by value
+        c["steps"] = [_step(search, v, t * scale) for v, t in ((1, 1), (2, 1.9), (8, 2.0), (4, 3.0), (3, 2.95))]
+        c["stop"], c["phase"] = {"rule": "plateau", "reason": "r", "at": 8}, "done"
+    md = "\n".join(S.search_markdown(S.result_section(doc)))
+    assert "### Peak per instance class and workload (search over threads)" in md
+    assert "| db.r6g.large | S2 | 300 | 4 | 1.00 | 3 | 295 | plateau |" in md
+    assert "| db.r6g.large | S6 | 900 | 4 | 1.00 | 3 | 885 | plateau |" in md
+    curve = md.split("### Peak search over threads")[1]
+    assert [line.split("|")[1].strip() for line in curve.splitlines() if line.startswith("| ")][1:] == \
+        ["1", "2", "3", "4", "8"]
