@@ -34,6 +34,7 @@ METRICS = {
     "read_avg_us": (lambda p: (p.get("read_latency") or {}).get("avg_us"), False),
     "write_avg_us": (lambda p: (p.get("write_latency") or {}).get("avg_us"), False),
 }
+MIN_PREDICTION_REFERENCE = 5  # history runs a single run tonight is judged against (prediction interval)
 JUDGED = ("throughput", "read_p99_us", "write_p99_us")  # the statistical verdict's metrics (avg follows p99)
 HISTORY_SCHEMA_VERSION = 1
 
@@ -93,8 +94,9 @@ def _threshold_delta(cell, metric, values, ref, thresholds, source) -> dict:
     return {"run_id": cell, "metric": metric, "baseline": bval, "value": value, "change": round(change, 4),
             "threshold": limit, "regressed": worse > limit, "method": "threshold", "reference": source,
             "n": len(values), "n_reference": len(ref),
-            "why": f"{len(values)} vs {len(ref)} sample(s): too few for a test (smallest p "
-                   f"{V.min_p(len(values), len(ref)):.3g}); fixed threshold {limit:.0%}"}
+            "why": f"{cell} {metric}: {'regressed' if worse > limit else 'no regression'}: {_num(bval)} → "
+                   f"{_num(value)} ({change:+.1%}); {len(values)} vs {len(ref)} sample(s) of {source}: too few for "
+                   f"a test (smallest p {V.min_p(len(values), len(ref)):.3g}); fixed threshold {limit:.0%}"}
 
 
 # ---- the history -------------------------------------------------------------------------------
@@ -149,7 +151,7 @@ def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict
     # present against the stable segment, and the change points among the newest campaigns
     alpha_test = alpha / 2 if use_history else alpha
     seed = int(result.get("seed") or 0)
-    deltas, stats, change_points = [], [], []
+    deltas, stats, change_points, series = [], [], [], []
     base_metrics = (base_doc or {}).get("metrics") or {}
     base_samples = (base_doc or {}).get("samples") or {}
     for cell, metrics in current.items():
@@ -164,27 +166,16 @@ def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict
                 if use_history:
                     hist, owners = _series(history, cell, metric)
                     if hist:
-                        cps = V.e_divisive(hist + values, alpha=alpha / 2, seed=seed)
-                        first_new = len(hist)
-                        newest = [h["campaign_id"] for h in history][-(recent - 1):] if recent > 1 else []
-                        for cp in cps:
-                            i = cp["index"]
-                            at = owners[i] if i < len(owners) else result["campaign_id"]
-                            worse = (-(cp["change"] or 0) if METRICS[metric][1] else (cp["change"] or 0))
-                            is_recent = i >= first_new or at in newest
-                            flagged = bool(is_recent and worse > min_effect)
-                            change_points.append({"run_id": cell, "metric": metric, "index": i, "campaign_id": at,
-                                                  "p": cp["p"], "before_median": cp["before_median"],
-                                                  "after_median": cp["after_median"],
-                                                  "change": round(cp["change"], 4) if cp["change"] is not None
-                                                  else None, "recent": is_recent, "regressed": flagged})
-                        # the stable segment: the history after its own newest change point (found in the
-                        # history alone: a change at the present must not shrink the reference to its edge)
-                        last = max([cp["index"] for cp in V.e_divisive(hist, alpha=alpha / 2, seed=seed)],
-                                   default=0)
+                        change_points += _change_points(hist, owners, values, result, cell, metric, history,
+                                                        alpha, min_effect, recent, seed)
+                        last = _segment_start(hist, owners, history, alpha, seed)
                         ref = hist[last:]
+                        series.append(_series_doc(cell, metric, hist, owners, values, result, last,
+                                                  [c for c in change_points if c["run_id"] == cell
+                                                   and c["metric"] == metric]))
                         source = f"history/{result['name']}/ since {owners[last]} ({len(ref)} sample(s))"
-                if (ref is None or V.min_p(len(values), len(ref)) >= alpha_test) and cell in base_metrics:
+                short_history = ref is None or len(hist) < MIN_PREDICTION_REFERENCE
+                if (short_history and not _testable(values, ref, alpha_test)) and cell in base_metrics:
                     ref = base_samples.get(cell, {}).get(metric) or (
                         [base_metrics[cell][metric]] if metric in base_metrics[cell] else None)
                     source = f"baseline {baseline_name}"
@@ -197,6 +188,19 @@ def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict
                      **{k: j[k] for k in ("n", "n_reference", "ci", "confidence", "p", "test", "cliffs_delta",
                                           "worse_by")}}
                 stats.append(d)
+            elif _testable(values, ref, alpha_test):
+                j = V.predict(values[0], ref, METRICS[metric][1])
+                d = {"run_id": cell, "metric": metric, "baseline": j["reference_median"], "value": j["median"],
+                     "change": j["change"], "threshold": min_effect, "method": "prediction", "reference": source,
+                     **{k: j[k] for k in ("n", "n_reference", "p", "test", "worse_by")}}
+                stats.append(d)
+            elif source.startswith("history/"):
+                d = {"run_id": cell, "metric": metric, "baseline": V.median(ref), "value": V.median(values),
+                     "change": round(V.median(values) / V.median(ref) - 1, 4) if V.median(ref) else 0.0,
+                     "threshold": min_effect, "method": "inconclusive", "reference": source,
+                     "n": len(values), "n_reference": len(ref), "regressed": False,
+                     "why": f"{cell} {metric}: inconclusive: {len(values)} vs {len(ref)} sample(s) of {source} "
+                            f"are too few for a test (a run needs {MIN_PREDICTION_REFERENCE} to be judged alone)"}
             else:
                 d = _threshold_delta(cell, metric, values, ref, thresholds, source)
             deltas.append(d)
@@ -214,15 +218,70 @@ def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict
     regressed = [d for d in deltas if d["regressed"]] + [c for c in change_points if c["regressed"]]
     if not deltas and not change_points:
         verdict = "no-baseline"
+    elif regressed:
+        verdict = "regressed"
+    elif all(d["method"] == "inconclusive" for d in deltas):
+        verdict = "inconclusive"  # not a failed execution: there is nothing yet to judge against
     else:
-        verdict = "regressed" if regressed else "pass"
+        verdict = "pass"
     reasons = [d["why"] if "why" in d else "" for d in deltas if d["regressed"]]
     reasons += [f"{c['run_id']} {c['metric']}: change point at {c['campaign_id']} (p {c['p']:.3f}), median "
                 f"{_num(c['before_median'])} → {_num(c['after_median'])} ({c['change']:+.1%})"
                 for c in change_points if c["regressed"]]
     return {"baseline": baseline_name, "verdict": verdict, "deltas": deltas, "change_points": change_points,
-            "reasons": reasons, "alpha": alpha, "min_effect": min_effect,
+            "reasons": reasons, "alpha": alpha, "min_effect": min_effect, "series": series,
             "history": {"campaigns": len(history), "name": result["name"]} if use_history else None}
+
+
+def _testable(values, ref, alpha_test) -> bool:
+    """Whether a test can say anything: Mann–Whitney's smallest p below alpha, or one run against
+    enough history for a prediction interval."""
+    if not ref:
+        return False
+    return V.min_p(len(values), len(ref)) < alpha_test or (len(values) == 1
+                                                           and len(ref) >= MIN_PREDICTION_REFERENCE)
+
+
+def _change_points(hist, owners, values, result, cell, metric, history, alpha, min_effect, recent, seed):
+    """E-Divisive over the history plus tonight. A change point fails the verdict only when it
+    falls on tonight's runs: one among the recent campaigns was either reported on its night
+    or tonight is judged against the level after it (the stable segment), so the nights after a
+    single drop, each at the new level, no longer fail again."""
+    out = []
+    first_new = len(hist)
+    newest = [h["campaign_id"] for h in history][-(recent - 1):] if recent > 1 else []
+    for cp in V.e_divisive(hist + values, alpha=alpha / 2, seed=seed):
+        i = cp["index"]
+        at = owners[i] if i < len(owners) else result["campaign_id"]
+        worse = (-(cp["change"] or 0) if METRICS[metric][1] else (cp["change"] or 0))
+        out.append({"run_id": cell, "metric": metric, "index": i, "campaign_id": at, "p": cp["p"],
+                    "before_median": cp["before_median"], "after_median": cp["after_median"],
+                    "change": round(cp["change"], 4) if cp["change"] is not None else None,
+                    "recent": i >= first_new or at in newest, "tonight": i >= first_new,
+                    "regressed": bool(i >= first_new and worse > min_effect)})
+    return out
+
+
+def _series_doc(cell, metric, hist, owners, values, result, reference_from, cps) -> dict:
+    """The compared series for the report's history chart: every sample oldest first (the
+    history, then tonight's), the campaign of each, where tonight and the reference start, and
+    the change points' indexes."""
+    return {"run_id": cell, "metric": metric, "values": list(hist) + list(values),
+            "campaigns": list(owners) + [result["campaign_id"]] * len(values), "tonight_from": len(hist),
+            "reference_from": reference_from, "change_points": [c["index"] for c in cps],
+            "regressed_change_points": [c["index"] for c in cps if c["regressed"]]}
+
+
+def _segment_start(hist, owners, history, alpha, seed) -> int:
+    """Where the stable segment the present is compared with starts: after the history's own
+    newest change point (found in the history alone: a change at the present must not shrink
+    the reference to its edge), or at the newest campaign already reported as regressed (its
+    drop was said once: the level from it on is the one to compare with)."""
+    last = max([cp["index"] for cp in V.e_divisive(hist, alpha=alpha / 2, seed=seed)], default=0)
+    reported = [h["campaign_id"] for h in history if h.get("verdict") == "regressed" and h["campaign_id"] in owners]
+    if reported:
+        last = max(last, owners.index(reported[-1]))
+    return last
 
 
 def _num(v):
@@ -230,6 +289,11 @@ def _num(v):
 
 
 def _why(d) -> str:
+    if d["method"] == "prediction":
+        state = "regressed" if d["regressed"] else "no regression"
+        return (f"{d['run_id']} {d['metric']}: {state}: one run {_num(d['value'])} against median "
+                f"{_num(d['baseline'])} ({d['change']:+.1%}), {d['test']} p {d['p_adjusted']:.3g} (Holm) "
+                f"vs alpha {d['alpha']:g}, 1 vs {d['n_reference']} runs ({d['reference']})")
     ci = f", {d['confidence']:.0%} CI {d['ci'][0]:+.1%} … {d['ci'][1]:+.1%}" if d.get("ci") else ""
     state = "regressed" if d["regressed"] else "no regression"
     return (f"{d['run_id']} {d['metric']}: {state}: median {_num(d['baseline'])} → {_num(d['value'])} "
@@ -260,6 +324,9 @@ def compare_with_baseline(store, campaign_id, baseline, thresholds, save_baselin
     write_reports(store, campaign_id, result)
     out.update(verdict=doc["verdict"], regressions=sum(bool(d["regressed"]) for d in doc["deltas"])
                + sum(c["regressed"] for c in doc["change_points"]), reasons=doc["reasons"][:5])
+    # the execution's failure cause (the Regressed state's CausePath): why, in a few lines
+    out["cause"] = (("; ".join(r for r in doc["reasons"] if r) or f"verdict {doc['verdict']}")
+                    + f" (result.json compare, campaign {campaign_id})")[:4000]
     if save_baseline and baseline and doc["verdict"] != "regressed":
         store.put_json(f"baselines/{baseline}.json", {"schema_version": 1, "campaign_id": campaign_id,
                                                       "saved_at": time.time(), "metrics": metrics_of(result),
@@ -284,7 +351,8 @@ def verdict_markdown(c: dict) -> list[str]:
             ci = f"{d['ci'][0]:+.1%} … {d['ci'][1]:+.1%}" if d.get("ci") else ""
             p = f"{d['p_adjusted']:.3g}" if "p_adjusted" in d else ""
             delta = f"{d['cliffs_delta']:+.2f}" if "cliffs_delta" in d else ""
-            method = "Mann–Whitney" if d["method"] == "statistical" else f"threshold {d['threshold']:.0%}"
+            method = {"statistical": "Mann–Whitney", "prediction": "prediction interval",
+                      "inconclusive": "inconclusive"}.get(d["method"], f"threshold {d['threshold']:.0%}")
             lines.append(f"| {d['run_id']} | {d['metric']} | {_num(d['baseline'])} | {_num(d['value'])} | "
                          f"{d['change']:+.1%} | {ci} | {p} | {delta} | {d.get('n', 1)} vs {d.get('n_reference', 1)} "
                          f"| {method} | {'yes' if d['regressed'] else ''} |")

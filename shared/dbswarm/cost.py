@@ -9,10 +9,14 @@ The estimate follows the state machine (statemachines/campaign.asl.json) call by
   GB-seconds = calls' seconds x memory in GB.
 - **Step Functions** (standard workflow) state transitions: 5 per campaign, 7 per run, 5 per
   sharded phase, 1 per shard and phase plus 2 per worker call (Work, Continue?), and for a
-  Distributed Map 1 more per child execution. (The count matches local mode's execution
+  Distributed Map 1 more per child execution; a peak search 2 more per step (NextStep, More?). (The count matches local mode's execution
   trace: tests/unit/test_cost.py.)
 - **S3** requests: the campaign's files, one shard file written per worker call and read by the
   aggregate step and each continuation, the plan read by each call, the result files.
+
+A peak search (``search``) is estimated over every step it could run (an upper bound: the
+geometric steps up to ``max``, the refine steps at the largest value, capped by
+``max_steps``), so ``max_cost`` and the deployment's cap protect a search too.
 
 A phase's length: a run with a time limit lasts that long (plus the start barrier's lead); a
 count-bound run or a load is estimated at ``ASSUMED_OPS_PER_THREAD_S`` operations per client
@@ -80,11 +84,20 @@ def estimate(campaign, runs, *, worker_memory_mb: Optional[int] = None, worker_t
     p = price_table or prices()
     sharded = [ph for ph in ("load", "run") if ph in campaign.phases]
     assumptions: set[str] = set()
+    search_steps = 0
+    if getattr(campaign, "search", None):
+        from .search import possible_steps
+        runs = possible_steps(campaign, runs)
+        search_steps = len(runs)
+        assumptions.add(f"a peak search is counted as an upper bound: every geometric step up to search.max and "
+                        f"each refine step at the largest value, at most max_steps per cell ({search_steps} runs)")
     worker_calls = worker_s = 0.0
     transitions = 5 + 7 * len(runs)
     puts = 2 + 5 + 1       # campaign.json, plan.json; the result files; execution trace
     gets = 0
-    other_calls = {"plan": 1, "aggregate": 1, "prepare": 0, "compare": 1 if campaign.results.baseline else 0}
+    other_calls = {"plan": 1 + search_steps, "aggregate": 1, "prepare": 0,
+                   "compare": 1 if campaign.results.baseline else 0}
+    transitions += 2 * search_steps  # NextStep and More? after each search step
     for run in runs:
         shards = plan_run(campaign, run, cpu_count=cpu_count)
         fam = families.get(run.workload.family)

@@ -212,6 +212,36 @@ def search_charts(cid, result) -> list[dict]:
     return out
 
 
+def history_charts(cid, result) -> list[dict]:
+    """The nightly history the verdict compared with (result.compare.series): every run's
+    figure oldest first, tonight's runs, the reference segment and the change points marked as
+    their own points."""
+    out = []
+    for i, s in enumerate(((result.get("compare") or {}).get("series")) or []):
+        values = s.get("values") or []
+        if not values:
+            continue
+        x = list(range(1, len(values) + 1))
+        tonight, ref_from, cps = s["tonight_from"], s.get("reference_from", 0), set(s.get("change_points") or [])
+
+        def only(keep):
+            return [v if keep(k) else None for k, v in enumerate(values)]
+        series = [{"label": "history", "values": only(lambda k: k < tonight), "color": "#6b7280"},
+                  {"label": "reference segment", "values": only(lambda k: ref_from <= k < tonight),
+                   "color": "#2563eb", "width": 2.5},
+                  {"label": "tonight", "values": only(lambda k: k >= tonight), "color": "#16a34a", "width": 2.5}]
+        if cps:
+            series.append({"label": "change point", "values": only(lambda k: k in cps), "color": "#dc2626"})
+        latency = s["metric"] != "throughput"
+        where = ", ".join(f"run {k + 1} ({s['campaigns'][k]})" for k in sorted(cps) if k < len(s["campaigns"]))
+        out.append({"id": _slug(cid, "history", str(i), s["metric"]), "x": x, "xlabel": "run (oldest first)",
+                    "ylabel": "p99, µs" if latency else "operations / s", "yunit": " µs" if latency else " /s",
+                    "series": series,
+                    "title": f"History of {s['run_id']} {s['metric']}: {len(values)} runs; change points: "
+                             f"{where or 'none'}"})
+    return out
+
+
 # ---- HTML --------------------------------------------------------------------------------------
 
 def _table(head, rows, cls="") -> str:
@@ -342,6 +372,10 @@ def report_html(result, summary_md: str) -> str:
     if search:
         charts += search
         sections.append("<h2>Peak search</h2>" + "".join(f"<div class='chart' id='{s['id']}'></div>" for s in search))
+    history = history_charts(cid, result)
+    if history:
+        charts += history
+        sections.append("<h2>History</h2>" + "".join(f"<div class='chart' id='{h['id']}'></div>" for h in history))
     scaling = scaling_charts(cid, result)
     if scaling:
         charts += scaling

@@ -76,7 +76,7 @@ def step_figures(search: Search, value, run_id: str, phase: dict, shard_count: i
 
 def _failure(search: Search, s: dict) -> Optional[str]:
     st = search.stop
-    if s["status"] in (None, "missing", "not run", "partial", "interrupted") or s["throughput"] is None:
+    if s["status"] in (None, "missing", "not run", "partial", "interrupted", "incomplete") or s["throughput"] is None:
         return f"the run did not complete ({s['status']})"
     if st.error_rate is not None and (s["error_rate"] or 0) > st.error_rate:
         return f"error rate {s['error_rate']:.2%} > {st.error_rate:.2%}"
@@ -188,14 +188,47 @@ def result_section(doc: dict) -> dict:
     for c in doc["cells"]:
         marks = summarize(search, c) if c["steps"] else {"peak": None, "knee": None}
         cells.append({"cell": c["cell"], "key": search.key, "done": c.get("phase") == "done",
-                      "stop": c.get("stop"), **marks,
+                      "instance": _instance(c), "workload": _workload_name(c), "stop": c.get("stop"), **marks,
                       "curve": sorted(c["steps"], key=lambda s: s["value"]),
                       "order": [s["value"] for s in c["steps"]]})
     return {"key": search.key, "spec": doc["spec"], "cells": cells}
 
 
+def _instance(cell: dict) -> str:
+    target = cell.get("target") or {}
+    return target.get("label") or target.get("engine") or ""
+
+
+def _workload_name(cell: dict) -> str:
+    from . import families
+    w = cell.get("workload") or {}
+    try:
+        return families.get(w["family"]).workload(w).name
+    except Exception:  # an old search.json or an unknown family: the table still renders
+        return w.get("name") or w.get("preset") or w.get("test") or ""
+
+
+def peak_table(section: dict) -> list[str]:
+    """The white-paper table of a search: the peak and the knee per instance class and
+    workload, one row per searched cell."""
+    cells = [c for c in section["cells"] if c.get("peak")]
+    if not cells:
+        return []
+    key = section["key"]
+    lines = ["", f"### Peak per instance class and workload (search over {key})", "",
+             f"| instance | workload | peak ops/s | at {key} | p99 ms at peak | knee {key} | ops/s at knee | stopped |",
+             "|---|---|---|---|---|---|---|---|"]
+    for c in sorted(cells, key=lambda c: (c.get("instance") or "", c.get("workload") or "")):
+        pk, kn = c["peak"], c["knee"]
+        p99 = f"{pk['p99_us'] / 1000:.2f}" if pk.get("p99_us") is not None else ""
+        lines.append(f"| {c.get('instance') or c['cell']} | {c.get('workload') or ''} | {pk['throughput']:,.0f} | "
+                     f"{pk['value']:g} | {p99} | {kn['value']:g} | {kn['throughput']:,.0f} | "
+                     f"{(c.get('stop') or {}).get('rule', 'not finished')} |")
+    return lines
+
+
 def search_markdown(section: dict) -> list[str]:
-    lines = []
+    lines = peak_table(section)
     for c in section["cells"]:
         key = c["key"]
         stop = c.get("stop") or {}
@@ -232,14 +265,54 @@ def _step_run(search: Search, cell: dict, index: int, value, kind: str, step: in
                search_step={"cell": cell["cell"], "step": step, "kind": kind, "key": search.key, "value": value})
 
 
-def first_step(campaign, cells: list) -> tuple[list, dict]:
-    """The first step's run (of the first cell) and search.json's initial content."""
+def geometric_values(search: Search) -> list:
+    """The values the geometric steps can reach: start, start·factor, … up to max (decide's rule)."""
+    values = [_round(search, search.start)]
+    while _round(search, values[-1] * search.factor) <= search.max and len(values) < search.max_steps:
+        values.append(_round(search, values[-1] * search.factor))
+    return values
+
+
+def possible_steps(campaign, cells: list) -> list:
+    """Every run the search could make, as an upper bound for the cost estimate: per cell the
+    geometric values up to max, plus ``refine`` narrowing steps counted at the largest value,
+    the ``max_steps`` largest of those."""
+    search = Search.model_validate(campaign.search.model_dump())
+    values = geometric_values(search)
+    values = sorted(values + [values[-1]] * search.refine, reverse=True)[:search.max_steps]
+    out = []
+    for c in cells:
+        cell = {"cell": c.run_id, "index": c.index, "axes": c.axes,
+                "target": c.target.model_dump(mode="json", exclude_none=True),
+                "workload": c.workload.model_dump(mode="json")}
+        out += [_step_run(search, cell, len(out), v, "grow", k + 1) for k, v in enumerate(values)]
+    return out
+
+
+def first_step(campaign, cells: list, cpu_count=None, max_shards: int = 0) -> tuple[list, dict]:
+    """The first step's run (of the first cell) and search.json's initial content. The largest
+    value the search can reach is planned too, so that a max no shard can carry (threads per
+    shard) or above the deployment's MaxShards is refused now, naming search.max, not after
+    hours of steps."""
     from .errors import CampaignError
+    from .plan import check_shard_limit, make_plan
     search = Search.model_validate(campaign.search.model_dump())
     problems = [f"search.key: {search.key!r} is not a key of the {c.workload.family} workload"
                 for c in cells if search.key not in type(c.workload).model_fields]
     if problems:
         raise CampaignError(sorted(set(problems)))
+    top = geometric_values(search)[-1]
+    for c in cells:
+        cell = {"cell": c.run_id, "index": c.index, "axes": c.axes,
+                "target": c.target.model_dump(mode="json", exclude_none=True),
+                "workload": c.workload.model_dump(mode="json")}
+        try:
+            largest = make_plan(campaign, [_step_run(search, cell, c.index, top, "grow", 1)], "validate", cpu_count,
+                                sqlite_url="validate.db").runs[0]
+            check_shard_limit({largest.run_id: largest.shard_count}, max_shards)
+        except CampaignError as err:
+            raise CampaignError([f"search.max: {search.key} {top:g} (the largest step of cell {c.run_id}) cannot "
+                                 f"be planned: {p}" for p in err.problems]) from None
     doc = {"schema_version": 1, "spec": search.model_dump(mode="json"), "current": 0,
            "cells": [{"cell": c.run_id, "index": c.index, "axes": c.axes, "phase": "grow", "steps": [],
                       "target": c.target.model_dump(mode="json", exclude_none=True),
@@ -248,10 +321,12 @@ def first_step(campaign, cells: list) -> tuple[list, dict]:
     return [_step_run(search, doc["cells"][0], 0, start, "grow", 1)], doc
 
 
-def advance(doc: dict, plan, last_run, phases: dict, campaign_doc: dict):
+def advance(doc: dict, plan, last_run, phases: dict, campaign_doc: dict, max_shards: int = 0):
     """Record the step ``last_run`` measured, decide, and return the next step's RunPlan (or
-    None: every cell's search is done). ``doc`` (search.json's content) is updated in place."""
-    from .plan import make_plan
+    None: every cell's search is done). ``doc`` (search.json's content) is updated in place. A
+    next value that cannot be planned stops the cell's growth as its ``max``."""
+    from .errors import CampaignError
+    from .plan import check_shard_limit, make_plan
     from .spec import Campaign
     search = Search.model_validate(doc["spec"])
     cell = doc["cells"][doc["current"]]
@@ -260,18 +335,30 @@ def advance(doc: dict, plan, last_run, phases: dict, campaign_doc: dict):
     step = step_figures(search, meta.get("value"), last_run.run_id, phase, last_run.shard_count)
     step["kind"] = meta.get("kind", "grow")
     cell["steps"].append(step)
-    value = decide(search, cell)
-    kind = "grow" if cell["phase"] == "grow" else "refine"
-    if value is None:
-        cell["phase"] = "done"
-        doc["current"] += 1
-        if doc["current"] >= len(doc["cells"]):
-            return None
-        cell = doc["cells"][doc["current"]]
-        value, kind = _round(search, search.start), "grow"
-    run = _step_run(search, cell, len(plan.runs), value, kind, len(cell["steps"]) + 1)
     campaign = Campaign.model_validate({**{k: campaign_doc[k] for k in ("name", "seed", "fanout", "phases")
                                            if k in campaign_doc},
                                         "results": {"max_error_rate": plan.max_error_rate}})
-    embedded = next((r.target.get("url") for r in plan.runs if r.target.get("engine") == run.target.engine), None)
-    return make_plan(campaign, [run], plan.campaign_id, sqlite_url=embedded).runs[0]
+    while True:
+        value = decide(search, cell)
+        kind = "grow" if cell["phase"] == "grow" else "refine"
+        if value is None:
+            cell["phase"] = "done"
+            doc["current"] += 1
+            if doc["current"] >= len(doc["cells"]):
+                return None
+            cell = doc["cells"][doc["current"]]
+            value, kind = _round(search, search.start), "grow"
+        run = _step_run(search, cell, len(plan.runs), value, kind, len(cell["steps"]) + 1)
+        embedded = next((r.target.get("url") for r in plan.runs if r.target.get("engine") == run.target.engine),
+                        None)
+        try:
+            new_run = make_plan(campaign, [run], plan.campaign_id, sqlite_url=embedded).runs[0]
+            check_shard_limit({new_run.run_id: new_run.shard_count}, max_shards)
+            return new_run
+        except CampaignError as err:
+            if kind != "grow" or cell.get("stop") or not cell["steps"]:
+                raise
+            # a value no shard can carry (or over MaxShards): the search's max, reached early
+            cell["stop"] = {"rule": "max", "reason": f"{search.key} {value:g} cannot be planned: "
+                                                    f"{'; '.join(err.problems)}", "at": cell["steps"][-1]["value"]}
+            cell["phase"] = "refine"

@@ -89,13 +89,15 @@ def plan_campaign(event: dict) -> dict:
     else:
         sqlite_url = os.path.join(tempfile.gettempdir(), "dbswarm", cid, "dbswarm.db")
     search_doc = None
+    cells = runs  # the matrix's cells: a search's cost is estimated over every step it could run
     if campaign.search:
         from .search import first_step
-        runs, search_doc = first_step(campaign, runs)
+        runs, search_doc = first_step(campaign, runs, event.get("cpu_count"),
+                                      int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
     plan = make_plan(campaign, runs, cid, event.get("cpu_count"), sqlite_url=sqlite_url)
     check_shard_limit({run.run_id: run.shard_count for run in plan.runs}, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
     from .cost import check_max_cost, estimate
-    cost = estimate(campaign, runs, cpu_count=event.get("cpu_count"))
+    cost = estimate(campaign, cells, cpu_count=event.get("cpu_count"))
     check_max_cost(cost, campaign.max_cost)  # refused before anything is written or run
     store.put_json(store.key(cid, "campaign.json"), redacted_campaign(campaign))
     store.put_json(store.key(cid, "plan.json"), plan.to_dict())
@@ -149,9 +151,8 @@ def next_step(event: dict) -> dict:
     last = plan.runs[-1]
     phases = run_phases(plan, store, last)
     campaign_doc = store.get_json(store.key(cid, "campaign.json"))
-    new_run = advance(doc, plan, last, phases, campaign_doc)
+    new_run = advance(doc, plan, last, phases, campaign_doc, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
     if new_run is not None:
-        check_shard_limit({new_run.run_id: new_run.shard_count}, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
         plan.runs.append(new_run)
         store.put_json(store.key(cid, "plan.json"), plan.to_dict())
         with _lock:

@@ -209,6 +209,8 @@ def test_the_nightly_schedule_compares_with_the_stored_baseline(cloud, tmp_path,
         # the result is written first, then the execution fails
         assert desc["status"] == "FAILED" and desc["error"] == "dbswarm.Regressed"
         assert result["status"] == "regressed" and states["Regressed"] == 1
+        # the execution says why: the compare step's reasons are the failure's cause
+        assert "000 throughput" in desc["cause"] and "threshold 10%" in desc["cause"] and name in desc["cause"]
 
 
 NIGHTLY_REPEAT = """name: nightly-history
@@ -253,6 +255,8 @@ def test_the_nightly_schedule_judges_against_its_history(cloud, tmp_path, level,
     assert len(keys) == 31 and keys[-1].endswith(f"-{name}.json")        # tonight appended
     if verdict == "regressed":
         assert desc["status"] == "FAILED" and desc["error"] == "dbswarm.Regressed"
+        assert "000 throughput: regressed" in desc["cause"] and "Mann–Whitney p" in desc["cause"]
+        assert "change point at" in desc["cause"]
         assert d["p_adjusted"] < 0.025 and d["change"] < -0.99 and c["reasons"]
         assert any(cp["index"] == 30 and cp["regressed"] for cp in c["change_points"])
         summary = cloud.client("s3").get_object(Bucket=cloud.bucket(), Key=f"campaigns/{name}/summary.md")
@@ -350,3 +354,28 @@ def test_function_processes_report_timeouts_and_crashes_in_lambdas_shape(cloud, 
     assert error["errorType"] == "Runtime.ExitError" and "exit status 3" in error["errorMessage"]
     _, error = cloud.run_function(spec, json.dumps({"do": "raise"}))
     assert (error["errorType"], error["errorMessage"]) == ("ValueError", "bad input")
+
+
+def test_a_search_step_that_cannot_be_planned_still_aggregates_the_steps_run(cloud):
+    """NextStep failing (here: search.json gone from the bucket during the first step) is
+    caught: Aggregate writes result.json with the step measured, then the execution fails
+    (RunFailed) naming the error, instead of ending with no result."""
+    campaign = {"name": "search-lost", "seed": 1, "phases": ["run"], "target": {"engine": "noop"},
+                "workload": {"preset": "S6", "recordcount": 100, "operationcount": 0, "maxexecutiontime": 2},
+                "fanout": {"shards": 1}, "search": {"key": "threads", "start": 1, "max": 8}}
+    cid, arn = start(cloud, campaign, "search-lost")
+    s3 = cloud.client("s3")
+    key = f"campaigns/{cid}/search.json"
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 60:
+        if s3.list_objects_v2(Bucket=cloud.bucket(), Prefix=key).get("KeyCount"):
+            break
+        time.sleep(0.05)
+    s3.delete_object(Bucket=cloud.bucket(), Key=key)
+    desc = finish(cloud, arn)
+    states = entered(cloud, arn)
+    assert states["NextStep"] == 1 and states["Aggregate"] == 1 and states["RunFailed"] == 1
+    assert desc["status"] == "FAILED" and desc["error"] == "dbswarm.RunFailed"
+    result = s3_json(cloud, f"campaigns/{cid}/result.json")
+    run, = result["runs"]
+    assert run["search_step"]["value"] == 1 and run["phases"]["run"]["throughput"] > 0

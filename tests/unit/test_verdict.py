@@ -136,3 +136,90 @@ def test_one_run_against_one_value_falls_back_to_the_threshold():
     d, = doc["deltas"]
     assert d["method"] == "threshold" and d["regressed"] and doc["verdict"] == "regressed"
     assert "too few for a test" in d["why"]
+
+
+def test_one_run_a_night_against_30_of_history_rarely_false_alarms():
+    """The default nightly: one run tonight, 30 nights of history, all of one distribution.
+    Mann–Whitney cannot reach alpha with one run (smallest p 1/31); the run is judged by the
+    prediction interval of the history: flagged in at most 5 % of 200 seeds (the old fixed 10 %
+    threshold against the history's median flagged 28 %)."""
+    flagged = inconclusive = 0
+    seeds = 200
+    for s in range(seeds):
+        rng = random.Random(5000 + s)
+        doc = judge_campaign(_result(noisy(rng, 1000, 1)), _history(noisy(rng, 1000, 30)), None, {}, SETTINGS)
+        d, = doc["deltas"]
+        # a (false) change point in the history may leave too short a stable segment: inconclusive
+        assert d["method"] in ("prediction", "inconclusive") and d["n"] == 1
+        flagged += doc["verdict"] == "regressed"
+        inconclusive += doc["verdict"] == "inconclusive"
+    print(f"one run vs 30: flagged {flagged}/{seeds}, inconclusive {inconclusive}/{seeds}")
+    assert flagged / seeds <= 0.05 and inconclusive / seeds <= 0.05
+    # a large drop is still flagged, and says why
+    rng = random.Random(1)
+    doc = judge_campaign(_result([550.0]), _history(noisy(rng, 1000, 30)), None, {}, SETTINGS)
+    d, = doc["deltas"]
+    assert doc["verdict"] == "regressed" and d["regressed"] and d["p_adjusted"] < 0.025
+    assert "prediction interval" in d["why"] and "-43.7%" in d["why"]
+
+
+def test_one_run_against_too_short_a_history_is_inconclusive_not_a_failure():
+    doc = judge_campaign(_result([500.0]), _history([1000.0, 1010.0, 990.0]), None, {}, SETTINGS)
+    d, = doc["deltas"]
+    assert doc["verdict"] == "inconclusive" and d["method"] == "inconclusive" and not d["regressed"]
+    assert "too few for a test" in d["why"]
+
+
+def test_a_single_drop_fails_its_night_only():
+    """History at 1,000, then a drop to 600 that stays. The night of the drop is flagged; the
+    nights after it, each at the new level, are not (the change point is no longer tonight's,
+    and the level is compared from the reported night on)."""
+    rng = random.Random(11)
+    history = _history(noisy(rng, 1000, 30, 0.05))
+    verdicts = []
+    for night in range(8):
+        result = _result(noisy(rng, 600, 1, 0.05))
+        result["campaign_id"] = f"after-{night}"
+        doc = judge_campaign(result, history, None, {}, SETTINGS)
+        verdicts.append(doc["verdict"])
+        history.append({"campaign_id": result["campaign_id"], "verdict": doc["verdict"],
+                        "samples": {"000": {"throughput": [result["runs"][0]["phases"]["run"]["throughput"]]}}})
+        if night:
+            d, = doc["deltas"]
+            assert "since after-" in d["reference"] and not any(c["regressed"] for c in doc["change_points"])
+    # the drop's night fails; the next four have too little of the new level to be judged; from
+    # the fifth on, a run is judged against the new level (at alpha, like any night)
+    assert verdicts[0] == "regressed" and verdicts[1:5] == ["inconclusive"] * 4, verdicts
+    # with three runs a night the change point lands on tonight's runs and fails that night only
+    history = _history(noisy(rng, 1000, 30, 0.05))
+    doc = judge_campaign(_result(noisy(rng, 600, 3, 0.05)), history, None, {}, SETTINGS)
+    assert doc["verdict"] == "regressed" and any(c["tonight"] and c["regressed"] for c in doc["change_points"])
+    history += [{"campaign_id": "drop", "verdict": "regressed", "samples": {"000": {"throughput": [600.0] * 3}}}]
+    doc = judge_campaign(_result(noisy(rng, 600, 3, 0.05)), history, None, {}, SETTINGS)
+    assert doc["verdict"] != "regressed" and not any(c["regressed"] for c in doc["change_points"])
+
+
+def test_the_compared_series_is_in_the_result_and_drawn_in_the_report():
+    import json
+    import re
+    from dbswarm.report import report_html
+    from tests.unit.test_report import _result as report_result
+    rng = random.Random(4)
+    hist = noisy(rng, 1000, 30, 0.05)
+    tonight = noisy(rng, 600, 3, 0.05)
+    doc = judge_campaign(_result(tonight), _history(hist), None, {}, SETTINGS)
+    s, = doc["series"]
+    assert s["run_id"] == "000" and s["metric"] == "throughput" and s["values"] == hist + tonight
+    assert s["tonight_from"] == 30 and s["campaigns"][0] == "nightly-000" and s["campaigns"][-1] == "tonight"
+    assert 30 in s["change_points"] and 30 in s["regressed_change_points"]
+    result = report_result()
+    result["compare"] = doc
+    page = report_html(result)
+    charts = json.loads(re.search(r"<script type='application/json' id='dbswarm-charts'>(.*?)</script>", page,
+                                  re.S).group(1))
+    chart, = [c for c in charts if "-history-" in c["id"]]
+    assert "<h2>History</h2>" in page and f"id='{chart['id']}'" in page
+    assert chart["x"] == list(range(1, 34)) and "change points: run 31 (tonight)" in chart["title"]
+    lines = {x["label"]: x["values"] for x in chart["series"]}
+    assert lines["history"][:30] == hist and lines["tonight"][30:] == tonight
+    assert [v for v in lines["change point"] if v is not None] == [tonight[0]]
