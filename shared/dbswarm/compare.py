@@ -13,10 +13,12 @@ are judged against a reference, chosen in this order:
 With enough samples for the test to say anything (its smallest p-value below alpha), the
 verdict is statistical (``dbswarm.verdict.judge``: Mann–Whitney U, one-sided; the median's
 change with a bootstrap interval; Cliff's delta; Holm's correction over every metric and
-cell). With fewer, the fixed threshold of old (``results.thresholds``, default 10 %) decides,
-and the result says so. Over the history, E-Divisive means marks change points; a change
-point among the ``recent`` newest campaigns whose later segment is worse also fails the
-verdict. Everything goes into result.json (``compare``) and summary.md.
+cell). One run against its history is judged by the history's prediction interval; too
+little history is "inconclusive" (which does not fail); against a single stored baseline
+value the fixed threshold (``results.thresholds``, default 10 %) decides, and the result says
+so. Over the history, E-Divisive means
+marks change points (those among the ``recent`` newest campaigns are marked); one on tonight's
+runs whose later segment is worse fails the verdict. Everything goes into result.json (``compare``) and summary.md.
 """
 from __future__ import annotations
 

@@ -139,8 +139,9 @@ class VerdictSettings(_Strict):
     history: bool = Field(True, description="append this campaign's figures to history/<name>/ and judge "
                           "against that series")
     history_runs: int = Field(60, ge=3, le=1000, description="the newest campaigns of the history read")
-    recent: int = Field(5, ge=1, description="a change point among the newest this many campaigns (this one "
-                        "included), with the later segment worse, fails the verdict")
+    recent: int = Field(5, ge=1, description="change points among the newest this many campaigns (this one "
+                        "included) are marked recent in the result; only one on this campaign's own runs, "
+                        "with the later segment worse, fails the verdict")
 
 
 class Results(_Strict):
