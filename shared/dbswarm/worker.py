@@ -94,6 +94,12 @@ def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: st
                 except Exception:
                     pass
                 continue
+            if isinstance(value, dict) and "warnings" in value:
+                # what the binding could not read (e.g. no pg_stat_statements): said at the start
+                # edge only, since the window's warnings are both edges' and it would say it twice
+                said = value.pop("warnings")
+                if edge == "start":
+                    out["warnings"].extend(said)
             if value is not None:
                 out[key] = value
         out["at"] = time.time()
