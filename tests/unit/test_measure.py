@@ -164,3 +164,25 @@ def test_warm_up_operations_are_kept_apart_from_the_measured_ones():
     assert read.summary()["p99_us"] == 100 and read.summary()["max_us"] == 100   # the warm-up is out
     assert warm.summary()["p50_us"] >= 9_990
     assert sum(merged.timeline.ops["READ"]) == 2000                               # the timeline has all
+
+
+def test_the_error_rate_counts_warm_up_calls_as_it_counts_warm_up_errors():
+    """Errors are not kept apart for the warm-up, so the calls they are a rate of must not be
+    either: 3 errors in 503 calls (400 of them in the warm-up) is 0.6 %, under the 1 % default,
+    not 3 of 103 (2.9 %, a phase wrongly judged complete_with_errors)."""
+    from dbswarm.aggregate import _judge_errors
+    rec = Recorder()
+    rec.warm_until_ns = rec.base + 500_000_000
+    for i in range(500):
+        t1 = rec.base + (i * 1_000_000 if i < 400 else 600_000_000 + i * 1_000)
+        rec.ok("UPDATE", t1 - 100_000, t1)
+    for _ in range(3):
+        rec.error("UPDATE", "other", "deadlock", rec.base + 1_000)  # during the warm-up
+    m = Measurement.from_dict(rec.measurement().to_dict())
+    assert m.warmup_ops == 400 and m.total_ops == 100
+    out = {"status": "complete"}
+    _judge_errors(out, m, "run", 0.01)
+    assert out["status"] == "complete" and out["error_rate"] == round(3 / 503, 6), out
+    out = {"status": "complete"}
+    _judge_errors(out, m, "run", 0.005)  # over a lower threshold: the operation's line has the same basis
+    assert out["status"] == "complete_with_errors" and out["error_problems"][0].startswith("UPDATE: 3 of 503 calls"), out
