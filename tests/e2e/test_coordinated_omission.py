@@ -70,6 +70,12 @@ def test_a_stall_shows_in_the_response_time_from_the_intended_start(tmp_path):
     # top 1 % of the calls are the first 0.01 * calls of them, the last of which was due
     # 0.01 * calls / RATE after the stall began and waited that much less.
     assert intended["p99_us"] >= (STALL_S - 0.01 * intended["calls"] / RATE) * 1e6, intended
+    # over time too: the interval the stall ended in has a response-time p99 of about the stall,
+    # while its service-time p99 (one blocked call among hundreds) stays small
+    intervals = run["intervals"]
+    worst = max(range(intervals["intervals"]), key=lambda k: intervals["intended"]["all"]["p99_us"][k] or 0)
+    assert intervals["intended"]["all"]["p99_us"][worst] >= 0.9 * STALL_S * 1e6, intervals["intended"]["all"]
+    assert intervals["all"]["p99_us"][worst] < 0.1 * STALL_S * 1e6, intervals["all"]
     late = run["schedule"]["late_starts"]
     assert late >= 0.8 * RATE * STALL_S, late  # ~400 steps started late, caught up after the lock
     assert run["schedule"]["target_per_s"] == RATE and "intended start" in run["latency_basis"]

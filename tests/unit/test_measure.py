@@ -186,3 +186,47 @@ def test_the_error_rate_counts_warm_up_calls_as_it_counts_warm_up_errors():
     out = {"status": "complete"}
     _judge_errors(out, m, "run", 0.005)  # over a lower threshold: the operation's line has the same basis
     assert out["status"] == "complete_with_errors" and out["error_problems"][0].startswith("UPDATE: 3 of 503 calls"), out
+
+
+def _paced_thread(rec, stall_at: int, stall_ms: int, steps: int = 3000):
+    """One thread on a 1 ms schedule whose call ``stall_at`` is blocked for ``stall_ms``; the
+    steps due meanwhile start late and catch up. -> [(end ns, response µs from the intended start)]"""
+    out, now = [], 0
+    for i in range(steps):
+        due = i * 1_000_000
+        start = max(due, now)
+        now = start + (stall_ms * 1_000_000 if i == stall_at else 50_000)
+        rec.intended_ns = due
+        rec.ok_paced("READ", start, now)
+        out.append((now, (now - due) // 1000))
+    return out
+
+
+def test_per_interval_response_times_from_the_intended_start_show_a_stall_and_merge_exactly():
+    from dbswarm.measure import interval_bucket
+    s0, recs, samples = 1_800_000_000, [Recorder(), Recorder()], []
+    for rec, (stall_at, stall_ms) in zip(recs, ((1200, 500), (400, 300))):
+        rec.second0 = rec.m.timeline.start = s0
+        rec.base = 0
+        samples += _paced_thread(rec, stall_at, stall_ms)
+    merged = Measurement()
+    for rec in reversed(recs):
+        merged.merge(Measurement.from_dict(rec.measurement().to_dict()))  # through the shard file's encoding
+    expected: dict = {}
+    for end, lat in samples:
+        buckets = expected.setdefault(s0 + end // 1_000_000_000, {})
+        buckets[interval_bucket(lat)] = buckets.get(interval_bucket(lat), 0) + 1
+    assert merged.timeline.sparse_hist(intended=True) == {"READ": expected}
+    iv = merged.timeline.interval_summary()
+    service, intended = iv["all"], iv["intended"]["all"]
+    assert intended["count"] == service["count"] and sum(intended["count"]) == 6000
+    # second 1 holds the 500 ms stall's backlog (second 0 the 300 ms one): the service time's
+    # p99 stays at the calls' 50 µs, the response time's p99 is the stall's
+    assert service["p99_us"][1] <= 51 and intended["p99_us"][1] >= 450_000, intended
+    assert service["p99_us"][0] <= 51 and intended["p99_us"][0] >= 250_000, intended
+    assert intended["p99_us"][2] <= 51  # caught up: on schedule again
+    assert iv["intended"]["by_operation"]["READ"] == intended
+    unpaced = Recorder()
+    unpaced.ok("READ", 0, 100_000)
+    m = unpaced.measurement()
+    assert "intended" not in m.timeline.interval_summary() and "intended_hist" not in m.timeline.to_dict()
