@@ -123,7 +123,9 @@ class ThreadRandom(random.Random):
     256 KB); ``resume`` puts the stream back from it.
 
     Every draw of ``random.Random`` goes through ``random()`` (2 words) or ``getrandbits(k)``
-    (ceil(k / 32) words); both are counted here (about 0.1 µs a draw)."""
+    (ceil(k / 32) words); both are counted here, at about 0.1 µs a draw (measured on noop,
+    YCSB a, zipfian: 3.2 -> 3.8 µs of shard CPU per operation; a real database's driver costs
+    tens of µs per operation)."""
 
     def __init__(self, seed: int):
         self.words = 0

@@ -245,3 +245,25 @@ def test_a_backlog_on_the_schedule_survives_the_segments(tmp_path, monkeypatch):
     # every step of the schedule was one call, counted once across the segments; about all late
     assert run["schedule"]["steps"] == read["calls"], run["schedule"]
     assert run["schedule"]["late_starts"] >= 0.8 * read["calls"], run["schedule"]
+
+
+@pytest.mark.parametrize("same_process", [True, False])
+def test_a_thread_random_stream_continues_where_its_segment_ended(same_process):
+    """The next segment puts the stream where the last one stopped: from this process's kept
+    state, or (another process: a continuation call) by drawing the counted words again."""
+    from dbswarm import worker
+
+    def draws(rng):
+        return ([rng.random() for _ in range(5)] + [rng.randint(1, 10 ** 30) for _ in range(5)]
+                + rng.choices("abc", k=20) + [rng.getrandbits(70), rng.randrange(7)] + rng.sample(range(1000), 5))
+    whole = worker.ThreadRandom(17)
+    first, second = draws(whole), draws(whole)
+    segment = worker.ThreadRandom(17)
+    assert draws(segment) == first
+    words = segment.keep()
+    if not same_process:
+        worker._ended_streams.clear()
+    again = worker.ThreadRandom(17)
+    draws(again)  # a client's constructor drawing from the seed again before the stream is put back
+    again.resume(words)
+    assert draws(again) == second and again.words == whole.words
