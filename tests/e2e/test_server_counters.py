@@ -102,6 +102,7 @@ def test_postgresql_without_pg_stat_statements_says_statements_were_not_cross_ch
                                          "table_size": 200, "threads": 2, "events": 200}}, tmp_path, shards=1)
     srv = result["runs"][0]["phases"]["run"]["server"]
     assert "statements" not in srv["cross_check"] and "transactions" in srv["cross_check"], srv
-    said = [w for w in srv["warnings"] if w.startswith("pg_stat_statements not installed: statements not cross-checked")]
+    said = [w for w in srv["warnings"]
+            if w.startswith("pg_stat_statements not installed: statements not cross-checked")]
     assert len(said) == 1, srv["warnings"]
     assert "pg_stat_statements not installed: statements not cross-checked" in summary

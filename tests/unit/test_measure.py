@@ -185,7 +185,8 @@ def test_the_error_rate_counts_warm_up_calls_as_it_counts_warm_up_errors():
     assert out["status"] == "complete" and out["error_rate"] == round(3 / 503, 6), out
     out = {"status": "complete"}
     _judge_errors(out, m, "run", 0.005)  # over a lower threshold: the operation's line has the same basis
-    assert out["status"] == "complete_with_errors" and out["error_problems"][0].startswith("UPDATE: 3 of 503 calls"), out
+    assert out["status"] == "complete_with_errors", out
+    assert out["error_problems"][0].startswith("UPDATE: 3 of 503 calls"), out
 
 
 def _paced_thread(rec, stall_at: int, stall_ms: int, steps: int = 3000):
