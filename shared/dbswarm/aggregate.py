@@ -237,14 +237,19 @@ def _judge_errors(out: dict, measurement: Measurement, phase: str, max_error_rat
     errors): it is complete_with_errors, and says which operations and why. Errors that were
     retried until the work succeeded (``counters.retries``: a transaction rolled back and run
     again, a load batch sent again) lost no work and are not counted; nor are a load's duplicate
-    keys (a resumed load meets the rows it wrote before)."""
+    keys (a resumed load meets the rows it wrote before). The basis is the whole phase, warm-up
+    included: errors (and retries) are not kept apart for the warm-up, so its calls count too."""
+    warm = measurement.warmup or {}
+
+    def calls_of(op: str) -> int:
+        return sum(s.histogram.get_total_count() for s in (measurement.operations.get(op), warm.get(op)) if s)
     failed: dict[str, dict[str, int]] = {}
     for key, n in measurement.errors.items():
         op, kind, name = key.split(":", 2)
         if phase == "load" and kind == "duplicate":
             continue
         failed.setdefault(op, {})[f"{kind}: {name}"] = n
-    calls = sum(s.histogram.get_total_count() for s in measurement.operations.values())
+    calls = sum(calls_of(op) for op in set(measurement.operations) | set(warm))
     errors = max(0, sum(sum(v.values()) for v in failed.values()) - measurement.counters.get("retries", 0))
     rate = errors / (calls + errors) if calls + errors else 0.0
     out["error_rate"] = round(rate, 6)
@@ -254,7 +259,7 @@ def _judge_errors(out: dict, measurement: Measurement, phase: str, max_error_rat
         for op, kinds in sorted(failed.items()):
             if op not in measurement.operations:
                 continue
-            calls = measurement.operations[op].histogram.get_total_count() + sum(kinds.values())
+            calls = calls_of(op) + sum(kinds.values())
             text = (f"{op}: {sum(kinds.values()):,} of {calls:,} calls failed "
                     f"({', '.join(f'{k} ×{n:,}' for k, n in sorted(kinds.items(), key=lambda x: -x[1]))})")
             hints = [h for h in (hint(op, *k.split(": ", 1)) for k in kinds) if h]

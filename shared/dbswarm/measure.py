@@ -3,7 +3,8 @@
 - ``OperationStats``: per operation type, a count and an HdrHistogram of latencies (µs).
 - ``Timeline``: per wall-clock second, operations per type, errors and latency sums; and per
   interval (``report_interval``), a sparse log-linear latency histogram per type
-  (``interval_bucket``), so that percentiles over time merge exactly across shards.
+  (``interval_bucket``), so that percentiles over time merge exactly across shards; for paced
+  runs, the same of the response time from the intended start (where a stall shows).
 - ``Measurement``: both, plus error counts by class and free counters (sysbench queries).
 - ``Recorder``: the per-thread hot path that fills a Measurement; ``Measured`` is the one
   timing wrapper every binding call goes through (bindings never time themselves).
@@ -227,12 +228,32 @@ def interval_percentiles(buckets: dict[int, int], percentiles=PERCENTILES) -> di
     return out
 
 
+def _merge_interval_hists(into: dict, other: dict) -> None:
+    """Add one timeline's per-interval histograms ({op: intervals}) to another's."""
+    for op, intervals in other.items():
+        if not intervals:
+            continue
+        mine = into.get(op)
+        if not mine:
+            into[op] = intervals.copy() if isinstance(intervals, IntervalTable) else \
+                {iv: dict(b) for iv, b in intervals.items()}
+        elif isinstance(mine, dict) and not isinstance(intervals, IntervalTable):
+            for iv, buckets in intervals.items():  # two recorders' sparse dicts (within a worker)
+                acc = mine.setdefault(iv, {})
+                for b, n in buckets.items():
+                    acc[b] = acc.get(b, 0) + n
+        else:  # shard files: dense tables, added in C
+            into[op] = (IntervalTable.of(mine) if isinstance(mine, dict) else mine).add(IntervalTable.of(intervals))
+
+
 class Timeline:
     """Per wall-clock second (epoch seconds from ``start``): ops per type, errors, latency sum.
     Per interval of ``interval_s`` seconds (aligned on the epoch, so every shard's intervals
     are the same): ``hist[op]`` = {epoch_second // interval_s: {bucket: count}} while recording,
-    an ``IntervalTable`` once read from a shard file."""
-    __slots__ = ("start", "ops", "errors", "latency_us", "interval_s", "hist")
+    an ``IntervalTable`` once read from a shard file; ``intended[op]`` the same of the response
+    time from the intended start (paced runs only: a stall is in it, not in ``hist``), by the
+    second the operation ended in, as ``hist``."""
+    __slots__ = ("start", "ops", "errors", "latency_us", "interval_s", "hist", "intended")
 
     def __init__(self, start: Optional[int] = None, interval_s: int = 1):
         self.start = start
@@ -241,6 +262,7 @@ class Timeline:
         self.latency_us: list[int] = []
         self.interval_s = interval_s
         self.hist: dict = {}
+        self.intended: dict = {}
 
     @property
     def end(self) -> Optional[int]:
@@ -280,49 +302,49 @@ class Timeline:
         self.latency_us = add(self.latency_us, self.start, other.latency_us, other.start)
         self.start = start
         self.trim()
-        if other.hist:
-            if self.hist and other.interval_s != self.interval_s:
+        if other.hist or other.intended:
+            if (self.hist or self.intended) and other.interval_s != self.interval_s:
                 raise ValueError(f"timelines of {self.interval_s} s and {other.interval_s} s intervals do not merge")
             self.interval_s = other.interval_s
-            for op, intervals in other.hist.items():
-                if not intervals:
-                    continue
-                mine = self.hist.get(op)
-                if not mine:
-                    self.hist[op] = intervals.copy() if isinstance(intervals, IntervalTable) else \
-                        {iv: dict(b) for iv, b in intervals.items()}
-                elif isinstance(mine, dict) and not isinstance(intervals, IntervalTable):
-                    for iv, buckets in intervals.items():  # two recorders' sparse dicts (within a worker)
-                        into = mine.setdefault(iv, {})
-                        for b, n in buckets.items():
-                            into[b] = into.get(b, 0) + n
-                else:  # shard files: dense tables, added in C
-                    self.hist[op] = (IntervalTable.of(mine) if isinstance(mine, dict) else mine).add(
-                        IntervalTable.of(intervals))
+            _merge_interval_hists(self.hist, other.hist)
+            _merge_interval_hists(self.intended, other.intended)
         return self
 
-    def sparse_hist(self) -> dict[str, dict[int, dict[int, int]]]:
-        """{op: {interval: {bucket: count}}}, whatever the form each operation is held in."""
-        return {op: (iv.sparse() if isinstance(iv, IntervalTable) else iv) for op, iv in self.hist.items() if iv}
+    def sparse_hist(self, intended: bool = False) -> dict[str, dict[int, dict[int, int]]]:
+        """{op: {interval: {bucket: count}}}, whatever the form each operation is held in (of
+        the response time from the intended start when ``intended``)."""
+        hist = self.intended if intended else self.hist
+        return {op: (iv.sparse() if isinstance(iv, IntervalTable) else iv) for op, iv in hist.items() if iv}
 
     def interval_summary(self) -> Optional[dict]:
         """Percentiles per interval, all operations together and per operation: what a
-        p99-over-time chart draws (interval i starts at ``start + i * interval_s``)."""
+        p99-over-time chart draws (interval i starts at ``start + i * interval_s``). Paced runs
+        also have ``intended``: the same of the response time from the intended start, on the
+        same intervals (a stall shows there as a p99 of about its length)."""
         tables = {op: IntervalTable.of(iv) for op, iv in sorted(self.hist.items()) if iv}
-        if not tables:
+        intended = {op: IntervalTable.of(iv) for op, iv in sorted(self.intended.items()) if iv}
+        if not tables and not intended:
             return None
-        everything = None
-        for t in tables.values():
-            everything = t.copy() if everything is None else everything.add(t)
-        first, n = everything.first, everything.rows
+        alls = {}
+        for name, group in (("service", tables), ("intended", intended)):
+            for t in group.values():
+                alls[name] = t.copy() if name not in alls else alls[name].add(t)
+        first = min(t.first for t in alls.values())
+        n = max(t.first + t.rows for t in alls.values()) - first
         keys = ["count"] + [_pname(p) for p in PERCENTILES] + ["max_us"]
 
         def series(table) -> dict:
             rows = [interval_percentiles(table.row(i)) for i in range(first, first + n)]
             return {k: [r.get(k) for r in rows] for k in keys}
-        return {"interval_s": self.interval_s, "start": first * self.interval_s, "intervals": n,
-                "precision": "log-linear buckets, 32 per octave: values at most 3.1 % above the exact ones",
-                "all": series(everything), "by_operation": {op: series(t) for op, t in tables.items()}}
+        out = {"interval_s": self.interval_s, "start": first * self.interval_s, "intervals": n,
+               "precision": "log-linear buckets, 32 per octave: values at most 3.1 % above the exact ones"}
+        if tables:
+            out.update({"all": series(alls["service"]), "by_operation": {op: series(t) for op, t in tables.items()}})
+        if intended:
+            out["intended"] = {"basis": "response time from each operation's intended start on the schedule",
+                               "all": series(alls["intended"]),
+                               "by_operation": {op: series(t) for op, t in intended.items()}}
+        return out
 
     def trim(self):
         """Drop trailing zeros (lists of one timeline may have different lengths)."""
@@ -346,10 +368,13 @@ class Timeline:
 
     def to_dict(self, histograms: bool = True) -> dict:
         out = {"start": self.start, "ops": self.ops, "errors": self.errors, "latency_us": self.latency_us}
-        if histograms and self.hist:
+        if histograms and (self.hist or self.intended):
             # per op: the first interval and, from it, each interval's [bucket, count, ...] pairs
             out["interval_s"] = self.interval_s
             out["hist"] = {op: IntervalTable.of(iv).encode() for op, iv in sorted(self.hist.items()) if iv}
+            intended = {op: IntervalTable.of(iv).encode() for op, iv in sorted(self.intended.items()) if iv}
+            if intended:
+                out["intended_hist"] = intended
         return out
 
     @classmethod
@@ -360,6 +385,8 @@ class Timeline:
         t.latency_us = list(d.get("latency_us", []))
         for op, enc in (d.get("hist") or {}).items():
             t.hist[op] = IntervalTable.decode(enc)
+        for op, enc in (d.get("intended_hist") or {}).items():
+            t.intended[op] = IntervalTable.decode(enc)
         return t
 
 
@@ -434,11 +461,13 @@ class _OpRecorder:
     """One operation type's hot-path state: latencies counted per exact µs value (flushed
     into the HdrHistogram in bulk: same buckets, same result, a fraction of the cost) and
     the current second's count and latencies (added to the timeline, the interval's histogram
-    and the operation's count when the second changes)."""
-    __slots__ = ("stats", "lat", "slat", "ilat", "row", "ivals", "sec", "sec_count", "sec_lat")
+    and the operation's count when the second changes); the same of the response times from
+    the intended start for paced runs (``ilat`` / ``islat`` / ``iivals``)."""
+    __slots__ = ("stats", "lat", "slat", "ilat", "islat", "row", "ivals", "iivals", "sec", "sec_count", "sec_lat")
 
-    def __init__(self, stats, row, ivals):
-        self.stats, self.lat, self.slat, self.ilat, self.row, self.ivals = stats, {}, {}, {}, row, ivals
+    def __init__(self, stats, row, ivals, iivals):
+        self.stats, self.lat, self.slat, self.ilat, self.islat = stats, {}, {}, {}, {}
+        self.row, self.ivals, self.iivals = row, ivals, iivals
         self.sec, self.sec_count, self.sec_lat = -1, 0, 0
 
 
@@ -465,7 +494,8 @@ class Recorder:
 
     def _op(self, op) -> _OpRecorder:
         tl = self.m.timeline
-        r = self._ops[op] = _OpRecorder(self.m.op(op), tl.ops.setdefault(op, []), tl.hist.setdefault(op, {}))
+        r = self._ops[op] = _OpRecorder(self.m.op(op), tl.ops.setdefault(op, []), tl.hist.setdefault(op, {}),
+                                        tl.intended.setdefault(op, {}))
         return r
 
     def _wop(self, op) -> _OpRecorder:
@@ -473,7 +503,8 @@ class Recorder:
             self.m.warmup = {}
         stats = self.m.warmup.setdefault(op, OperationStats())
         tl = self.m.timeline
-        r = self._wops[op] = _OpRecorder(stats, tl.ops.setdefault(op, []), tl.hist.setdefault(op, {}))
+        r = self._wops[op] = _OpRecorder(stats, tl.ops.setdefault(op, []), tl.hist.setdefault(op, {}),
+                                         tl.intended.setdefault(op, {}))
         return r
 
     def ok(self, op: str, t0: int, t1: int, n: int = 1) -> None:
@@ -485,7 +516,7 @@ class Recorder:
         sec = (t1 - self.base) // 1_000_000_000  # NS_PER_S (a constant is cheaper than a global)
         if sec != r.sec:
             self._roll(r, sec)
-            if len(r.lat) > self.MAX_DISTINCT_LATENCIES:
+            if len(r.lat) > self.MAX_DISTINCT_LATENCIES or len(r.ilat) > self.MAX_DISTINCT_LATENCIES:
                 self._flush_latencies(r)
         d = r.slat
         d[lat] = d.get(lat, 0) + 1
@@ -503,10 +534,8 @@ class Recorder:
             # step) does not make every value distinct and the dict flush at each operation
             shift = lat.bit_length() - 11
             lat = lat >> shift << shift
-        d = r.ilat
+        d = r.islat  # this second's: into the interval's histogram and the operation's at the roll
         d[lat] = d.get(lat, 0) + 1
-        if len(d) > self.MAX_DISTINCT_LATENCIES:
-            self._flush_latencies(r)
 
     def _roll(self, r: _OpRecorder, sec: int) -> None:
         """Move the finished second's counts into the timeline and the operation's count, and
@@ -519,21 +548,26 @@ class Recorder:
                     seq.extend([0] * (r.sec + 1 - len(seq)))
                 seq[r.sec] += v
         if r.slat:
-            iv = (self.second0 + r.sec) // self.interval_s
-            buckets = r.ivals.get(iv)
-            if buckets is None:
-                buckets = r.ivals[iv] = {}
-            lat_all = r.lat
-            for lat, c in r.slat.items():
-                lat_all[lat] = lat_all.get(lat, 0) + c
-                if lat < 64:
-                    b = lat
-                else:
-                    shift = lat.bit_length() - 6  # INTERVAL_SUB_BITS (interval_bucket, inlined)
-                    b = (shift << 5) + (lat >> shift)
-                buckets[b] = buckets.get(b, 0) + c
+            self._roll_latencies(r.slat, r.lat, r.ivals, (self.second0 + r.sec) // self.interval_s)
             r.slat = {}
+        if r.islat:
+            self._roll_latencies(r.islat, r.ilat, r.iivals, (self.second0 + r.sec) // self.interval_s)
+            r.islat = {}
         r.sec, r.sec_count, r.sec_lat = sec, 0, 0
+
+    @staticmethod
+    def _roll_latencies(second: dict, lat_all: dict, intervals: dict, iv: int) -> None:
+        buckets = intervals.get(iv)
+        if buckets is None:
+            buckets = intervals[iv] = {}
+        for lat, c in second.items():
+            lat_all[lat] = lat_all.get(lat, 0) + c
+            if lat < 64:
+                b = lat
+            else:
+                shift = lat.bit_length() - 6  # INTERVAL_SUB_BITS (interval_bucket, inlined)
+                b = (shift << 5) + (lat >> shift)
+            buckets[b] = buckets.get(b, 0) + c
 
     @staticmethod
     def _flush_latencies(r: _OpRecorder) -> None:

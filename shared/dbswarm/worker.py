@@ -96,12 +96,82 @@ def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: st
                 except Exception:
                     pass
                 continue
+            if isinstance(value, dict) and "warnings" in value:
+                # what the binding could not read (e.g. no pg_stat_statements): said at the start
+                # edge only, since the window's warnings are both edges' and it would say it twice
+                said = value.pop("warnings")
+                if edge == "start":
+                    out["warnings"].extend(said)
             if value is not None:
                 out[key] = value
         out["at"] = time.time()
     finally:
         b.close()
     return out
+
+
+# ---- a thread's random stream across segments --------------------------------------------
+
+_MT_RANDOM, _MT_GETRANDBITS = random.Random.random, random.Random.getrandbits
+
+
+class ThreadRandom(random.Random):
+    """The random stream a family's client draws from, counting the 32-bit words it has
+    consumed (``words``), so that the next segment or call of the thread, in this process or
+    another, continues the stream where it stopped instead of starting a new one: the
+    operation sequence then depends on the seed and the thread's global index only, not on
+    where segments happened to end. A count is what the checkpoint carries (an integer, where
+    the Mersenne Twister's state would be 2.5 KB per thread in a Step Functions payload of
+    256 KB); ``resume`` puts the stream back from it.
+
+    Every draw of ``random.Random`` goes through ``random()`` (2 words) or ``getrandbits(k)``
+    (ceil(k / 32) words); both are counted here, at about 0.1 µs a draw (measured on noop,
+    YCSB a, zipfian: 3.2 -> 3.8 µs of shard CPU per operation; a real database's driver costs
+    tens of µs per operation)."""
+
+    def __init__(self, seed: int):
+        self.words = 0
+        self._seed_value = seed
+        super().__init__(seed)
+
+    def random(self, _random=_MT_RANDOM) -> float:
+        self.words += 2
+        return _random(self)
+
+    def getrandbits(self, k: int, _getrandbits=_MT_GETRANDBITS) -> int:
+        if k > 0:
+            self.words += (k + 31) // 32
+        return _getrandbits(self, k)
+
+    def resume(self, words: int) -> None:
+        """Put the stream at ``words`` words from its seed: from this process's cache of the
+        states where segments ended, or by drawing them again from the seed (C speed, about
+        5 ns a word: a continuation call after 100 million draws spends half a second)."""
+        state = _ended_streams.pop((self._seed_value, words), None)
+        if state is not None:
+            self.setstate(state)
+        else:
+            self.seed(self._seed_value)
+            left = words
+            while left > 0:
+                n = min(left, 1 << 20)
+                _MT_GETRANDBITS(self, 32 * n)
+                left -= n
+        self.words = words
+
+    def keep(self) -> int:
+        """The stream ended a segment: remember its state in this process (the next segment
+        usually runs here), return the position for the checkpoint."""
+        if len(_ended_streams) >= _ENDED_STREAMS_MAX:
+            _ended_streams.clear()
+        _ended_streams[(self._seed_value, self.words)] = self.getstate()
+        return self.words
+
+
+# (seed, words) -> the generator's state there: a pure function of its key, so a state of
+# another campaign with the same seed is as right as this one's
+_ended_streams: dict = {}
+_ENDED_STREAMS_MAX = 4096
 
 
 # ---- sharded phases ---------------------------------------------------------------------
@@ -111,6 +181,8 @@ class ThreadState:
     index: int                 # within the shard
     done: int = 0              # ops / events / rows completed, all segments
     state: dict = field(default_factory=dict)  # the family client's state() for a continuation
+    rng_words: Optional[int] = None  # where its random stream stood (ThreadRandom.words); None: at its seed
+    schedule: Optional[dict] = None  # paced: {"origin_s" on the phase's elapsed clock, "steps" scheduled}
     finished: bool = False     # quota or time cap reached (not merely the deadline)
     error: Optional[str] = None
     abandoned: bool = False    # still inside a database call after the grace period: given up
@@ -144,7 +216,9 @@ class ShardPhase:
         self.stop_event = stop_event or threading.Event()
         n = shard.threads
         saved = self.cp.get("threads") or [{} for _ in range(n)]
-        self.states = [ThreadState(i, s.get("done", 0), dict(s.get("state") or {})) for i, s in enumerate(saved)]
+        self.states = [ThreadState(i, s.get("done", 0), dict(s.get("state") or {}), s.get("rng_words"),
+                                   dict(s["schedule"]) if s.get("schedule") else None)
+                       for i, s in enumerate(saved)]
         self.recorders: list[Recorder] = []
         self.server_settings: Optional[dict] = None
         self._lock = threading.Lock()
@@ -167,6 +241,9 @@ class ShardPhase:
                 time.sleep(delay)
             skew = time.time() - self.start_at
         began_wall, began_perf = time.time(), time.perf_counter()
+        # the phase's elapsed clock (segments end to end, the gaps between them left out) in
+        # perf_counter_ns: a paced thread's schedule is kept on it across segments and calls
+        self._elapsed_zero_ns = int((began_perf - self.cp.get("elapsed", 0.0)) * 1e9)
         # the run phase's warm-up ends warmuptime after the phase began (the first call's start)
         warm = (self.w.warmuptime - self.cp.get("elapsed", 0.0)) if self.phase == "run" else 0.0
         self._warm_until_ns = int((began_perf + warm) * 1e9) if warm > 0 else 0
@@ -272,7 +349,7 @@ class ShardPhase:
         checkpoint = None
         if status == "continue" or interrupted:  # interrupted: kept for `dbswarm resume`
             checkpoint = {"segment": self.segment + 1, "elapsed": elapsed,
-                          "threads": [{"done": st.done, "state": st.state} for st in self.states]}
+                          "threads": [self._thread_checkpoint(st) for st in self.states]}
         info = {"segment": self.segment, "began_at": began_wall, "ended_at": ended_wall,
                 "elapsed_s": round(elapsed, 3), "done": sum(st.done for st in self.states),
                 "thread_errors": thread_errors, "stopped": self.stop_event.is_set(),
@@ -286,6 +363,15 @@ class ShardPhase:
         if abandoned:
             info["abandoned_threads"] = abandoned
         return ShardOutcome(status, measurement, checkpoint, info, self.server_settings)
+
+    @staticmethod
+    def _thread_checkpoint(st: ThreadState) -> dict:
+        out = {"done": st.done, "state": st.state}
+        if st.rng_words is not None:
+            out["rng_words"] = st.rng_words
+        if st.schedule is not None:
+            out["schedule"] = st.schedule
+        return out
 
     def _join(self, threads):
         """Wait for the client threads; one still blocked in a database call
@@ -336,13 +422,12 @@ class ShardPhase:
                 rec.error("CONNECT", cls.kind, cls.name)
                 if not m.reconnect():
                     return
-            # a thread's draws depend on the run's seed and its global index, not on its shard:
-            # the same seed gives the same operations with 1, 2 or 8 shards (another machine's
-            # default shard count)
+            # a thread's draws depend on the run's seed and its global index, not on its shard
+            # nor on its segments: the same seed gives the same operations with 1, 2 or 8 shards
+            # (another machine's default shard count), however often the shard persisted
             thread = self.shard.thread_offset + st.index
-            seed = derive_seed(self.run.seed, self.phase, thread, self.segment)
-            ctx = ThreadContext(m=m, rng=random.Random(seed), thread=thread, threads=self.run.threads,
-                                saved=st.state)
+            rng = ThreadRandom(derive_seed(self.run.seed, self.phase, thread))
+            ctx = ThreadContext(m=m, rng=rng, thread=thread, threads=self.run.threads, saved=st.state)
             if self.phase == "load":
                 start, count = self.shard.thread_load[st.index]
                 client = self.family.load_client(self.w, ctx, start, count)
@@ -350,12 +435,19 @@ class ShardPhase:
                 if self.family.limits(self.w).count:
                     ctx.quota = self.shard.thread_ops[st.index]
                 client = self.family.run_client(self.w, ctx)
+            # the client drew what it builds once (value pools, generators' set-up) from the
+            # seed, the same in every segment; its operations continue the stream from there
+            if st.rng_words is not None:
+                rng.resume(st.rng_words)
             on_ready(st)  # connected, client built: wait for the armed instant
             rec.warm_until_ns = self._warm_until_ns  # warm-up operations are kept apart (Measurement.warmup)
-            if self.phase == "load":
-                self._drive(st, client, None, None)
-            else:
-                self._drive(st, client, ctx.quota, rate, rec)
+            try:
+                if self.phase == "load":
+                    self._drive(st, client, None, None)
+                else:
+                    self._drive(st, client, ctx.quota, rate, rec)
+            finally:
+                st.rng_words = rng.keep()
         except Exception as exc:  # a bug or an unrecoverable driver state: keep what we have
             st.error = f"{type(exc).__name__}: {exc}"
             st.finished = True
@@ -379,18 +471,28 @@ class ShardPhase:
         except Exception as exc:
             self.server_settings = {"unavailable": f"{type(exc).__name__}: {str(exc)[:200]}"}
 
-    def _paced(self, rate: Optional[float], rec: Optional[Recorder]):
+    def _paced(self, rate: Optional[float], rec: Optional[Recorder], st: Optional[ThreadState] = None):
         """YCSB ClientThread throttle: step n is due at start + n/rate. Each step's due time is
         its intended start (``rec.intended_ns``: operations record their response time from
         it); a step that starts more than one interval after it is counted in ``late_starts``
         (the client could not keep the schedule: the database stalled or the client is
-        saturated)."""
+        saturated). The schedule is the phase's, not the segment's: its origin (on the phase's
+        elapsed clock) and the steps scheduled so far are kept in the thread's state, so a
+        backlog at a segment's end (every DBSWARM_PERSIST_INTERVAL_S, and each continuation
+        call) is still late in the next segment instead of being forgotten."""
         if not rate:
             return None, None
         interval = round(1e9 / rate)
         perf_ns = time.perf_counter_ns
-        start = perf_ns()
-        state = [0, 0]  # steps scheduled, late starts (this thread's)
+        zero = self._elapsed_zero_ns
+        if st is not None and st.schedule:
+            start = zero + round(st.schedule["origin_s"] * 1e9)
+            steps = int(st.schedule["steps"])
+        else:
+            start, steps = perf_ns(), 0
+            if st is not None:
+                st.schedule = {"origin_s": (start - zero) / 1e9, "steps": 0}
+        state = [steps, 0, steps]  # steps scheduled (the phase's), late starts (this segment's), steps before it
 
         def wait():
             due = start + state[0] * interval
@@ -410,7 +512,7 @@ class ShardPhase:
         the time cap (finished), the call's deadline (continue), a stop, or the client has
         nothing left (``Exhausted``: finished); paced at ``rate`` per second when given."""
         step = client.step
-        wait, schedule = self._paced(rate, rec)
+        wait, schedule = self._paced(rate, rec, st)
         perf = time.perf_counter
         stop_perf = self._stop_perf
         stopped = self.stop_event.is_set
@@ -433,10 +535,12 @@ class ShardPhase:
             st.finished = True
         finally:
             st.done = done
-            if wait and rec is not None:
-                steps, late = schedule
-                rec.count("late_starts", late)
-                rec.count("paced_steps", steps)
+            if wait:
+                steps, late, before = schedule
+                st.schedule["steps"] = steps
+                if rec is not None:
+                    rec.count("late_starts", late)
+                    rec.count("paced_steps", steps - before)
             st.state = client.state()
             if not st.finished and client.done():
                 st.finished = True

@@ -83,3 +83,26 @@ def test_a_refused_counter_read_is_a_warning_in_the_result(tmp_path, monkeypatch
     assert result["status"] == "complete" and run["operations_total"] == 50
     assert any("permission denied for view pg_stat_database" in w for w in run["server"]["warnings"])
     assert "permission denied for view pg_stat_database" in summary
+
+
+def test_postgresql_without_pg_stat_statements_says_statements_were_not_cross_checked(tmp_path):
+    """A database without the extension: the transactions are still cross-checked, and the
+    result says that the statements were not, instead of leaving them out in silence."""
+    env = servers.start()
+    with servers.pg_admin(env) as con:
+        if not con.execute("SELECT 1 FROM pg_database WHERE datname = 'dbswarm_no_statements'").fetchone():
+            con.execute("CREATE DATABASE dbswarm_no_statements OWNER dbswarm")
+    url = env["DBSWARM_TEST_PG_URL"].rsplit("/", 1)[0] + "/dbswarm_no_statements"
+    import psycopg
+    with psycopg.connect(url, password=servers.password(env), autocommit=True) as con:
+        con.execute("DROP EXTENSION IF EXISTS pg_stat_statements")  # a template may have brought it
+    target = dict(servers.target("postgresql", env), url=url)
+    result, summary = _run({"name": "no-statements", "target": target,
+                            "workload": {"family": "sysbench", "test": "oltp_read_write", "tables": 1,
+                                         "table_size": 200, "threads": 2, "events": 200}}, tmp_path, shards=1)
+    srv = result["runs"][0]["phases"]["run"]["server"]
+    assert "statements" not in srv["cross_check"] and "transactions" in srv["cross_check"], srv
+    said = [w for w in srv["warnings"]
+            if w.startswith("pg_stat_statements not installed: statements not cross-checked")]
+    assert len(said) == 1, srv["warnings"]
+    assert "pg_stat_statements not installed: statements not cross-checked" in summary

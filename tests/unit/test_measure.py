@@ -164,3 +164,70 @@ def test_warm_up_operations_are_kept_apart_from_the_measured_ones():
     assert read.summary()["p99_us"] == 100 and read.summary()["max_us"] == 100   # the warm-up is out
     assert warm.summary()["p50_us"] >= 9_990
     assert sum(merged.timeline.ops["READ"]) == 2000                               # the timeline has all
+
+
+def test_the_error_rate_counts_warm_up_calls_as_it_counts_warm_up_errors():
+    """Errors are not kept apart for the warm-up, so the calls they are a rate of must not be
+    either: 3 errors in 503 calls (400 of them in the warm-up) is 0.6 %, under the 1 % default,
+    not 3 of 103 (2.9 %, a phase wrongly judged complete_with_errors)."""
+    from dbswarm.aggregate import _judge_errors
+    rec = Recorder()
+    rec.warm_until_ns = rec.base + 500_000_000
+    for i in range(500):
+        t1 = rec.base + (i * 1_000_000 if i < 400 else 600_000_000 + i * 1_000)
+        rec.ok("UPDATE", t1 - 100_000, t1)
+    for _ in range(3):
+        rec.error("UPDATE", "other", "deadlock", rec.base + 1_000)  # during the warm-up
+    m = Measurement.from_dict(rec.measurement().to_dict())
+    assert m.warmup_ops == 400 and m.total_ops == 100
+    out = {"status": "complete"}
+    _judge_errors(out, m, "run", 0.01)
+    assert out["status"] == "complete" and out["error_rate"] == round(3 / 503, 6), out
+    out = {"status": "complete"}
+    _judge_errors(out, m, "run", 0.005)  # over a lower threshold: the operation's line has the same basis
+    assert out["status"] == "complete_with_errors", out
+    assert out["error_problems"][0].startswith("UPDATE: 3 of 503 calls"), out
+
+
+def _paced_thread(rec, stall_at: int, stall_ms: int, steps: int = 3000):
+    """One thread on a 1 ms schedule whose call ``stall_at`` is blocked for ``stall_ms``; the
+    steps due meanwhile start late and catch up. -> [(end ns, response µs from the intended start)]"""
+    out, now = [], 0
+    for i in range(steps):
+        due = i * 1_000_000
+        start = max(due, now)
+        now = start + (stall_ms * 1_000_000 if i == stall_at else 50_000)
+        rec.intended_ns = due
+        rec.ok_paced("READ", start, now)
+        out.append((now, (now - due) // 1000))
+    return out
+
+
+def test_per_interval_response_times_from_the_intended_start_show_a_stall_and_merge_exactly():
+    from dbswarm.measure import interval_bucket
+    s0, recs, samples = 1_800_000_000, [Recorder(), Recorder()], []
+    for rec, (stall_at, stall_ms) in zip(recs, ((1200, 500), (400, 300))):
+        rec.second0 = rec.m.timeline.start = s0
+        rec.base = 0
+        samples += _paced_thread(rec, stall_at, stall_ms)
+    merged = Measurement()
+    for rec in reversed(recs):
+        merged.merge(Measurement.from_dict(rec.measurement().to_dict()))  # through the shard file's encoding
+    expected: dict = {}
+    for end, lat in samples:
+        buckets = expected.setdefault(s0 + end // 1_000_000_000, {})
+        buckets[interval_bucket(lat)] = buckets.get(interval_bucket(lat), 0) + 1
+    assert merged.timeline.sparse_hist(intended=True) == {"READ": expected}
+    iv = merged.timeline.interval_summary()
+    service, intended = iv["all"], iv["intended"]["all"]
+    assert intended["count"] == service["count"] and sum(intended["count"]) == 6000
+    # second 1 holds the 500 ms stall's backlog (second 0 the 300 ms one): the service time's
+    # p99 stays at the calls' 50 µs, the response time's p99 is the stall's
+    assert service["p99_us"][1] <= 51 and intended["p99_us"][1] >= 450_000, intended
+    assert service["p99_us"][0] <= 51 and intended["p99_us"][0] >= 250_000, intended
+    assert intended["p99_us"][2] <= 51  # caught up: on schedule again
+    assert iv["intended"]["by_operation"]["READ"] == intended
+    unpaced = Recorder()
+    unpaced.ok("READ", 0, 100_000)
+    m = unpaced.measurement()
+    assert "intended" not in m.timeline.interval_summary() and "intended_hist" not in m.timeline.to_dict()

@@ -2,6 +2,7 @@
 import pytest
 
 from dbswarm import service
+from dbswarm.aggregate import shard_key
 from dbswarm.store import open_store
 
 
@@ -168,11 +169,16 @@ def test_reads_of_missing_keys_are_counted_not_found(tmp_path):
     assert ops["READ"]["count"] + ops["UPDATE"]["count"] == 400
 
 
-@pytest.mark.parametrize("workload", [
-    {"preset": "S3", "recordcount": 1000, "operationcount": 6000, "threads": 4},
-    {"preset": "e", "recordcount": 1000, "operationcount": 3000, "threads": 5}])
-def test_same_seed_same_operations_whatever_the_shard_layout(tmp_path, workload):
+@pytest.mark.parametrize("workload,persist_s", [
+    ({"preset": "S3", "recordcount": 1000, "operationcount": 6000, "threads": 4}, None),
+    ({"preset": "e", "recordcount": 1000, "operationcount": 3000, "threads": 5}, None),
+    # longer than a segment: each shard persists every 0.3 s (a new segment, as every 15 s in
+    # a real run) in the middle of every thread's operations; the streams must go on across
+    ({"preset": "S3", "recordcount": 1000, "operationcount": 3000, "threads": 4, "target": 1500}, 0.3)])
+def test_same_seed_same_operations_whatever_the_shard_layout(tmp_path, monkeypatch, workload, persist_s):
     """Reproducible on another machine: its default shard count differs, the operations must not."""
+    if persist_s:
+        monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", str(persist_s))
     counts = []
     for shards in (1, 2, 4):
         out = service.run_steps({"name": "repro", "seed": 11, "target": {"engine": "noop"}, "workload": workload,
@@ -182,7 +188,13 @@ def test_same_seed_same_operations_whatever_the_shard_layout(tmp_path, workload)
         result = open_store(out["store"]).get_json(out["result_key"])
         phase = result["runs"][0]["phases"]["run"]
         assert result["runs"][0]["shard_count"] == shards
-        counts.append(({op: s["count"] for op, s in phase["operations"].items()}, phase["counters"]))
+        if persist_s:
+            store = open_store(out["store"])
+            for i in range(shards):
+                shard = store.get_json(shard_key(store, out["campaign_id"], result["runs"][0]["run_id"], "run", i))
+                assert len(shard["segments"]) >= 4, "the run was meant to span segments"
+        counters = {k: v for k, v in phase["counters"].items() if k not in ("late_starts", "paced_steps")}
+        counts.append(({op: s["count"] for op, s in phase["operations"].items()}, counters))
     assert counts[0] == counts[1] == counts[2], counts
     assert len(counts[0][0]) == {"S3": 3, "e": 2}[workload["preset"]]  # every operation type was drawn
 
@@ -221,3 +233,53 @@ def test_connecting_is_outside_the_measured_window(tmp_path):
     phase = open_store(out["store"]).get_json(out["result_key"])["runs"][0]["phases"]["run"]
     assert 900 <= phase["operations_total"] <= 1_050, phase["operations_total"]
     assert phase["schedule"]["late_starts"] < 50
+
+
+def test_a_backlog_on_the_schedule_survives_the_segments(tmp_path, monkeypatch):
+    """A paced run whose server answers slower than the schedule (noop: 20 ms a call, 100
+    calls/s asked of one thread, so half a second behind after each second) while the shard
+    persists every 0.3 s: the response time from the intended start keeps counting from the
+    phase's schedule, not from a new one at each segment (which would cap it near 0.3 s)."""
+    monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", "0.3")
+    out = service.run_steps({"name": "backlog", "target": {"engine": "noop", "options": {"service_time_ms": 20}},
+                             "workload": {"preset": "c", "recordcount": 100, "operationcount": 0,
+                                          "maxexecutiontime": 2, "target": 100, "threads": 1},
+                             "fanout": {"shards": 1}, "phases": ["run"]},
+                            str(tmp_path), lambda ev, n: [service.run_shard(dict(ev, shard=i)) for i in range(n)],
+                            lead_seconds=0)
+    store = open_store(out["store"])
+    result = store.get_json(out["result_key"])
+    shard = store.get_json(shard_key(store, out["campaign_id"], result["runs"][0]["run_id"], "run", 0))
+    assert len(shard["segments"]) >= 5
+    run = result["runs"][0]["phases"]["run"]
+    read = run["operations"]["READ"]
+    assert 70 <= read["calls"] <= 110, read["calls"]  # 50 a second served, for 2 s
+    assert read["p99_us"] < 100_000  # each call took its 20 ms
+    # the last calls were due about a second before they started: 2 s of schedule, 1 s served
+    assert read["intended"]["max_us"] >= 700_000, read["intended"]
+    assert read["intended"]["p50_us"] >= 300_000, read["intended"]
+    # every step of the schedule was one call, counted once across the segments; about all late
+    assert run["schedule"]["steps"] == read["calls"], run["schedule"]
+    assert run["schedule"]["late_starts"] >= 0.8 * read["calls"], run["schedule"]
+
+
+@pytest.mark.parametrize("same_process", [True, False])
+def test_a_thread_random_stream_continues_where_its_segment_ended(same_process):
+    """The next segment puts the stream where the last one stopped: from this process's kept
+    state, or (another process: a continuation call) by drawing the counted words again."""
+    from dbswarm import worker
+
+    def draws(rng):
+        return ([rng.random() for _ in range(5)] + [rng.randint(1, 10 ** 30) for _ in range(5)]
+                + rng.choices("abc", k=20) + [rng.getrandbits(70), rng.randrange(7)] + rng.sample(range(1000), 5))
+    whole = worker.ThreadRandom(17)
+    first, second = draws(whole), draws(whole)
+    segment = worker.ThreadRandom(17)
+    assert draws(segment) == first
+    words = segment.keep()
+    if not same_process:
+        worker._ended_streams.clear()
+    again = worker.ThreadRandom(17)
+    draws(again)  # a client's constructor drawing from the seed again before the stream is put back
+    again.resume(words)
+    assert draws(again) == second and again.words == whole.words

@@ -168,7 +168,8 @@ class PostgresBinding(SqlBinding):
     def server_counters(self, settle=False):
         """pg_stat_database for this database (transactions = xact_commit + xact_rollback, as
         HammerDB's TPM) and, when the pg_stat_statements extension is installed, the calls of
-        every statement on this database (``statements``). A backend publishes its
+        every statement on this database (``statements``; without it, ``warnings`` says so:
+        the result must not look cross-checked when it was not). A backend publishes its
         pg_stat_database counts when it ends or at most once a second, so the end edge reads
         until two reads 0.25 s apart agree (at most SETTLE_S)."""
         def database():
@@ -189,9 +190,12 @@ class PostgresBinding(SqlBinding):
             row = self.fetchone("SELECT sum(calls) FROM pg_stat_statements "
                                 "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())")
             out["statements"] = int(row[0] or 0)
-        except psycopg.Error:
-            pass  # no pg_stat_statements (not installed, or not in shared_preload_libraries)
+        except psycopg.Error as exc:  # not installed in this database, or not in shared_preload_libraries
+            reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            out["warnings"] = [f"{self.STATEMENTS_MISSING} ({reason})"]
         return out
+
+    STATEMENTS_MISSING = "pg_stat_statements not installed: statements not cross-checked"
 
     def classify(self, exc):
         state = getattr(exc, "sqlstate", None)
