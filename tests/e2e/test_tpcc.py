@@ -246,7 +246,7 @@ def test_a_failed_check_after_the_run_marks_the_campaign(env, tmp_path):
     """A campaign's after_run check that fails: warehouse 1's district 3 year-to-date changed
     without its history before a short run (the run does not repair it): the campaign's status
     is check_failed, result.json's run checks and summary.md name the conditions and the
-    district (`dbswarm run` exits 6 on this status). Restored after."""
+    district (`dbswarm run` exits 8 on this status). Restored after."""
     b = connect("postgresql", env)
     try:
         if not int(b.fetchone("SELECT COUNT(*) FROM district WHERE d_w_id = 1 AND d_id = 3")[0]):

@@ -483,3 +483,11 @@ def test_the_check_goes_on_over_calls_a_warehouse_at_a_time(tmp_path):
     assert check["calls"] == 2 and check["warehouses"] == 2 and not check["passed"]
     assert {f["warehouse"] for f in check["failures"]} == {1, 2}
     assert service.prepare_run(dict(event, check_more=True))["more"] is False  # a retried call: nothing more
+
+
+def test_gotpc_check_counts_as_passed_only_without_failed_in_its_output():
+    """go-tpc's check exits 0 after printing "execute check failed": the benchmark reads both."""
+    from bench.vs_gotpc import gotpc_check_passed
+    assert gotpc_check_passed(0, "begin to check warehouse 1 at condition 3.3.2.1\nfinished\n")
+    assert not gotpc_check_passed(0, "[2024-01-01] execute check failed, err check condition 3.3.2.4 failed")
+    assert not gotpc_check_passed(1, "")

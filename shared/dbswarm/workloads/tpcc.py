@@ -93,10 +93,11 @@ class TpccWorkload(WorkloadModel):
                              "2.1.6); the run's C satisfies the C-delta rule against it")
     batchsize: int = Field(1000, ge=1, le=100_000, description="rows per INSERT while loading")
     check: list[Literal["after_load", "after_run"]] = Field(
-        default_factory=list, description="run the consistency conditions (clause 3.3.2) on every warehouse after the "
-        "load (stage after_load: all twelve) and / or after the run (stage after_run: all but 3.3.2.11, which holds "
-        "only before any run); in result.json's run checks and summary.md; a failed condition makes the campaign "
-        "check_failed (dbswarm run exits 6)")
+        default_factory=list, description="run the consistency conditions (clause 3.3.2, and the population: the "
+        "warehouse, district, stock, customer and order rows present) on every warehouse after the load (stage "
+        "after_load: all of them) and / or after the run (stage after_run: all but 3.3.2.11, which holds only "
+        "before any run), a warehouse at a time over as many calls as it takes; in result.json's run checks and "
+        "summary.md; a failed condition makes the campaign check_failed (dbswarm run exits 8)")
 
     @model_validator(mode="before")
     @classmethod
