@@ -184,7 +184,7 @@ def window_key(store, campaign_id, run_id, phase, edge) -> str:
     return store.key(campaign_id, "runs", run_id, phase, f"window-{edge}.json")
 
 
-def window(event: dict) -> dict:
+def window(event: dict, binding=None) -> dict:
     """One edge of a phase's measured window (before its shards start, after they all
     ended): the server's counters and the family's figures, stored beside the shard files."""
     store = _store(event)
@@ -192,7 +192,7 @@ def window(event: dict) -> dict:
     run = plan.run(event["run_id"])
     phase, edge = event["phase"], event["edge"]
     try:
-        doc = read_window_edge(run, secrets.resolve(run.target.get("password")), phase, edge)
+        doc = read_window_edge(run, secrets.resolve(run.target.get("password")), phase, edge, binding=binding)
     except Exception as exc:  # never the campaign's failure: the shards say what is wrong with the target
         doc = {"phase": phase, "edge": edge, "at": time.time(),
                "warnings": [f"the window's {edge} edge was not read: {type(exc).__name__}: {str(exc)[:300]}"]}
@@ -382,7 +382,7 @@ def persist_interval() -> Optional[float]:
     return value or None
 
 
-def _warmup_edge(event, run, phase, index, start_at) -> Optional[threading.Timer]:
+def _warmup_edge(event, run, phase, index, start_at) -> Optional["_Cancel"]:
     """The measured window's start edge read again when the warm-up ends (a family whose
     window excludes it: TPC-C's ramp-up, as HammerDB), by shard 0's call, at the instant the
     shards' warm-up ends (the start barrier + warmuptime). None when nothing is to be read
@@ -405,11 +405,38 @@ def _warmup_edge(event, run, phase, index, start_at) -> Optional[threading.Timer
     if delay <= 0:
         return None
     base = {k: event[k] for k in ("store", "campaign_id")}
-    timer = threading.Timer(delay, _quietly, args=(window, dict(base, run_id=run.run_id, phase=phase, edge="start",
-                                                                  after_warmup_s=w.warmuptime)))
-    timer.daemon = True
-    timer.start()
-    return timer
+    edge_event = dict(base, run_id=run.run_id, phase=phase, edge="start", after_warmup_s=w.warmuptime)
+    due = start_at + w.warmuptime
+    cancelled = threading.Event()
+
+    def read_at_the_instant():
+        # connected beforehand: the edge is read at the instant, not a connection later
+        b = make_binding(run, secrets.resolve(run.target.get("password")))
+        try:
+            b.connect()
+        except Exception:
+            b = None  # window() connects (and records what fails)
+        try:
+            if not cancelled.wait(max(0.0, due - time.time())):
+                window(edge_event, binding=b)
+        finally:
+            if b is not None:
+                _quietly(b.close)
+
+    thread = threading.Thread(target=_quietly, args=(read_at_the_instant,), daemon=True)
+    thread.start()
+    return _Cancel(cancelled, thread)
+
+
+class _Cancel:
+    """The warm-up edge's reader: cancel() stops it if not yet due and waits for a read under way."""
+
+    def __init__(self, flag: threading.Event, thread: threading.Thread):
+        self.flag, self.thread = flag, thread
+
+    def cancel(self):
+        self.flag.set()
+        self.thread.join(timeout=10)
 
 
 def _stored_state(store, key, checkpoint):
