@@ -283,6 +283,19 @@ CHECK_STAGES = ("after_load", "after_run")
 CHECK_CALL_SECONDS = 600.0  # a check call stops after this (the prepare function's limit is 900 s)
 
 
+def _store_check(store, cid, run, stage, family, w, progress) -> None:
+    """The merged check of every unit into ``prepare-<stage>.json`` (what aggregate reads)."""
+    check = family.check_summary(w, stage, progress["failures"], progress["seconds"])
+    check["calls"] = progress["calls"]
+    pkey = store.key(cid, "runs", run.run_id, f"prepare-{stage}.json")
+    try:
+        doc = store.get_json(pkey)
+    except KeyError:
+        doc = {"stage": stage, "seconds": 0.0}
+    doc.setdefault("family", {})["check"] = check
+    store.put_json(pkey, doc)
+
+
 def _checked(event, plan, run, stage) -> dict:
     """``check_step``; after the run, a check that cannot run is recorded as the stage's error
     (a failed check in the result), never the campaign's end, as the rest of after_run."""
@@ -329,8 +342,9 @@ def check_step(event: dict) -> dict:
         progress = store.get_json(key)
     except KeyError:
         progress = {"next": 0, "failures": [], "seconds": 0.0, "calls": 0}
-    if progress["next"] >= units:
-        return {"run_id": run.run_id, "stage": stage, "more": False}
+    if progress["next"] >= units:  # a retried or resumed call: the stage's record gets the merged check again
+        _store_check(store, cid, run, stage, family, w, progress)
+        return {"run_id": run.run_id, "stage": stage, "more": False, "checked": units, "units": units}
     budget = min(positive_number(event.get("max_call_seconds"), "max_call_seconds", MAX_CALL_SECONDS)
                  or CHECK_CALL_SECONDS, CHECK_CALL_SECONDS)
     t0 = time.time()
@@ -353,15 +367,7 @@ def check_step(event: dict) -> dict:
         b.close()
     more = progress["next"] < units
     if not more:
-        check = family.check_summary(w, stage, progress["failures"], progress["seconds"])
-        check["calls"] = progress["calls"]
-        pkey = store.key(cid, "runs", run.run_id, f"prepare-{stage}.json")
-        try:
-            doc = store.get_json(pkey)
-        except KeyError:
-            doc = {"stage": stage, "seconds": 0.0}
-        doc.setdefault("family", {})["check"] = check
-        store.put_json(pkey, doc)
+        _store_check(store, cid, run, stage, family, w, progress)
     return {"run_id": run.run_id, "stage": stage, "more": more, "checked": progress["next"], "units": units}
 
 

@@ -483,6 +483,10 @@ def test_the_check_goes_on_over_calls_a_warehouse_at_a_time(tmp_path):
     assert check["calls"] == 2 and check["warehouses"] == 2 and not check["passed"]
     assert {f["warehouse"] for f in check["failures"]} == {1, 2}
     assert service.prepare_run(dict(event, check_more=True))["more"] is False  # a retried call: nothing more
+    # the whole stage run again (a retried or resumed prepare call rewrites its record): the check stays in it
+    assert service.prepare_run(event)["more"] is False
+    again = store.get_json(store.key(cid, "runs", rid, "prepare-after_run.json"))["family"]["check"]
+    assert again == check
 
 
 def test_gotpc_check_counts_as_passed_only_without_failed_in_its_output():
