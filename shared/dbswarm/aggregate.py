@@ -44,6 +44,8 @@ def window_deltas(start: Optional[dict], end: Optional[dict]) -> Optional[dict]:
         return None
     out: dict = {"seconds": round(end["at"] - start["at"], 3),
                  "warnings": list(start.get("warnings", [])) + list(end.get("warnings", []))}
+    if start.get("after_warmup_s"):  # the start edge was read when the warm-up ended (service._warmup_edge)
+        out["after_warmup_s"] = start["after_warmup_s"]
     for key in ("server", "family"):
         a, b = start.get(key), end.get(key)
         if isinstance(a, dict) and isinstance(b, dict):

@@ -185,6 +185,28 @@ class Family:
         connect): every stage but after_run by default."""
         return stage != "after_run"
 
+    # -- a consistency check split by unit (warehouse) -----------------------------------
+    def check_units(self, w, stage: str) -> int:
+        """How many units (TPC-C: warehouses) the consistency check of this stage (after_load,
+        after_run) covers; 0: no check. The service checks them a unit at a time, across as
+        many calls as it takes (each call stops before its time limit), and stores the merged
+        outcome as the stage's ``family.check``."""
+        return 0
+
+    def check_unit(self, binding, w, stage: str, unit: int) -> list[dict]:
+        """The failures of one unit (0-based) of the stage's check: [{"condition", ...}]."""
+        raise NotImplementedError
+
+    def check_summary(self, w, stage: str, failures: list[dict], seconds: float) -> dict:
+        """The stage's check from all its units' failures: {"passed", "failures", ...}."""
+        return {"passed": not failures, "failures": failures[:100], "failures_total": len(failures),
+                "seconds": round(seconds, 3)}
+
+    def window_after_warmup(self, w) -> bool:
+        """Whether the run phase's measured window starts when the warm-up ends (its start edge
+        read then, by shard 0's call) instead of before the shards start (HammerDB's ramp-up)."""
+        return False
+
     def run_client(self, w, ctx: ThreadContext) -> Client:
         raise NotImplementedError
 

@@ -7,7 +7,8 @@ Events (every one carries "store": results location and "campaign_id" after plan
              "campaign_id"?, "max_call_seconds"?, "lead_seconds"?   (both passed through to the
              output, where the state machine finds them; "shard_phases" lists load/run in order)
   arm        {"lead_seconds"?: float}                      -> {"start_at": epoch seconds}
-  prepare    {"run_id", "stage": before_load | after_load | after_run | cleanup}
+  prepare    {"run_id", "stage": before_load | after_load | after_run | cleanup, "max_call_seconds"?,
+              "check_more"?}  -> {"more": a consistency check needs another call (check_more: true)}
   worker     {"run_id", "phase": load | run, "shard": i, "start_at"?, "checkpoint"?,
               "max_call_seconds"?}                           -> {"status": done | continue, ...}
   failure    {"run_id", "phase", "shard", "error"}         (a shard that failed for good)
@@ -184,7 +185,7 @@ def window_key(store, campaign_id, run_id, phase, edge) -> str:
     return store.key(campaign_id, "runs", run_id, phase, f"window-{edge}.json")
 
 
-def window(event: dict) -> dict:
+def window(event: dict, binding=None) -> dict:
     """One edge of a phase's measured window (before its shards start, after they all
     ended): the server's counters and the family's figures, stored beside the shard files."""
     store = _store(event)
@@ -192,12 +193,16 @@ def window(event: dict) -> dict:
     run = plan.run(event["run_id"])
     phase, edge = event["phase"], event["edge"]
     try:
-        doc = read_window_edge(run, secrets.resolve(run.target.get("password")), phase, edge)
+        doc = read_window_edge(run, secrets.resolve(run.target.get("password")), phase, edge, binding=binding)
     except Exception as exc:  # never the campaign's failure: the shards say what is wrong with the target
         doc = {"phase": phase, "edge": edge, "at": time.time(),
                "warnings": [f"the window's {edge} edge was not read: {type(exc).__name__}: {str(exc)[:300]}"]}
     if doc["warnings"]:
         doc["warnings"] = [redact_error(event, w) for w in doc["warnings"]]
+    if event.get("after_warmup_s"):
+        if doc["warnings"]:  # keep the edge read before the shards started rather than a broken one
+            return {"run_id": run.run_id, "phase": phase, "edge": edge, "warnings": len(doc["warnings"])}
+        doc["after_warmup_s"] = event["after_warmup_s"]  # the window starts when the warm-up ended
     store.put_json(window_key(store, plan.campaign_id, run.run_id, phase, edge), doc)
     return {"run_id": run.run_id, "phase": phase, "edge": edge, "warnings": len(doc["warnings"])}
 
@@ -248,6 +253,8 @@ def prepare_run(event: dict) -> dict:
     store = open_store(ev.store)
     plan = load_plan(store, ev.campaign_id, ev.run_id)
     run = plan.run(ev.run_id)
+    if event.get("check_more") and ev.stage in CHECK_STAGES:  # the state machine's loop: the check goes on
+        return {"seconds": 0.0, "error": None, **_checked(event, plan, run, ev.stage)}
     password = secrets.resolve(run.target.get("password")) if ev.stage != "after_run" else None
     if ev.stage == "after_run":  # after the measurement: what fails here is recorded, never the campaign's end
         try:
@@ -264,7 +271,105 @@ def prepare_run(event: dict) -> dict:
         if held and held.get("taken_over"):
             out["lock_taken_over"] = held["taken_over"]  # stale locks of campaigns that died
     store.put_json(store.key(plan.campaign_id, "runs", run.run_id, f"prepare-{ev.stage}.json"), out)
-    return {"run_id": run.run_id, "stage": ev.stage, "seconds": out["seconds"], "error": out.get("error")}
+    more = False
+    if ev.stage in CHECK_STAGES and not out.get("error"):
+        more = _checked(event, plan, run, ev.stage)["more"]
+    return {"run_id": run.run_id, "stage": ev.stage, "seconds": out["seconds"], "error": out.get("error"),
+            "more": more}
+
+
+# ---- the consistency check, a unit (warehouse) at a time --------------------------------------
+
+CHECK_STAGES = ("after_load", "after_run")
+CHECK_CALL_SECONDS = 600.0  # a check call stops after this (the prepare function's limit is 900 s)
+
+
+def _store_check(store, cid, run, stage, family, w, progress) -> None:
+    """The merged check of every unit into ``prepare-<stage>.json`` (what aggregate reads)."""
+    check = family.check_summary(w, stage, progress["failures"], progress["seconds"])
+    check["calls"] = progress["calls"]
+    pkey = store.key(cid, "runs", run.run_id, f"prepare-{stage}.json")
+    try:
+        doc = store.get_json(pkey)
+    except KeyError:
+        doc = {"stage": stage, "seconds": 0.0}
+    doc.setdefault("family", {})["check"] = check
+    store.put_json(pkey, doc)
+
+
+def _checked(event, plan, run, stage) -> dict:
+    """``check_step``; after the run, a check that cannot run is recorded as the stage's error
+    (a failed check in the result), never the campaign's end, as the rest of after_run."""
+    if stage != "after_run":
+        return check_step(event)
+    try:
+        return check_step(event)
+    except Exception as exc:
+        store = _store(event)
+        key = store.key(plan.campaign_id, "runs", run.run_id, f"prepare-{stage}.json")
+        try:
+            doc = store.get_json(key)
+        except KeyError:
+            doc = {"stage": stage, "seconds": 0.0}
+        doc["error"] = redact_error(event, f"consistency check: {type(exc).__name__}: {str(exc)[:500]}")
+        store.put_json(key, doc)
+        return {"run_id": run.run_id, "stage": stage, "more": False, "error": doc["error"]}
+
+
+def check_key(store, campaign_id, run_id, stage) -> str:
+    return store.key(campaign_id, "runs", run_id, f"check-{stage}.json")
+
+
+def check_step(event: dict) -> dict:
+    """One call of a stage's consistency check (``Family.check_units``): the units from where
+    the last call stopped (``check-<stage>.json``), one after the other, until all are checked
+    or the call's time (``max_call_seconds``, at most 600 s) would be exceeded by one more unit
+    (each call checks at least one). The progress and the failures found so far are stored
+    after every unit, so a call that dies loses at most the unit it was on. When the last unit
+    is checked, the merged outcome goes into ``prepare-<stage>.json`` as ``family.check``
+    (what aggregate reads). -> {"more": whether another call is needed}."""
+    store = _store(event)
+    cid, stage = event["campaign_id"], event.get("stage") or f"after_{event['phase']}"
+    plan = load_plan(store, cid, event["run_id"])
+    run = plan.run(event["run_id"])
+    from . import families
+    family = families.get(run.family)
+    w = family.workload(run.workload)
+    units = family.check_units(w, stage)
+    if not units:
+        return {"run_id": run.run_id, "stage": stage, "more": False}
+    key = check_key(store, cid, run.run_id, stage)
+    try:
+        progress = store.get_json(key)
+    except KeyError:
+        progress = {"next": 0, "failures": [], "seconds": 0.0, "calls": 0}
+    if progress["next"] >= units:  # a retried or resumed call: the stage's record gets the merged check again
+        _store_check(store, cid, run, stage, family, w, progress)
+        return {"run_id": run.run_id, "stage": stage, "more": False, "checked": units, "units": units}
+    budget = min(positive_number(event.get("max_call_seconds"), "max_call_seconds", MAX_CALL_SECONDS)
+                 or CHECK_CALL_SECONDS, CHECK_CALL_SECONDS)
+    t0 = time.time()
+    password = secrets.resolve(run.target.get("password"))
+    b = make_binding(run, password)
+    b.connect()
+    progress["calls"] += 1
+    try:
+        slowest = 0.0
+        while progress["next"] < units:
+            u0 = time.time()
+            progress["failures"] += family.check_unit(b, w, stage, progress["next"])
+            progress["next"] += 1
+            slowest = max(slowest, time.time() - u0)
+            progress["seconds"] = round(progress["seconds"] + time.time() - u0, 3)
+            store.put_json(key, progress)
+            if time.time() - t0 + slowest > budget:  # one more unit would pass the call's limit
+                break
+    finally:
+        b.close()
+    more = progress["next"] < units
+    if not more:
+        _store_check(store, cid, run, stage, family, w, progress)
+    return {"run_id": run.run_id, "stage": stage, "more": more, "checked": progress["next"], "units": units}
 
 
 # ---- shards ---------------------------------------------------------------------------------
@@ -282,6 +387,63 @@ def persist_interval() -> Optional[float]:
     if not 0 <= value < float("inf"):
         raise DbswarmError(f"{PERSIST_INTERVAL_ENV}: expected seconds (a number >= 0), got {raw!r}")
     return value or None
+
+
+def _warmup_edge(event, run, phase, index, start_at) -> Optional["_Cancel"]:
+    """The measured window's start edge read again when the warm-up ends (a family whose
+    window excludes it: TPC-C's ramp-up, as HammerDB), by shard 0's call, at the instant the
+    shards' warm-up ends (the start barrier + warmuptime). None when nothing is to be read
+    (another shard, another phase, no warm-up, already read, or the instant has passed: the
+    window then starts before the shards, and the family's summary says so)."""
+    from . import families
+    if phase != "run" or index != 0 or not start_at:
+        return None
+    family = families.get(run.family)
+    w = family.workload(run.workload)
+    if not family.window_after_warmup(w):
+        return None
+    store = _store(event)
+    try:
+        if store.get_json(window_key(store, event["campaign_id"], run.run_id, phase, "start")).get("after_warmup_s"):
+            return None
+    except KeyError:
+        pass
+    delay = start_at + w.warmuptime - time.time()
+    if delay <= 0:
+        return None
+    base = {k: event[k] for k in ("store", "campaign_id")}
+    edge_event = dict(base, run_id=run.run_id, phase=phase, edge="start", after_warmup_s=w.warmuptime)
+    due = start_at + w.warmuptime
+    cancelled = threading.Event()
+
+    def read_at_the_instant():
+        # connected beforehand: the edge is read at the instant, not a connection later
+        b = make_binding(run, secrets.resolve(run.target.get("password")))
+        try:
+            b.connect()
+        except Exception:
+            b = None  # window() connects (and records what fails)
+        try:
+            if not cancelled.wait(max(0.0, due - time.time())):
+                window(edge_event, binding=b)
+        finally:
+            if b is not None:
+                _quietly(b.close)
+
+    thread = threading.Thread(target=_quietly, args=(read_at_the_instant,), daemon=True)
+    thread.start()
+    return _Cancel(cancelled, thread)
+
+
+class _Cancel:
+    """The warm-up edge's reader: cancel() stops it if not yet due and waits for a read under way."""
+
+    def __init__(self, flag: threading.Event, thread: threading.Thread):
+        self.flag, self.thread = flag, thread
+
+    def cancel(self):
+        self.flag.set()
+        self.thread.join(timeout=10)
 
 
 def _stored_state(store, key, checkpoint):
@@ -361,10 +523,15 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
     if stop_event is None:
         stop_event = interrupt.shard_stop_event()
     measurement = Measurement.from_dict(doc.measurement) if doc is not None else None
-    with lock.heartbeat(run, password, cid, enabled=index == 0):  # shard 0 keeps the campaign's lock fresh
-        outcome, measurement, interrupted = _segments(run, shard, phase, index, ev, key, store, password, doc,
-                                                      measurement, checkpoint, lost, deadline, interval, progress,
-                                                      stop_event)
+    edge = _warmup_edge(event, run, phase, index, ev.start_at)
+    try:
+        with lock.heartbeat(run, password, cid, enabled=index == 0):  # shard 0 keeps the campaign's lock fresh
+            outcome, measurement, interrupted = _segments(run, shard, phase, index, ev, key, store, password, doc,
+                                                          measurement, checkpoint, lost, deadline, interval,
+                                                          progress, stop_event)
+    finally:
+        if edge is not None:
+            edge.cancel()  # not due yet: the next call of shard 0 schedules it again
     if progress:
         progress(outcome.info["done"], measurement.total_errors, final=True, classes=measurement.errors)
     return ShardAnswer(run_id=run.run_id, phase=phase, shard=index, status=outcome.status,
@@ -509,11 +676,11 @@ def compare_campaign(event: dict) -> dict:
 
 
 def run_steps(campaign, results: str, run_shards: Callable[[dict, int], None],
-              lead_seconds: float = 1.0) -> dict:
+              lead_seconds: float = 1.0, max_call_seconds: Optional[float] = None) -> dict:
     """The state machine's step order driven directly (benchmarks, tests that run shards
     their own way): plan; per run: prepare -> arm + ``run_shards(event, shard_count)`` for
     the load -> window end -> after_load (secondary indexes) -> arm + run_shards for the run ->
-    window end -> after_run (a family's check) -> cleanup; aggregate.
+    window end -> after_run (a family's check, looping while it needs another call) -> cleanup; aggregate.
     ``run_shards`` runs every shard of one phase (event + "shard": i) to completion.
     Returns the aggregate step's answer plus "store"."""
     plan = plan_campaign({"campaign": campaign, "results": results})
@@ -528,7 +695,10 @@ def run_steps(campaign, results: str, run_shards: Callable[[dict, int], None],
             armed = arm(dict(base, run_id=rid, phase=phase, lead_seconds=lead_seconds))
             run_shards(dict(base, run_id=rid, phase=phase, **armed), run["shard_count"])
             window(dict(base, run_id=rid, phase=phase, edge="end"))
-            prepare_run(dict(base, run_id=rid, stage=f"after_{phase}"))
+            step = prepare_run(dict(base, run_id=rid, stage=f"after_{phase}", max_call_seconds=max_call_seconds))
+            while step["more"]:  # the state machine's CheckMore? loop
+                step = prepare_run(dict(base, run_id=rid, stage=f"after_{phase}", check_more=True,
+                                        max_call_seconds=max_call_seconds))
         if plan["has_cleanup"]:
             prepare_run(dict(base, run_id=rid, stage="cleanup"))
     return aggregate_campaign(base) | {"store": plan["store"]}

@@ -67,7 +67,7 @@ def prepare_target(run: RunPlan, password: Optional[str], stage: str) -> dict:
     return out
 
 
-def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: str) -> dict:
+def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: str, binding=None) -> dict:
     """One edge ("start" or "end") of a phase's measured window, read on one connection: the
     server's own counters (``Binding.server_counters``) and the family's figures from the
     database (``Family.window_snapshot``). What cannot be read (no privilege, no such
@@ -77,9 +77,10 @@ def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: st
     family = families.get(run.family)
     w = family.workload(run.workload)
     out: dict = {"phase": phase, "edge": edge, "warnings": []}
-    b = make_binding(run, password)
+    b = binding or make_binding(run, password)  # binding: connected beforehand, to read at an instant
     try:
-        b.connect()
+        if binding is None:
+            b.connect()
     except Exception as exc:
         out["warnings"].append(f"no connection to read the server's counters: {type(exc).__name__}: {str(exc)[:200]}")
         out["at"] = time.time()
@@ -246,6 +247,10 @@ class ShardPhase:
         self._elapsed_zero_ns = int((began_perf - self.cp.get("elapsed", 0.0)) * 1e9)
         # the run phase's warm-up ends warmuptime after the phase began (the first call's start)
         warm = (self.w.warmuptime - self.cp.get("elapsed", 0.0)) if self.phase == "run" else 0.0
+        if warm > 0 and skew and self.family.window_after_warmup(self.w):
+            # a shard that began late ends its warm-up with the others, at start_at + warmuptime:
+            # when shard 0's call reads the measured window's start edge (service._warmup_edge)
+            warm -= skew
         self._warm_until_ns = int((began_perf + warm) * 1e9) if warm > 0 else 0
         cap = self._time_cap()
         stop_perf = float("inf")

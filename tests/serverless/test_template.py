@@ -102,7 +102,9 @@ def test_state_machine_flow():
     assert dist["ItemReader"]["Resource"] == "arn:aws:states:::s3:getObject"
     # every Lambda task retries the service's transient errors, with the template's interval
     tasks = [s for s in states.values() if s["Type"] == "Task"]
-    assert len(tasks) == 12  # Plan, Prepare, Arm, Work, RecordFailure, WindowEnd, Index, AfterRun, Cleanup, NextStep, Aggregate, Compare
+    # Plan, Prepare, Arm, Work, RecordFailure, WindowEnd, Index, AfterLoadMore, AfterRun, AfterRunMore, Cleanup,
+    # NextStep, Aggregate, Compare
+    assert len(tasks) == 14
     # the measured window's edges around the shards: the server's counters before and after
     assert states["Arm"]["Parameters"]["Payload"]["phase.$"] == "$.phase"
     for map_name in ("Shards", "ShardsDistributed"):
@@ -114,6 +116,12 @@ def test_state_machine_flow():
                                                                                       ("run", "AfterRun")]
     assert states["Index"]["Parameters"]["Payload"]["stage"] == "after_load"
     assert states["AfterRun"]["Parameters"]["Payload"]["stage"] == "after_run"
+    # a consistency check split over calls: the same stage again (check_more) while it answers more
+    for first, loop, stage in (("Index", "AfterLoadMore", "after_load"), ("AfterRun", "AfterRunMore", "after_run")):
+        assert states[first]["Next"] == states[loop]["Next"] == f"{loop}?"
+        assert states[f"{loop}?"]["Choices"] == [{"Variable": "$.check.more", "BooleanEquals": True, "Next": loop}]
+        assert states[loop]["Parameters"]["Payload"]["stage"] == stage
+        assert states[loop]["Parameters"]["Payload"]["check_more"] is True
     for task in tasks:
         retry, = task["Retry"]
         assert {"Lambda.ServiceException", "Lambda.TooManyRequestsException",

@@ -170,10 +170,30 @@ def test_phase_summary_with_and_without_the_window():
     assert s["NOPM"] == round(535 * 60 / 70, 1) and s["new_orders_database"] == 535
     assert s["new_orders_clients"] == 450 + 90 - 5
     assert s["TPM"] == round(1183 * 60 / 70, 1)
-    assert FAMILY.client_statements(w, "run", m) == {"transactions": 1000 + 90 + 3}
+    # with a ramp-up the window starts when it ends: the ramp-up's transactions are not the server's
+    assert FAMILY.client_statements(w, "run", m) == {"transactions": 1000 + 3}
+    assert FAMILY.client_statements(dict(w, rampup=0), "run", m) == {"transactions": 1000 + 90 + 3}
     table = FAMILY.report_tables([{"run_id": "000", "target": {"label": "PG"}, "workload": w, "threads": 4,
                                    "phases": {"run": {"tpcc": s}}}])
     assert "| PG | 2 | 4 | 1,014 | 459 | 450 | 1,000 |" in table
+
+
+def test_nopm_and_tpm_over_the_window_after_the_rampup():
+    """The window's start edge read when the ramp-up ended (after_warmup_s): NOPM and TPM per
+    minute of the measured window (the phase less its ramp-up), the clients' New-Orders after
+    the ramp-up beside the database's; read before the shards instead, the ramp-up is in both
+    and the basis says so."""
+    w = {"family": "tpcc", "warehouses": 2, "threads": 4, "time": 60, "rampup": 10}
+    m = _measurement({"NEW_ORDER": 450, "PAYMENT": 430, "ORDER_STATUS": 40, "DELIVERY": 40, "STOCK_LEVEL": 40},
+                     rollbacks=5, warm={"NEW_ORDER": 90})
+    win = {"seconds": 61.0, "family": {"new_orders": 445}, "server": {"transactions": 1000}, "after_warmup_s": 10}
+    s = FAMILY.phase_summary(w, "run", m, 70.0, window=win)
+    assert s["NOPM"] == 445.0 and s["TPM"] == 1000.0  # per minute of the 60 s after the ramp-up
+    assert s["new_orders_database"] == s["new_orders_clients"] == 445
+    assert s["window_starts"] == "after the ramp-up" and "when the ramp-up ended" in s["NOPM_basis"]
+    s = FAMILY.phase_summary(w, "run", m, 70.0, window=dict(win, after_warmup_s=None))
+    assert s["NOPM"] == round(445 * 60 / 70, 1) and s["new_orders_clients"] == 450 + 90 - 5
+    assert "ramp-up included" in s["NOPM_basis"]
 
 
 # ---- the batched New-Order and Delivery on a real (SQLite) database, a few rows -------------------
@@ -256,3 +276,222 @@ def test_presets_set_what_the_workload_does_not_give():
     with pytest.raises(Exception):
         FAMILY.workload({"family": "tpcc", "preset": "huge"})
     assert any("preset: quick" in line for line in FAMILY.presets_text())
+
+
+# ---- the 90th-percentile limits, efficiency, the home warehouses, a retried transaction -------------
+
+def _slow(m, op, micros):
+    s = m.op(op)
+    for _ in range(10):
+        s.histogram.record_value(micros)
+    s.count += 10
+
+
+def test_p90_limit_fails_past_the_specification_limit_and_says_which():
+    w = {"family": "tpcc", "warehouses": 1, "threads": 2, "time": 60}
+    m = _measurement({"PAYMENT": 10, "ORDER_STATUS": 10, "DELIVERY": 10, "STOCK_LEVEL": 10})
+    _slow(m, "NEW_ORDER", 6_000_000)      # 6 s > 5 s
+    _slow(m, "STOCK_LEVEL", 19_000_000)   # 19 s < Stock-Level's 20 s (its other 10 at 2 ms: p90 well under)
+    s = FAMILY.phase_summary(w, "run", m, 60.0)
+    assert s["p90_limit"]["NEW_ORDER"] == "fail" and s["p90_ms"]["NEW_ORDER"] >= 6000
+    assert s["p90_limit"]["STOCK_LEVEL"] == "pass" and s["p90_limit"]["PAYMENT"] == "pass"
+    run = {"run_id": "000", "target": {"label": "PG"}, "workload": w, "threads": 2, "phases": {"run": {"tpcc": s}}}
+    assert FAMILY.csv_values(run, "run", {"tpcc": s})["tpcc_p90_limits"] == "fail: NEW_ORDER"
+    assert "| fail: NEW_ORDER |" in FAMILY.report_tables([run])
+
+
+def test_efficiency_with_keying_and_think_times_in_the_table_and_csv():
+    w = {"family": "tpcc", "warehouses": 10, "threads": 100, "time": 600, "keying_and_thinking": True}
+    m = _measurement({"NEW_ORDER": 1200, "PAYMENT": 1150, "ORDER_STATUS": 100, "DELIVERY": 100, "STOCK_LEVEL": 100})
+    s = FAMILY.phase_summary(w, "run", m, 600.0)
+    assert s["tpmC"] == 120.0
+    assert s["efficiency_pct"] == round(100 * 120 / (12.86 * 10), 2) == 93.31
+    run = {"run_id": "000", "target": {"label": "PG"}, "workload": w, "threads": 100, "phases": {"run": {"tpcc": s}}}
+    assert "tpcc_efficiency_pct" in FAMILY.csv_fields()
+    assert FAMILY.csv_values(run, "run", {"tpcc": s})["tpcc_efficiency_pct"] == 93.31
+    table = FAMILY.report_tables([run])
+    assert "efficiency %" in table and "| 93.31 |" in table
+    off = FAMILY.phase_summary(dict(w, keying_and_thinking=False), "run", m, 600.0)
+    assert off["efficiency_pct"] is None and "does not apply" in off["efficiency_note"]
+
+
+@pytest.mark.parametrize("warehouses, threads, shards", [(4, 8, 3), (3, 30, 4), (10, 10, 7)])
+def test_home_warehouses_spread_evenly_over_the_shards_global_threads(tmp_path, warehouses, threads, shards):
+    """Every virtual user's home warehouse from its global index: whatever the shard layout,
+    every warehouse gets threads / warehouses of them, and no two share a home district
+    while there are districts left."""
+    from dbswarm import service
+    from dbswarm.documents import Plan
+    from dbswarm.store import open_store
+    out = service.plan_campaign({"campaign": {"name": "h", "workload": {"family": "tpcc", "warehouses": warehouses,
+                                                                        "threads": threads},
+                                              "fanout": {"shards": shards}}, "results": str(tmp_path)})
+    store = open_store(out["store"])
+    run = Plan.of(store.get_json(store.key(out["campaign_id"], "plan.json"))).runs[0]
+    assert run.shard_count == shards
+    w = FAMILY.workload(run.workload)
+    homes = []
+    for shard in run.shards:
+        for g in range(shard.thread_offset, shard.thread_offset + shard.threads):
+            c = tpcc.TpccClient(w, random.Random(g), g, {"c_last": 0, "c_id": 0, "ol_i_id": 0})
+            homes.append((c.home_w, c.home_d))
+    assert len(homes) == threads
+    per_w = Counter(h for h, _ in homes)
+    assert set(per_w) == set(range(1, warehouses + 1))
+    assert set(per_w.values()) == {threads // warehouses}
+    assert len(set(homes)) == len(homes)  # 10 districts per warehouse: a district each
+
+
+def test_a_retryable_error_rolls_back_reruns_once_and_commits_once(tmp_path):
+    """A New-Order whose first attempt updated the district and then hit a retryable error
+    (SQLite's 'database is locked', as a deadlock on a server): Measured.event rolls it back
+    and runs it again; one retry counted, one New-Order timed, one order committed."""
+    import sqlite3
+    from dbswarm.measure import Measured, Recorder
+    b, st = _sqlite_session(tmp_path)
+    c = _client()
+    attempts = []
+
+    def body(st, inp):
+        attempts.append(1)
+        if len(attempts) == 1:
+            st.b.begin(True)
+            st.b.execute("UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 1")
+            raise sqlite3.OperationalError("database is locked")
+        c.new_order(st, inp)
+
+    m = Measured(b, Recorder())
+    assert m.event("NEW_ORDER", body, st, (1, 7, [(11, 1, 1), (12, 1, 2)], False)) is True
+    assert len(attempts) == 2
+    meas = m.rec.measurement()
+    assert meas.counters.get("retries") == 1
+    assert meas.operations["NEW_ORDER"].count == 1
+    assert list(meas.errors) == ["NEW_ORDER:retryable:database_locked"]
+    assert b.fetchone("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 1")[0] == 3002  # not 3003
+    assert b.fetchone("SELECT COUNT(*) FROM orders")[0] == 1
+
+
+# ---- the consistency check on a loaded SQLite warehouse: each condition can fail -------------------
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory):
+    """One warehouse loaded by the family's own loader into SQLite (a few seconds)."""
+    from dbswarm import bindings
+    from dbswarm.bindings.base import Connection
+    path = tmp_path_factory.mktemp("tpcc") / "w1.db"
+    b = bindings.get("sqlite")(Connection(engine="sqlite", url=str(path), password=None, options={},
+                                          display="sqlite"))
+    b.connect()
+    w = FAMILY.workload({"family": "tpcc", "warehouses": 1})
+    FAMILY.prepare(b, w, "before_load")
+    loader, pop = tpcc.Loader(b, 1000), Population(random.Random(1), w.c_last_load)
+    for unit in range(ITEM_UNITS + DISTRICTS):
+        loader.write(unit, pop)
+    FAMILY.prepare(b, w, "after_load")
+    yield b
+    b.close()
+
+
+# each condition, the change that breaks it (warehouse 1, district 2 where the condition is per district)
+BREAKS = {
+    "4.3.3.1": "DELETE FROM stock WHERE s_w_id = 1 AND s_i_id = 5",
+    "3.3.2.1": "UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1",
+    "3.3.2.2": "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 2",
+    "3.3.2.3": "DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 2 AND no_o_id = 2500",
+    "3.3.2.4": "DELETE FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 2 AND ol_o_id = 5 AND ol_number = 1",
+    "3.3.2.5": "UPDATE orders SET o_carrier_id = NULL WHERE o_w_id = 1 AND o_d_id = 2 AND o_id = 5",
+    "3.3.2.6": "UPDATE orders SET o_ol_cnt = o_ol_cnt + 1 WHERE o_w_id = 1 AND o_d_id = 2 AND o_id = 5",
+    "3.3.2.7": "UPDATE order_line SET ol_delivery_d = NULL WHERE ol_w_id = 1 AND ol_d_id = 2 AND ol_o_id = 5",
+    "3.3.2.8": "UPDATE history SET h_amount = h_amount + 1 WHERE h_w_id = 1 AND h_d_id = 2 AND h_c_id = 7",
+    "3.3.2.9": "UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1 AND d_id = 2",
+    "3.3.2.10": "UPDATE customer SET c_balance = c_balance + 1 WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 7",
+    "3.3.2.11": "DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 2 AND no_o_id = 2101",
+    "3.3.2.12": "UPDATE customer SET c_ytd_payment = c_ytd_payment + 1 WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 7",
+}
+
+
+def test_every_condition_has_a_break_and_the_load_passes_them_all(loaded):
+    from dbswarm.workloads import tpcc_sql as S
+    assert set(BREAKS) == set(S.CONDITIONS) and len(BREAKS) == 13
+    assert tpcc.check_warehouse(loaded, 1, after_load=True) == []
+
+
+@pytest.mark.parametrize("condition", list(BREAKS))
+def test_each_condition_fails_when_broken_and_names_the_place(loaded, condition):
+    b = loaded
+    b.begin(True)
+    try:
+        b.execute(BREAKS[condition])
+        failures = tpcc.check_warehouse(b, 1, after_load=True)
+    finally:
+        b.rollback()
+    mine = [f for f in failures if f["condition"] == condition]
+    assert mine, (condition, failures)
+    assert all(f["warehouse"] == 1 and f["title"] for f in mine)
+    if condition not in ("4.3.3.1", "3.3.2.1", "3.3.2.8"):  # the others are per district
+        assert {f["district"] for f in mine} == {2}, mine
+
+
+def test_the_check_fails_on_empty_tables(tmp_path):
+    """The twelve conditions hold on empty tables: the population condition does not."""
+    from dbswarm import bindings
+    from dbswarm.bindings.base import Connection
+    b = bindings.get("sqlite")(Connection(engine="sqlite", url=str(tmp_path / "e.db"), password=None, options={},
+                                          display="sqlite"))
+    b.connect()
+    try:
+        FAMILY.prepare(b, FAMILY.workload({"family": "tpcc", "warehouses": 1}), "before_load")
+        result = tpcc.check(b, [1], after_load=True)
+    finally:
+        b.close()
+    assert not result["passed"]
+    assert {f["condition"] for f in result["failures"]} == {"4.3.3.1"}
+    assert sorted(f["found"] for f in result["failures"]) == [0, 0, 0]  # warehouse, districts, stock
+
+
+def test_the_check_goes_on_over_calls_a_warehouse_at_a_time(tmp_path):
+    """The service's check after the run: 2 warehouses over 2 shards, calls of (at most) a few
+    milliseconds: each call checks one warehouse (at least one, whatever its limit), stores
+    where it stopped, answers more; the last one merges both warehouses' failures into the
+    stage's check (empty tables: the population condition fails on both)."""
+    from dbswarm import bindings, service
+    from dbswarm.bindings.base import Connection
+    from dbswarm.store import open_store
+    plan = service.plan_campaign({"campaign": {
+        "name": "c", "target": {"engine": "sqlite"}, "phases": ["run"], "fanout": {"shards": 2},
+        "workload": {"family": "tpcc", "warehouses": 2, "threads": 2, "time": 1, "check": ["after_run"]}},
+        "results": str(tmp_path)})
+    assert plan["runs"][0]["shard_count"] == 2
+    store = open_store(plan["store"])
+    cid, rid = plan["campaign_id"], plan["runs"][0]["run_id"]
+    url = service.load_plan(store, cid, rid).run(rid).target["url"]
+    b = bindings.get("sqlite")(Connection(engine="sqlite", url=url, password=None, options={}, display="sqlite"))
+    b.connect()
+    FAMILY.prepare(b, FAMILY.workload({"family": "tpcc", "warehouses": 2}), "before_load")
+    b.close()
+    event = {"store": plan["store"], "campaign_id": cid, "run_id": rid, "stage": "after_run",
+             "max_call_seconds": 0.001}
+    first = service.prepare_run(event)
+    assert first["more"] is True
+    progress = store.get_json(service.check_key(store, cid, rid, "after_run"))
+    assert progress["next"] == 1 and progress["calls"] == 1
+    stage = store.get_json(store.key(cid, "runs", rid, "prepare-after_run.json"))
+    assert "check" not in (stage.get("family") or {})  # not before every warehouse was checked
+    second = service.prepare_run(dict(event, check_more=True))
+    assert second["more"] is False and second["checked"] == 2
+    check = store.get_json(store.key(cid, "runs", rid, "prepare-after_run.json"))["family"]["check"]
+    assert check["calls"] == 2 and check["warehouses"] == 2 and not check["passed"]
+    assert {f["warehouse"] for f in check["failures"]} == {1, 2}
+    assert service.prepare_run(dict(event, check_more=True))["more"] is False  # a retried call: nothing more
+    # the whole stage run again (a retried or resumed prepare call rewrites its record): the check stays in it
+    assert service.prepare_run(event)["more"] is False
+    again = store.get_json(store.key(cid, "runs", rid, "prepare-after_run.json"))["family"]["check"]
+    assert again == check
+
+
+def test_gotpc_check_counts_as_passed_only_without_failed_in_its_output():
+    """go-tpc's check exits 0 after printing "execute check failed": the benchmark reads both."""
+    from bench.vs_gotpc import gotpc_check_passed
+    assert gotpc_check_passed(0, "begin to check warehouse 1 at condition 3.3.2.1\nfinished\n")
+    assert not gotpc_check_passed(0, "[2024-01-01] execute check failed, err check condition 3.3.2.4 failed")
+    assert not gotpc_check_passed(1, "")

@@ -195,10 +195,25 @@ def delivery(kind: str, n: int) -> str:
 # HammerDB's NOPM: New-Orders committed = the change of sum(d_next_o_id) over a window
 NEW_ORDERS_SUM = "SELECT SUM(d_next_o_id) FROM district"
 
-# ---- consistency conditions (clause 3.3.2), one warehouse at a time -------------------------------
+# ---- consistency conditions (clause 3.3.2, and the population), one warehouse at a time -------------------------------
 # Each query returns the rows that break the condition: (district or None, what was found).
 # Money is compared within 0.001 (exact DECIMAL on the servers; SQLite keeps REAL).
 CONDITIONS = {
+    # Not a clause 3.3.2 condition: the twelve hold on empty tables (each looks for rows that
+    # break it), so a missing or mis-sized load is caught here first. What holds after the load
+    # and after any run: the warehouse row, its 10 districts and 100,000 stock rows, 3,000
+    # customers per district, at least 3,000 orders per district (New-Order only adds orders).
+    "4.3.3.1": ("population: 1 warehouse row, 10 districts, 100,000 stock rows, 3,000 customers and >= 3,000 "
+                "orders per district (found: the count that is off)",
+                "SELECT d_id, (SELECT COUNT(*) FROM customer WHERE c_w_id = d_w_id AND c_d_id = d_id) FROM district "
+                "WHERE d_w_id = %s AND (SELECT COUNT(*) FROM customer WHERE c_w_id = d_w_id AND c_d_id = d_id) <> 3000 "
+                "UNION ALL SELECT d_id, (SELECT COUNT(*) FROM orders WHERE o_w_id = d_w_id AND o_d_id = d_id) "
+                "FROM district WHERE d_w_id = %s "
+                "AND (SELECT COUNT(*) FROM orders WHERE o_w_id = d_w_id AND o_d_id = d_id) < 3000 "
+                "UNION ALL SELECT NULL, n FROM (SELECT COUNT(*) AS n FROM warehouse WHERE w_id = %s) t WHERE n <> 1 "
+                "UNION ALL SELECT NULL, n FROM (SELECT COUNT(*) AS n FROM district WHERE d_w_id = %s) t WHERE n <> 10 "
+                "UNION ALL SELECT NULL, n FROM (SELECT COUNT(*) AS n FROM stock WHERE s_w_id = %s) t WHERE n <> 100000",
+                5),
     "3.3.2.1": ("W_YTD = sum(D_YTD)",
                 "SELECT NULL, w_ytd - (SELECT SUM(d_ytd) FROM district WHERE d_w_id = w_id) FROM warehouse "
                 "WHERE w_id = %s AND ABS(w_ytd - (SELECT SUM(d_ytd) FROM district WHERE d_w_id = w_id)) > 0.001",
