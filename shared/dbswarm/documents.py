@@ -75,7 +75,7 @@ class RunPlan(_Doc):
     family: str
     workload_name: str
     seed: int = Field(description="derived from the campaign seed and the run's index; thread t of the run "
-                      "draws from derive_seed(seed, phase, t, segment)")
+                      "draws from derive_seed(seed, phase, t), its stream continued across segments")
     is_real_database: bool = True
     operation_total: int = Field(0, description="the run phase's count limit over all threads (0: none)")
     threads: int
