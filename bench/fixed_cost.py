@@ -97,7 +97,15 @@ def one_round(campaign: dict, i: int) -> dict:
         shutil.rmtree(work, ignore_errors=True)
 
 
-NOTE = "Where the time to the first operation goes (cProfile of the runner on the quiet machine, 2026-11-25): starting the local emulation takes 2.7 s: moto's Step Functions interpreter is imported (1.3 s) and the template's resources are deployed into moto (1.0 s, most of it botocore loading service models for the four clients). Then come the Plan and Arm calls, each in a function process forked from a preloaded forkserver (0.1–0.2 s each), and the start barrier's lead (0.5 s). Skipping moto's parse of the definition at deploy saved 1.2 s this round: its execution parses it again. The rest of the CPU (~5.5 s per campaign) is those imports in the runner, the forkserver's preload, and the function processes. The ≤ 3 s target is not met. What is left to try: importing the interpreter while the campaign is validated, fewer emulated resources (IAM, the S3 bucket of a local-folder campaign), and a shorter lead."
+NOTE = ("Where the time to the first operation goes (cProfile and a timeline of the runner, 2026-11-25): Python and dbswarm's imports 0.3 s; "
+        "starting the local emulation 1.5-1.9 s: moto's mock and the forkserver (0.35 s), moto's ASL interpreter (0.4 s), the "
+        "template's resources deployed into moto (1.0 s: the first boto3 client, IAM, S3, six Lambda functions and the state "
+        "machine, most of it botocore loading models and endpoints); then the Plan and Arm calls, each in a function process "
+        "forked from the preloaded forkserver (0.1-0.2 s each), and the start barrier's lead (0.5 s). Two changes brought it "
+        "from 3.58 s (the previous round) under the 3 s target: moto's parse of the definition at deploy is skipped (its "
+        "execution parses it again; 1.2 s), and the interpreter is imported without moto.batch's package, which imported all "
+        "of moto.ec2 and loaded botocore's EC2 model three times (about 1 s of wall time and 1.7 CPU-s per campaign). What is "
+        "left to try: creating the emulated resources through moto's backends instead of boto3 clients, a shorter lead.")
 
 
 def markdown(data) -> str:
