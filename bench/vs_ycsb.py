@@ -293,7 +293,7 @@ def main(argv=None):
     p.add_argument("--time", type=int, default=60)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--recordcount", type=int, default=100_000)
-    p.add_argument("--threads", type=int, default=8)
+    p.add_argument("--threads", default="8", help="client threads, comma-separated (e.g. 16,128)")
     p.add_argument("--engines", default="mysql,postgresql,mongodb")
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--pin", dest="pin", action="store_true", default=True)
@@ -309,14 +309,17 @@ def main(argv=None):
     p.add_argument("--servers-dir", default=C.DEFAULT_SERVERS_DIR)
     p.add_argument("--no-md", action="store_true")
     a = p.parse_args(argv)
+    thread_counts = C.csv_list(a.threads, int)
+    if not thread_counts or min(thread_counts) < 1:
+        p.error(f"--threads: {a.threads!r}; one or more whole numbers >= 1")
     if not C.GO_YCSB.exists():
         C.check(C.run_measured([str(C.ROOT / "scripts" / "build-go-ycsb")], timeout=1200), "scripts/build-go-ycsb")
     data = C.base_record("vs_ycsb", a)
     env = C.start_servers(a.servers_dir)
-    data["goycsb_command_example"] = " ".join(redact(go_cmd("run", "mysql", env, {**PROPS["a"], "threadcount": a.threads})))
+    data["goycsb_command_example"] = " ".join(redact(go_cmd("run", "mysql", env, {**PROPS["a"], "threadcount": thread_counts[0]})))
     data["comparisons"], data["loads"] = [], {}
     for engine in C.csv_list(a.engines):
-        ea = argparse.Namespace(**vars(a))
+        ea = argparse.Namespace(**dict(vars(a), threads=thread_counts[0]))  # loads with the first count
         if engine == "mongodb":
             ea.recordcount = a.ferretdb_recordcount
         data["loads"][engine] = load(engine, env, ea)
@@ -325,11 +328,13 @@ def main(argv=None):
                 modes = [] if engine == "mongodb" else [True]
             else:
                 modes = [False, True] if a.pin and engine != "mongodb" else [False]
-            for pinned in modes:
-                row = C.attempt(lambda: compare(engine, env, w, ea, pinned), engine=engine, workload=w,
-                                threads=ea.threads, mode="pinned" if pinned else "shared")
-                row["recordcount"] = ea.recordcount
-                data["comparisons"].append(row)
+            for threads in thread_counts:
+                ta = argparse.Namespace(**dict(vars(ea), threads=threads))
+                for pinned in modes:
+                    row = C.attempt(lambda: compare(engine, env, w, ta, pinned), engine=engine, workload=w,
+                                    threads=threads, mode="pinned" if pinned else "shared")
+                    row["recordcount"] = ta.recordcount
+                    data["comparisons"].append(row)
     C.finish("vs_ycsb", data, markdown, write_md=not a.no_md)
 
 
