@@ -34,12 +34,17 @@ def cloud(aws_env):
         yield c
 
 
-@pytest.fixture
-def api_env(cloud, monkeypatch):
-    """The api function's environment from the template, for calling its handler in-process."""
+def use_api_environment(cloud, monkeypatch):
+    """The Api function's environment from this deployment, for calling its handler in-process."""
     for key, value in cloud.functions["ApiFunction"].environment.items():
         monkeypatch.setenv(key, value)
     return cloud
+
+
+@pytest.fixture
+def api_env(cloud, monkeypatch):
+    """The api function's environment from the template, for calling its handler in-process."""
+    return use_api_environment(cloud, monkeypatch)
 
 
 def api_event(method, path, body=None, query=None):

@@ -12,7 +12,7 @@ from dbswarm.cost import estimate
 from dbswarm.sam_template import load_yaml
 from dbswarm.spec import load_campaign
 
-from .conftest import FAST, ROOT, call_api
+from .conftest import FAST, ROOT, call_api, use_api_environment
 
 CAP = 0.000001  # USD: below any campaign's estimate (its Step Functions transitions alone cost more)
 NOOP = "name: cost-guard\nseed: 1\ntarget: {engine: noop}\nworkload: {preset: S2, recordcount: 100, operationcount: 200}\n"
@@ -29,9 +29,7 @@ def capped(aws_env):
 @pytest.fixture
 def api_of(capped, monkeypatch):
     """The Api function's environment from the capped deployment, for its handler in-process."""
-    for key, value in capped.functions["ApiFunction"].environment.items():
-        monkeypatch.setenv(key, value)
-    return capped
+    return use_api_environment(capped, monkeypatch)
 
 
 def test_max_campaign_cost_is_wired_to_the_plan_and_api_functions(capped):

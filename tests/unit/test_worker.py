@@ -199,14 +199,20 @@ def test_same_seed_same_operations_whatever_the_shard_layout(tmp_path, monkeypat
     assert len(counts[0][0]) == {"S3": 3, "e": 2}[workload["preset"]]  # every operation type was drawn
 
 
-def test_warm_up_samples_are_out_of_the_percentiles_and_in_their_own_section(tmp_path):
-    out = service.run_steps({"name": "warm", "target": {"engine": "noop"},
-                             "workload": {"preset": "c", "recordcount": 1000, "operationcount": 0,
-                                          "maxexecutiontime": 2.5, "warmuptime": 1, "target": 4000, "threads": 2},
-                             "fanout": {"shards": 2}, "phases": ["run"]},
+def _run_noop(tmp_path, name, workload, options=None, shards=1):
+    """A run-only campaign on the noop binding through the service functions in-process; the
+    result's store and the run_steps answer."""
+    target = {"engine": "noop", **({"options": options} if options else {})}
+    out = service.run_steps({"name": name, "target": target, "workload": {"preset": "c", **workload},
+                             "fanout": {"shards": shards}, "phases": ["run"]},
                             str(tmp_path), lambda ev, n: [service.run_shard(dict(ev, shard=i)) for i in range(n)],
                             lead_seconds=0)
-    store = open_store(out["store"])
+    return open_store(out["store"]), out
+
+
+def test_warm_up_samples_are_out_of_the_percentiles_and_in_their_own_section(tmp_path):
+    store, out = _run_noop(tmp_path, "warm", {"recordcount": 1000, "operationcount": 0, "maxexecutiontime": 2.5,
+                                              "warmuptime": 1, "target": 4000, "threads": 2}, shards=2)
     phase = store.get_json(out["result_key"])["runs"][0]["phases"]["run"]
     warm = phase["warmup"]
     # 4,000 ops/s: about 4,000 in the first second, about 6,000 after it
@@ -224,13 +230,9 @@ def test_connecting_is_outside_the_measured_window(tmp_path):
     authentication) and build their clients before the shard is armed: a 1 s paced run then
     has its whole second of operations, as sysbench and go-ycsb connect before they measure.
     Connecting inside the window left 0.6 s of operations (about 600 of 1,000)."""
-    out = service.run_steps({"name": "conn", "target": {"engine": "noop", "options": {"connect_ms": 400}},
-                             "workload": {"preset": "c", "recordcount": 1000, "operationcount": 0,
-                                          "maxexecutiontime": 1.0, "target": 1000, "threads": 4},
-                             "fanout": {"shards": 1}, "phases": ["run"]},
-                            str(tmp_path), lambda ev, n: [service.run_shard(dict(ev, shard=i)) for i in range(n)],
-                            lead_seconds=0)
-    phase = open_store(out["store"]).get_json(out["result_key"])["runs"][0]["phases"]["run"]
+    store, out = _run_noop(tmp_path, "conn", {"recordcount": 1000, "operationcount": 0, "maxexecutiontime": 1.0,
+                                              "target": 1000, "threads": 4}, options={"connect_ms": 400})
+    phase = store.get_json(out["result_key"])["runs"][0]["phases"]["run"]
     assert 900 <= phase["operations_total"] <= 1_050, phase["operations_total"]
     assert phase["schedule"]["late_starts"] < 50
 
@@ -241,13 +243,8 @@ def test_a_backlog_on_the_schedule_survives_the_segments(tmp_path, monkeypatch):
     persists every 0.3 s: the response time from the intended start keeps counting from the
     phase's schedule, not from a new one at each segment (which would cap it near 0.3 s)."""
     monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", "0.3")
-    out = service.run_steps({"name": "backlog", "target": {"engine": "noop", "options": {"service_time_ms": 20}},
-                             "workload": {"preset": "c", "recordcount": 100, "operationcount": 0,
-                                          "maxexecutiontime": 2, "target": 100, "threads": 1},
-                             "fanout": {"shards": 1}, "phases": ["run"]},
-                            str(tmp_path), lambda ev, n: [service.run_shard(dict(ev, shard=i)) for i in range(n)],
-                            lead_seconds=0)
-    store = open_store(out["store"])
+    store, out = _run_noop(tmp_path, "backlog", {"recordcount": 100, "operationcount": 0, "maxexecutiontime": 2,
+                                                 "target": 100, "threads": 1}, options={"service_time_ms": 20})
     result = store.get_json(out["result_key"])
     shard = store.get_json(shard_key(store, out["campaign_id"], result["runs"][0]["run_id"], "run", 0))
     assert len(shard["segments"]) >= 5
