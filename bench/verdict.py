@@ -66,6 +66,18 @@ def scope(rows, *keys) -> str:
     return "; ".join(parts)
 
 
+def bare_text(rows, other: str, key: str) -> str:
+    """The bare Python client's figures of comparisons that ran it: `. bare ÷ OTHER: …. dbswarm ÷
+    bare: …`; saying so where the record has none (a record from before the client, or --no-bare)."""
+    with_bare = [r for r in rows if (r.get("dbswarm_vs_bare") or {}).get("median") is not None]
+    if not with_bare:
+        return ". Bare Python client: not in this record"
+    part = "" if len(with_bare) == len(rows) else (
+        f" ({len(with_bare)} of the {len(rows)} comparisons: {scope(with_bare, 'engine', 'workload', 'threads')})")
+    return (f". bare ÷ {other}{part}: {summary([r[key] for r in with_bare])}. "
+            f"dbswarm ÷ bare: {summary([r['dbswarm_vs_bare'] for r in with_bare])}")
+
+
 def met(ok: bool) -> str:
     return "yes" if ok else "**no**"
 
@@ -111,8 +123,10 @@ def main():
                     and not r.get("failed")]
             if rows:
                 meds = [r["ops_ratio"]["median"] for r in rows]
-                L.append(f"| dbswarm ÷ go-ycsb OPS, CPUs {mode} ({len(rows)} comparisons: "
-                         f"{scope(rows, 'engine', 'workload', 'threads')}) | {summary([r['ops_ratio'] for r in rows])} "
+                L.append(f"| dbswarm ÷ go-ycsb OPS; a bare Python client on dbswarm's drivers ÷ go-ycsb; dbswarm ÷ "
+                         f"that client, CPUs {mode} ({len(rows)} comparisons: "
+                         f"{scope(rows, 'engine', 'workload', 'threads')}) | {summary([r['ops_ratio'] for r in rows])}"
+                         f"{bare_text(rows, 'go-ycsb', 'bare_vs_goycsb')} "
                          f"| ≥ 0.9 | {met(min(meds) >= 0.9)} | {command(yc)} |")
         rows = [r for r in yc["comparisons"] if r["engine"] == "mongodb" and not r.get("failed")]
         if rows:

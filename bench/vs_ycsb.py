@@ -18,12 +18,21 @@ go-ycsb's own workloads/workloada file says uniform, so it is overridden with -p
 Duration: dbswarm `maxexecutiontime`; go-ycsb v1.0.1 has no time limit, so it runs with a
 huge operationcount and gets SIGINT after --time seconds (it then prints its final
 report; the few operations cancelled in flight show up as *_ERROR and are left out).
+Workloads a and c on MariaDB and PostgreSQL have a third client in the same rounds
+(dbswarm, go-ycsb, bare, ...): the bare Python client of bench/bare_client.py (`--test
+ycsb_c` / `ycsb_a`), dbswarm's statements on dbswarm's keys through the driver calls
+dbswarm's bindings end in, zipfian keys drawn inline, nothing else, its threads split over
+as many processes as dbswarm has shards (one per usable CPU: 1 pinned), same threads,
+recordcount and time; its ops/s are its operations over its measured window, its CPU that
+window's. dbswarm ÷ bare is what dbswarm's own Python costs; bare ÷ go-ycsb what a Python
+client on these drivers reaches at all (`--no-bare`: without it).
 
     python bench/vs_ycsb.py --time 60 --rounds 3 --recordcount 100000 --threads 8
 """
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
@@ -42,6 +51,7 @@ PROPS = {"a": {"readproportion": 0.5, "updateproportion": 0.5, "insertproportion
          "S1": {"readproportion": 0, "updateproportion": 0, "insertproportion": 1, "scanproportion": 0,
                 "readmodifywriteproportion": 0, "requestdistribution": "zipfian"}}
 GO_DB = {"mysql": "mysql", "postgresql": "pg", "mongodb": "mongodb"}
+BARE_TESTS = {"a": "ycsb_a", "c": "ycsb_c"}  # bench/bare_client.py's YCSB tests (MariaDB and PostgreSQL)
 
 
 def table_for(w):
@@ -130,11 +140,42 @@ def run_dbswarm(engine, env, w, a, pinned):
             "per_op": {k: {"count": v.get("count"), "p99_us": v.get("p99_us"), "avg_us": v.get("avg_us")}
                        for k, v in (ph.get("operations") or {}).items()},
             "shards": s["shard_count"], "cpu_s": s["shard_cpu_s"], "runner_cpu_s": s["runner_cpu_s"],
+            "not_shard_cpu_s": s.get("not_shard_cpu_s"),
             "wall_s": round(s["wall_s"], 3), "status": ph.get("status"), "fixed_cpu_s": fixed,
             "cpu_us_per_op_raw": round(s["shard_cpu_s"] / total * 1e6, 1) if total else None,
             "cpu_us_per_op": round(max(s["shard_cpu_s"] - fixed, 0) / total * 1e6, 1) if total else None,
             "server_cpu_s": round(server_cpu, 2),
             "server_cpu_us_per_op": round(server_cpu / total * 1e6, 1) if total else None}
+
+
+def bare_cmd(engine, env, w, a, processes) -> list[str]:
+    """bench/bare_client.py on dbswarm's keys of usertable (the password by file, never in argv)."""
+    port = env["DBSWARM_TEST_MYSQL_PORT" if engine == "mysql" else "DBSWARM_TEST_PG_PORT"]
+    return [C.PY, str(C.BENCH / "bare_client.py"), "--engine", engine, "--port", port,
+            "--password-file", env["DBSWARM_TEST_PASSWORD_FILE"], "--test", BARE_TESTS[w],
+            "--threads", str(a.threads), "--processes", str(min(processes, a.threads)), "--time", str(a.time),
+            "--recordcount", str(a.recordcount), "--table", table_for(w)]
+
+
+def has_bare(engine, w) -> bool:
+    return engine in ("mysql", "postgresql") and w in BARE_TESTS
+
+
+def run_bare(engine, env, w, a, pinned):
+    """The bare client with as many processes as dbswarm has shards (--shards, else one per
+    usable CPU: 1 pinned, as dbswarm's default)."""
+    cmd = [*C.client_prefix(pinned), *bare_cmd(engine, env, w, a, a.shards or (1 if pinned else C.NCPU))]
+    srv0 = C.server_cpu_s(env, server_engines(engine))
+    res = C.check(C.run_measured(cmd, timeout=a.time * 3 + 120), f"bare client {BARE_TESTS[w]} on {engine}")
+    server_cpu = C.server_cpu_s(env, server_engines(engine)) - srv0
+    out = json.loads(res["stdout"].strip().splitlines()[-1])
+    n = out["operations"]
+    return {"ops": n, "ops_per_s": round(out["ops_per_s"], 2), "window_s": round(out["window_s"], 3),
+            "not_found": out["not_found"], "processes": len(out["processes"]),
+            "cpu_s": round(out["cpu_s"], 3), "cpu_s_total": round(res["cpu_s"], 3),
+            "cpu_us_per_op": round(out["cpu_s"] / n * 1e6, 1) if n else None,
+            "server_cpu_s": round(server_cpu, 2),
+            "server_cpu_us_per_op": round(server_cpu / n * 1e6, 1) if n else None}
 
 
 def server_engines(engine):
@@ -220,25 +261,54 @@ def _ferretdb_index(env, db, *colls):
 def compare(engine, env, w, a, pinned) -> dict:
     la0 = C.loadavg()
     mode = "pinned" if pinned else "shared"
-    C.log(f"{engine} workload {w} threads={a.threads} {mode}: {a.rounds} rounds x (dbswarm, go-ycsb) x {a.time} s")
+    bare = a.bare and has_bare(engine, w)
+    tools = ("dbswarm", "go-ycsb", "bare") if bare else ("dbswarm", "go-ycsb")
+    C.log(f"{engine} workload {w} threads={a.threads} {mode}: {a.rounds} rounds x ({', '.join(tools)}) x {a.time} s")
     between = (lambda: empty_s1(engine, env)) if w == "S1" else None
+    runs = {"dbswarm": lambda: run_dbswarm(engine, env, w, a, pinned),
+            "go-ycsb": lambda: run_go(engine, env, w, a, pinned),
+            "bare": lambda: run_bare(engine, env, w, a, pinned)}
+    got = {t: [] for t in tools}
     with C.Pinning(env, pinned, engines=(engine, "postgresql") if engine == "mongodb" else (engine,)):
-        ds, gy = C.interleave(a.rounds, lambda i: run_dbswarm(engine, env, w, a, pinned),
-                              lambda i: run_go(engine, env, w, a, pinned), between=between)
+        for i in range(a.rounds):  # dbswarm, go-ycsb, bare, dbswarm, ...
+            for tool in tools:
+                if between:
+                    between()
+                got[tool].append(runs[tool]())
+            if bare:
+                C.log(f"  round {i}: OPS " + ", ".join(f"{t} {got[t][-1]['ops_per_s']:,.0f}" for t in tools))
+    ds, gy, br = got["dbswarm"], got["go-ycsb"], got.get("bare", [])
+    ops = {t: [r["ops_per_s"] for r in got[t]] for t in tools}
     row = {"engine": engine, "workload": w, "threads": a.threads, "mode": mode,
-           "ops_ratio": C.ratios([d["ops_per_s"] for d in ds], [g["ops_per_s"] for g in gy]),
+           "ops_ratio": C.ratios(ops["dbswarm"], ops["go-ycsb"]),
            "p99_ratio": C.ratios([d["p99_us"] for d in ds], [g["p99_us"] for g in gy]),
-           "dbswarm_ops": C.med([d["ops_per_s"] for d in ds]), "goycsb_ops": C.med([g["ops_per_s"] for g in gy]),
+           "dbswarm_ops": C.med(ops["dbswarm"]), "goycsb_ops": C.med(ops["go-ycsb"]),
            "dbswarm_p99_us": C.med([d["p99_us"] for d in ds]), "goycsb_p99_us": C.med([g["p99_us"] for g in gy]),
            "dbswarm_cpu_us_per_op": C.med([d["cpu_us_per_op"] for d in ds]),
            "goycsb_cpu_us_per_op": C.med([g["cpu_us_per_op"] for g in gy]),
            "dbswarm_server_cpu_us_per_op": C.med([d["server_cpu_us_per_op"] for d in ds]),
            "goycsb_server_cpu_us_per_op": C.med([g["server_cpu_us_per_op"] for g in gy]),
-           "dbswarm": ds, "go-ycsb": gy, "loadavg": {"before": la0, "after": C.loadavg()}}
+           # the bare Python client (None where it did not run: FerretDB, S1, --no-bare)
+           "bare_ops": C.med(ops["bare"]) if bare else None,
+           "dbswarm_vs_bare": C.ratios(ops["dbswarm"], ops["bare"]) if bare else None,
+           "bare_vs_goycsb": C.ratios(ops["bare"], ops["go-ycsb"]) if bare else None,
+           "bare_cpu_us_per_op": C.med([b["cpu_us_per_op"] for b in br]) if bare else None,
+           "bare_server_cpu_us_per_op": C.med([b["server_cpu_us_per_op"] for b in br]) if bare else None,
+           "bare_not_found": sum(b["not_found"] for b in br) if bare else None,
+           # dbswarm run's processes besides the shards' calls (the orchestrating process, the
+           # function processes' start-up), and the orchestrating process alone, per campaign
+           "dbswarm_not_shard_cpu_s": C.med([d.get("not_shard_cpu_s") for d in ds]),
+           "dbswarm_orchestrator_cpu_s": C.med([d.get("runner_cpu_s") for d in ds]),
+           "dbswarm": ds, "go-ycsb": gy, "bare": br, "loadavg": {"before": la0, "after": C.loadavg()}}
     C.log(f"  OPS ratio {C.fmt_ratio(row['ops_ratio'])}  dbswarm {row['dbswarm_ops']:.0f} / go-ycsb "
           f"{row['goycsb_ops']:.0f}; p99 ratio {C.fmt_ratio(row['p99_ratio'])}; CPU µs/op "
           f"{row['dbswarm_cpu_us_per_op']} vs {row['goycsb_cpu_us_per_op']}; server CPU µs/op "
           f"{row['dbswarm_server_cpu_us_per_op']} vs {row['goycsb_server_cpu_us_per_op']}")
+    if bare:
+        C.log(f"  bare {row['bare_ops']:.0f} ops/s, CPU µs/op {row['bare_cpu_us_per_op']}: dbswarm ÷ bare "
+              f"{C.fmt_ratio(row['dbswarm_vs_bare'])}, bare ÷ go-ycsb {C.fmt_ratio(row['bare_vs_goycsb'])}"
+              + (f"; {row['bare_not_found']} keys not found (table not loaded by dbswarm?)"
+                 if row["bare_not_found"] else ""))
     return row
 
 
@@ -260,6 +330,15 @@ def markdown(data: dict) -> str:
              "FerretDB's with its PostgreSQL) per operation, median; it includes connecting (dbswarm: also the "
              "campaign's preparation; a campaign of one operation per thread costs the server 0.00–0.05 s) and the "
              "server's background work.",
+             "- bare: `bench/bare_client.py --test ycsb_c` / `ycsb_a` (workloads c and a on MariaDB and "
+             "PostgreSQL), in the same rounds (dbswarm, go-ycsb, bare, …): dbswarm's statements on dbswarm's keys "
+             "through the driver calls dbswarm's bindings end in (PostgreSQL `PGconn.exec_prepared`, prepared once "
+             "per connection; MariaDB mysqlclient `_mysql` `query` + `store_result` + `num_rows`), zipfian keys "
+             "drawn inline (YCSB's ScrambledZipfian, dbswarm's fnvhash64), threads split over as many processes as "
+             "dbswarm has shards, nothing else: no generator objects, no per-operation measurement, no binding "
+             "layer, no error handling. OPS: its operations over its measured window; CPU µs/op: its processes' CPU "
+             "over that window per operation. dbswarm ÷ bare is what dbswarm's own Python costs; bare ÷ go-ycsb "
+             "(in the JSON) what a Python client on these drivers reaches at all. — where it did not run.",
              "- The protocols differ on the server's side. MariaDB: go-ycsb's binding runs every statement as a "
              "server-side prepared statement (cached per connection: `getAndCacheStmt`); dbswarm's MySQL drivers "
              "send text statements, which the server parses every time. PostgreSQL: both prepare once, but libpq's "
@@ -269,20 +348,23 @@ def markdown(data: dict) -> str:
              "- FerretDB 1.24 (MongoDB wire protocol over PostgreSQL) is the limit there, not the clients: "
              "its numbers show the binding works, not what the client can do.",
              "",
-             "| engine | workload | threads | mode | OPS dbswarm | OPS go-ycsb | OPS ratio | p99 µs dbswarm | "
-             "p99 µs go-ycsb | p99 ratio | CPU µs/op dbswarm | CPU µs/op go-ycsb | server CPU µs/op dbswarm | "
-             "server CPU µs/op go-ycsb | load avg before→after |",
-             "| --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |"]
+             "| engine | workload | threads | mode | OPS dbswarm | OPS go-ycsb | OPS bare | OPS ratio | "
+             "dbswarm ÷ bare | p99 µs dbswarm | p99 µs go-ycsb | p99 ratio | CPU µs/op dbswarm | CPU µs/op go-ycsb | "
+             "CPU µs/op bare | server CPU µs/op dbswarm | server CPU µs/op go-ycsb | load avg before→after |",
+             "| --- | --- | --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: "
+             "| ---: | --- |"]
     for r in data["comparisons"]:
         if r.get("failed"):
             lines.append(f"| {C.ENGINE_LABELS[r['engine']]} | {r['workload']} | {r['threads']} | {r['mode']} "
-                         f"| failed: {r['failed']} | | | | | | | | | | |")
+                         f"| failed: {r['failed']} | | | | | | | | | | | | | |")
             continue
         lines.append(
             f"| {C.ENGINE_LABELS[r['engine']]} | {r['workload']} | {r['threads']} | {r['mode']} | {r['dbswarm_ops']:,.0f} "
-            f"| {r['goycsb_ops']:,.0f} | {C.fmt_ratio(r['ops_ratio'])} | {r['dbswarm_p99_us']:,.0f} "
+            f"| {r['goycsb_ops']:,.0f} | {_num(r.get('bare_ops'))} | {C.fmt_ratio(r['ops_ratio'])} "
+            f"| {C.fmt_ratio(r['dbswarm_vs_bare']) if r.get('dbswarm_vs_bare') else '—'} | {r['dbswarm_p99_us']:,.0f} "
             f"| {r['goycsb_p99_us']:,.0f} | {C.fmt_ratio(r['p99_ratio'])} | {r['dbswarm_cpu_us_per_op']:.0f} "
-            f"| {r['goycsb_cpu_us_per_op']:.0f} | {_num(r.get('dbswarm_server_cpu_us_per_op'))} "
+            f"| {r['goycsb_cpu_us_per_op']:.0f} | {_num(r.get('bare_cpu_us_per_op'))} "
+            f"| {_num(r.get('dbswarm_server_cpu_us_per_op'))} "
             f"| {_num(r.get('goycsb_server_cpu_us_per_op'))} "
             f"| {r['loadavg']['before'][0]:.1f}→{r['loadavg']['after'][0]:.1f} |")
     return "\n".join(lines)
@@ -306,6 +388,10 @@ def main(argv=None):
     p.add_argument("--shards", type=int, default=None)
     p.add_argument("--go-startup", type=float, default=0.3,
                    help="seconds go-ycsb needs before its first operation (added before the SIGINT)")
+    p.add_argument("--bare", dest="bare", action="store_true", default=True,
+                   help="the bare Python client (bench/bare_client.py) in the same rounds, workloads a and c on "
+                        "MariaDB and PostgreSQL (the default)")
+    p.add_argument("--no-bare", dest="bare", action="store_false")
     p.add_argument("--servers-dir", default=C.DEFAULT_SERVERS_DIR)
     p.add_argument("--no-md", action="store_true")
     a = p.parse_args(argv)

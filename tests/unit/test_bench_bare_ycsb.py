@@ -1,0 +1,79 @@
+"""bench/bare_client.py's YCSB tests draw dbswarm's keys with dbswarm's distribution, and
+bench/verdict.py's go-ycsb rows carry its figures (or say they are missing). No servers:
+the driver calls are replaced by recorders."""
+import argparse
+import random
+import threading
+import time
+
+from bench import bare_client as B
+from dbswarm.workloads.generators import ScrambledZipfian
+from dbswarm.workloads.ycsb import key_name
+
+
+def _args(**kw):
+    a = dict(engine="mysql", test="ycsb_c", recordcount=1000, table="usertable", fieldcount=10, fieldlength=100,
+             seed=7)
+    a.update(kw)
+    return argparse.Namespace(**a)
+
+
+def _run_thread(monkeypatch, a, seconds=0.05):
+    """One thread's loop for ``seconds``, the driver calls recorded: [("read", key) or
+    ("update", field, value, key)]."""
+    calls = []
+
+    def fake_driver(_a, _password):
+        return (lambda key: calls.append(("read", key)) or 1,
+                lambda field, value, key: calls.append(("update", field, value, key)) or 1)
+
+    monkeypatch.setattr(B, "ycsb_mysql_thread", fake_driver)
+    monkeypatch.setattr(B, "ycsb_pg_thread", fake_driver)
+    counts, misses = [0], [0]
+    go = threading.Event()
+    go.set()
+    B.ycsb_thread_body(a, "pw", B.YcsbKeys(a), threading.Barrier(1), go, [time.monotonic() + seconds], counts,
+                       misses, 0)
+    assert counts[0] == len(calls) > 100 and misses[0] == 0
+    return calls
+
+
+def test_ycsb_c_reads_dbswarms_keys_in_dbswarms_zipfian_order(monkeypatch):
+    """The inline draw is YCSB's ScrambledZipfian over [0, recordcount) as dbswarm's generator
+    makes it, from the same random stream, and the key is dbswarm's key_name of it (quoted for
+    MariaDB's text statement, bare bytes for PostgreSQL's parameter)."""
+    for engine, quote in (("mysql", "'{}'"), ("postgresql", "{}")):
+        a = _args(engine=engine)
+        calls = _run_thread(monkeypatch, a)
+        assert {c[0] for c in calls} == {"read"}
+        gen = ScrambledZipfian(random.Random(a.seed), 0, a.recordcount - 1)
+        expected = [quote.format(key_name(gen.next(), False, 1)).encode() for _ in calls]
+        assert [c[1] for c in calls] == expected
+
+
+def test_ycsb_a_half_updates_of_one_field_with_a_pool_window(monkeypatch):
+    a = _args(test="ycsb_a", engine="postgresql")
+    calls = _run_thread(monkeypatch, a)
+    keys = {key_name(k, False, 1).encode() for k in range(a.recordcount)}
+    updates = [c for c in calls if c[0] == "update"]
+    assert 0.4 < len(updates) / len(calls) < 0.6
+    assert all(c[-1] in keys for c in calls)
+    assert {c[1] for c in updates} == set(range(a.fieldcount))
+    assert all(len(c[2]) == a.fieldlength and c[2].isalnum() for c in updates)
+
+
+def test_verdict_go_ycsb_cells_carry_the_bare_figures_or_say_they_are_missing():
+    from bench.verdict import bare_text
+
+    def ratio(m):
+        return {"median": m, "min": m - 0.1, "max": m + 0.1}
+
+    old = [{"engine": "mysql", "workload": "c", "threads": 16, "ops_ratio": ratio(0.8)}]
+    assert bare_text(old, "go-ycsb", "bare_vs_goycsb") == ". Bare Python client: not in this record"
+    new = [{"engine": e, "workload": "c", "threads": 16, "ops_ratio": ratio(0.8), "bare_vs_goycsb": ratio(b),
+            "dbswarm_vs_bare": ratio(d)} for e, b, d in (("mysql", 0.9, 0.95), ("postgresql", 0.7, 1.0))]
+    text = bare_text(new, "go-ycsb", "bare_vs_goycsb")
+    assert text == (". bare ÷ go-ycsb: median 0.80; medians 0.70–0.90; single rounds 0.60–1.00. "
+                    "dbswarm ÷ bare: median 0.97; medians 0.95–1.00; single rounds 0.85–1.10")
+    mixed = bare_text(new + [dict(old[0], engine="mongodb", dbswarm_vs_bare=None)], "go-ycsb", "bare_vs_goycsb")
+    assert mixed.startswith(". bare ÷ go-ycsb (2 of the 3 comparisons: MariaDB, PostgreSQL; c; 16 threads): ")
