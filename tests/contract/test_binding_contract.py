@@ -89,6 +89,30 @@ def test_values_reach_the_server_unchanged(make):
     assert b.count(t) == len(TRICKY)
 
 
+@pytest.mark.parametrize("engine", servers.with_variants("mysql"), indirect=True)
+def test_parameters_of_every_type_keep_their_value(make):
+    """mysqlclient formats one or two int parameters with a cached %d template (the hot
+    path); a float, a bool, a str or a third parameter must take the general path, and a
+    literal "%%s" must stay a literal: each round-trips its exact value."""
+    b = make()
+    sql = b.prepare("SELECT %s, %s")
+    one = lambda stmt, params: b.fetchall(stmt, params)[0]  # fetchall: it takes the hot path
+    assert one(sql, (7, -3)) == one(sql, (7, -3))  # the second call: the cached template
+    cases = [((7, -3), ("7", "-3")), ((2.75, 1), ("2.75", "1")), ((1, 2.5), ("1", "2.5")),
+             ((True, 5), ("1", "5")), ((5, "x'y"), ("5", "x'y")), ((2**62, 0), (str(2**62), "0"))]
+    for params, want in cases:
+        got = tuple(str(v.decode() if isinstance(v, bytes) else v) for v in one(sql, params))
+        assert got == want, params
+    three = b.prepare("SELECT %s, %s, %s")
+    assert [str(v) for v in one(three, (1, 2, 3))] == ["1", "2", "3"]
+    literal = b.prepare("SELECT '100%%s', %s")
+    for _ in range(2):
+        first, second = one(literal, (4,))
+        assert (first.decode() if isinstance(first, bytes) else first) == "100%s" and str(second) == "4"
+    assert b.fetchcount(b.prepare("SELECT 1 FROM DUAL WHERE %s < %s"), (1, 2)) == 1
+    assert b.fetchcount(b.prepare("SELECT 1 FROM DUAL WHERE %s < %s"), (1.5, 1)) == 0
+
+
 def test_scan_order_and_limit(make):
     b = make()
     t = make.table

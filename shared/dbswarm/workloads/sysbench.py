@@ -138,9 +138,9 @@ class SysbenchTables:
     def __init__(self, binding):
         self.b = binding
         self.dialect = binding.dialect
-        self._stmts = {k: _PerTable(self, k) for k in PER_OPERATION}  # kind -> table -> statement
+        self.stmts = {k: _PerTable(self, k) for k in PER_OPERATION}  # kind -> table -> statement
         self._loads: dict[tuple[int, int], str] = {}  # (table, rows) -> the load's INSERT
-        self.point_selects = self._stmts["point_select"]  # table -> statement: the hottest lookup, direct
+        self.point_selects = self.stmts["point_select"]  # table -> statement: the hottest lookup, direct
 
     def table_name(self, n: int) -> str:
         return f"sbtest{n}"
@@ -155,7 +155,7 @@ class SysbenchTables:
         for kind in kinds:
             for n in range(1, tables + 1):
                 try:
-                    prepared += self.b.prepare_now(self._stmts[kind][n])
+                    prepared += self.b.prepare_now(self.stmts[kind][n])
                 except Exception:
                     return prepared
         return prepared
@@ -165,7 +165,7 @@ class SysbenchTables:
 
     def sql(self, kind: str, n: int) -> str:
         """The per-operation statement ``kind`` on table n, prepared on this session."""
-        return self._stmts[kind][n]
+        return self.stmts[kind][n]
 
     # -- set-up ------------------------------------------------------------------------
     def create(self, n: int) -> None:
@@ -203,7 +203,7 @@ class SysbenchTables:
         return self.b.fetchcount(sql, (id_,)) if not rows else self.b.fetchall(sql, (id_,))
 
     def _range(self, kind, n, lo, hi, rows):
-        sql = self._stmts[kind][n]
+        sql = self.stmts[kind][n]
         return self.b.fetchcount(sql, (lo, hi)) if not rows else self.b.fetchall(sql, (lo, hi))
 
     def simple_range(self, n, lo, hi, rows=True):
@@ -219,16 +219,16 @@ class SysbenchTables:
         return self._range("distinct_range", n, lo, hi, rows)
 
     def index_update(self, n, id_):
-        return self.b.execute(self._stmts["index_update"][n], (id_,))
+        return self.b.execute(self.stmts["index_update"][n], (id_,))
 
     def non_index_update(self, n, id_, c):
-        return self.b.execute(self._stmts["non_index_update"][n], (c, id_))
+        return self.b.execute(self.stmts["non_index_update"][n], (c, id_))
 
     def delete(self, n, id_):
-        return self.b.execute(self._stmts["delete"][n], (id_,))
+        return self.b.execute(self.stmts["delete"][n], (id_,))
 
     def insert(self, n, id_, k, c, pad):
-        return self.b.execute(self._stmts["insert"][n], (id_, k, c, pad))
+        return self.b.execute(self.stmts["insert"][n], (id_, k, c, pad))
 
 
 class SysbenchClient:
@@ -279,19 +279,22 @@ class SysbenchClient:
         # statements straight on the session: a group's table is drawn once, its statement
         # looked up once, then only driver calls (the session's methods are looked up per event:
         # a reconnect between attempts may have replaced them)
+        # (a table is drawn as ``table()`` draws it, inline: this loop is the client's hot path)
         w, ids, b = self.w, self.ids, st.b
         if not w.skip_trx:
             b.begin(self.writes)
             q[OTHER] += 1
         if w.point_selects:
             self._point_selects(st, q)
-        rs = w.range_size - 1
-        for count, kind in self._ranges:
-            sql, fetchcount = st.sql(kind, self.table()), b.fetchcount
-            for _ in range(count):
-                lo = ids.next()
-                fetchcount(sql, (lo, lo + rs))  # read, not converted
-                q[READ] += 1
+        if self._ranges:
+            rs, nxt, rnd, tables = w.range_size - 1, ids.next, self.random, w.tables
+            fetchcount, stmts = b.fetchcount, st.stmts
+            for count, kind in self._ranges:
+                sql = stmts[kind][1 + int(rnd() * tables)]
+                for _ in range(count):
+                    lo = nxt()
+                    fetchcount(sql, (lo, lo + rs))  # read, not converted
+                    q[READ] += 1
         execute = b.execute
         if w.index_updates:
             sql = st.sql("index_update", self.table())
@@ -321,8 +324,9 @@ class SysbenchClient:
         """The event's point selects; alone, the whole event of workloads that run nothing
         else outside a transaction (oltp_point_select), without _event's checks of the
         groups they do not run."""
-        sql, fetchcount, nxt = st.point_selects[self.table()], st.b.fetchcount, self.ids.next
-        for _ in range(self.w.point_selects):
+        w = self.w
+        sql, fetchcount, nxt = st.point_selects[1 + int(self.random() * w.tables)], st.b.fetchcount, self.ids.next
+        for _ in range(w.point_selects):
             fetchcount(sql, (nxt(),))  # read, not converted
             q[READ] += 1
 
