@@ -158,6 +158,8 @@ class Statements:
                 self._ints[sql] = sql.replace("%s", "%d").encode()
         if not params:
             return b
+        if len(params) == 1 and type(params[0]) is str:  # a YCSB key: one escape, no list
+            return b % (self._string(params[0].encode(self._encoding)),)
         # ints and strs (sysbench's ids, YCSB's keys and values) are formatted here, not
         # through MySQLdb's literal(): an int's literal is its digits, a str's the C escape
         # of its bytes, as literal() makes them after its type checks (and for ints a
