@@ -78,6 +78,46 @@ def bare_text(rows, other: str, key: str) -> str:
             f"dbswarm ÷ bare: {summary([r['dbswarm_vs_bare'] for r in with_bare])}")
 
 
+def users_table(pc, yc) -> list[str]:
+    """`dbswarm run` (default install) against sysbench and go-ycsb per engine, thread count and
+    CPU placement, the bare Python client's figure in the same cells and the orchestrating
+    process's CPU in its own column (issue 21): one row per comparison of the newest
+    python_ceiling and vs_ycsb records."""
+    L = ["", "`dbswarm run` at the white papers' thread counts, one row per comparison (medians of interleaved "
+         "rounds; in brackets the bare Python client on the same drivers; orchestrator: CPU seconds of the "
+         "`dbswarm run` process over the whole campaign, start-up and aggregation included):", "",
+         "| reference | engine | threads | CPUs | dbswarm ÷ reference (bare ÷ reference) | dbswarm ÷ bare "
+         "| client CPU µs per op: reference / bare / dbswarm | orchestrator CPU s |",
+         "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+
+    def ratio(r):
+        return "—" if not r or r.get("median") is None else f"{r['median']:.2f}"
+
+    def num(v):
+        return "—" if v is None else f"{v:.4g}"
+
+    rows = []
+    for r in (pc or {}).get("comparisons", []):
+        if r.get("failed"):
+            continue
+        cpu = r.get("cpu_us_per_trx") or {}
+        rows.append((f"sysbench {r['test']}", r, ratio(r.get("dbswarm_vs_sysbench")), ratio(r.get("bare_vs_sysbench")),
+                     f"{num(cpu.get('sysbench'))} / {num(cpu.get('bare'))} / {num(cpu.get('dbswarm'))} (per trx)",
+                     command(pc)))
+    for r in (yc or {}).get("comparisons", []):
+        if r.get("failed") or r["engine"] == "mongodb":
+            continue
+        rows.append((f"go-ycsb workload {r['workload']}", r, ratio(r.get("ops_ratio")), ratio(r.get("bare_vs_goycsb")),
+                     f"{num(r.get('goycsb_cpu_us_per_op'))} / {num(r.get('bare_cpu_us_per_op'))} / "
+                     f"{num(r.get('dbswarm_cpu_us_per_op'))}", command(yc)))
+    for ref, r, vs_ref, bare_ref, cpu, cmd in rows:
+        L.append(f"| {ref} | {LABELS.get(r['engine'], r['engine'])} | {r['threads']} | {r['mode']} "
+                 f"| {vs_ref} ({bare_ref}) | {ratio(r.get('dbswarm_vs_bare'))} | {cpu} "
+                 f"| {num(r.get('dbswarm_orchestrator_cpu_s'))} |")
+    cmds = list(dict.fromkeys(cmd for *_, cmd in rows))
+    return L + ["", "Commands: " + "; ".join(cmds) + "."] if rows else []
+
+
 def met(ok: bool) -> str:
     return "yes" if ok else "**no**"
 
@@ -190,6 +230,7 @@ def main():
                      f"({interval or 1} s intervals) | {r['seconds']} s, {r['cpu_s']} CPU s, "
                      f"{r['process_maxrss_mb']:,} MB peak RSS | < 60 s, < 1 GB | "
                      f"{met(r['seconds'] < 60 and r['process_maxrss_mb'] < 1024)} | {command(ag)} |")
+    L += users_table(pc, yc)
     C.update_section("verdict", "\n".join(L))
 
 
