@@ -215,7 +215,8 @@ def test_tpcc_load_killed_resumes_checks_pass_and_nopm_matches(engine, env, tmp_
         assert run["server"]["counters"]["transactions"] > 0, run["server"]
         assert s["TPM"] == pytest.approx(run["server"]["counters"]["transactions"] * 60 / measured_s, rel=2e-4), s
         if engine == "mysql":  # MariaDB counts every COMMIT / ROLLBACK statement: the clients' are a lower bound,
-            # up to what commits while the start edge is read (as for NOPM above)
+            # up to what commits while the start edge is read (the read is not an instant: 20-40 ms on
+            # this shared machine) and what is in flight at it, allowed as 0.1 s of transactions + 4
             client = run["server"]["client"]["transactions"]
             assert run["server"]["counters"]["transactions"] >= client - (4 + 0.1 * client / measured_s), run["server"]
         # the TPC-C table of summary.md shows both

@@ -2,8 +2,9 @@
 population (clause 4.3), the five transactions (clause 2.4 - 2.8) dealt from a card deck
 (45/43/4/4/4, clause 5.2.4.2), keying and think times (off by default), the consistency
 conditions (clause 3.3.2) and the white papers' figures: tpmC / tpmTotal from the clients,
-NOPM from the database (HammerDB: the change of sum(d_next_o_id) over the window) and TPM
-from the server's commit + rollback counters.
+NOPM from the database (HammerDB: the change of sum(d_next_o_id) over the window), the
+clients' count of the same window, exact (the New-Orders committed around the ramp-up's end
+placed by their o_id: ``BAND_S``), and TPM from the server's commit + rollback counters.
 
 Warehouses are the unit of partitioning (go-tpc, CockroachDB's workload/tpcc):
 - load: units of work are ITEM chunks (10 x 10,000 items, all for global client thread 0)
