@@ -72,7 +72,8 @@ C_LAST_LOAD = 157  # the load's C for C_LAST (clause 2.1.6): the run derives its
 # virtual user's band: BAND_S covers the shards' start skew (each shard ends its ramp-up at the
 # start barrier + rampup; a late shard, the edge read's own delay or another machine's clock move
 # them apart by milliseconds to seconds) with room to spare, and keeps the records to about 60 s
-# of New-Orders (12 bytes each in a shard file).
+# of New-Orders (12 bytes each in a shard file). What it assumes: a COMMIT's answer reaches its
+# client within the band's half (a New-Order counted after the band committed after the edge).
 BAND_S = 30
 BAND_RECORDS = "tpcc_new_order_band"          # Measurement.records: per virtual user and call, 4 values:
                                               # band start, band end (wall-clock ms), New-Orders before, after it
