@@ -39,11 +39,17 @@ def _merged(stats: dict[str, OperationStats], names) -> Optional[OperationStats]
 
 def window_deltas(start: Optional[dict], end: Optional[dict]) -> Optional[dict]:
     """The measured window from its two edge documents (``worker.read_window_edge``):
-    after - before of every counter both edges have; None unless both were read."""
+    after - before of every counter both edges have; None unless both were read.
+
+    Beside the deltas, for the family's summary only (``Family.phase_summary``; not copied into
+    result.json): ``family_start``, the start edge's ``window_snapshot`` as read (TPC-C: each
+    district's d_next_o_id, where the window starts, and when it was read), and ``edges_at``,
+    the two edges' wall-clock times (seconds)."""
     if not start or not end:
         return None
     out: dict = {"seconds": round(end["at"] - start["at"], 3),
-                 "warnings": list(start.get("warnings", [])) + list(end.get("warnings", []))}
+                 "warnings": list(start.get("warnings", [])) + list(end.get("warnings", [])),
+                 "edges_at": [start["at"], end["at"]]}
     if start.get("after_warmup_s"):  # the start edge was read when the warm-up ended (service._warmup_edge)
         out["after_warmup_s"] = start["after_warmup_s"]
     for key in ("server", "family"):
@@ -51,6 +57,8 @@ def window_deltas(start: Optional[dict], end: Optional[dict]) -> Optional[dict]:
         if isinstance(a, dict) and isinstance(b, dict):
             out[key] = {k: b[k] - a[k] for k in sorted(b)
                         if k in a and isinstance(a[k], (int, float)) and isinstance(b[k], (int, float))}
+    if isinstance(start.get("family"), dict) and isinstance(end.get("family"), dict):
+        out["family_start"] = start["family"]
     return out
 
 

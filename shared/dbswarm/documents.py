@@ -180,7 +180,8 @@ class ShardResult(_Doc):
     ended_at: Optional[float] = None
     status: Optional[Literal["done", "continue"]] = None
     segments: list[dict[str, Any]] = Field(default_factory=list, description="one per call")
-    measurement: dict[str, Any] = Field(description="measure.Measurement.to_dict(): histograms, counters, timeline")
+    measurement: dict[str, Any] = Field(
+        description="measure.Measurement.to_dict(): histograms, counters, timeline, records")
     _check_version = _version(SHARD_SCHEMA_VERSION)
 
 

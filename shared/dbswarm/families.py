@@ -217,8 +217,11 @@ class Family:
         """Figures read from the database itself at both edges of a phase's measured window:
         an un-sharded step on one connection (``binding``, connected), before the phase's
         shards start and again after they have all ended (TPC-C: ``sum(d_next_o_id)``, the
-        New-Order count HammerDB's NOPM is). Numbers only: the phase result has after - before
-        under ``server.family`` and hands it to ``phase_summary`` as ``window``. None: nothing."""
+        New-Order count HammerDB's NOPM is). Its numbers' after - before is what the phase
+        result has under ``server.family`` and hands to ``phase_summary`` as ``window["family"]``;
+        anything else in it (lists, maps: TPC-C's d_next_o_id per district) stays in the edge
+        document, and the start edge's whole snapshot reaches ``phase_summary`` as
+        ``window["family_start"]``. None: nothing."""
         return None
 
     def client_statements(self, w, phase: str, measurement) -> Optional[dict]:
@@ -236,7 +239,9 @@ class Family:
                       window: Optional[dict] = None) -> Optional[dict]:
         """Added to a merged phase result under the family's name (None: nothing).
         ``window``: {"seconds": the window's length, "family": window_snapshot's deltas,
-        "server": the server counters' deltas} when both edges were read, else None."""
+        "family_start": the start edge's window_snapshot as read, "edges_at": [start, end] wall
+        times, "server": the server counters' deltas, "after_warmup_s": set when the start edge
+        was read as the warm-up ended} when both edges were read, else None."""
         return None
 
     def report_tables(self, runs: list[dict]) -> str:

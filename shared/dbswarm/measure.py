@@ -5,7 +5,9 @@
   interval (``report_interval``), a sparse log-linear latency histogram per type
   (``interval_bucket``), so that percentiles over time merge exactly across shards; for paced
   runs, the same of the response time from the intended start (where a stall shows).
-- ``Measurement``: both, plus error counts by class and free counters (sysbench queries).
+- ``Measurement``: both, plus error counts by class, free counters (sysbench queries) and
+  free integer records (``records``: lists merged by concatenation, e.g. TPC-C's New-Orders
+  committed around the ramp-up's end).
 - ``Recorder``: the per-thread hot path that fills a Measurement; ``Measured`` is the one
   timing wrapper every binding call goes through (bindings never time themselves).
 
@@ -394,8 +396,15 @@ class Measurement:
     """Everything one thread, shard, phase or run measured; merges exactly in any order.
     ``warmup`` holds the operations of a run phase's warm-up (``warmuptime``), kept apart
     from the measured ones so that they stay out of the reported percentiles; the timeline
-    has every second."""
-    __slots__ = ("operations", "errors", "counters", "timeline", "warmup")
+    has every second.
+
+    ``records``: named lists of integers a family keeps per event where a count is not enough
+    (TPC-C: each New-Order committed around the ramp-up's end, as warehouse, district, order
+    number; ``workloads.tpcc``). They merge by concatenation: the same multiset of values in
+    whatever order shards and threads are merged (a list's order carries no meaning; a family
+    that appends groups of k values keeps every list a multiple of k long, so the groups stay
+    whole). Absent from documents that have none (older shard files load with none)."""
+    __slots__ = ("operations", "errors", "counters", "timeline", "warmup", "records")
 
     def __init__(self):
         self.operations: dict[str, OperationStats] = {}
@@ -403,6 +412,7 @@ class Measurement:
         self.counters: dict[str, int] = {}   # queries_read, reconnects, retries ...
         self.timeline = Timeline()
         self.warmup: Optional[dict[str, OperationStats]] = None  # operation -> stats during the warm-up
+        self.records: dict[str, list[int]] = {}  # name -> integers, merged by concatenation
 
     def op(self, name: str) -> OperationStats:
         s = self.operations.get(name)
@@ -417,6 +427,8 @@ class Measurement:
             self.errors[k] = self.errors.get(k, 0) + v
         for k, v in other.counters.items():
             self.counters[k] = self.counters.get(k, 0) + v
+        for k, v in other.records.items():
+            self.records.setdefault(k, []).extend(v)
         self.timeline.merge(other.timeline)
         if other.warmup:
             if self.warmup is None:
@@ -443,6 +455,8 @@ class Measurement:
                "timeline": self.timeline.to_dict()}
         if self.warmup:
             out["warmup"] = {k: v.to_dict() for k, v in sorted(self.warmup.items())}
+        if any(self.records.values()):
+            out["records"] = {k: list(v) for k, v in sorted(self.records.items()) if v}
         return out
 
     @classmethod
@@ -454,6 +468,7 @@ class Measurement:
         m.timeline = Timeline.from_dict(d.get("timeline", {}))
         if d.get("warmup"):
             m.warmup = {k: OperationStats.from_dict(v) for k, v in d["warmup"].items()}
+        m.records = {k: [int(x) for x in v] for k, v in (d.get("records") or {}).items()}
         return m
 
 
@@ -490,6 +505,10 @@ class Recorder:
         self._errors = self.m.timeline.errors
         self.intended_ns = 0  # paced runs: the intended start (perf_counter_ns) of the current step
         self.warm_until_ns = 0  # run phases with a warm-up: operations ending before it are the warm-up's
+        # the instant the run phase's warm-up ends (its window's start edge is due), also when it
+        # ended before this call (a continuation: then in the past); 0: no warm-up. Set, as
+        # warm_until_ns, when the threads are released (after the clients were built)
+        self.warm_end_ns = 0
         self._wops: dict[str, _OpRecorder] = {}
 
     def _op(self, op) -> _OpRecorder:
@@ -603,6 +622,11 @@ class Recorder:
     def count(self, counter: str, n: int = 1) -> None:
         c = self.m.counters
         c[counter] = c.get(counter, 0) + n
+
+    def record_list(self, name: str) -> list[int]:
+        """The list of ``Measurement.records`` named ``name`` this thread appends to (once, then
+        appended to directly on the hot path: no lookup per event)."""
+        return self.m.records.setdefault(name, [])
 
     def wall_time(self, perf_ns: int) -> float:
         return self.second0 + (perf_ns - self.base) / NS_PER_S

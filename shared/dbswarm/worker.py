@@ -225,7 +225,7 @@ class ShardPhase:
         self._lock = threading.Lock()
         # set by _arm when the threads are released; before that (connecting) nothing stops on time
         self._stop_perf = self._deadline_perf = float("inf")
-        self._warm_until_ns = 0
+        self._warm_until_ns = self._warm_end_ns = 0
         self._cap_limited = False
 
     # -- limits ----------------------------------------------------------------------
@@ -252,6 +252,17 @@ class ShardPhase:
             # when shard 0's call reads the measured window's start edge (service._warmup_edge)
             warm -= skew
         self._warm_until_ns = int((began_perf + warm) * 1e9) if warm > 0 else 0
+        # the warm-up's end also when this call begins after it (a continuation): TPC-C's clients
+        # record the New-Orders committed around it (workloads.tpcc, BAND_S); on the start
+        # barrier's clock when there is one (the instant shard 0's call reads the window's start
+        # edge), else on the phase's elapsed clock
+        self._warm_end_ns = 0
+        if self.phase == "run" and self.w.warmuptime > 0:
+            if self.start_at and self.family.window_after_warmup(self.w):
+                end = began_perf + (self.start_at + self.w.warmuptime - began_wall)
+            else:
+                end = began_perf + self.w.warmuptime - self.cp.get("elapsed", 0.0)
+            self._warm_end_ns = int(end * 1e9)
         cap = self._time_cap()
         stop_perf = float("inf")
         self._cap_limited = False
@@ -446,6 +457,7 @@ class ShardPhase:
                 rng.resume(st.rng_words)
             on_ready(st)  # connected, client built: wait for the armed instant
             rec.warm_until_ns = self._warm_until_ns  # warm-up operations are kept apart (Measurement.warmup)
+            rec.warm_end_ns = self._warm_end_ns
             try:
                 if self.phase == "load":
                     self._drive(st, client, None, None)

@@ -43,6 +43,8 @@ def _measurement(seed):
     m.timeline = Timeline(1_700_000_000 + rng.randint(0, 5))
     m.timeline.ops = {"READ": [rng.randint(0, 9) for _ in range(rng.randint(1, 6))]}
     m.timeline.errors = [rng.randint(0, 2) for _ in range(rng.randint(0, 4))]
+    if rng.random() < 0.7:  # records: groups of 3 integers (as TPC-C's New-Orders), merged by concatenation
+        m.records = {"orders": [rng.randint(1, 5000) for _ in range(3 * rng.randint(0, 5))]}
     return m
 
 
@@ -56,6 +58,8 @@ def _canon(m: Measurement):
     tl["errors"] = {start + i: v for i, v in enumerate(tl["errors"]) if v}
     tl["latency_us"] = {start + i: v for i, v in enumerate(tl["latency_us"]) if v}
     del tl["start"]
+    # records: the same groups of values, in whatever order the parts were merged
+    d["records"] = {k: sorted(zip(v[0::3], v[1::3], v[2::3])) for k, v in d.get("records", {}).items()}
     return d, {k: [s.histogram.get_value_at_percentile(p) for p in (50, 99)] for k, s in m.operations.items()}
 
 
@@ -82,6 +86,26 @@ def test_round_trip_keeps_everything():
     m = _measurement(3)
     again = Measurement.from_dict(m.to_dict())
     assert _canon(again) == _canon(m)
+
+
+def test_records_merge_by_concatenation_round_trip_and_old_documents_load_without():
+    """Measurement.records: lists of integers merged by concatenation (a record written by one
+    thread stays whole: groups of k values keep every list a multiple of k long), serialized
+    only when there are some; a document of a dbswarm that kept none loads with none."""
+    a, b = Measurement(), Measurement()
+    a.records = {"orders": [1, 2, 3001], "bands": [10, 20, 1, 0]}
+    b.records = {"orders": [2, 5, 3100, 1, 2, 3002]}
+    m = Measurement().merge(Measurement.from_dict(a.to_dict())).merge(Measurement.from_dict(b.to_dict()))
+    assert m.records == {"orders": [1, 2, 3001, 2, 5, 3100, 1, 2, 3002], "bands": [10, 20, 1, 0]}
+    assert a.records["orders"] == [1, 2, 3001]  # the parts are not changed by merging them
+    assert Measurement.from_dict(m.to_dict()).records == m.records
+    assert "records" not in Measurement().to_dict()
+    old = Measurement().to_dict()
+    assert Measurement.from_dict(old).records == {}
+    rec = Recorder()
+    lst = rec.record_list("orders")
+    lst.extend((1, 1, 3001))
+    assert rec.record_list("orders") is lst and rec.measurement().records == {"orders": [1, 1, 3001]}
 
 
 def test_timeline_sums_on_the_wall_clock_second():

@@ -4,6 +4,7 @@ load's split over client threads, the model's rampup and the phase summary."""
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
 
 import pytest
@@ -369,6 +370,232 @@ def test_a_retryable_error_rolls_back_reruns_once_and_commits_once(tmp_path):
     assert list(meas.errors) == ["NEW_ORDER:retryable:database_locked"]
     assert b.fetchone("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 1")[0] == 3002  # not 3003
     assert b.fetchone("SELECT COUNT(*) FROM orders")[0] == 1
+
+
+# ---- NOPM from the clients, exactly: the New-Orders around the ramp-up's end placed by o_id (issue 16) ------
+
+def _band_client(tmp_path, warm_end_from_now_s):
+    """A virtual user on SQLite (warehouse 1, district 1 at d_next_o_id 3001) whose recorder's
+    ramp-up ends ``warm_end_from_now_s`` from now, set after the client was built (as the worker does)."""
+    from dbswarm.measure import Measured, Recorder
+    b, st = _sqlite_session(tmp_path)
+    c = _client()
+    rec = Recorder()
+    c.rec = rec
+    rec.warm_end_ns = time.perf_counter_ns() + int(warm_end_from_now_s * 1e9)
+    return b, st, c, Measured(b, rec)
+
+
+ORDER = (1, 7, [(11, 1, 1), (12, 1, 2)], False)
+
+
+@pytest.mark.parametrize("warm_end_from_now_s, where", [(0, "band"), (tpcc.BAND_S + 5, "before"),
+                                                       (-tpcc.BAND_S - 5, "after")])
+def test_a_committed_new_order_is_recorded_in_the_band_or_counted_before_or_after_it(tmp_path, warm_end_from_now_s,
+                                                                                       where):
+    """Inside the band (BAND_S either side of the ramp-up's end) a New-Order is recorded as
+    (warehouse, district, o_id); outside it only counted, before or after. A rolled-back one
+    (the 1%) is neither; the band itself is recorded once, with its wall-clock limits."""
+    b, st, c, m = _band_client(tmp_path, warm_end_from_now_s)
+    assert m.event("NEW_ORDER", c.new_order, st, ORDER)
+    assert m.event("NEW_ORDER", c.new_order, st, (1, 7, [(13, 1, 2), (tpcc.ITEMS + 1, 1, 1)], True))  # rolled back
+    assert m.event("NEW_ORDER", c.new_order, st, ORDER)
+    records = m.rec.measurement().records
+    lo_ms, hi_ms, before, after = records[tpcc.BAND_RECORDS]
+    now_ms = time.time() * 1000
+    assert hi_ms - lo_ms == pytest.approx(2 * tpcc.BAND_S * 1000, abs=2)
+    assert lo_ms + tpcc.BAND_S * 1000 == pytest.approx(now_ms + warm_end_from_now_s * 1000, abs=1000)
+    orders = records.get(tpcc.BAND_ORDERS, [])
+    assert (before, len(orders) // 3, after) == {"before": (2, 0, 0), "band": (0, 2, 0), "after": (0, 0, 2)}[where]
+    if where == "band":
+        assert orders == [1, 1, 3001, 1, 1, 3002]  # warehouse, district, o_id: the rolled-back one gave 3002 back
+    assert c.counters["new_order_rollbacks"] == 1
+    b.close()
+
+
+def test_a_retried_new_order_is_recorded_once_with_the_o_id_it_committed(tmp_path):
+    """The first attempt takes o_id 3001 and fails (a deadlock, SQLite's 'database is locked'):
+    rolled back, it gives 3001 back; the retry commits 3001, recorded once."""
+    import sqlite3
+    b, st, c, m = _band_client(tmp_path, 0)
+    attempts = []
+
+    def body(st, inp):
+        attempts.append(1)
+        if len(attempts) == 1:
+            st.b.begin(True)
+            st.b.execute("UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 1")
+            raise sqlite3.OperationalError("database is locked")
+        c.new_order(st, inp)
+
+    assert m.event("NEW_ORDER", body, st, ORDER) and len(attempts) == 2
+    meas = m.rec.measurement()
+    assert meas.counters["retries"] == 1 and meas.operations["NEW_ORDER"].count == 1
+    assert meas.records[tpcc.BAND_ORDERS] == [1, 1, 3001]
+    assert meas.records[tpcc.BAND_RECORDS][2:] == [0, 0]
+    b.close()
+
+
+def test_no_band_without_a_rampup_and_warmup_rollbacks_read_the_recorders_instant(tmp_path):
+    """No ramp-up (warm_end_ns 0): nothing recorded. The 1% rollback during the ramp-up is
+    counted apart, the recorder's warm-up end read when it happens (the worker sets it after the
+    client was built)."""
+    b, st, c, m = _band_client(tmp_path, 0)
+    m.rec.warm_end_ns = 0
+    m.rec.warm_until_ns = time.perf_counter_ns() + 60 * 10 ** 9
+    assert m.event("NEW_ORDER", c.new_order, st, ORDER)
+    assert m.event("NEW_ORDER", c.new_order, st, (1, 7, [(13, 1, 2), (tpcc.ITEMS + 1, 1, 1)], True))
+    assert m.rec.measurement().records == {}
+    assert c.counters["new_order_rollbacks_warmup"] == 1 and c.counters["new_order_rollbacks"] == 0
+    b.close()
+
+
+def test_window_snapshot_reads_every_districts_next_o_id_in_one_statement(tmp_path):
+    b, _ = _sqlite_session(tmp_path)
+    b.execute("INSERT INTO district (d_id, d_w_id, d_name, d_street_1, d_street_2, d_city, d_state, d_zip, d_tax, "
+              "d_ytd, d_next_o_id) VALUES (3, 2, 'd', 's', 's', 'c', 'ST', '123411111', '0.0500', '30000.00', 3050)")
+    t0 = time.time()
+    snap = FAMILY.window_snapshot(b, FAMILY.workload({"family": "tpcc", "warehouses": 2}), "run")
+    assert snap["new_orders"] == 3001 + 3050
+    assert snap["district_next_o_id"] == {"1": [3001], "2": [None, None, 3050]}
+    assert t0 <= snap["read_at"][0] <= snap["read_at"][1] <= time.time()
+    assert FAMILY.window_snapshot(b, FAMILY.workload({"family": "tpcc"}), "load") is None
+    b.close()
+
+
+EDGE_S = 1_700_000_100.0  # when the start edge's snapshot was read (wall clock)
+
+
+def _banded(bands, orders, whole=None, rollbacks=2):
+    """A run phase's measurement: bands [(start s, end s, before, after)] and orders
+    [(w, d, o_id)] as the clients record them; New-Orders over the phase = their total."""
+    m = Measurement()
+    committed = sum(bd[2] + bd[3] for bd in bands) + len(orders) if whole is None else whole
+    m.op("NEW_ORDER").count = committed - 40 + rollbacks  # 40 in the ramp-up
+    m.warmup = {"NEW_ORDER": OperationStats()}
+    m.warmup["NEW_ORDER"].count = 40
+    m.counters = {"new_order_rollbacks": rollbacks}
+    m.records = {tpcc.BAND_RECORDS: [v for lo, hi, bf, af in bands for v in (int(lo * 1000), int(hi * 1000), bf, af)],
+                 tpcc.BAND_ORDERS: [v for o in orders for v in o]}
+    return m
+
+
+def _window(new_orders, start=None):
+    start = start if start is not None else {"new_orders": 6000 + 6100, "read_at": [EDGE_S, EDGE_S + 0.02],
+                                             "district_next_o_id": {"1": [3000, 3100], "2": [3000, 3000]}}
+    return {"seconds": 61.0, "family": {"new_orders": new_orders}, "family_start": start, "after_warmup_s": 10,
+            "edges_at": [EDGE_S + 0.03, EDGE_S + 61]}
+
+
+W_BAND = {"family": "tpcc", "warehouses": 2, "threads": 2, "time": 60, "rampup": 10}
+
+
+def test_clients_count_is_exact_when_the_edge_lies_inside_every_band():
+    """Two virtual users' bands around the edge: 30 + 20 New-Orders before their bands, 50 + 10
+    after; in the bands, those with an o_id below the district's d_next_o_id at the edge were
+    committed before it. Clients in the window = whole - before the bands - those below."""
+    bands = [(EDGE_S - 30, EDGE_S + 30, 30, 50), (EDGE_S - 29.5, EDGE_S + 30.5, 20, 10)]
+    orders = [(1, 1, 2998), (1, 1, 2999), (1, 1, 3000), (1, 1, 3001),  # district (1, 1) starts at 3000
+              (1, 2, 3099), (1, 2, 3100), (2, 1, 3000), (2, 2, 2999)]
+    m = _banded(bands, orders)
+    whole = 30 + 50 + 20 + 10 + 8
+    in_window = whole - 50 - 4  # 2998, 2999, 3099 and warehouse 2's 2999 are before the edge
+    s = FAMILY.phase_summary(W_BAND, "run", m, 70.0, window=_window(in_window))
+    assert s["new_orders_committed_whole_phase"] == whole
+    assert s["new_orders_clients"] == s["new_orders_database"] == in_window == 64
+    assert s["new_orders_agreement"] == "exact" and s["new_orders_difference"] == 0
+    assert "exact: the edge was read inside every band" in s["new_orders_clients_basis"]
+    assert "new_orders_clients" in s["NOPM_basis"] and s["NOPM"] == 64.0
+    # the database says one more (a New-Order the clients did not count): said, not hidden
+    s = FAMILY.phase_summary(W_BAND, "run", m, 70.0, window=_window(in_window + 1))
+    assert s["new_orders_agreement"] == "differs" and s["new_orders_difference"] == -1
+    # the order of the records (shards, threads merged in another order) changes nothing
+    again = Measurement()
+    for bd, part in ((bands[1:], orders[4:]), (bands[:1], orders[:4])):
+        piece = _banded(bd, part)
+        piece.operations, piece.warmup, piece.counters = {}, None, {}
+        again.merge(Measurement.from_dict(piece.to_dict()))
+    m.records = again.records
+    assert FAMILY.phase_summary(W_BAND, "run", m, 70.0, window=_window(in_window))["new_orders_clients"] == 64
+
+
+def test_a_band_that_counted_nothing_on_a_side_does_not_need_the_edge_on_that_side():
+    """A call that began after the edge (a continuation) counted nothing before its band: its
+    band's start may lie after the edge and the count is still exact; one that counted a
+    New-Order after a band that ended before the edge makes the count approximate."""
+    orders = [(1, 1, 3000)]
+    late = [(EDGE_S - 30, EDGE_S + 30, 5, 5), (EDGE_S + 10, EDGE_S + 70, 0, 7)]
+    s = FAMILY.phase_summary(W_BAND, "run", _banded(late, orders), 70.0, window=_window(13))
+    assert s["new_orders_agreement"] == "exact" and s["new_orders_clients"] == 13
+    early = [(EDGE_S - 30, EDGE_S + 30, 5, 5), (EDGE_S - 70, EDGE_S - 10, 0, 7)]
+    s = FAMILY.phase_summary(W_BAND, "run", _banded(early, orders), 70.0, window=_window(13))
+    assert s["new_orders_agreement"] == "approximate"
+
+
+@pytest.mark.parametrize("case", ["edge outside a band", "no per-district snapshot", "records do not add up",
+                                  "district not in the snapshot"])
+def test_the_clients_count_falls_back_to_time_and_says_why(case):
+    """Not exact: the time-based count (New-Orders after each virtual user's ramp-up by its own
+    clock, new_orders_committed), the agreement approximate and the basis saying why."""
+    bands = [(EDGE_S - 30, EDGE_S + 30, 30, 50)]
+    orders = [(1, 1, 2999), (1, 1, 3000)]
+    window, whole = _window(51), None
+    if case == "edge outside a band":
+        bands.append((EDGE_S + 0.01, EDGE_S + 60, 3, 0))  # counted 3 before a band that began during the read
+        why = "outside the band (±30 s around the ramp-up's end) of 1 of 2"
+    elif case == "no per-district snapshot":
+        window = _window(51, start={"new_orders": 12100})
+        why = "the start edge holds no per-district d_next_o_id"
+    elif case == "records do not add up":  # e.g. an older dbswarm's shard file among the others
+        whole = 100
+        why = "account for 82 of the 100 New-Orders committed"
+    else:
+        orders.append((3, 1, 3000))
+        why = "district 1 of warehouse 3 is not in the start edge's snapshot"
+    m = _banded(bands, orders, whole=whole)
+    s = FAMILY.phase_summary(W_BAND, "run", m, 70.0, window=window)
+    assert s["new_orders_clients"] == s["new_orders_committed"] == m.operations["NEW_ORDER"].count - 2
+    assert s["new_orders_agreement"] == "approximate"
+    assert s["new_orders_difference"] == s["new_orders_clients"] - 51
+    assert s["new_orders_clients_basis"].startswith("approximate: ") and why in s["new_orders_clients_basis"], \
+        s["new_orders_clients_basis"]
+
+
+def test_without_a_rampup_the_clients_count_is_the_whole_phase():
+    m = _banded([], [], whole=500)
+    s = FAMILY.phase_summary(dict(W_BAND, rampup=0), "run", m, 60.0,
+                             window={"seconds": 60.5, "family": {"new_orders": 500}, "edges_at": [0, 60.5]})
+    assert s["new_orders_clients"] == 500 and s["new_orders_agreement"] == "exact"
+    assert "whole phase" in s["new_orders_clients_basis"]
+
+
+def test_window_deltas_hand_the_start_snapshot_to_the_family_and_keep_it_out_of_the_result():
+    """The start edge's snapshot reaches phase_summary (window["family_start"]); the merged phase
+    (result.json) keeps the deltas only, and the shards' records through their documents."""
+    import json
+    from dbswarm.aggregate import merge_phase, window_deltas
+    start = {"at": EDGE_S + 0.03, "warnings": [], "after_warmup_s": 10, "server": {"transactions": 5},
+             "family": {"new_orders": 6100, "read_at": [EDGE_S, EDGE_S + 0.02],
+                        "district_next_o_id": {"1": [3000, 3100]}}}
+    end = {"at": EDGE_S + 61, "warnings": [], "server": {"transactions": 905},
+           "family": {"new_orders": 6164, "read_at": [EDGE_S + 60.9, EDGE_S + 60.95],
+                      "district_next_o_id": {"1": [3032, 3132]}}}
+    win = window_deltas(start, end)
+    assert win["family"] == {"new_orders": 64} and win["server"] == {"transactions": 900}
+    assert win["family_start"] == start["family"] and win["edges_at"] == [start["at"], end["at"]]
+    assert win["after_warmup_s"] == 10
+    assert "family_start" not in window_deltas(start, dict(end, family=None))
+    # two shards' documents, merged: the clients' count over the window is the database's
+    shards = [_banded([(EDGE_S - 30, EDGE_S + 30, 10, 20)], [(1, 1, 2999), (1, 2, 3100)]),
+              _banded([(EDGE_S - 30, EDGE_S + 30, 5, 40)], [(1, 1, 3000), (1, 1, 3001)])]
+    docs = {i: {"campaign_id": "c", "run_id": "r", "phase": "run", "shard": i, "threads": 1,
+                "binding": {"engine": "postgresql", "is_real_database": True}, "measurement": m.to_dict(),
+                "started_at": EDGE_S - 10, "ended_at": EDGE_S + 60, "status": "done"} for i, m in enumerate(shards)}
+    whole = 10 + 20 + 2 + 5 + 40 + 2
+    phase = merge_phase("tpcc", W_BAND, 2, "run", docs, {}, window=dict(win, family={"new_orders": whole - 15 - 1}))
+    assert phase["tpcc"]["new_orders_clients"] == whole - 15 - 1 == 63, phase["tpcc"]
+    assert phase["tpcc"]["new_orders_agreement"] == "exact"
+    assert "district_next_o_id" not in json.dumps(phase) and "records" not in phase
 
 
 # ---- the consistency check on a loaded SQLite warehouse: each condition can fail -------------------

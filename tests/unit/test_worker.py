@@ -280,3 +280,30 @@ def test_a_thread_random_stream_continues_where_its_segment_ended(same_process):
     draws(again)  # a client's constructor drawing from the seed again before the stream is put back
     again.resume(words)
     assert draws(again) == second and again.words == whole.words
+
+
+@pytest.mark.parametrize("start_at, elapsed", [(True, 0.0), (True, 20.0), (False, 0.0), (False, 20.0)])
+def test_the_warm_up_end_is_known_in_every_call_on_the_start_barriers_clock(tmp_path, start_at, elapsed):
+    """The instant a run's warm-up (TPC-C's ramp-up) ends, handed to the recorders as
+    warm_end_ns: also in a call that continues after it (then in the past: TPC-C's clients place
+    the New-Orders around it). With a start barrier, on its clock (start_at + rampup: when shard
+    0's call reads the window's start edge), whatever the segment; without one, on the phase's
+    elapsed clock."""
+    import time
+    from dbswarm.worker import ShardPhase
+    plan, rid = _plan(tmp_path, {"family": "tpcc", "warehouses": 1, "threads": 1, "time": 60, "rampup": 10},
+                      phases=("run",))
+    run = service.load_plan(open_store(plan["store"]), plan["campaign_id"], rid).run(rid)
+    at = time.time() - 5 if start_at else None  # the barrier was 5 s ago (a late shard, a continuation)
+    cp = {"segment": 1, "elapsed": elapsed, "threads": [{}]} if elapsed else None
+    sp = ShardPhase(run, run.shards[0], "run", None, start_at=at, checkpoint=cp)
+    began_wall, began_perf, _ = sp._arm()
+    end_wall = began_wall + (sp._warm_end_ns / 1e9 - began_perf)
+    if start_at:
+        assert end_wall == pytest.approx(at + 10, abs=0.01)
+    else:
+        assert end_wall == pytest.approx(began_wall + 10 - elapsed, abs=0.01)
+    if not elapsed:  # the first call: the warm-up's own end is the same instant
+        assert sp._warm_until_ns == pytest.approx(sp._warm_end_ns, abs=10 ** 7)
+    else:
+        assert sp._warm_until_ns == 0  # no warm-up left in this call

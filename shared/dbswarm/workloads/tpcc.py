@@ -2,8 +2,9 @@
 population (clause 4.3), the five transactions (clause 2.4 - 2.8) dealt from a card deck
 (45/43/4/4/4, clause 5.2.4.2), keying and think times (off by default), the consistency
 conditions (clause 3.3.2) and the white papers' figures: tpmC / tpmTotal from the clients,
-NOPM from the database (HammerDB: the change of sum(d_next_o_id) over the window) and TPM
-from the server's commit + rollback counters.
+NOPM from the database (HammerDB: the change of sum(d_next_o_id) over the window), the
+clients' count of the same window, exact (the New-Orders committed around the ramp-up's end
+placed by their o_id: ``BAND_S``), and TPM from the server's commit + rollback counters.
 
 Warehouses are the unit of partitioning (go-tpc, CockroachDB's workload/tpcc):
 - load: units of work are ITEM chunks (10 x 10,000 items, all for global client thread 0)
@@ -59,6 +60,25 @@ TPMC_PER_WAREHOUSE_MAX = 12.86  # clause 4.2: the most a warehouse can do with k
 
 SYLLABLES = ("BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATION", "EING")
 C_LAST_LOAD = 157  # the load's C for C_LAST (clause 2.1.6): the run derives its own from it (C-delta rule)
+
+# NOPM from the clients, exactly (issue 16). The database's window (HammerDB) runs from the
+# start edge's snapshot of d_next_o_id per district to the end edge's; in a district the o_ids of
+# committed New-Orders are contiguous (d_next_o_id is read and bumped under the row lock, and a
+# rolled-back New-Order gives its o_id back), so that window is exactly "o_id >= the district's
+# d_next_o_id at the start edge". A virtual user records each New-Order it commits within BAND_S
+# seconds of its ramp-up's end as (warehouse, district, o_id), and only counts those before and
+# after that band; the start edge, read by shard 0's call when the ramp-up ends, then places each
+# recorded one on its side (Tpcc.phase_summary). That is exact when the edge was read inside every
+# virtual user's band: BAND_S covers the shards' start skew (each shard ends its ramp-up at the
+# start barrier + rampup; a late shard, the edge read's own delay or another machine's clock move
+# them apart by milliseconds to seconds) with room to spare, and keeps the records to about 60 s
+# of New-Orders (12 bytes each in a shard file). What it assumes: a COMMIT's answer reaches its
+# client within the band's half (a New-Order counted after the band committed after the edge).
+BAND_S = 30
+BAND_RECORDS = "tpcc_new_order_band"          # Measurement.records: per virtual user and call, 4 values:
+                                              # band start, band end (wall-clock ms), New-Orders before, after it
+BAND_ORDERS = "tpcc_new_order_band_orders"    # per New-Order committed in the band, 3 values: warehouse, district, o_id
+_BAND_NS = BAND_S * 1_000_000_000
 
 _ALNUM = string.ascii_letters + string.digits
 _DIGITS = string.digits
@@ -430,7 +450,8 @@ class TpccClient:
         self.counters = {"new_order_rollbacks": 0, "new_order_rollbacks_warmup": 0, "payment_remote": 0,
                          "payment_by_name": 0, "order_status_by_name": 0, "new_order_remote_lines": 0,
                          "delivery_skipped_districts": 0}
-        self.warm_until_ns = 0
+        self.rec = None    # the thread's measure.Recorder (set by _RunClient; None: nothing recorded)
+        self._band = None  # the band around the ramp-up's end, set at the first committed New-Order
 
     def other_warehouse(self) -> int:
         w = self.rng.randint(1, self.W - 1)
@@ -502,8 +523,10 @@ class TpccClient:
         prices = {row[0]: row[1] for row in b.fetchall(st.batched("items", len(items)), items)}
         if len(prices) < len(items):  # the unused item of the 1% rollback (clause 2.4.2.3)
             b.rollback()
-            key = ("new_order_rollbacks_warmup" if time.perf_counter_ns() < self.warm_until_ns
-                   else "new_order_rollbacks")
+            # the recorder's warm-up end, read now: it is set when the threads are released, after
+            # the clients were built
+            key = ("new_order_rollbacks_warmup" if self.rec is not None and time.perf_counter_ns()
+                   < self.rec.warm_until_ns else "new_order_rollbacks")
             self.counters[key] += 1
             return
         pairs = sorted({(supply, item) for item, supply, _ in lines})  # one global lock order
@@ -527,8 +550,41 @@ class TpccClient:
         b.execute(st.batched("stock_update", len(stock)), upd)
         b.execute(st.batched("lines", len(lines)), ol_args)
         b.commit()
+        if self.rec is not None:
+            self._committed(d, o_id)
         self.counters["new_order_remote_lines"] += sum(sw != w for _, sw, _ in lines)
         _ = total * (1 - float(c_discount)) * (1 + float(w_tax) + float(d_tax))  # the terminal's total
+
+    def _committed(self, d: int, o_id: int):
+        """A New-Order committed (its COMMIT returned: never a rollback or a failed attempt, so a
+        retried one once): recorded as (warehouse, district, o_id) when it committed inside the
+        band around the ramp-up's end (``BAND_S``), else counted before or after the band."""
+        band = self._band
+        if band is None:
+            band = self._band = self._open_band()
+        if band:
+            lo, hi, orders, rows, i = band
+            t = time.perf_counter_ns()
+            if t < lo:
+                rows[i + 2] += 1
+            elif t > hi:
+                rows[i + 3] += 1
+            else:
+                orders.extend((self.home_w, d, o_id))
+
+    def _open_band(self):
+        """(start, end (perf_counter_ns), the orders' list, the bands' list, this band's index in
+        it): the band appended to BAND_RECORDS with its wall-clock limits (start rounded up, end
+        down, to the ms) and no New-Orders yet; False when the phase has no ramp-up."""
+        rec = self.rec
+        end = rec.warm_end_ns
+        if not end:
+            return False
+        lo, hi = end - _BAND_NS, end + _BAND_NS
+        rows = rec.record_list(BAND_RECORDS)
+        i = len(rows)
+        rows.extend((math.ceil(rec.wall_time(lo) * 1000), math.floor(rec.wall_time(hi) * 1000), 0, 0))
+        return lo, hi, rec.record_list(BAND_ORDERS), rows, i
 
     def payment(self, st, inp):
         d, cw, cd, c_id, c_last, amount = inp
@@ -611,7 +667,7 @@ class _RunClient(Client):
         self.m = ctx.m
         self.w = w
         self.c = TpccClient(w, ctx.rng, ctx.thread, run_constants(w.c_last_load, _run_rng(w)))
-        self.c.warm_until_ns = ctx.m.rec.warm_until_ns
+        self.c.rec = ctx.m.rec  # its warm-up instants are set when the threads are released
         self.st = Session(ctx.m.binding)
         c = self.c
         self.kinds = {"NEW_ORDER": (c.new_order_input, c.new_order), "PAYMENT": (c.payment_input, c.payment),
@@ -768,9 +824,27 @@ class Tpcc(Family):
         return _LoadClient(w, ctx, start, count)
 
     def window_snapshot(self, binding, w, phase):
+        """The run's window edge: every district's d_next_o_id in one statement (one snapshot,
+        autocommit: taken when the statement starts), as ``new_orders`` (their sum: HammerDB's
+        NOPM is its change), ``district_next_o_id`` ({warehouse: [district 1's, ..., 10's]}:
+        where the window starts in each district, for the clients' exact count) and ``read_at``
+        ([wall-clock seconds before the statement, after it]: the snapshot lies between)."""
         if phase != "run":
             return None
-        return {"new_orders": int(binding.fetchone(S.NEW_ORDERS_SUM)[0] or 0)}
+        t0 = time.time()
+        rows = binding.fetchall(S.DISTRICT_NEXT_O_IDS)
+        t1 = time.time()
+        per_w: dict[str, list] = {}
+        total = 0
+        for w_id, d_id, n in rows:
+            n, d_id = int(n), int(d_id)
+            total += n
+            row = per_w.setdefault(str(int(w_id)), [])
+            if len(row) < d_id:
+                row.extend([None] * (d_id - len(row)))
+            row[d_id - 1] = n
+        return {"new_orders": total, "district_next_o_id": dict(sorted(per_w.items(), key=lambda kv: int(kv[0]))),
+                "read_at": [round(t0, 6), round(t1, 6)]}
 
     @staticmethod
     def _all_counts(measurement) -> dict[str, int]:
@@ -800,6 +874,48 @@ class Tpcc(Family):
         c = measurement.counters
         return (self._all_counts(measurement)["NEW_ORDER"] - c.get("new_order_rollbacks", 0)
                 - c.get("new_order_rollbacks_warmup", 0))
+
+    def clients_in_window(self, measurement, start: Optional[dict]) -> tuple[Optional[int], str]:
+        """(New-Orders the clients committed in the database's window, how) when the window's
+        start edge was read as the ramp-up ended (``start``: that edge's ``window_snapshot``):
+        the New-Orders committed over the whole phase less those before the window, which are
+        the ones committed before their virtual user's band (``BAND_S``) and the ones recorded
+        in it whose o_id is below their district's d_next_o_id at the edge. Exact when the
+        edge's snapshot lies inside every band that counted a New-Order outside it (a band that
+        counted one before it started before the snapshot's read; one that counted one after it
+        ended after it): the snapshot then holds every New-Order committed before a band and
+        none committed after one. (None, why not) when it is not exact: no per-district
+        snapshot, clients that kept no band (older shard files), an edge read outside a band."""
+        nxt = (start or {}).get("district_next_o_id")
+        at = (start or {}).get("read_at")
+        if not nxt or not at:
+            return None, "the start edge holds no per-district d_next_o_id"
+        records = measurement.records
+        bands, orders = records.get(BAND_RECORDS, []), records.get(BAND_ORDERS, [])
+        whole = self.committed_new_orders(measurement)
+        before_band, after_band, recorded = sum(bands[2::4]), sum(bands[3::4]), len(orders) // 3
+        if before_band + recorded + after_band != whole:
+            return None, (f"the clients' band records account for {before_band + recorded + after_band:,} of the "
+                          f"{whole:,} New-Orders committed")
+        lo_ms, hi_ms = at[0] * 1000, at[1] * 1000
+        outside = sum(1 for i in range(0, len(bands), 4)
+                      if (bands[i + 2] and bands[i] > lo_ms) or (bands[i + 3] and bands[i + 1] < hi_ms))
+        if outside:
+            return None, (f"the start edge was read outside the band (±{BAND_S} s around the ramp-up's end) of "
+                          f"{outside} of {len(bands) // 4} virtual users' calls")
+        in_band_before = 0
+        for j in range(0, len(orders), 3):
+            w, d, o_id = orders[j], orders[j + 1], orders[j + 2]
+            starts = nxt.get(str(w)) or ()
+            if d > len(starts) or starts[d - 1] is None:
+                return None, f"district {d} of warehouse {w} is not in the start edge's snapshot"
+            if o_id < starts[d - 1]:
+                in_band_before += 1
+        return whole - before_band - in_band_before, (
+            f"New-Orders committed over the whole phase ({whole:,}) less those before the window: "
+            f"{before_band:,} committed before their virtual user's band (±{BAND_S} s around its ramp-up's end) "
+            f"and {in_band_before:,} of the {recorded:,} committed in it whose o_id is below their district's "
+            "d_next_o_id at the start edge (exact: the edge was read inside every band)")
 
     def phase_summary(self, w, phase, measurement, duration, window=None):
         if phase == "load":
@@ -855,16 +971,36 @@ class Tpcc(Family):
         span_minutes = max(duration - (wm.rampup if after_rampup else 0), 1e-9) / 60
         out["window_starts"] = "after the ramp-up" if after_rampup else "before the shards started"
         if "new_orders" in fam:
-            out["NOPM"] = round(fam["new_orders"] / span_minutes, 1)
-            out["new_orders_database"] = fam["new_orders"]
-            out["new_orders_clients"] = (out["new_orders_committed"] if after_rampup
-                                         else self.committed_new_orders(measurement))
+            database = fam["new_orders"]
+            out["NOPM"] = round(database / span_minutes, 1)
+            out["new_orders_database"] = database
             out["NOPM_basis"] = ("change of sum(d_next_o_id) read from the database "
                                  + ("when the ramp-up ended" if after_rampup else "before the phase's shards started")
                                  + " and after they all ended (HammerDB), per minute of "
                                  + ("the measured window" if after_rampup else "the phase")
                                  + (f" (its {wm.rampup:g} s ramp-up included: the start edge was not read when "
-                                    "it ended)" if wm.rampup and not after_rampup else ""))
+                                    "it ended)" if wm.rampup and not after_rampup else "")
+                                 + "; the clients' count of the same window in new_orders_clients "
+                                   "(new_orders_clients_basis)")
+            # the clients' New-Orders over the database's window, to compare with it
+            exact = True
+            if not after_rampup:
+                clients = self.committed_new_orders(measurement)
+                basis = ("New-Orders committed over the whole phase, ramp-up included (exact: the window is "
+                         "the phase)")
+            else:
+                clients, basis = self.clients_in_window(measurement, (window or {}).get("family_start"))
+                if clients is None:
+                    exact = False
+                    clients = out["new_orders_committed"]
+                    basis = ("approximate: New-Orders committed after each virtual user's ramp-up ended by its "
+                             "own clock (those in flight while the start edge was read fall on either side); "
+                             "not placed by o_id because " + basis)
+            out["new_orders_clients"] = clients
+            out["new_orders_clients_basis"] = basis
+            out["new_orders_agreement"] = ("approximate" if not exact else "exact" if clients == database
+                                           else "differs")
+            out["new_orders_difference"] = clients - database
         else:
             out["NOPM"] = None
             out["NOPM_basis"] = "unavailable: the database was not read at both edges of the window"

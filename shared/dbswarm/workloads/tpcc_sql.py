@@ -192,8 +192,10 @@ def delivery(kind: str, n: int) -> str:
     return DELIVERY_BATCHED[kind].format(triples=", ".join(["(%s, %s, %s)"] * n))
 
 
-# HammerDB's NOPM: New-Orders committed = the change of sum(d_next_o_id) over a window
-NEW_ORDERS_SUM = "SELECT SUM(d_next_o_id) FROM district"
+# HammerDB's NOPM: New-Orders committed = the change of sum(d_next_o_id) over a window. Read per
+# district in one statement (one snapshot): the sum, and where each district's window starts
+# (the clients' New-Orders around the ramp-up's end are placed against it: tpcc.Tpcc.phase_summary)
+DISTRICT_NEXT_O_IDS = "SELECT d_w_id, d_id, d_next_o_id FROM district"
 
 # ---- consistency conditions (clause 3.3.2, and the population), one warehouse at a time -------------------------------
 # Each query returns the rows that break the condition: (district or None, what was found).
