@@ -433,3 +433,5 @@ def test_the_state_machine_checks_ranges_in_parallel_after_the_load_and_the_run(
     entered = trace["states_entered"]
     assert (entered["CheckRanges"], entered["CheckRange"], entered["RangeDone"], entered["CheckMerge"]) == (2, 6, 4, 2)
     assert trace["function_peak_concurrency"]["PrepareFunction"] == 2, trace  # two ranges at once
+    summary = (Path(out["store"]) / out["campaign_id"] / "summary.md").read_text()
+    assert "after_load: **passed** (13 conditions" in summary and "in 2 ranges at once" in summary, summary
