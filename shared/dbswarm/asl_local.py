@@ -344,6 +344,8 @@ class LocalCloud:
         self.endpoint: Optional[str] = None
         self.calls = Counter()
         self.call_seconds = Counter()
+        self.running = Counter()   # calls under way, per function
+        self.peak = Counter()      # the most calls of a function under way at once (a Map's parallelism)
         self._stats_lock = threading.Lock()
         self._mock = self._server = self._processes = None
         self._saved_env: dict = {}
@@ -534,7 +536,14 @@ class LocalCloud:
                "function_name": spec.function_name, "event": event, "cwd": os.getcwd(),
                "env": self.function_environment(spec), "request_id": str(uuid.uuid4())}
         t0 = time.monotonic()
-        status, value = self._processes.call(job, spec.timeout)
+        with self._stats_lock:
+            self.running[spec.logical_id] += 1
+            self.peak[spec.logical_id] = max(self.peak[spec.logical_id], self.running[spec.logical_id])
+        try:
+            status, value = self._processes.call(job, spec.timeout)
+        finally:
+            with self._stats_lock:
+                self.running[spec.logical_id] -= 1
         with self._stats_lock:
             self.calls[spec.logical_id] += 1
             self.call_seconds[spec.logical_id] += time.monotonic() - t0
@@ -613,6 +622,7 @@ class LocalCloud:
             "states_entered": dict(sorted(entered.items())),
             "function_calls": dict(sorted(self.calls.items())),
             "function_seconds": {k: round(v, 3) for k, v in sorted(self.call_seconds.items())},
+            "function_peak_concurrency": dict(sorted(self.peak.items())),
             "failures": failures[:50],
         }
 

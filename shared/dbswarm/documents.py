@@ -125,6 +125,14 @@ class PrepareEvent(_Event):
     stage: Literal["before_load", "after_load", "after_run", "cleanup"]
 
 
+class CheckEvent(_Event):
+    """One call of a range of a stage's consistency check, or the merge of its ranges (``checks``)."""
+    run_id: str
+    stage: Literal["after_load", "after_run"]
+    range: int = Field(0, ge=0)
+    max_call_seconds: Optional[float] = Field(None, gt=0)
+
+
 class ShardEvent(_Event):
     """One call of one shard's phase (the worker function)."""
     run_id: str

@@ -186,15 +186,19 @@ class Family:
         return stage != "after_run"
 
     # -- a consistency check split by unit (warehouse) -----------------------------------
+    check_unit_name: ClassVar[str] = "units"  # what a unit of the check is, plural (TPC-C: warehouses)
+
     def check_units(self, w, stage: str) -> int:
         """How many units (TPC-C: warehouses) the consistency check of this stage (after_load,
-        after_run) covers; 0: no check. The service checks them a unit at a time, across as
-        many calls as it takes (each call stops before its time limit), and stores the merged
+        after_run) covers; 0: no check. ``dbswarm.checks`` splits them into contiguous ranges,
+        one per shard of the run, checked in parallel, each a unit at a time across as many
+        calls as it takes (each call stops before its time limit), and stores the merged
         outcome as the stage's ``family.check``."""
         return 0
 
     def check_unit(self, binding, w, stage: str, unit: int) -> list[dict]:
-        """The failures of one unit (0-based) of the stage's check: [{"condition", ...}]."""
+        """The failures of one unit (0-based) of the stage's check: [{"condition", ...}]. Ranges
+        call it at the same time on their own connections: it reads only that unit's rows."""
         raise NotImplementedError
 
     def check_summary(self, w, stage: str, failures: list[dict], seconds: float) -> dict:

@@ -284,6 +284,13 @@ class _Watch:
     def after_call(self, function, event, result, error):
         if error is None and function == "PlanFunction":
             result = self._planned(result, step=event.get("action") == "next_step")
+        if error is None and event.get("action") == "check_merge" and result and result.get("ranges"):
+            with self.lock:  # a check can take minutes with nothing on the board: say how it ended
+                self.messages.append(f"  {event['run_id']} {event['stage']} consistency check "
+                                     f"({result['ranges']} range{'' if result['ranges'] == 1 else 's'} in parallel): "
+                                     + ("passed" if result["passed"] else "did not run everywhere (see the result)"
+                                        if result.get("error") else
+                                        f"FAILED ({result.get('failures_total', 0)} failures)"))
         if error is None:
             with self.lock:
                 self.outputs[function] = result

@@ -117,8 +117,10 @@ def summary_markdown(result) -> str:
         lines.append("\n**Consistency checks** (the family's conditions on the database, after a stage):\n")
         for run_id, stage, c in checks:
             conds = c.get("conditions") or []
+            split = (f" in {c['ranges']} ranges at once, {c.get('wall_seconds', '?')} s elapsed"
+                     if (c.get("ranges") or 0) > 1 else "")
             lines.append(f"- run {run_id}, {stage}: **{'passed' if c.get('passed') else 'FAILED'}** "
-                         f"({len(conds)} conditions, {c.get('seconds', '?')} s)")
+                         f"({len(conds)} conditions, {c.get('seconds', '?')} s of checking{split})")
             if c.get("error"):
                 lines.append(f"  - the check did not run: {c['error']}")
             for f in (c.get("failures") or [])[:20]:

@@ -5,8 +5,8 @@ Per run, in order: a run none of whose shards ever wrote is prepared and run in 
 phase's shards that are done stay as they are; a shard that was interrupted or died after
 writing continues from the checkpoint its file keeps (``resume_checkpoint``: the operations
 each thread did and the family client's state, as a Lambda continuation does), adding to the
-same file; a shard that never wrote runs from its start. The secondary-index step follows a
-load that resumed. Every call runs the real worker handler in its own process, as ``dbswarm
+same file; a shard that never wrote runs from its start. The secondary-index step (and its consistency
+check) follows a load that resumed. Every call runs the real worker handler in its own process, as ``dbswarm
 run`` does; the campaign is then aggregated again (exact: counts and histograms add up).
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import tempfile
 import threading
 from typing import Callable, Optional
 
-from . import service
+from . import checks, service
 from .aggregate import shard_key
 from .errors import DbswarmError
 from .interrupt import STOP_FILE_ENV, GracefulStop
@@ -76,7 +76,10 @@ def resume_campaign(campaign_id: str, results: Optional[str] = None, log: Callab
                     for e in errors:
                         log(f"resume {campaign_id}: {e}")
                     if ph == "load" and not stopper.requested:
-                        cloud.invoke("PrepareFunction", dict(base, run_id=run.run_id, stage="after_load"))
+                        step = cloud.invoke("PrepareFunction", dict(base, run_id=run.run_id, stage="after_load"))
+                        # the stage's consistency check, as the state machine's CheckRanges + CheckMerge
+                        checks.drive(lambda ev: cloud.invoke("PrepareFunction", ev),
+                                     dict(base, run_id=run.run_id, stage="after_load"), step.get("check_ranges") or [])
                 if stopper.requested:
                     break
             event = dict(base, interrupted=stopper.requested) if stopper.requested else base

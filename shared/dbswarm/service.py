@@ -7,8 +7,10 @@ Events (every one carries "store": results location and "campaign_id" after plan
              "campaign_id"?, "max_call_seconds"?, "lead_seconds"?   (both passed through to the
              output, where the state machine finds them; "shard_phases" lists load/run in order)
   arm        {"lead_seconds"?: float}                      -> {"start_at": epoch seconds}
-  prepare    {"run_id", "stage": before_load | after_load | after_run | cleanup, "max_call_seconds"?,
-              "check_more"?}  -> {"more": a consistency check needs another call (check_more: true)}
+  prepare    {"run_id", "stage": before_load | after_load | after_run | cleanup}
+             -> {"check_ranges": [0 .. n-1], the ranges of the family's consistency check ([]: none)}
+  check      {"action": "check_range", "run_id", "stage", "range": i, "max_call_seconds"?} -> {"more"}
+             {"action": "check_merge", "run_id", "stage"}   (``dbswarm.checks``)
   worker     {"run_id", "phase": load | run, "shard": i, "start_at"?, "checkpoint"?,
               "max_call_seconds"?}                           -> {"status": done | continue, ...}
   failure    {"run_id", "phase", "shard", "error"}         (a shard that failed for good)
@@ -25,7 +27,7 @@ import threading
 import time
 from typing import Callable, Optional
 
-from . import interrupt, lock, secrets
+from . import checks, interrupt, lock, secrets
 from .aggregate import aggregate, failure_key, shard_key
 from .documents import (Plan, PrepareEvent, ShardAnswer, ShardBinding, ShardEvent, ShardFailureEvent,
                         ShardResult)
@@ -253,8 +255,6 @@ def prepare_run(event: dict) -> dict:
     store = open_store(ev.store)
     plan = load_plan(store, ev.campaign_id, ev.run_id)
     run = plan.run(ev.run_id)
-    if event.get("check_more") and ev.stage in CHECK_STAGES:  # the state machine's loop: the check goes on
-        return {"seconds": 0.0, "error": None, **_checked(event, plan, run, ev.stage)}
     password = secrets.resolve(run.target.get("password")) if ev.stage != "after_run" else None
     if ev.stage == "after_run":  # after the measurement: what fails here is recorded, never the campaign's end
         try:
@@ -271,105 +271,10 @@ def prepare_run(event: dict) -> dict:
         if held and held.get("taken_over"):
             out["lock_taken_over"] = held["taken_over"]  # stale locks of campaigns that died
     store.put_json(store.key(plan.campaign_id, "runs", run.run_id, f"prepare-{ev.stage}.json"), out)
-    more = False
-    if ev.stage in CHECK_STAGES and not out.get("error"):
-        more = _checked(event, plan, run, ev.stage)["more"]
+    # the family's consistency check follows (the state machine's CheckRanges Map over these, then CheckMerge)
+    ranges = checks.start(store, plan, run, ev.stage) if not out.get("error") else []
     return {"run_id": run.run_id, "stage": ev.stage, "seconds": out["seconds"], "error": out.get("error"),
-            "more": more}
-
-
-# ---- the consistency check, a unit (warehouse) at a time --------------------------------------
-
-CHECK_STAGES = ("after_load", "after_run")
-CHECK_CALL_SECONDS = 600.0  # a check call stops after this (the prepare function's limit is 900 s)
-
-
-def _store_check(store, cid, run, stage, family, w, progress) -> None:
-    """The merged check of every unit into ``prepare-<stage>.json`` (what aggregate reads)."""
-    check = family.check_summary(w, stage, progress["failures"], progress["seconds"])
-    check["calls"] = progress["calls"]
-    pkey = store.key(cid, "runs", run.run_id, f"prepare-{stage}.json")
-    try:
-        doc = store.get_json(pkey)
-    except KeyError:
-        doc = {"stage": stage, "seconds": 0.0}
-    doc.setdefault("family", {})["check"] = check
-    store.put_json(pkey, doc)
-
-
-def _checked(event, plan, run, stage) -> dict:
-    """``check_step``; after the run, a check that cannot run is recorded as the stage's error
-    (a failed check in the result), never the campaign's end, as the rest of after_run."""
-    if stage != "after_run":
-        return check_step(event)
-    try:
-        return check_step(event)
-    except Exception as exc:
-        store = _store(event)
-        key = store.key(plan.campaign_id, "runs", run.run_id, f"prepare-{stage}.json")
-        try:
-            doc = store.get_json(key)
-        except KeyError:
-            doc = {"stage": stage, "seconds": 0.0}
-        doc["error"] = redact_error(event, f"consistency check: {type(exc).__name__}: {str(exc)[:500]}")
-        store.put_json(key, doc)
-        return {"run_id": run.run_id, "stage": stage, "more": False, "error": doc["error"]}
-
-
-def check_key(store, campaign_id, run_id, stage) -> str:
-    return store.key(campaign_id, "runs", run_id, f"check-{stage}.json")
-
-
-def check_step(event: dict) -> dict:
-    """One call of a stage's consistency check (``Family.check_units``): the units from where
-    the last call stopped (``check-<stage>.json``), one after the other, until all are checked
-    or the call's time (``max_call_seconds``, at most 600 s) would be exceeded by one more unit
-    (each call checks at least one). The progress and the failures found so far are stored
-    after every unit, so a call that dies loses at most the unit it was on. When the last unit
-    is checked, the merged outcome goes into ``prepare-<stage>.json`` as ``family.check``
-    (what aggregate reads). -> {"more": whether another call is needed}."""
-    store = _store(event)
-    cid, stage = event["campaign_id"], event.get("stage") or f"after_{event['phase']}"
-    plan = load_plan(store, cid, event["run_id"])
-    run = plan.run(event["run_id"])
-    from . import families
-    family = families.get(run.family)
-    w = family.workload(run.workload)
-    units = family.check_units(w, stage)
-    if not units:
-        return {"run_id": run.run_id, "stage": stage, "more": False}
-    key = check_key(store, cid, run.run_id, stage)
-    try:
-        progress = store.get_json(key)
-    except KeyError:
-        progress = {"next": 0, "failures": [], "seconds": 0.0, "calls": 0}
-    if progress["next"] >= units:  # a retried or resumed call: the stage's record gets the merged check again
-        _store_check(store, cid, run, stage, family, w, progress)
-        return {"run_id": run.run_id, "stage": stage, "more": False, "checked": units, "units": units}
-    budget = min(positive_number(event.get("max_call_seconds"), "max_call_seconds", MAX_CALL_SECONDS)
-                 or CHECK_CALL_SECONDS, CHECK_CALL_SECONDS)
-    t0 = time.time()
-    password = secrets.resolve(run.target.get("password"))
-    b = make_binding(run, password)
-    b.connect()
-    progress["calls"] += 1
-    try:
-        slowest = 0.0
-        while progress["next"] < units:
-            u0 = time.time()
-            progress["failures"] += family.check_unit(b, w, stage, progress["next"])
-            progress["next"] += 1
-            slowest = max(slowest, time.time() - u0)
-            progress["seconds"] = round(progress["seconds"] + time.time() - u0, 3)
-            store.put_json(key, progress)
-            if time.time() - t0 + slowest > budget:  # one more unit would pass the call's limit
-                break
-    finally:
-        b.close()
-    more = progress["next"] < units
-    if not more:
-        _store_check(store, cid, run, stage, family, w, progress)
-    return {"run_id": run.run_id, "stage": stage, "more": more, "checked": progress["next"], "units": units}
+            "check_ranges": ranges}
 
 
 # ---- shards ---------------------------------------------------------------------------------
@@ -669,6 +574,13 @@ def aggregate_campaign(event: dict) -> dict:
             "missing_shards": len(result["missing_shards"]), "runs": len(result["runs"])}
 
 
+def check_call(event: dict) -> dict:
+    """The prepare function's check actions (``dbswarm.checks``): one call of a range, or the merge."""
+    if event.get("action") == "check_merge":
+        return checks.merge_check(event)
+    return checks.check_range(event)
+
+
 def compare_campaign(event: dict) -> dict:
     from .compare import compare_with_baseline
     return compare_with_baseline(_store(event), event["campaign_id"], event.get("baseline"),
@@ -680,7 +592,8 @@ def run_steps(campaign, results: str, run_shards: Callable[[dict, int], None],
     """The state machine's step order driven directly (benchmarks, tests that run shards
     their own way): plan; per run: prepare -> arm + ``run_shards(event, shard_count)`` for
     the load -> window end -> after_load (secondary indexes) -> arm + run_shards for the run ->
-    window end -> after_run (a family's check, looping while it needs another call) -> cleanup; aggregate.
+    window end -> after_run -> cleanup; aggregate. After each of the two after_ stages, a family's
+    consistency check: its ranges in parallel threads, each looping while it needs another call.
     ``run_shards`` runs every shard of one phase (event + "shard": i) to completion.
     Returns the aggregate step's answer plus "store"."""
     plan = plan_campaign({"campaign": campaign, "results": results})
@@ -695,10 +608,9 @@ def run_steps(campaign, results: str, run_shards: Callable[[dict, int], None],
             armed = arm(dict(base, run_id=rid, phase=phase, lead_seconds=lead_seconds))
             run_shards(dict(base, run_id=rid, phase=phase, **armed), run["shard_count"])
             window(dict(base, run_id=rid, phase=phase, edge="end"))
-            step = prepare_run(dict(base, run_id=rid, stage=f"after_{phase}", max_call_seconds=max_call_seconds))
-            while step["more"]:  # the state machine's CheckMore? loop
-                step = prepare_run(dict(base, run_id=rid, stage=f"after_{phase}", check_more=True,
-                                        max_call_seconds=max_call_seconds))
+            step = prepare_run(dict(base, run_id=rid, stage=f"after_{phase}"))
+            checks.drive(check_call, dict(base, run_id=rid, stage=f"after_{phase}", max_call_seconds=max_call_seconds),
+                         step["check_ranges"])  # the state machine's CheckRanges Map, then CheckMerge
         if plan["has_cleanup"]:
             prepare_run(dict(base, run_id=rid, stage="cleanup"))
     return aggregate_campaign(base) | {"store": plan["store"]}

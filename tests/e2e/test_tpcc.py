@@ -169,8 +169,12 @@ def test_tpcc_load_killed_resumes_checks_pass_and_nopm_matches(engine, env, tmp_
                             / "prepare-after_load.json").read_text())
         assert stage["family"]["check"]["passed"], stage["family"]["check"]["failures"]
         assert "3.3.2.11" in stage["family"]["check"]["conditions"] and "4.3.3.1" in stage["family"]["check"]["conditions"]
-        # a warehouse per call (calls of 0.01 s): the check went on over two calls
-        assert stage["family"]["check"]["calls"] == WAREHOUSES and stage["family"]["check"]["warehouses"] == WAREHOUSES
+        # split over the 2 shards: a range of one warehouse each, checked at once, a call each
+        check = stage["family"]["check"]
+        assert (check["calls"], check["warehouses"], check["ranges"]) == (WAREHOUSES, WAREHOUSES, 2), check
+        run_dir = Path(out["store"]) / out["campaign_id"] / "runs" / res["runs"][0]["run_id"]
+        ranges = [json.loads((run_dir / f"check-after_load-{i}.json").read_text()) for i in (0, 1)]
+        assert [(r["first"], r["end"], r["next"]) for r in ranges] == [(0, 1, 1), (1, 2, 2)], ranges
 
         # ---- run: 4 virtual users over 2 shards, 30 s after a 3 s ramp-up; sum(d_next_o_id) read
         # before and after
@@ -270,6 +274,82 @@ def test_check_names_the_broken_condition_and_district(env):
         b.close()
 
 
+def _break_warehouse_2(b):
+    b.execute("UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 2 AND d_id = 3")
+
+
+def _restore_warehouse_2(b):
+    b.execute("UPDATE district SET d_ytd = d_ytd - 1 WHERE d_w_id = 2 AND d_id = 3")
+
+
+def test_the_check_after_the_run_is_split_over_the_shards_and_names_warehouse_2(env, tmp_path):
+    """The state machine (local mode) checks after the run in two ranges, one per shard, at once
+    (the CheckRanges Map: two prepare function processes under way together): warehouse 2's
+    district 3 year-to-date changed without its history (on the data the load test left) is
+    found by the second range and named in the merged check. Restored after."""
+    b = connect("postgresql", env)
+    try:
+        if int(b.fetchone("SELECT COUNT(*) FROM district WHERE d_w_id = 2")[0]) != 10:
+            pytest.fail("no TPC-C data on PostgreSQL: run the load test first (same module)")
+        _break_warehouse_2(b)
+        try:
+            out = run_campaign({"name": "tpcc-check-split", "seed": 6, "target": servers.target("postgresql", env),
+                                "workload": {"family": "tpcc", "warehouses": WAREHOUSES, "threads": 2, "time": 2,
+                                             "check": ["after_run"]},
+                                "fanout": {"shards": 2}, "phases": ["run"]},
+                               str(tmp_path), show_progress=False, lead_seconds=0.3)
+        finally:
+            _restore_warehouse_2(b)
+    finally:
+        b.close()
+    res = _result(out)
+    assert out["status"] == res["status"] == "check_failed", (out["status"], res["status"])
+    check = res["runs"][0]["checks"]["after_run"]
+    assert (check["passed"], check["warehouses"], check["ranges"]) == (False, WAREHOUSES, 2), check
+    assert {(f["condition"], f["warehouse"], f["district"]) for f in check["failures"]} == {
+        ("3.3.2.1", 2, None), ("3.3.2.9", 2, 3)}, check["failures"]
+    run_dir = Path(out["store"]) / out["campaign_id"] / "runs" / res["runs"][0]["run_id"]
+    ranges = [json.loads((run_dir / f"check-after_run-{i}.json").read_text()) for i in (0, 1)]
+    assert [(r["first"], r["end"], r["next"]) for r in ranges] == [(0, 1, 1), (1, 2, 2)], ranges
+    assert ranges[0]["failures"] == [] and {f["warehouse"] for f in ranges[1]["failures"]} == {2}
+    trace = json.loads((Path(out["store"]) / out["campaign_id"] / "execution.json").read_text())
+    assert trace["states_entered"]["CheckRange"] == 2 and trace["states_entered"]["CheckMerge"] == 1, trace
+    assert trace["function_peak_concurrency"]["PrepareFunction"] == 2, trace  # the two ranges at once
+
+
+def test_the_check_command_with_two_jobs_names_warehouse_2(env, tmp_path):
+    """`python -m dbswarm.workloads.tpcc check --jobs 2`: warehouses 1 and 2 checked on two
+    connections at once, a progress line per warehouse on stderr; the broken condition of
+    warehouse 2 (the second range) named, exit status 1; the same failures with --jobs 1."""
+    import yaml
+    path = tmp_path / "tpcc.yaml"
+    path.write_text(yaml.safe_dump({"name": "tpcc-check-command", "target": servers.target("postgresql", env),
+                                    "workload": {"family": "tpcc", "warehouses": WAREHOUSES}}))
+    command = [sys.executable, "-m", "dbswarm.workloads.tpcc", "check", str(path)]
+    run_env = dict(os.environ, PYTHONPATH=f"{ROOT / 'shared'}:{ROOT}")
+    b = connect("postgresql", env)
+    try:
+        _break_warehouse_2(b)
+        try:
+            two = subprocess.run(command + ["--jobs", "2"], capture_output=True, text=True, timeout=300, env=run_env)
+            one = subprocess.run(command + ["--jobs", "1", "--json"], capture_output=True, text=True, timeout=300,
+                                 env=run_env)
+        finally:
+            _restore_warehouse_2(b)
+    finally:
+        b.close()
+    assert two.returncode == 1, two.stderr[-3000:]
+    assert "FAILED" in two.stdout and "2 warehouses" in two.stdout, two.stdout
+    assert "3.3.2.9" in two.stdout and "warehouse 2, district 3" in two.stdout, two.stdout
+    assert "warehouse 1, " not in two.stdout, two.stdout
+    lines = [line for line in two.stderr.splitlines() if line.startswith("check ")]
+    assert len(lines) == 2 and "(1/2, " in lines[0] and "(2/2, 2 failures so far)" in lines[1], two.stderr
+    assert one.returncode == 1, one.stderr[-3000:]
+    check = json.loads(one.stdout)[0]["check"]
+    assert {(f["condition"], f["warehouse"], f["district"]) for f in check["failures"]} == {
+        ("3.3.2.1", 2, None), ("3.3.2.9", 2, 3)}, check["failures"]
+
+
 def test_a_failed_check_after_the_run_marks_the_campaign(env, tmp_path):
     """A campaign's after_run check that fails: warehouse 1's district 3 year-to-date changed
     without its history before a short run (the run does not repair it): the campaign's status
@@ -337,17 +417,28 @@ def test_dbswarm_run_of_the_example_prints_the_tpcc_table(env, tmp_path):
     assert row, text[-3000:]
 
 
-def test_the_state_machine_loops_the_check_a_warehouse_per_call(tmp_path):
-    """Local mode (the template's state machine): 2 warehouses over 2 shards on SQLite, calls of
-    0.3 s: after the load and after the run the check takes one call per warehouse, the
-    AfterLoadMore? / AfterRunMore? loop calling the prepare function again until it is done."""
+def test_the_state_machine_checks_ranges_in_parallel_after_the_load_and_the_run(tmp_path):
+    """Local mode (the template's state machine): 3 warehouses over 2 shards on SQLite, calls of
+    0.3 s: after the load and after the run the check is split into two ranges (warehouses 1-2,
+    3) checked at once by the CheckRanges Map, each range's RangeMore? loop calling the prepare
+    function again until the range is done (a warehouse per call), then CheckMerge."""
     out = run_campaign({"name": "tpcc-check-loop", "seed": 1, "target": {"engine": "sqlite"},
-                        "workload": {"family": "tpcc", "warehouses": 2, "threads": 2, "time": 2,
+                        "workload": {"family": "tpcc", "warehouses": 3, "threads": 2, "time": 2,
                                      "check": ["after_load", "after_run"]},
                         "fanout": {"shards": 2}},
                        str(tmp_path), show_progress=False, lead_seconds=0.5, max_call_seconds=0.3)
     res = _result(out)
     assert res["status"] == "complete", res["status"]
     checks = res["runs"][0]["checks"]
-    assert {k: (v["passed"], v["calls"], v["warehouses"]) for k, v in checks.items()} == {
-        "after_load": (True, 2, 2), "after_run": (True, 2, 2)}, checks
+    assert {k: (v["passed"], v["calls"], v["warehouses"], v["ranges"]) for k, v in checks.items()} == {
+        "after_load": (True, 3, 3, 2), "after_run": (True, 3, 3, 2)}, checks
+    run_dir = Path(out["store"]) / out["campaign_id"] / "runs" / res["runs"][0]["run_id"]
+    for stage in ("after_load", "after_run"):
+        ranges = [json.loads((run_dir / f"check-{stage}-{i}.json").read_text()) for i in (0, 1)]
+        assert [(r["first"], r["end"], r["next"], r["calls"]) for r in ranges] == [(0, 2, 2, 2), (2, 3, 3, 1)], ranges
+    trace = json.loads((Path(out["store"]) / out["campaign_id"] / "execution.json").read_text())
+    entered = trace["states_entered"]
+    assert (entered["CheckRanges"], entered["CheckRange"], entered["RangeDone"], entered["CheckMerge"]) == (2, 6, 4, 2)
+    assert trace["function_peak_concurrency"]["PrepareFunction"] == 2, trace  # two ranges at once
+    summary = (Path(out["store"]) / out["campaign_id"] / "summary.md").read_text()
+    assert "after_load: **passed** (13 conditions" in summary and "in 2 ranges at once" in summary, summary

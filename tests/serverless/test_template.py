@@ -102,7 +102,7 @@ def test_state_machine_flow():
     assert dist["ItemReader"]["Resource"] == "arn:aws:states:::s3:getObject"
     # every Lambda task retries the service's transient errors, with the template's interval
     tasks = [s for s in states.values() if s["Type"] == "Task"]
-    # Plan, Prepare, Arm, Work, RecordFailure, WindowEnd, Index, AfterLoadMore, AfterRun, AfterRunMore, Cleanup,
+    # Plan, Prepare, Arm, Work, RecordFailure, WindowEnd, Index, AfterRun, CheckRange, CheckMerge, Cleanup,
     # NextStep, Aggregate, Compare
     assert len(tasks) == 14
     # the measured window's edges around the shards: the server's counters before and after
@@ -116,12 +116,27 @@ def test_state_machine_flow():
                                                                                       ("run", "AfterRun")]
     assert states["Index"]["Parameters"]["Payload"]["stage"] == "after_load"
     assert states["AfterRun"]["Parameters"]["Payload"]["stage"] == "after_run"
-    # a consistency check split over calls: the same stage again (check_more) while it answers more
-    for first, loop, stage in (("Index", "AfterLoadMore", "after_load"), ("AfterRun", "AfterRunMore", "after_run")):
-        assert states[first]["Next"] == states[loop]["Next"] == f"{loop}?"
-        assert states[f"{loop}?"]["Choices"] == [{"Variable": "$.check.more", "BooleanEquals": True, "Next": loop}]
-        assert states[loop]["Parameters"]["Payload"]["stage"] == stage
-        assert states[loop]["Parameters"]["Payload"]["check_more"] is True
+    # a consistency check after either stage: the stage answers its ranges; none, and the phase ends there
+    for first, stage in (("Index", "after_load"), ("AfterRun", "after_run")):
+        assert states[first]["Next"] == "Check?"
+        assert states[first]["ResultSelector"] == {"stage": stage, "ranges.$": "$.Payload.check_ranges"}
+        assert states[first]["ResultPath"] == "$.check"
+    assert states["Check?"]["Choices"] == [{"Variable": "$.check.ranges[0]", "IsPresent": True,
+                                            "Next": "CheckRanges"}]
+    assert states["Check?"]["Default"] == "PhaseDone"
+    # ... its ranges all at once (an inline Map over range indices), each looping while it answers more,
+    # then one merge into the stage's record
+    ranges = states["CheckRanges"]
+    assert ranges["Type"] == "Map" and ranges["ItemsPath"] == "$.check.ranges" and ranges["MaxConcurrency"] == 0
+    assert ranges["ItemProcessor"]["ProcessorConfig"]["Mode"] == "INLINE"
+    assert ranges["ItemSelector"]["range.$"] == "$$.Map.Item.Value" and ranges["ResultPath"] is None
+    assert states["CheckRange"]["Parameters"]["Payload"]["action"] == "check_range"
+    assert states["CheckRange"]["Next"] == "RangeMore?"
+    assert states["RangeMore?"]["Choices"] == [{"Variable": "$.last.more", "BooleanEquals": True,
+                                                "Next": "CheckRange"}]
+    assert ranges["Next"] == "CheckMerge" and states["CheckMerge"]["Next"] == "PhaseDone"
+    assert states["CheckMerge"]["Parameters"]["Payload"]["action"] == "check_merge"
+    assert states["CheckMerge"]["Parameters"]["Payload"]["stage.$"] == "$.check.stage"
     for task in tasks:
         retry, = task["Retry"]
         assert {"Lambda.ServiceException", "Lambda.TooManyRequestsException",

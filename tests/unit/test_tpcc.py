@@ -676,44 +676,101 @@ def test_the_check_fails_on_empty_tables(tmp_path):
     assert sorted(f["found"] for f in result["failures"]) == [0, 0, 0]  # warehouse, districts, stock
 
 
-def test_the_check_goes_on_over_calls_a_warehouse_at_a_time(tmp_path):
-    """The service's check after the run: 2 warehouses over 2 shards, calls of (at most) a few
-    milliseconds: each call checks one warehouse (at least one, whatever its limit), stores
-    where it stopped, answers more; the last one merges both warehouses' failures into the
-    stage's check (empty tables: the population condition fails on both)."""
+def _check_campaign(tmp_path, warehouses, shards, stage="after_run", tables=True):
+    """A planned TPC-C campaign on SQLite with a check at ``stage``, its tables created empty
+    (``tables``): (store, event of the stage's prepare call)."""
     from dbswarm import bindings, service
     from dbswarm.bindings.base import Connection
     from dbswarm.store import open_store
     plan = service.plan_campaign({"campaign": {
-        "name": "c", "target": {"engine": "sqlite"}, "phases": ["run"], "fanout": {"shards": 2},
-        "workload": {"family": "tpcc", "warehouses": 2, "threads": 2, "time": 1, "check": ["after_run"]}},
+        "name": "c", "target": {"engine": "sqlite"}, "phases": ["run"], "fanout": {"shards": shards},
+        "workload": {"family": "tpcc", "warehouses": warehouses, "threads": shards, "time": 1, "check": [stage]}},
         "results": str(tmp_path)})
-    assert plan["runs"][0]["shard_count"] == 2
+    assert plan["runs"][0]["shard_count"] == shards
     store = open_store(plan["store"])
     cid, rid = plan["campaign_id"], plan["runs"][0]["run_id"]
-    url = service.load_plan(store, cid, rid).run(rid).target["url"]
-    b = bindings.get("sqlite")(Connection(engine="sqlite", url=url, password=None, options={}, display="sqlite"))
-    b.connect()
-    FAMILY.prepare(b, FAMILY.workload({"family": "tpcc", "warehouses": 2}), "before_load")
-    b.close()
-    event = {"store": plan["store"], "campaign_id": cid, "run_id": rid, "stage": "after_run",
-             "max_call_seconds": 0.001}
-    first = service.prepare_run(event)
-    assert first["more"] is True
-    progress = store.get_json(service.check_key(store, cid, rid, "after_run"))
-    assert progress["next"] == 1 and progress["calls"] == 1
-    stage = store.get_json(store.key(cid, "runs", rid, "prepare-after_run.json"))
-    assert "check" not in (stage.get("family") or {})  # not before every warehouse was checked
-    second = service.prepare_run(dict(event, check_more=True))
+    if tables:
+        url = service.load_plan(store, cid, rid).run(rid).target["url"]
+        b = bindings.get("sqlite")(Connection(engine="sqlite", url=url, password=None, options={}, display="sqlite"))
+        b.connect()
+        FAMILY.prepare(b, FAMILY.workload({"family": "tpcc", "warehouses": warehouses}), "before_load")
+        b.close()
+    return store, {"store": plan["store"], "campaign_id": cid, "run_id": rid, "stage": stage}
+
+
+@pytest.mark.parametrize("units, shards, expected", [
+    (2, 2, [(0, 1), (1, 2)]), (5, 2, [(0, 3), (3, 5)]), (1, 3, [(0, 1)]), (3, 3, [(0, 1), (1, 2), (2, 3)])])
+def test_check_ranges_are_contiguous_disjoint_and_one_per_shard(units, shards, expected):
+    from dbswarm import checks
+    n = min(units, shards)
+    assert [checks.range_bounds(units, n, i) for i in range(n)] == expected
+
+
+def test_check_ranges_at_most_the_inline_maps_concurrency(tmp_path):
+    from dbswarm import checks, service
+    store, ev = _check_campaign(tmp_path, 50, 45, tables=False)
+    run = service.load_plan(store, ev["campaign_id"], ev["run_id"]).run(ev["run_id"])
+    assert run.shard_count == 45 and checks.range_count(run, "after_run") == checks.MAX_RANGES == 40
+    assert checks.range_count(run, "after_load") == 0  # no check asked for after the load
+
+
+def test_a_check_range_goes_on_over_calls_and_the_merge_names_every_warehouse(tmp_path):
+    """The service's check after the run: 3 warehouses over 2 shards, two ranges (warehouses 1-2,
+    3), calls of (at most) a few milliseconds: each call checks one warehouse (at least one,
+    whatever its limit) and stores where it stopped (``check-after_run-<i>.json``); range 1's
+    second call goes on from there (warehouse 2 only, warehouse 1 not checked again); the merge
+    puts every range's failures, in warehouse order, into the stage's check (empty tables: the
+    population condition fails on each warehouse)."""
+    from dbswarm import checks, service
+    store, event = _check_campaign(tmp_path, 3, 2)
+    cid, rid = event["campaign_id"], event["run_id"]
+    stage = service.prepare_run(event)
+    assert stage["check_ranges"] == [0, 1]
+    key = lambda i: checks.range_key(store, cid, rid, "after_run", i)  # noqa: E731
+    assert [store.get_json(key(i))["next"] for i in (0, 1)] == [0, 2]  # started afresh by the stage
+    call = dict(event, action="check_range", max_call_seconds=0.001)
+    first = service.check_call(dict(call, range=0))
+    assert first["more"] is True and (first["first"], first["end"], first["checked"]) == (0, 2, 1)
+    progress = store.get_json(key(0))
+    assert progress["next"] == 1 and progress["calls"] == 1 and {f["warehouse"] for f in progress["failures"]} == {1}
+    assert service.check_call(dict(call, range=1))["more"] is False
+    second = service.check_call(dict(call, range=0))  # a new call (a new process in the state machine) goes on
     assert second["more"] is False and second["checked"] == 2
+    progress = store.get_json(key(0))
+    assert progress["calls"] == 2 and [f["warehouse"] for f in progress["failures"]].count(1) == 3  # not again
+    assert service.check_call(dict(call, range=0))["more"] is False  # a retried call: nothing more
+    doc = store.get_json(store.key(cid, "runs", rid, "prepare-after_run.json"))
+    assert "check" not in (doc.get("family") or {})  # not before the merge
+    merged = service.check_call(dict(event, action="check_merge"))
+    assert merged == {"run_id": rid, "stage": "after_run", "ranges": 2, "passed": False, "failures_total": 9,
+                      "error": False}
     check = store.get_json(store.key(cid, "runs", rid, "prepare-after_run.json"))["family"]["check"]
-    assert check["calls"] == 2 and check["warehouses"] == 2 and not check["passed"]
-    assert {f["warehouse"] for f in check["failures"]} == {1, 2}
-    assert service.prepare_run(dict(event, check_more=True))["more"] is False  # a retried call: nothing more
-    # the whole stage run again (a retried or resumed prepare call rewrites its record): the check stays in it
-    assert service.prepare_run(event)["more"] is False
-    again = store.get_json(store.key(cid, "runs", rid, "prepare-after_run.json"))["family"]["check"]
-    assert again == check
+    assert (check["calls"], check["warehouses"], check["ranges"], check["passed"]) == (3, 3, 2, False)
+    assert [f["warehouse"] for f in check["failures"]] == [1, 1, 1, 2, 2, 2, 3, 3, 3]
+    assert {f["condition"] for f in check["failures"]} == {"4.3.3.1"}
+    assert check["wall_seconds"] >= 0 and check["seconds"] > 0
+    # the stage run again (a retried or resumed prepare call) starts its check afresh
+    assert service.prepare_run(event)["check_ranges"] == [0, 1]
+    assert store.get_json(key(0))["next"] == 0 and store.get_json(key(0))["failures"] == []
+
+
+def test_a_check_range_that_cannot_run_after_the_run_fails_the_check_not_the_campaign(tmp_path):
+    """After the run, a range whose check raises (here: no tables) records the error; the merge
+    makes the stage's check failed, naming the range, never raising. After the load it raises."""
+    from dbswarm import service
+    store, event = _check_campaign(tmp_path, 2, 2, tables=False)
+    assert service.prepare_run(event)["check_ranges"] == [0, 1]
+    answer = service.check_call(dict(event, action="check_range", range=1))
+    assert answer["more"] is False and "OperationalError" in answer["error"]
+    service.check_call(dict(event, action="check_range", range=0))
+    service.check_call(dict(event, action="check_merge"))
+    doc = store.get_json(store.key(event["campaign_id"], "runs", event["run_id"], "prepare-after_run.json"))
+    assert not doc["family"]["check"]["passed"] and doc["error"] == doc["family"]["check"]["error"]
+    assert "range 2 of 2 (warehouses 2): OperationalError" in doc["error"], doc["error"]
+
+    store, event = _check_campaign(tmp_path / "load", 2, 2, stage="after_load", tables=False)
+    with pytest.raises(Exception, match="no such table"):
+        service.check_call(dict(event, action="check_range", range=0))
 
 
 def test_gotpc_check_counts_as_passed_only_without_failed_in_its_output():

@@ -116,8 +116,9 @@ class TpccWorkload(WorkloadModel):
         default_factory=list, description="run the consistency conditions (clause 3.3.2, and the population: the "
         "warehouse, district, stock, customer and order rows present) on every warehouse after the load (stage "
         "after_load: all of them) and / or after the run (stage after_run: all but 3.3.2.11, which holds only "
-        "before any run), a warehouse at a time over as many calls as it takes; in result.json's run checks and "
-        "summary.md; a failed condition makes the campaign check_failed (dbswarm run exits 8)")
+        "before any run), the warehouses split into contiguous ranges, one per shard, checked in parallel, each a "
+        "warehouse at a time over as many calls as it takes; in result.json's run checks and summary.md; a failed "
+        "condition makes the campaign check_failed (dbswarm run exits 8)")
 
     @model_validator(mode="before")
     @classmethod
@@ -730,9 +731,15 @@ def check(binding, warehouses, after_load: bool = False) -> dict:
     warehouses = list(warehouses)
     for wh in warehouses:
         failures += check_warehouse(binding, wh, after_load)
+    return check_result(failures, len(warehouses), after_load, time.time() - t0)
+
+
+def check_result(failures: list[dict], warehouses: int, after_load: bool, seconds: float) -> dict:
+    """A check's outcome from its failures (in warehouse order): what the campaign's stages,
+    ``check`` and the command report."""
     conds = [c for c in S.CONDITIONS if after_load or c not in S.AFTER_LOAD_ONLY]
-    return {"passed": not failures, "conditions": conds, "warehouses": len(warehouses),
-            "failures": failures[:100], "failures_total": len(failures), "seconds": round(time.time() - t0, 3)}
+    return {"passed": not failures, "conditions": conds, "warehouses": warehouses,
+            "failures": failures[:100], "failures_total": len(failures), "seconds": round(seconds, 3)}
 
 
 # ---- the family -------------------------------------------------------------------------------
@@ -796,9 +803,12 @@ class Tpcc(Family):
         return None
 
     def has_stage(self, w, stage):
-        return stage != "after_run"  # the check after the run is the service's, a warehouse at a time
+        return stage != "after_run"  # the check after the run is dbswarm.checks', by warehouse
 
-    # the consistency check, a warehouse at a time (the service splits it over calls)
+    # the consistency check, a warehouse at a time (dbswarm.checks splits the warehouses into
+    # ranges over the run's shards, checked in parallel, each over as many calls as it takes)
+    check_unit_name = "warehouses"
+
     def check_units(self, w, stage):
         return w.warehouses if stage in w.check else 0
 
@@ -806,9 +816,7 @@ class Tpcc(Family):
         return check_warehouse(binding, unit + 1, after_load=stage == "after_load")
 
     def check_summary(self, w, stage, failures, seconds):
-        conds = [c for c in S.CONDITIONS if stage == "after_load" or c not in S.AFTER_LOAD_ONLY]
-        return {"passed": not failures, "conditions": conds, "warehouses": w.warehouses,
-                "failures": failures[:100], "failures_total": len(failures), "seconds": round(seconds, 3)}
+        return check_result(failures, w.warehouses, stage == "after_load", seconds)
 
     def window_after_warmup(self, w):
         return w.rampup > 0
@@ -1080,60 +1088,18 @@ if __name__ != "__main__":  # run as a command, the module registers when the co
     families.register(Tpcc())
 
 
-# ---- the check as a command: python -m dbswarm.workloads.tpcc check CAMPAIGN ---------------------
+# ---- the check as a command: python -m dbswarm.workloads.tpcc check CAMPAIGN (tpcc_check) --------
 
-def check_campaign(source, after_load: bool = False) -> list[dict]:
-    """The consistency conditions on the target of every TPC-C run of a campaign file (the
-    database as it is now: after a load, a run, or another tool's load). One entry per run:
-    {"run_id", "label", "check": check()'s answer}."""
-    from .. import bindings, secrets
-    from ..bindings.base import Connection
-    from ..secrets import redact_url
-    from ..spec import load_campaign
-    _, runs = load_campaign(source)
-    out, seen = [], set()
-    for run in runs:
-        t = run.target
-        key = (t.engine, t.url, getattr(run.workload, "warehouses", None))
-        if run.workload.family != Tpcc.name or key in seen:  # runs of a matrix share their database
-            continue
-        seen.add(key)
-        password = secrets.resolve(t.password.model_dump(exclude_none=True)) if t.password else None
-        b = bindings.get(t.engine)(Connection(engine=t.engine, url=t.url, password=password,
-                                              options=dict(t.options or {}), display=redact_url(t.url) or t.engine))
-        b.connect()
-        try:
-            out.append({"run_id": run.run_id, "label": t.display,
-                        "check": check(b, range(1, run.workload.warehouses + 1), after_load)})
-        finally:
-            b.close()
-    return out
+def check_campaign(source, after_load: bool = False, jobs=None, progress=None) -> list[dict]:
+    """The consistency conditions on the target of every TPC-C run of a campaign file (see
+    ``tpcc_check.check_campaign``)."""
+    from .tpcc_check import check_campaign as _check_campaign
+    return _check_campaign(source, after_load, jobs, progress)
 
 
 def main(argv=None) -> int:
-    import argparse
-    import json
-    p = argparse.ArgumentParser(prog="python -m dbswarm.workloads.tpcc",
-                                description="TPC-C consistency conditions (clause 3.3.2) on a campaign's targets")
-    sub = p.add_subparsers(dest="command", required=True)
-    c = sub.add_parser("check", help="check every TPC-C run's target as it is now")
-    c.add_argument("campaign")
-    c.add_argument("--after-load", action="store_true", help="also 3.3.2.11 (holds only before any run)")
-    c.add_argument("--json", action="store_true")
-    args = p.parse_args(argv)
-    results = check_campaign(args.campaign, args.after_load)
-    ok = all(r["check"]["passed"] for r in results)
-    if args.json:
-        print(json.dumps(results, indent=1))
-    else:
-        for r in results:
-            ch = r["check"]
-            print(f"{r['run_id']} ({r['label']}): {ch['warehouses']} warehouses, conditions "
-                  f"{', '.join(ch['conditions'])}: {'passed' if ch['passed'] else 'FAILED'} ({ch['seconds']} s)")
-            for f in ch["failures"]:
-                where = f"warehouse {f['warehouse']}" + (f", district {f['district']}" if f["district"] else "")
-                print(f"  {f['condition']} {f['title']}: {where} (found {f['found']})")
-    return 0 if ok else 1
+    from .tpcc_check import main as _main
+    return _main(argv)
 
 
 if __name__ == "__main__":  # pragma: no cover
