@@ -17,6 +17,10 @@ it):
 5. ``client``   the YCSB family's ``client.step()``: the operation chosen, the zipfian key number
                 drawn from the thread's counted random stream, its key string (cached), then 4.
 
+The servers run on CPU 0 and this process on CPU 1 (``--no-pin``: both anywhere): unpinned,
+a client thread and its server backend sometimes share a core and sometimes not, and the same
+layer's rounds then differ by half (seen: 16 against 25 µs for the driver call).
+
 Keys of 1–4 are drawn uniformly from the loaded ones with an uncounted ``random.Random``; 5
 uses the workload's own zipfian chooser. The differences between rows are what each layer
 costs between two round trips (cold caches after every wait: about three times what the same
@@ -27,6 +31,7 @@ code costs in a tight loop; see BENCHMARKS.md).
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -131,7 +136,8 @@ def markdown(data: dict) -> str:
     a = data["args"]
     L = [C.header(data), "",
          f"One thread, in-process, {a['rounds']} interleaved rounds × {a['ops']:,} reads per layer, "
-         f"{a['recordcount']:,} records; the thread's own CPU per read (medians). Each row adds one layer "
+         f"{a['recordcount']:,} records, " + ("CPUs shared" if a.get("no_pin") else "servers on CPU 0, the client on CPU 1")
+         + "; the thread's own CPU per read (medians). Each row adds one layer "
          "to the row above (bench/client_layers.py's docstring says what each is).", "",
          "| layer | " + " | ".join(C.ENGINE_LABELS[r["engine"]] + " µs/read (added)" for r in data["engines"]) + " |",
          "| --- |" + " --- |" * len(data["engines"])]
@@ -155,6 +161,7 @@ def main(argv=None):
     p.add_argument("--recordcount", type=int, default=20_000)
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--no-load", action="store_true", help="usertable already holds --recordcount records")
+    p.add_argument("--no-pin", action="store_true", help="servers and this process on any CPU")
     p.add_argument("--no-md", action="store_true")
     p.add_argument("--servers-dir", default=C.DEFAULT_SERVERS_DIR)
     a = p.parse_args(argv)
@@ -164,7 +171,13 @@ def main(argv=None):
     for engine in C.csv_list(a.engines):
         if not a.no_load:
             C.load_with_dbswarm(env, engine, {"preset": "c", "recordcount": a.recordcount})
-        data["engines"].append(measure(engine, env, a))
+        with C.Pinning(env, not a.no_pin, (engine,)):  # before connecting: new backends inherit it
+            if not a.no_pin:
+                os.sched_setaffinity(0, {int(C.CLIENT_CPUS)})
+            try:
+                data["engines"].append(measure(engine, env, a))
+            finally:
+                os.sched_setaffinity(0, set(range(C.NCPU)))
     path = C.finish("client_layers", data, markdown, write_md=not a.no_md)
     C.log(f"wrote {path}")
 
