@@ -22,7 +22,6 @@ after the load it fails the run, as the stage's other steps do.
 """
 from __future__ import annotations
 
-import threading
 import time
 from typing import Callable, Optional
 
@@ -30,6 +29,7 @@ from . import families, secrets
 from .documents import CheckEvent, Plan, RunPlan
 from .errors import DbswarmError
 from .limits import MAX_CALL_SECONDS, positive_number
+from .parallel import run_in_threads
 from .plan import INLINE_MAP_LIMIT, split
 from .store import open_store
 
@@ -220,19 +220,8 @@ def drive(invoke: Callable[[dict], dict], event: dict, ranges: list[int]) -> Opt
     there are no ranges; an error of a range is raised after every range ended."""
     if not ranges:
         return None
-    errors = []
-
     def one(i):
-        try:
-            while invoke(dict(event, action="check_range", range=i))["more"]:
-                pass
-        except Exception as exc:
-            errors.append(exc)
-    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in ranges]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
+        while invoke(dict(event, action="check_range", range=i))["more"]:
+            pass
+    run_in_threads(one, [(i,) for i in ranges])
     return invoke(dict(event, action="check_merge"))

@@ -6,12 +6,12 @@ steps the state machine runs: plan, prepare, shards, aggregate)."""
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 
 import pytest
 
 from dbswarm import service
+from dbswarm.parallel import run_in_threads
 from tests import servers
 
 FIDELITY_DB = "dbswarm_fidelity"
@@ -45,19 +45,6 @@ def run_inprocess(campaign: dict, results_dir: Path) -> dict:
     """Plan, prepare, run every shard of every phase (shards in parallel threads of this
     process: each shard still runs its own client threads), aggregate; the result document."""
     def run_shards(event, shard_count):
-        errors = []
-
-        def shard(i):
-            try:
-                service.run_shard(dict(event, shard=i))
-            except BaseException as exc:  # surfaced below
-                errors.append(exc)
-        threads = [threading.Thread(target=shard, args=(i,)) for i in range(shard_count)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errors:
-            raise errors[0]
+        run_in_threads(lambda i: service.run_shard(dict(event, shard=i)), [(i,) for i in range(shard_count)])
     agg = service.run_steps(campaign, str(results_dir), run_shards, lead_seconds=0.2)
     return json.loads(service.open_store(agg["store"]).get_text(agg["result_key"]))

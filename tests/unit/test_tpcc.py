@@ -343,15 +343,11 @@ def test_home_warehouses_spread_evenly_over_the_shards_global_threads(tmp_path, 
     assert len(set(homes)) == len(homes)  # 10 districts per warehouse: a district each
 
 
-def test_a_retryable_error_rolls_back_reruns_once_and_commits_once(tmp_path):
-    """A New-Order whose first attempt updated the district and then hit a retryable error
-    (SQLite's 'database is locked', as a deadlock on a server): Measured.event rolls it back
-    and runs it again; one retry counted, one New-Order timed, one order committed."""
+def _locked_once(c, attempts: list):
+    """A New-Order body whose first attempt takes district (1, 1)'s next o_id and then fails as
+    a locked SQLite database does (rolled back and run again by Measured.event); ``attempts``
+    counts the attempts."""
     import sqlite3
-    from dbswarm.measure import Measured, Recorder
-    b, st = _sqlite_session(tmp_path)
-    c = _client()
-    attempts = []
 
     def body(st, inp):
         attempts.append(1)
@@ -360,7 +356,18 @@ def test_a_retryable_error_rolls_back_reruns_once_and_commits_once(tmp_path):
             st.b.execute("UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 1")
             raise sqlite3.OperationalError("database is locked")
         c.new_order(st, inp)
+    return body
 
+
+def test_a_retryable_error_rolls_back_reruns_once_and_commits_once(tmp_path):
+    """A New-Order whose first attempt updated the district and then hit a retryable error
+    (SQLite's 'database is locked', as a deadlock on a server): Measured.event rolls it back
+    and runs it again; one retry counted, one New-Order timed, one order committed."""
+    from dbswarm.measure import Measured, Recorder
+    b, st = _sqlite_session(tmp_path)
+    c = _client()
+    attempts = []
+    body = _locked_once(c, attempts)
     m = Measured(b, Recorder())
     assert m.event("NEW_ORDER", body, st, (1, 7, [(11, 1, 1), (12, 1, 2)], False)) is True
     assert len(attempts) == 2
@@ -416,18 +423,9 @@ def test_a_committed_new_order_is_recorded_in_the_band_or_counted_before_or_afte
 def test_a_retried_new_order_is_recorded_once_with_the_o_id_it_committed(tmp_path):
     """The first attempt takes o_id 3001 and fails (a deadlock, SQLite's 'database is locked'):
     rolled back, it gives 3001 back; the retry commits 3001, recorded once."""
-    import sqlite3
     b, st, c, m = _band_client(tmp_path, 0)
     attempts = []
-
-    def body(st, inp):
-        attempts.append(1)
-        if len(attempts) == 1:
-            st.b.begin(True)
-            st.b.execute("UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 1")
-            raise sqlite3.OperationalError("database is locked")
-        c.new_order(st, inp)
-
+    body = _locked_once(c, attempts)
     assert m.event("NEW_ORDER", body, st, ORDER) and len(attempts) == 2
     meas = m.rec.measurement()
     assert meas.counters["retries"] == 1 and meas.operations["NEW_ORDER"].count == 1

@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Callable, Optional
 
+from ..parallel import run_in_threads
 from ..plan import split
 from .tpcc import Tpcc, check_result, check_warehouse
 
@@ -30,37 +31,25 @@ def check_parallel(connect: Callable, warehouses: int, after_load: bool = False,
     jobs = max(1, min(jobs or DEFAULT_JOBS, warehouses))
     sizes = split(warehouses, jobs)
     found: list[list[dict]] = [[] for _ in sizes]
-    errors: list[BaseException] = []
     lock = threading.Lock()
     tally = {"checked": 0, "failures": 0}
 
     def one(i, first, end):
+        b = connect()
         try:
-            b = connect()
-            try:
-                for wh in range(first, end):
-                    failures = check_warehouse(b, wh, after_load)
-                    found[i] += failures
-                    with lock:
-                        tally["checked"] += 1
-                        tally["failures"] += len(failures)
-                        if progress:
-                            progress(wh, tally["checked"], warehouses, tally["failures"])
-            finally:
-                b.close()
-        except BaseException as exc:  # raised in the caller's thread, after the others
-            errors.append(exc)
+            for wh in range(first, end):
+                failures = check_warehouse(b, wh, after_load)
+                found[i] += failures
+                with lock:
+                    tally["checked"] += 1
+                    tally["failures"] += len(failures)
+                    if progress:
+                        progress(wh, tally["checked"], warehouses, tally["failures"])
+        finally:
+            b.close()
     t0 = time.time()
-    threads, first = [], 1
-    for i, n in enumerate(sizes):
-        threads.append(threading.Thread(target=one, args=(i, first, first + n), daemon=True))
-        first += n
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
+    starts = [1 + sum(sizes[:i]) for i in range(len(sizes))]
+    run_in_threads(one, [(i, first, first + n) for i, (first, n) in enumerate(zip(starts, sizes))])
     return check_result([f for part in found for f in part], warehouses, after_load, time.time() - t0)
 
 
