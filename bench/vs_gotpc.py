@@ -10,8 +10,8 @@ the rounds run on dbswarm's data. NOPM of both is read from the database as Hamm
 
     python bench/vs_gotpc.py --warehouses 2 --threads 4 --time 20 --rounds 3
 
-go-tpc is built as ../shared/notes/test-servers.md says (a wrapper module requiring
-github.com/pingcap/go-tpc v1.0.12, ``go mod tidy && go build``); its path: $DBSWARM_GO_TPC,
+go-tpc is built by scripts/build-go-tpc (a wrapper module requiring github.com/pingcap/go-tpc
+v1.0.12, ``go mod tidy && go build``, as ../shared/notes/test-servers.md says); its path: $DBSWARM_GO_TPC,
 else ~/.cache/dbswarm/bin/go-tpc-1.0.12, else /opt/go-tpc-build/go-tpc.
 
 Reports: tpmC ratio (dbswarm / go-tpc, both from the clients: go-tpc counts New-Orders
@@ -40,7 +40,7 @@ def go_tpc() -> str:
     for p in GO_TPC_CANDIDATES:
         if p and os.path.exists(p):
             return p
-    raise SystemExit("go-tpc not found: build it (../shared/notes/test-servers.md) and set DBSWARM_GO_TPC")
+    raise SystemExit("go-tpc not found: build it with scripts/build-go-tpc (or set DBSWARM_GO_TPC)")
 
 
 def gotpc_cmd(engine, env, a, threads, *sub):
