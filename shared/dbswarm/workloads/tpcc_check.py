@@ -17,7 +17,7 @@ from typing import Callable, Optional
 
 from ..parallel import run_in_threads
 from ..plan import split
-from .tpcc import Tpcc, check_result, check_warehouse
+from .tpcc import Tpcc, check_result, check_warehouse, refresh_statistics
 
 DEFAULT_JOBS = 4
 
@@ -30,6 +30,11 @@ def check_parallel(connect: Callable, warehouses: int, after_load: bool = False,
     range ended."""
     jobs = max(1, min(jobs or DEFAULT_JOBS, warehouses))
     sizes = split(warehouses, jobs)
+    b = connect()
+    try:
+        refresh_statistics(b)  # data loaded by another tool may never have been analyzed
+    finally:
+        b.close()
     found: list[list[dict]] = [[] for _ in sizes]
     lock = threading.Lock()
     tally = {"checked": 0, "failures": 0}
