@@ -282,6 +282,15 @@ def _restore_warehouse_2(b):
     b.execute("UPDATE district SET d_ytd = d_ytd - 1 WHERE d_w_id = 2 AND d_id = 3")
 
 
+def _short_run_checked_after(env, tmp_path, name: str, seed: int, shards: int) -> dict:
+    """A 2 s run-only campaign on the PostgreSQL data the load test left, checked after the run."""
+    return run_campaign({"name": name, "seed": seed, "target": servers.target("postgresql", env),
+                         "workload": {"family": "tpcc", "warehouses": WAREHOUSES, "threads": 2, "time": 2,
+                                      "check": ["after_run"]},
+                         "fanout": {"shards": shards}, "phases": ["run"]},
+                        str(tmp_path), show_progress=False, lead_seconds=0.3)
+
+
 def test_the_check_after_the_run_is_split_over_the_shards_and_names_warehouse_2(env, tmp_path):
     """The state machine (local mode) checks after the run in two ranges, one per shard, at once
     (the CheckRanges Map: two prepare function processes under way together): warehouse 2's
@@ -293,11 +302,7 @@ def test_the_check_after_the_run_is_split_over_the_shards_and_names_warehouse_2(
             pytest.fail("no TPC-C data on PostgreSQL: run the load test first (same module)")
         _break_warehouse_2(b)
         try:
-            out = run_campaign({"name": "tpcc-check-split", "seed": 6, "target": servers.target("postgresql", env),
-                                "workload": {"family": "tpcc", "warehouses": WAREHOUSES, "threads": 2, "time": 2,
-                                             "check": ["after_run"]},
-                                "fanout": {"shards": 2}, "phases": ["run"]},
-                               str(tmp_path), show_progress=False, lead_seconds=0.3)
+            out = _short_run_checked_after(env, tmp_path, "tpcc-check-split", 6, shards=2)
         finally:
             _restore_warehouse_2(b)
     finally:
@@ -367,11 +372,7 @@ def test_a_failed_check_after_the_run_marks_the_campaign(env, tmp_path):
             pytest.fail("no TPC-C data on PostgreSQL: run the load test first (same module)")
         b.execute("UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1 AND d_id = 3")
         try:
-            out = run_campaign({"name": "tpcc-check-fails", "seed": 5, "target": servers.target("postgresql", env),
-                                "workload": {"family": "tpcc", "warehouses": WAREHOUSES, "threads": 2, "time": 2,
-                                             "check": ["after_run"]},
-                                "fanout": {"shards": 1}, "phases": ["run"]},
-                               str(tmp_path), show_progress=False, lead_seconds=0.3)
+            out = _short_run_checked_after(env, tmp_path, "tpcc-check-fails", 5, shards=1)
         finally:
             b.execute("UPDATE district SET d_ytd = d_ytd - 1 WHERE d_w_id = 1 AND d_id = 3")
     finally:

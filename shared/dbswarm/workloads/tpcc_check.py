@@ -16,7 +16,7 @@ import time
 from typing import Callable, Optional
 
 from ..parallel import run_in_threads
-from ..plan import split
+from ..checks import range_bounds
 from .tpcc import Tpcc, check_result, check_warehouse, refresh_statistics
 
 DEFAULT_JOBS = 4
@@ -29,13 +29,12 @@ def check_parallel(connect: Callable, warehouses: int, after_load: bool = False,
     each warehouse. -> ``check_result``'s dict; the first error of a range is raised after every
     range ended."""
     jobs = max(1, min(jobs or DEFAULT_JOBS, warehouses))
-    sizes = split(warehouses, jobs)
     b = connect()
     try:
         refresh_statistics(b)  # data loaded by another tool may never have been analyzed
     finally:
         b.close()
-    found: list[list[dict]] = [[] for _ in sizes]
+    found: list[list[dict]] = [[] for _ in range(jobs)]
     lock = threading.Lock()
     tally = {"checked": 0, "failures": 0}
 
@@ -53,8 +52,8 @@ def check_parallel(connect: Callable, warehouses: int, after_load: bool = False,
         finally:
             b.close()
     t0 = time.time()
-    starts = [1 + sum(sizes[:i]) for i in range(len(sizes))]
-    run_in_threads(one, [(i, first, first + n) for i, (first, n) in enumerate(zip(starts, sizes))])
+    bounds = [range_bounds(warehouses, jobs, i) for i in range(jobs)]  # units from 0: warehouses from 1
+    run_in_threads(one, [(i, first + 1, end + 1) for i, (first, end) in enumerate(bounds)])
     return check_result([f for part in found for f in part], warehouses, after_load, time.time() - t0)
 
 
