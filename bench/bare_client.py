@@ -27,10 +27,10 @@ Tests:
   hashed, zeropadding 1). The key numbers: YCSB's ScrambledZipfian over [0, recordcount)
   (zipfian constant 0.99 over YCSB's 10^10 items, then fnvhash64(item) % recordcount), drawn
   inline in the thread's loop (no generator object, no method call: one ``random()``, the
-  power, one dict lookup for a popular item) with dbswarm's own ``fnvhash64`` and constants
-  from shared/dbswarm/workloads/generators.py; a per-process dict maps an item to its key,
-  already encoded (and quoted for MariaDB), so a popular item costs one lookup, and the
-  keys of all records are built before the window. Nothing is escaped: the keys and values
+  power, one list index for a popular item) with dbswarm's own ``fnvhash64`` and constants
+  from shared/dbswarm/workloads/generators.py; the keys of all records, already encoded (and
+  quoted for MariaDB), and of the popular items (below 65,536: half the draws) are built
+  before the window, so a popular item costs one list index and any other one hash. Nothing is escaped: the keys and values
   are letters and digits by construction (dbswarm escapes every string).
 
 Used by bench/python_ceiling.py (sysbench) and bench/vs_ycsb.py (YCSB): what is left of the
@@ -104,13 +104,12 @@ def mysql_thread(a, password):
 # ---- YCSB ------------------------------------------------------------------------------------
 
 POOL_SIZE = 1 << 16  # workloads/ycsb.py's value pool
-KEY_CACHE_LIMIT = 1 << 18  # items per process in the item -> key dict (cleared when full, as dbswarm's memo)
 
 
 class YcsbKeys:
     """Per process, built before the window: every record's key as the driver takes it
     (bytes; quoted for MariaDB's text statements), YCSB's ScrambledZipfian constants, and the
-    item -> key dict the threads share (a dict's get and set are atomic under the GIL)."""
+    popular items' keys, shared by the threads (read only)."""
 
     def __init__(self, a):
         from dbswarm.workloads.generators import ScrambledZipfian, fnvhash64, zeta
@@ -123,7 +122,9 @@ class YcsbKeys:
         self.half = 1.0 + 0.5 ** theta
         self.alpha = 1.0 / (1.0 - theta)
         self.eta = (1 - (2.0 / self.items) ** (1 - theta)) / (1 - zeta(2, theta) / self.zetan)
-        self.cache = {}
+        # the popular items' keys (below ScrambledZipfian.POPULAR_ITEMS = 65536, half the draws);
+        # the others' hashed at every draw (six in ten draws are of items not drawn before)
+        self.popular = [self.keys[fnvhash64(i) % self.n] for i in range(ScrambledZipfian.POPULAR_ITEMS)]
         # the update values: windows of one pool of letters and digits per process
         rng = random.Random()
         self.pool = "".join(rng.choices(string.ascii_letters + string.digits, k=POOL_SIZE)).encode()
@@ -178,8 +179,7 @@ def ycsb_thread_body(a, password, shared: YcsbKeys, ready: threading.Barrier, go
                      stop_at: list, counts: list, misses: list, i: int):
     read, update = (ycsb_pg_thread if a.engine == "postgresql" else ycsb_mysql_thread)(a, password)
     rnd = random.Random(None if a.seed is None else a.seed + i).random
-    keys, n, fnv, cache = shared.keys, shared.n, shared.fnvhash64, shared.cache
-    get = cache.get
+    keys, n, fnv, popular = shared.keys, shared.n, shared.fnvhash64, shared.popular
     items, zetan, half, eta, alpha = shared.items, shared.zetan, shared.half, shared.eta, shared.alpha
     read_p = YCSB_READ_PROPORTION[a.test]
     pool, flen, fields = shared.pool, shared.fieldlength, a.fieldcount
@@ -198,11 +198,7 @@ def ycsb_thread_body(a, password, shared: YcsbKeys, ready: threading.Barrier, go
             item = 1
         else:
             item = int(items * (eta * u - eta + 1) ** alpha)
-        key = get(item)
-        if key is None:
-            if len(cache) >= KEY_CACHE_LIMIT:
-                cache.clear()
-            key = cache[item] = keys[fnv(item) % n]
+        key = popular[item] if item < 65536 else keys[fnv(item) % n]
         if read_p == 1.0 or rnd() < read_p:
             if read(key) == 0:
                 missed += 1

@@ -652,7 +652,7 @@ class Measured:
     reconnect policy: connection loss -> reconnect (with back-off) and count; retryable
     errors in a multi-statement event -> roll back and run the event again, as sysbench does.
     """
-    __slots__ = ("binding", "rec", "should_stop", "_perf", "_ok")
+    __slots__ = ("binding", "rec", "should_stop", "_perf", "_ok", "ok", "on_reconnect")
 
     def __init__(self, binding, recorder: Recorder, should_stop=lambda: False, paced: bool = False):
         self.binding = binding
@@ -660,7 +660,10 @@ class Measured:
         self.should_stop = should_stop
         self._perf = time.perf_counter_ns
         # paced (a target rate): every operation's response time from its intended start too
-        self._ok = recorder.ok_paced if paced else recorder.ok
+        self._ok = self.ok = recorder.ok_paced if paced else recorder.ok
+        # called after every successful reconnect: what a client bound to the old connection
+        # (Binding.reader / updater) takes again
+        self.on_reconnect: list = []
 
     def call(self, op: str, fn, *args):
         """One operation; returns fn's result, or ``FAILED`` after recording the error."""
@@ -715,6 +718,12 @@ class Measured:
             return True
         return False
 
+    def failed(self, op, exc) -> str:
+        """Record a failed operation's error and apply the policy (as ``call`` does when fn
+        raises): a client that times an operation itself (``ok(op, t0, t1)``, the hot path of
+        Binding.reader) calls it in its ``except``; returns the error's kind."""
+        return self._failed(op, exc)
+
     def _failed(self, op, exc) -> str:
         cls = self.binding.classify(exc)
         self.rec.error(op, cls.kind, cls.name)
@@ -734,6 +743,8 @@ class Measured:
             try:
                 self.binding.reconnect()
                 self.rec.count("reconnects")
+                for rebind in self.on_reconnect:
+                    rebind()
                 return True
             except Exception as exc:
                 self.rec.count("reconnect_failures")

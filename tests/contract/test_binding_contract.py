@@ -58,6 +58,15 @@ def test_crud_semantics(make):
     assert b.update(t, "missing", {"field1": "x"}) is False
     assert b.read(t, "missing", None) is None  # update never inserts
 
+    # the hot path's forms (Binding.reader / updater, one per table and field list): the
+    # same answers as read(rows=False) and a one-field update
+    read_all, read_one = b.reader(t, None), b.reader(t, ["field2"])
+    assert read_all("user1") == 1 and read_one("user2") == 1
+    assert read_all("nope") == 0 and read_one("nope") == 0
+    update_one = b.updater(t, "field3")
+    assert update_one("hot", "user2") is True and update_one("x", "missing") is False
+    assert b.read(t, "user2", None) == {**values("b"), "field3": "hot"}
+
     assert b.delete(t, "user2") is True
     assert b.delete(t, "user2") is False
     assert b.read(t, "user2", None) is None
@@ -86,6 +95,10 @@ def test_values_reach_the_server_unchanged(make):
         assert b.read(t, key, None) == {"field0": v}, v
         assert b.update(t, key, {"field0": v[::-1]}) is True
         assert b.read(t, key, ["field0"]) == {"field0": v[::-1]}
+        # the hot path escapes and encodes as the session does
+        assert b.reader(t, None)(key) == 1 and b.reader(t, ["field0"])(key) == 1
+        assert b.updater(t, "field0")(v + "!", key) is True
+        assert b.read(t, key, None) == {"field0": v + "!"}
     assert b.count(t) == len(TRICKY)
 
 
@@ -221,6 +234,45 @@ def test_killed_connection_is_classified_and_reconnected(make, request):
     # the next one works on the new connection
     assert m.call("READ", b.read, t, "user1", None) == values("a")
     assert m.call("UPDATE", b.update, t, "user1", {"field0": "z"}) is True
+
+
+@pytest.mark.parametrize("engine", SQL_ENGINES, indirect=True)
+def test_ycsb_hot_path_goes_on_after_a_killed_connection(make, request):
+    """The YCSB client's readers and updaters belong to a connection: after it is cut, the
+    failed operation is counted once, Measured reconnects, and the client's hot path runs
+    on the new connection (taken again through Measured.on_reconnect), every record found."""
+    from dbswarm import families
+    from dbswarm.families import ThreadContext
+    from dbswarm.worker import ThreadRandom
+    from dbswarm.workloads.ycsb import key_name
+    env = request.getfixturevalue("server_env") if make.engine != "sqlite" else None
+    b = make()
+    t = make.table
+    b.create_table(t, 10)
+    for k in range(50):
+        b.insert(t, key_name(k, False, 1), values(str(k), 10))
+    m = Measured(b, Recorder())
+    fam = families.get("ycsb")
+    w = fam.workload({"preset": "a", "table": t, "recordcount": 50, "operationcount": 0,
+                      "maxexecutiontime": 60, "threads": 1})
+    client = fam.run_client(w, ThreadContext(m=m, rng=ThreadRandom(3), thread=0, threads=1))
+    assert client.client.do_read.__qualname__.startswith("YcsbClient._hot_read")
+    for _ in range(20):
+        client.step()
+    assert not m.rec.m.errors
+    _kill_session(make, b, env)
+    time.sleep(0.2)
+    for _ in range(200):
+        client.step()
+    m.rec.flush()
+    (key, count), = m.rec.m.errors.items()
+    assert key.split(":")[1] == "connection" and count == 1, m.rec.m.errors
+    assert m.rec.m.counters.get("reconnects") == 1
+    ops = m.rec.m.operations
+    assert ops["READ"].count + ops["UPDATE"].count == 219
+    assert ops["READ"].not_found == 0 and ops["UPDATE"].not_found == 0
+
+
 
 
 def test_mongodb_server_restart_is_classified_and_reconnected(targets, tmp_path):

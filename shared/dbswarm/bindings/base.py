@@ -133,6 +133,23 @@ class Binding:
     def delete(self, table: str, key: str) -> bool:
         raise NotImplementedError
 
+    # The hot path's form of read(rows=False) and a one-field update: a function of the key
+    # alone (and the value), made once per client thread, so that a YCSB operation is one
+    # call into the driver's own statement call instead of read → session → driver. Valid
+    # until the connection changes: a caller takes new ones after every reconnect
+    # (``measure.Measured.on_reconnect``). Engines override them where the driver allows a
+    # shorter path (mysqlclient, PostgreSQL's prepared statements); these defaults are the
+    # methods themselves, so every engine has them.
+    def reader(self, table: str, fields: Optional[list[str]]):
+        """``count(key)``: read(table, key, fields, rows=False), 1 or 0."""
+        read = self.read
+        return lambda key: read(table, key, fields, False)
+
+    def updater(self, table: str, field: str):
+        """``update(value, key)``: update(table, key, {field: value}), False when not found."""
+        update = self.update
+        return lambda value, key: update(table, key, {field: value})
+
     # -- sql capability: a thin session ------------------------------------------------
     # Statements are written with %s placeholders; ``prepare`` turns one into this session's
     # form (SQLite's ?), and marks it as a per-operation statement the engine may prepare on

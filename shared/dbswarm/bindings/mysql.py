@@ -312,6 +312,19 @@ class MysqlBinding(SqlBinding):
     def fetchcount(self, sql, params=()):
         return self._statements.fetchcount(sql, params)
 
+    # -- kv hot path: the C driver's own closures where it has them ----------------------
+    def reader(self, table, fields):
+        st = self._statements
+        if hasattr(st, "counter"):
+            return st.counter(self._read_sql(table, fields))
+        return super().reader(table, fields)
+
+    def updater(self, table, field):
+        st = self._statements
+        if hasattr(st, "updater"):
+            return st.updater(self._update_sql(table, (field,)))
+        return super().updater(table, field)
+
     # -- DDL ---------------------------------------------------------------------------
     def kv_table_ddl(self, table, fieldcount):
         return super().kv_table_ddl(table, fieldcount) + f" ENGINE={self._table_engine}"

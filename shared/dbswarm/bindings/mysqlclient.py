@@ -207,3 +207,36 @@ class Statements:
             self._query(self._bytes(sql, params))
         res = self._store()  # store_result: every row is read into libmariadb's buffer
         return res.num_rows() if res is not None else 0
+
+    # The kv hot path (Binding.reader / updater): one statement with str parameters, made
+    # into one closure per statement, so a YCSB read is this call and the driver's.
+    def counter(self, sql):
+        """``count(key)``: fetchcount(sql, (key,)) for a statement of one str parameter."""
+        b = self._template(sql, 1)
+        query, store, string, enc = self._query, self._store, self._string, self._encoding
+
+        def count(key):
+            query(b % string(key.encode(enc)))
+            res = store()
+            return res.num_rows() if res is not None else 0
+        return count
+
+    def updater(self, sql):
+        """``update(value, key)``: execute(sql, (value, key)) > 0 for a statement of two str
+        parameters."""
+        b = self._template(sql, 2)
+        query, store, string, enc, affected = self._query, self._store, self._string, self._encoding, self._affected
+
+        def update(value, key):
+            query(b % (string(value.encode(enc)), string(key.encode(enc))))
+            res = store()
+            if res is not None:
+                res.fetch_row(0)
+            return affected() > 0
+        return update
+
+    @staticmethod
+    def _template(sql, params: int) -> bytes:
+        if "%%" in sql or sql.count("%s") != params:
+            raise ValueError(f"a statement of {params} %s parameter(s) expected: {sql!r}")
+        return sql.encode()

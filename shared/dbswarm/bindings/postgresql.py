@@ -315,6 +315,48 @@ class PostgresBinding(SqlBinding):
             return self._run(sql, params).rowcount
         return hot[1].ntuples  # libpq has received every row; none is loaded
 
+    # -- kv hot path: the prepared statement's libpq call, bound once per client thread -----
+    def reader(self, table, fields):
+        p = self._hot_prepared(self._read_sql(table, fields))
+        if p is None:
+            return super().reader(table, fields)
+        exec_prepared, name, error, ok = self._pg.exec_prepared, p.name, self._error, pq.ExecStatus.TUPLES_OK
+
+        def count(key):
+            res = exec_prepared(name, [key.encode()])
+            if res.status != ok:
+                raise error(res)
+            return res.ntuples
+        return count
+
+    def updater(self, table, field):
+        p = self._hot_prepared(self._update_sql(table, (field,)))
+        if p is None:
+            return super().updater(table, field)
+        exec_prepared, name, error, ok = self._pg.exec_prepared, p.name, self._error, pq.ExecStatus.COMMAND_OK
+
+        def update(value, key):
+            res = exec_prepared(name, [value.encode(), key.encode()])
+            if res.status != ok:
+                raise error(res)
+            return (res.command_tuples or 0) > 0
+        return update
+
+    def _hot_prepared(self, sql) -> Optional[_Prepared]:
+        """sql prepared on this connection now (as prepare_now), or None: not prepared
+        statements (``options.prepare: false``), not connected, or the PREPARE failed (a
+        missing table: the error then comes from the operation, classified, as without this
+        path)."""
+        if not self._prepare or self._pg is None:
+            return None
+        p = self._prepared.get(sql)
+        if p is None:
+            try:
+                p = self._prepare_statement(sql)
+            except Exception:
+                return None
+        return p
+
     def _simple(self, command: bytes):
         """BEGIN / COMMIT / ROLLBACK: one simple-protocol round trip, as sysbench sends them."""
         res = self._pg.exec_(command)

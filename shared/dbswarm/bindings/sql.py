@@ -69,10 +69,26 @@ class SqlBinding(Binding):
     def _columns(self, fields):
         return "*" if fields is None else ", ".join([KEY, *fields])
 
+    def _read_sql(self, table, fields) -> str:
+        return self._stmt(("read", table, fields and tuple(fields)), lambda: (
+            f"SELECT {self._columns(fields)} FROM {table} WHERE {KEY} = {self.placeholder}"))
+
+    def _update_sql(self, table, names: tuple) -> str:
+        return self._stmt(("update", table, names), lambda: (
+            f"UPDATE {table} SET " + ", ".join(f"{n} = {self.placeholder}" for n in names)
+            + f" WHERE {KEY} = {self.placeholder}"))
+
+    def reader(self, table, fields):
+        sql, fetchcount = self._read_sql(table, fields), self.fetchcount
+        return lambda key: fetchcount(sql, (key,))
+
+    def updater(self, table, field):
+        sql, execute = self._update_sql(table, (field,)), self.execute
+        return lambda value, key: execute(sql, (value, key)) > 0
+
     def read(self, table, key, fields, rows=True):
         ck = ("read", table, fields and tuple(fields))
-        sql = self._sql.get(ck) or self._stmt(ck, lambda: (
-            f"SELECT {self._columns(fields)} FROM {table} WHERE {KEY} = {self.placeholder}"))
+        sql = self._sql.get(ck) or self._read_sql(table, fields)
         if not rows:
             return self.fetchcount(sql, (key,))
         row = self.fetchone(sql, (key,))
@@ -102,10 +118,7 @@ class SqlBinding(Binding):
 
     def update(self, table, key, values):
         names = tuple(values)
-        ck = ("update", table, names)
-        sql = self._sql.get(ck) or self._stmt(ck, lambda: (
-            f"UPDATE {table} SET " + ", ".join(f"{n} = {self.placeholder}" for n in names)
-            + f" WHERE {KEY} = {self.placeholder}"))
+        sql = self._sql.get(("update", table, names)) or self._update_sql(table, names)
         return self.execute(sql, (*values.values(), key)) > 0
 
     def insert(self, table, key, values):

@@ -6,6 +6,9 @@ so every thread of every shard is reproducible from the campaign seed.
 from __future__ import annotations
 
 import math
+import random
+
+MT_RANDOM = random.Random.random  # the Mersenne Twister's own draw (C), past any override
 
 FNV_OFFSET_BASIS_64 = 0xCBF29CE484222325
 FNV_PRIME_64 = 1099511628211
@@ -105,9 +108,16 @@ class Zipfian:
 
 
 class ScrambledZipfian:
-    """YCSB ScrambledZipfianGenerator: popular items scattered over the key space by FNV."""
+    """YCSB ScrambledZipfianGenerator: popular items scattered over the key space by FNV.
+
+    An item's key number is ``lo + fnvhash64(item) % items``. The popular items (below
+    POPULAR_ITEMS: about half the draws at the default constant 0.99) are hashed once per
+    process, into a list shared by its threads; the others are hashed at every draw: six in
+    ten draws are of an item not drawn before in a run of 300,000, so a memo of them would
+    mostly fill up and miss (measured: 1.6 -> 0.9 µs a draw with the key's formatting)."""
     ITEM_COUNT = 10_000_000_000
     ZETAN = 26.46902820178302  # zeta(ITEM_COUNT, 0.99), YCSB's precomputed constant
+    POPULAR_ITEMS = 1 << 16
 
     def __init__(self, rng, lo: int, hi: int, theta: float = 0.99):
         self.lo, self.items = lo, hi - lo + 1
@@ -116,7 +126,7 @@ class ScrambledZipfian:
         # Zipfian.next inlined below (the item count is fixed): one call less per operation
         self._random, self._zetan, self._half, self._eta, self._alpha = (
             g.random, g.zetan, g._half_pow_theta, g.eta, g.alpha)
-        self._cache = memo_table("scrambled", self.lo, self.items)  # popular items: hashed once
+        self._popular = _popular_key_numbers(self.lo, self.items)
 
     def next(self) -> int:
         u = self._random()
@@ -128,13 +138,59 @@ class ScrambledZipfian:
         else:
             eta = self._eta
             item = int(self.ITEM_COUNT * (eta * u - eta + 1) ** self._alpha)
-        cache = self._cache
-        v = cache.get(item)
-        if v is None:
-            if len(cache) >= CACHE_LIMIT:
-                cache.clear()
-            v = cache[item] = self.lo + fnvhash64(item) % self.items
-        return v
+        if item < 65536:  # POPULAR_ITEMS (a constant is cheaper than an attribute)
+            k = self._popular[item]
+            if k is None:
+                k = self._popular[item] = self.lo + fnvhash64(item) % self.items
+            return k
+        return self.lo + fnvhash64(item) % self.items
+
+    def counted_next_key(self, rng, key_of, keys: dict):
+        """``key_of(next())`` in one call, for a client's hot path: the draw is
+        ``random.Random.random`` itself on ``rng``, a counted stream (``words``, as
+        worker.ThreadRandom counts them: 2 words a draw) instead of the stream's own counting
+        method, and ``keys`` memoizes key number -> key (bounded by the record count). The
+        same draws and keys as ``key_of(next())``: tests/unit/test_generators.py compares them."""
+        draw, lo, items, zetan, half, eta, alpha = (MT_RANDOM, self.lo, self.items, self._zetan, self._half,
+                                                    self._eta, self._alpha)
+        count, popular = self.ITEM_COUNT, self._popular
+
+        def next_key():
+            rng.words += 2
+            u = draw(rng)
+            uz = u * zetan
+            if uz < 1.0:
+                item = 0
+            elif uz < half:
+                item = 1
+            else:
+                item = int(count * (eta * u - eta + 1) ** alpha)
+            if item < 65536:  # POPULAR_ITEMS
+                k = popular[item]
+                if k is None:
+                    k = popular[item] = lo + fnvhash64(item) % items
+            else:
+                k = lo + fnvhash64(item) % items
+            key = keys.get(k)
+            if key is None:
+                if len(keys) >= CACHE_LIMIT:
+                    keys.clear()
+                key = keys[k] = key_of(k)
+            return key
+        return next_key
+
+
+def _popular_key_numbers(lo: int, items: int) -> list:
+    """The process's list of ScrambledZipfian's popular items' key numbers over (lo, items)
+    (None: not yet hashed), shared by its threads (a list's item get and set are atomic under
+    the GIL; a race only hashes an item twice)."""
+    nums = _POPULAR.get((lo, items))
+    if nums is None:
+        nums = _POPULAR.setdefault((lo, items), [None] * ScrambledZipfian.POPULAR_ITEMS)
+    return nums
+
+
+_POPULAR: dict = {}
 
 
 class Uniform:
@@ -145,6 +201,31 @@ class Uniform:
     def next(self) -> int:
         # lo + int(random() * n): randint's distribution at a third of its cost (BENCHMARKS.md)
         return self.lo + int(self.random() * self.n)
+
+    def counted_next(self, rng):
+        """``next()`` on a counted stream (ScrambledZipfian.counted_next_key's), one call
+        where the stream's counting method makes it two."""
+        draw, lo, n = MT_RANDOM, self.lo, self.n
+
+        def next_():
+            rng.words += 2
+            return lo + int(draw(rng) * n)
+        return next_
+
+    def counted_next_key(self, rng, key_of, memo: dict):
+        """``key_of(next())`` in one call on a counted stream (ScrambledZipfian's, above)."""
+        draw, lo, n = MT_RANDOM, self.lo, self.n
+
+        def next_key():
+            rng.words += 2
+            k = lo + int(draw(rng) * n)
+            key = memo.get(k)
+            if key is None:
+                if len(memo) >= CACHE_LIMIT:
+                    memo.clear()
+                key = memo[k] = key_of(k)
+            return key
+        return next_key
 
 
 class SkewedLatest:
@@ -214,6 +295,13 @@ class SysbenchSpecial:
                 total += rng.random()
             return self.lo + int(total * t / self.iter)
         return self.lo + res % self.d + self.offset
+
+
+def hot_next(gen, rng):
+    """gen's ``next``, as ``counted_next`` where gen has it and rng is a counted stream."""
+    if hasattr(gen, "counted_next") and hasattr(rng, "words"):
+        return gen.counted_next(rng)
+    return gen.next
 
 
 def sysbench_rand(name, rng, lo, hi):

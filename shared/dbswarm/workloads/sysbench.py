@@ -17,7 +17,7 @@ from pydantic import Field, model_validator
 
 from .. import families
 from ..families import BatchLoader, Client, Family, RunLimits, ThreadContext, WorkloadModel
-from .generators import sysbench_rand
+from .generators import hot_next, sysbench_rand
 from .presets import SYSBENCH_TESTS
 
 _DIGITS = "0123456789"
@@ -241,6 +241,7 @@ class SysbenchClient:
         self.rng = rng
         self.random = rng.random
         self.ids = sysbench_rand(w.rand_type, rng, 1, w.table_size)
+        self._next_id = hot_next(self.ids, rng)  # the statements' ids: the same draws, a call less each
         self.pool = "".join(rng.choices(_DIGITS, k=_POOL))
         self.writes = bool(w.index_updates or w.non_index_updates or w.delete_inserts)
         # the range queries this workload runs: (count, statement kind), decided once
@@ -280,38 +281,38 @@ class SysbenchClient:
         # looked up once, then only driver calls (the session's methods are looked up per event:
         # a reconnect between attempts may have replaced them)
         # (a table is drawn as ``table()`` draws it, inline: this loop is the client's hot path)
-        w, ids, b = self.w, self.ids, st.b
+        w, next_id, b = self.w, self._next_id, st.b
         if not w.skip_trx:
             b.begin(self.writes)
             q[OTHER] += 1
         if w.point_selects:
             self._point_selects(st, q)
         if self._ranges:
-            rs, nxt, rnd, tables = w.range_size - 1, ids.next, self.random, w.tables
+            rs, rnd, tables = w.range_size - 1, self.random, w.tables
             fetchcount, stmts = b.fetchcount, st.stmts
             for count, kind in self._ranges:
                 sql = stmts[kind][1 + int(rnd() * tables)]
                 for _ in range(count):
-                    lo = nxt()
+                    lo = next_id()
                     fetchcount(sql, (lo, lo + rs))  # read, not converted
                     q[READ] += 1
         execute = b.execute
         if w.index_updates:
             sql = st.sql("index_update", self.table())
             for _ in range(w.index_updates):
-                execute(sql, (ids.next(),))
+                execute(sql, (next_id(),))
                 q[WRITE] += 1
         if w.non_index_updates:
             sql = st.sql("non_index_update", self.table())
             for _ in range(w.non_index_updates):
-                id_ = ids.next()
+                id_ = next_id()
                 execute(sql, (self.c_value(), id_))
                 q[WRITE] += 1
         if w.delete_inserts:
             t = self.table()
             delete, insert = st.sql("delete", t), st.sql("insert", t)
             for _ in range(w.delete_inserts):
-                id_ = ids.next()
+                id_ = next_id()
                 execute(delete, (id_,))
                 q[WRITE] += 1
                 execute(insert, (id_, 1 + int(self.random() * w.table_size), self.c_value(), self.pad_value()))
@@ -325,7 +326,7 @@ class SysbenchClient:
         else outside a transaction (oltp_point_select), without _event's checks of the
         groups they do not run."""
         w = self.w
-        sql, fetchcount, nxt = st.point_selects[1 + int(self.random() * w.tables)], st.b.fetchcount, self.ids.next
+        sql, fetchcount, nxt = st.point_selects[1 + int(self.random() * w.tables)], st.b.fetchcount, self._next_id
         for _ in range(w.point_selects):
             fetchcount(sql, (nxt(),))  # read, not converted
             q[READ] += 1

@@ -13,6 +13,7 @@ import bisect
 import math
 import random
 import string
+import time
 from collections import OrderedDict
 from typing import Literal, Optional
 
@@ -21,7 +22,8 @@ from pydantic import Field, model_validator
 from .. import families
 from ..families import BatchLoader, Client, Family, RunLimits, ThreadContext, WorkloadModel
 from ..measure import FAILED
-from .generators import CACHE_LIMIT, Hotspot, ScrambledZipfian, SkewedLatest, Uniform, fnvhash64, memo_table
+from .generators import (CACHE_LIMIT, MT_RANDOM, Hotspot, ScrambledZipfian, SkewedLatest, Uniform, fnvhash64,
+                         memo_table)
 from .presets import PRESET_DESCRIPTIONS, YCSB_DEFAULT_MIX, YCSB_PRESETS, ycsb_preset
 
 PROPORTIONS = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
@@ -151,10 +153,6 @@ class YcsbClient:
                 cum.append(acc)
         cum[-1] = 1.0 + 1e-12
         self._ops, self._cum = ops, cum
-        self._dispatch = {"READ": self.do_read, "UPDATE": self.do_update, "INSERT": self.do_insert,
-                          "SCAN": self.do_scan, "READ-MODIFY-WRITE": self.do_rmw}
-        if len(ops) == 1:  # workload c and the like: no random draw to pick the only operation
-            self.do_transaction = self._dispatch[ops[0]]
         n = w.recordcount
         dist = w.requestdistribution
         if dist == "uniform":
@@ -167,6 +165,15 @@ class YcsbClient:
             self.chooser = Hotspot(rng, 0, n - 1, w.hotspotdatafraction, w.hotspotopnfraction)
         self.scanlen = (Uniform(rng, 1, w.maxscanlength) if w.scanlengthdistribution == "uniform"
                         else ScrambledZipfian(rng, 1, w.maxscanlength))
+        next_key = self._counted_next_key(expected_inserts)
+        if next_key is not None:  # the hot path: each read and update one call of its own
+            self.do_read = self._hot_read(next_key)
+            if not w.writeallfields:
+                self.do_update = self._hot_update(next_key)
+        self._dispatch = {"READ": self.do_read, "UPDATE": self.do_update, "INSERT": self.do_insert,
+                          "SCAN": self.do_scan, "READ-MODIFY-WRITE": self.do_rmw}
+        if len(ops) == 1:  # workload c and the like: no random draw to pick the only operation
+            self.do_transaction = self._dispatch[ops[0]]
 
     # -- keys and values ---------------------------------------------------------------
     def known_count(self) -> int:
@@ -218,6 +225,89 @@ class YcsbClient:
 
     def fields_to_read(self):
         return None if self.read_fields is None else [self.fields[int(self.random() * self._nfields)]]
+
+    # -- the hot path ------------------------------------------------------------------------
+    # Reads and one-field updates of workloads without inserts whose keys are uniform or
+    # zipfian (a, b, c, f's reads, S1-S9 but the inserting ones): the key drawn, the operation
+    # run through the binding's reader / updater and timed, in two Python calls where the
+    # general path makes ten (next_keynum, the chooser, the stream's draw, key, fields_to_read,
+    # Measured.call, read, fetchcount, ...). Each call costs more between two round trips
+    # than in a loop (cold caches): BENCHMARKS.md, bench/client_layers.py. The same draws
+    # in the same order, the same statements and the same measurement as do_read / do_update
+    # (tests/unit/test_ycsb_hot_path.py runs both on one seed and compares).
+    def _counted_next_key(self, expected_inserts):
+        """A function drawing the next key, or None where the hot path does not apply."""
+        w, m = self.w, self.m
+        if (m is None or expected_inserts or self.inserted or not hasattr(self.rng, "words")
+                or w.requestdistribution not in ("uniform", "zipfian")):
+            return None
+        ordered, zp = self.ordered, w.zeropadding
+        key_of = lambda k: key_name(k, ordered, zp)  # noqa: E731
+        chooser = self.chooser or Uniform(self.rng, 0, w.recordcount - 1)  # uniform: next_keynum's draw
+        return chooser.counted_next_key(self.rng, key_of, self._keys)
+
+    def _hot_read(self, next_key):
+        m, rng, table, fields = self.m, self.rng, self.table, self.fields
+        binding, perf, ok, failed = m.binding, time.perf_counter_ns, m.ok, m.failed
+        one_field, nfields, draw = self.read_fields is not None, self._nfields, MT_RANDOM
+        readers = None
+
+        def bind():
+            nonlocal readers
+            readers = ([binding.reader(table, [f]) for f in fields] if one_field
+                       else [binding.reader(table, None)])
+        bind()
+        m.on_reconnect.append(bind)
+        rec = m.rec
+
+        def do_read():
+            key = next_key()
+            if one_field:
+                rng.words += 2
+                read = readers[int(draw(rng) * nfields)]
+            else:
+                read = readers[0]
+            t0 = perf()
+            try:
+                found = read(key)
+            except Exception as exc:
+                failed("READ", exc)
+                return 1
+            ok("READ", t0, perf())
+            if found == 0:
+                rec.m.operations["READ"].not_found += 1
+            return 1
+        return do_read
+
+    def _hot_update(self, next_key):
+        m, rng, table, fields = self.m, self.rng, self.table, self.fields
+        binding, perf, ok, failed = m.binding, time.perf_counter_ns, m.ok, m.failed
+        nfields, pool, span, length, draw = self._nfields, self.pool, self._span, self._len, MT_RANDOM
+        updaters = None
+
+        def bind():
+            nonlocal updaters
+            updaters = [binding.updater(table, f) for f in fields]
+        bind()
+        m.on_reconnect.append(bind)
+        rec = m.rec
+
+        def do_update():
+            key = next_key()
+            rng.words += 4
+            update = updaters[int(draw(rng) * nfields)]
+            o = int(draw(rng) * span)
+            t0 = perf()
+            try:
+                found = update(pool[o:o + length], key)
+            except Exception as exc:
+                failed("UPDATE", exc)
+                return 1
+            ok("UPDATE", t0, perf())
+            if found is False:
+                rec.m.operations["UPDATE"].not_found += 1
+            return 1
+        return do_update
 
     # -- operations: each returns the operations it counts (1) -------------------------------
     def do_transaction(self) -> int:
