@@ -17,7 +17,7 @@ from pydantic import Field, model_validator
 
 from .. import families
 from ..families import BatchLoader, Client, Family, RunLimits, ThreadContext, WorkloadModel
-from .generators import hot_next, sysbench_rand
+from .generators import hot_next, pool_string, sysbench_rand
 from .presets import SYSBENCH_TESTS
 
 _DIGITS = "0123456789"
@@ -242,7 +242,7 @@ class SysbenchClient:
         self.random = rng.random
         self.ids = sysbench_rand(w.rand_type, rng, 1, w.table_size)
         self._next_id = hot_next(self.ids, rng)  # the statements' ids: the same draws, a call less each
-        self.pool = "".join(rng.choices(_DIGITS, k=_POOL))
+        self.pool = pool_string(rng, _DIGITS, _POOL)
         self.writes = bool(w.index_updates or w.non_index_updates or w.delete_inserts)
         # the range queries this workload runs: (count, statement kind), decided once
         self._ranges = tuple((count, name) for count, name in (

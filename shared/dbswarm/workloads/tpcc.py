@@ -39,6 +39,7 @@ from pydantic import Field, model_validator
 from .. import families
 from ..families import Client, Exhausted, Family, RunLimits, ThreadContext, WorkloadModel
 from . import tpcc_sql as S
+from .generators import pool_string
 
 ITEMS = 100_000
 DISTRICTS = 10
@@ -177,8 +178,8 @@ class Strings:
 
     def __init__(self, rng: random.Random):
         self.rng = rng
-        self.alnum = "".join(rng.choices(_ALNUM, k=_POOL))
-        self.digits = "".join(rng.choices(_DIGITS, k=_POOL))
+        self.alnum = pool_string(rng, _ALNUM, _POOL)
+        self.digits = pool_string(rng, _DIGITS, _POOL)
 
     def a(self, lo: int, hi: int) -> str:
         n = self.rng.randint(lo, hi) if lo != hi else lo

@@ -23,7 +23,7 @@ from .. import families
 from ..families import BatchLoader, Client, Family, RunLimits, ThreadContext, WorkloadModel
 from ..measure import FAILED
 from .generators import (CACHE_LIMIT, MT_RANDOM, Hotspot, ScrambledZipfian, SkewedLatest, Uniform, fnvhash64,
-                         memo_table)
+                         memo_table, pool_string)
 from .presets import PRESET_DESCRIPTIONS, YCSB_DEFAULT_MIX, YCSB_PRESETS, ycsb_preset
 
 PROPORTIONS = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
@@ -111,7 +111,7 @@ _ALPHABET = string.ascii_letters + string.digits
 
 
 def value_pool(rng: random.Random) -> str:
-    return "".join(rng.choices(_ALPHABET, k=_POOL_SIZE))
+    return pool_string(rng, _ALPHABET, _POOL_SIZE)
 
 
 def key_name(keynum: int, ordered: bool, zeropadding: int) -> str:
