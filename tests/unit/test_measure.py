@@ -5,6 +5,8 @@ from hypothesis import given, settings, strategies as st
 
 from dbswarm.measure import Measurement, OperationStats, Recorder, Timeline, new_histogram
 
+NS = 1_000_000_000
+
 latencies = st.lists(st.integers(1, 50_000_000), min_size=1, max_size=400)
 
 
@@ -255,3 +257,40 @@ def test_per_interval_response_times_from_the_intended_start_show_a_stall_and_me
     unpaced.ok("READ", 0, 100_000)
     m = unpaced.measurement()
     assert "intended" not in m.timeline.interval_summary() and "intended_hist" not in m.timeline.to_dict()
+
+
+def test_a_lane_records_what_ok_records():
+    """Recorder.lane (the YCSB hot path's own way in): an operation appended to the lane while
+    perf time is before ``lane.until``, else ``ok``; across second boundaries, the warm-up's
+    end, batches counted as n and a flush in between, the measurement is ok()'s exactly."""
+    rnd = random.Random(5)
+
+    def feed(use_lane):
+        rec = Recorder(2)
+        base = rec.base + 10 * NS
+        rec.warm_until_ns = base + int(1.5 * NS)
+        lane = rec.lane("READ")
+        t = base
+        for i in range(6000):
+            t0 = t + rnd.randrange(1000, 3000)
+            t1 = t0 + rnd.choice((rnd.randrange(50_000, 900_000), rnd.randrange(1000, 5_000_000)))
+            t = t1
+            if i % 997 == 0:
+                rec.ok("INSERT", t0, t1, 50)  # a batch: 50 units, one latency
+            if i == 3000:
+                rec.flush()
+            if use_lane and t1 < lane.until:
+                lane.lats.append((t1 - t0) // 1000)
+            else:
+                rec.ok("READ", t0, t1)
+        return rec.measurement().to_dict()
+
+    state = rnd.getstate()
+    via_ok = feed(False)
+    rnd.setstate(state)
+    via_lane = feed(True)
+    assert via_lane == via_ok
+    m = Measurement.from_dict(via_lane)
+    assert m.operations["READ"].count + m.warmup["READ"].count == 6000
+    assert m.operations["INSERT"].count + m.warmup["INSERT"].count == 50 * 7
+    assert m.warmup["READ"].count > 0 and len([v for v in m.timeline.ops["READ"] if v]) > 5

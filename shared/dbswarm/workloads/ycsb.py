@@ -21,9 +21,9 @@ from pydantic import Field, model_validator
 
 from .. import families
 from ..families import BatchLoader, Client, Family, RunLimits, ThreadContext, WorkloadModel
-from ..measure import FAILED
+from ..measure import FAILED, Lane
 from .generators import (CACHE_LIMIT, MT_RANDOM, Hotspot, ScrambledZipfian, SkewedLatest, Uniform, fnvhash64,
-                         memo_table, pool_string)
+                         memo_table, pool_string, slot_list)
 from .presets import PRESET_DESCRIPTIONS, YCSB_DEFAULT_MIX, YCSB_PRESETS, ycsb_preset
 
 PROPORTIONS = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
@@ -107,6 +107,7 @@ class YcsbWorkload(WorkloadModel):
 
 OPS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE")
 _POOL_SIZE = 1 << 16
+KEY_LIST_MAX = 1 << 20  # records up to which the hot path's keys are memoized in a list (8 MB of slots)
 _ALPHABET = string.ascii_letters + string.digits
 
 
@@ -241,10 +242,15 @@ class YcsbClient:
         if (m is None or expected_inserts or self.inserted or not hasattr(self.rng, "words")
                 or w.requestdistribution not in ("uniform", "zipfian")):
             return None
-        ordered, zp = self.ordered, w.zeropadding
+        ordered, zp, n = self.ordered, w.zeropadding, w.recordcount
         key_of = lambda k: key_name(k, ordered, zp)  # noqa: E731
-        chooser = self.chooser or Uniform(self.rng, 0, w.recordcount - 1)  # uniform: next_keynum's draw
-        return chooser.counted_next_key(self.rng, key_of, self._keys)
+        # keys by key number: a list over the records where it is at most 8 MB, else the memo
+        keys = slot_list(n, "ycsb-keys", ordered, zp) if n <= KEY_LIST_MAX else self._keys
+        if self.chooser is None:  # uniform: next_keynum's draw
+            return Uniform(self.rng, 0, n - 1).counted_next_key(self.rng, key_of, keys)
+        ch = self.chooser
+        popular = slot_list(ScrambledZipfian.POPULAR_ITEMS, "ycsb-popular-keys", ch.lo, ch.items, ordered, zp)
+        return ch.counted_next_key(self.rng, key_of, keys, popular)
 
     def _hot_read(self, next_key):
         m, rng, table, fields = self.m, self.rng, self.table, self.fields
@@ -260,6 +266,8 @@ class YcsbClient:
         m.on_reconnect.append(bind)
         rec = m.rec
 
+        lane = Lane() if m.paced else rec.lane("READ")  # paced: every operation through ok_paced
+
         def do_read():
             key = next_key()
             if one_field:
@@ -273,7 +281,11 @@ class YcsbClient:
             except Exception as exc:
                 failed("READ", exc)
                 return 1
-            ok("READ", t0, perf())
+            t1 = perf()
+            if t1 < lane.until:
+                lane.lats.append((t1 - t0) // 1000)
+            else:
+                ok("READ", t0, t1)
             if found == 0:
                 rec.m.operations["READ"].not_found += 1
             return 1
@@ -292,6 +304,8 @@ class YcsbClient:
         m.on_reconnect.append(bind)
         rec = m.rec
 
+        lane = Lane() if m.paced else rec.lane("UPDATE")
+
         def do_update():
             key = next_key()
             rng.words += 4
@@ -303,7 +317,11 @@ class YcsbClient:
             except Exception as exc:
                 failed("UPDATE", exc)
                 return 1
-            ok("UPDATE", t0, perf())
+            t1 = perf()
+            if t1 < lane.until:
+                lane.lats.append((t1 - t0) // 1000)
+            else:
+                ok("UPDATE", t0, t1)
             if found is False:
                 rec.m.operations["UPDATE"].not_found += 1
             return 1
