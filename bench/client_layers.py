@@ -14,8 +14,11 @@ it):
                 field list, looked up in the binding's cache);
 4. ``measured`` ``Measured.call("READ", binding.read, …)``: the one timing wrapper (two clock
                 reads, the per-second latency dict, error classification on failure);
-5. ``client``   the YCSB family's ``client.step()``: the operation chosen, the zipfian key number
-                drawn from the thread's counted random stream, its key string (cached), then 4.
+5. ``client``   the YCSB family's ``client.step()``, the whole operation as the worker runs it:
+                since issue 21 its hot path (workloads/ycsb.py): the zipfian key drawn from
+                the thread's counted random stream and looked up, ``Binding.reader``'s one
+                driver call (not 2-4), timed into the recorder's lane. So this row is not 4
+                plus a layer any more: it is compared with 1 (``driver ÷ client``).
 
 The servers run on CPU 0 and this process on CPU 1 (``--no-pin``: both anywhere): unpinned,
 a client thread and its server backend sometimes share a core and sometimes not, and the same
@@ -126,7 +129,9 @@ def measure(engine: str, env: dict, a) -> dict:
     rec.flush()
     errors = sum(rec.m.errors.values())
     med = {k: round(statistics.median(v), 2) for k, v in cpu.items()}
-    steps = {k: round(med[k] - med[LAYERS[i - 1]], 2) for i, k in enumerate(LAYERS) if i}
+    # what each layer adds to the one before; the client step (the hot path) against the driver call
+    steps = {k: round(med[k] - med[LAYERS[i - 1] if k != "client" else "driver"], 2)
+             for i, k in enumerate(LAYERS) if i}
     C.log(f"{engine}: " + ", ".join(f"{k} {v} µs" for k, v in med.items()) + f"; errors {errors}")
     return {"engine": engine, "cpu_us_per_op": med, "added_by_layer_us": steps,
             "client_vs_driver": round(med["driver"] / med["client"], 3), "rounds": cpu, "errors": errors}
@@ -137,15 +142,17 @@ def markdown(data: dict) -> str:
     L = [C.header(data), "",
          f"One thread, in-process, {a['rounds']} interleaved rounds × {a['ops']:,} reads per layer, "
          f"{a['recordcount']:,} records, " + ("CPUs shared" if a.get("no_pin") else "servers on CPU 0, the client on CPU 1")
-         + "; the thread's own CPU per read (medians). Each row adds one layer "
-         "to the row above (bench/client_layers.py's docstring says what each is).", "",
+         + "; the thread's own CPU per read (medians). Rows 2–4 each add one layer to the row "
+         "above; `client` is the YCSB step as the worker runs it (its hot path: the key, the binding's "
+         "reader, the recorder's lane), compared with `driver` (bench/client_layers.py's docstring).", "",
          "| layer | " + " | ".join(C.ENGINE_LABELS[r["engine"]] + " µs/read (added)" for r in data["engines"]) + " |",
          "| --- |" + " --- |" * len(data["engines"])]
     for k in LAYERS:
         cells = []
         for r in data["engines"]:
             add = r["added_by_layer_us"].get(k)
-            cells.append(f"{r['cpu_us_per_op'][k]}" + (f" (+{add})" if add is not None else ""))
+            cells.append(f"{r['cpu_us_per_op'][k]}" + (f" (+{add}{' on driver' if k == 'client' else ''})"
+                                                        if add is not None else ""))
         L.append(f"| {k} | " + " | ".join(cells) + " |")
     L += ["", "driver ÷ client (the share of a bare driver loop's speed one client thread keeps when the client "
           "is the bottleneck): " + ", ".join(f"{C.ENGINE_LABELS[r['engine']]} {r['client_vs_driver']}"
