@@ -12,6 +12,7 @@ from dbswarm.store import open_store
 from tests import servers
 
 pytestmark = [pytest.mark.servers]
+EVENTS = 5000
 
 
 def _run(campaign, tmp_path, shards=2):
@@ -43,21 +44,22 @@ def test_sysbench_statements_and_transactions_agree_with_the_server(engine, tmp_
         target["url"] = _own_pg_database(env)
     result, summary = _run({"name": f"counters-{engine}", "target": target,
                             "workload": {"family": "sysbench", "test": "oltp_read_write", "tables": 2,
-                                         "table_size": 1000, "threads": 4, "events": 2000}}, tmp_path)
+                                         "table_size": 1000, "threads": 4, "events": EVENTS}}, tmp_path)
     srv = result["runs"][0]["phases"]["run"]["server"]
     checks = srv["cross_check"]
     assert set(checks) == {"statements", "transactions"}, srv
-    # 2,000 events of 18 statements + BEGIN/COMMIT (a few more when a deadlock was retried); the
-    # server also counts dbswarm's own few reads (edges, settings: about 5 per shard), which is
-    # why the events are not fewer
-    assert checks["statements"]["client"] >= 2000 * 20
+    # 5,000 events of 18 statements + BEGIN/COMMIT (a few more when a deadlock was retried); the
+    # server also counts dbswarm's own few reads (edges, settings: about 5 per shard), and
+    # PostgreSQL an autovacuum pass over the updated tables when one falls in the window (seen:
+    # 23 transactions), which is why the events are not fewer (at 2,000, 1 % was 20)
+    assert checks["statements"]["client"] >= EVENTS * 20
     for figure, c in checks.items():
         assert 0.99 <= c["ratio"] <= 1.01, (figure, c)
     counters = srv["counters"]
     if engine == "postgresql":
-        assert counters["tup_inserted"] >= 2000 and counters["xact_commit"] >= 2000
+        assert counters["tup_inserted"] >= EVENTS and counters["xact_commit"] >= EVENTS
     else:
-        assert counters["com_commit"] >= 2000 and counters["com_select"] >= 2000 * 14
+        assert counters["com_commit"] >= EVENTS and counters["com_select"] >= EVENTS * 14
     assert "| 000 | run | statements |" in summary
 
 
