@@ -191,12 +191,16 @@ class ScrambledZipfian:
                     key = keys[k - lo] = key_of(k)
                 return key
             key = keys.get(k)
-            if key is None:
-                if len(keys) >= CACHE_LIMIT:
-                    keys.clear()
-                key = keys[k] = key_of(k)
-            return key
+            return key if key is not None else _memo_miss(keys, k, key_of)
         return next_key
+
+
+def _memo_miss(keys: dict, k: int, key_of):
+    """A key memo's miss (a dict bounded at CACHE_LIMIT, cleared when full): k's key, stored."""
+    if len(keys) >= CACHE_LIMIT:
+        keys.clear()
+    key = keys[k] = key_of(k)
+    return key
 
 
 def slot_list(n: int, *name) -> list:
@@ -263,11 +267,7 @@ class Uniform:
             rng.words += 2
             k = lo + int(draw(rng) * n)
             key = keys.get(k)
-            if key is None:
-                if len(keys) >= CACHE_LIMIT:
-                    keys.clear()
-                key = keys[k] = key_of(k)
-            return key
+            return key if key is not None else _memo_miss(keys, k, key_of)
         return next_key
 
 
