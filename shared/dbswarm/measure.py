@@ -690,7 +690,7 @@ class Measured:
     reconnect policy: connection loss -> reconnect (with back-off) and count; retryable
     errors in a multi-statement event -> roll back and run the event again, as sysbench does.
     """
-    __slots__ = ("binding", "rec", "should_stop", "_perf", "_ok", "ok", "paced", "on_reconnect")
+    __slots__ = ("binding", "rec", "should_stop", "_perf", "_ok", "ok", "paced", "on_reconnect", "last_error_kind")
 
     def __init__(self, binding, recorder: Recorder, should_stop=lambda: False, paced: bool = False):
         self.binding = binding
@@ -703,6 +703,7 @@ class Measured:
         # called after every successful reconnect: what a client bound to the old connection
         # (Binding.reader / updater) takes again
         self.on_reconnect: list = []
+        self.last_error_kind: Optional[str] = None  # the kind of the last failed call's error
 
     def call(self, op: str, fn, *args):
         """One operation; returns fn's result, or ``FAILED`` after recording the error."""
@@ -765,6 +766,7 @@ class Measured:
 
     def _failed(self, op, exc) -> str:
         cls = self.binding.classify(exc)
+        self.last_error_kind = cls.kind
         self.rec.error(op, cls.kind, cls.name)
         if cls.kind == CONNECTION:
             self.reconnect()

@@ -127,3 +127,32 @@ def test_a_reconnect_rebinds_the_hot_path():
     assert m.reconnect() is True
     assert made.count("reader") == 2 and made.count("updater") == 20
     assert m.rec.m.counters["reconnects"] == 1
+
+
+def test_a_duplicate_insert_moves_on_to_the_next_key():
+    """An insert whose reply a lost connection cut off had committed; its retry is a duplicate
+    key. The record is there, so the thread's next insert takes the next key (before: the
+    same key again, a duplicate at every later insert)."""
+    from dbswarm.errors import DUPLICATE, ErrorClass
+
+    class Duplicate(Recording):
+        def insert(self, table, key, values):
+            super().insert(table, key, values)
+            if len(self.calls) == 2:
+                raise KeyError("duplicate")
+
+        def classify(self, exc):
+            return ErrorClass(DUPLICATE, "duplicate_key") if isinstance(exc, KeyError) else super().classify(exc)
+
+    b = Duplicate()
+    m = Measured(b, Recorder(1))
+    fam = families.get("ycsb")
+    w = fam.workload({"readproportion": 0, "updateproportion": 0, "insertproportion": 1, "recordcount": 100,
+                      "operationcount": 0, "maxexecutiontime": 60, "threads": 1})
+    client = fam.run_client(w, ThreadContext(m=m, rng=ThreadRandom(1), thread=0, threads=1))
+    for _ in range(5):
+        client.step()
+    keys = [c[2] for c in b.calls]
+    assert len(set(keys)) == 5, keys
+    assert m.rec.m.errors == {"INSERT:duplicate:duplicate_key": 1}
+    assert client.state() == {"inserted": 5}

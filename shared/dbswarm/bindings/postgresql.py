@@ -177,25 +177,15 @@ class PostgresBinding(SqlBinding):
             row = self.fetchone("SELECT " + ", ".join(self.DATABASE_COUNTERS)
                                 + " FROM pg_stat_database WHERE datname = current_database()")
             return {n: int(v or 0) for n, v in zip(self.DATABASE_COUNTERS, row)}
-        if not settle:
-            out = database()
-        else:
-            # the reads in one transaction (pg_stat_clear_snapshot makes each read fresh): in
-            # autocommit each read was a transaction of this database, and those this backend
-            # had published before the last read counted as the window's
-            self._simple(b"BEGIN")
-            try:
-                out = database()
-                give_up = time.monotonic() + self.SETTLE_S
-                while time.monotonic() < give_up:
-                    time.sleep(0.25)
-                    self.fetchone("SELECT pg_stat_clear_snapshot()")
-                    again = database()
-                    if again == out:
-                        break
-                    out = again
-            finally:
-                self._simple(b"COMMIT")
+        out = database()
+        give_up = time.monotonic() + self.SETTLE_S
+        while settle and time.monotonic() < give_up:
+            time.sleep(0.25)
+            self.fetchone("SELECT pg_stat_clear_snapshot()")
+            again = database()
+            if again == out:
+                break
+            out = again
         out["transactions"] = out["xact_commit"] + out["xact_rollback"]
         try:
             row = self.fetchone("SELECT sum(calls) FROM pg_stat_statements "
