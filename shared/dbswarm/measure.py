@@ -690,7 +690,7 @@ class Measured:
     reconnect policy: connection loss -> reconnect (with back-off) and count; retryable
     errors in a multi-statement event -> roll back and run the event again, as sysbench does.
     """
-    __slots__ = ("binding", "rec", "should_stop", "_perf", "_ok", "ok", "paced", "on_reconnect", "last_error_kind")
+    __slots__ = ("binding", "rec", "should_stop", "_perf", "ok", "paced", "on_reconnect", "last_error_kind")
 
     def __init__(self, binding, recorder: Recorder, should_stop=lambda: False, paced: bool = False):
         self.binding = binding
@@ -699,7 +699,7 @@ class Measured:
         self._perf = time.perf_counter_ns
         # paced (a target rate): every operation's response time from its intended start too
         self.paced = paced
-        self._ok = self.ok = recorder.ok_paced if paced else recorder.ok
+        self.ok = recorder.ok_paced if paced else recorder.ok
         # called after every successful reconnect: what a client bound to the old connection
         # (Binding.reader / updater) takes again
         self.on_reconnect: list = []
@@ -712,9 +712,9 @@ class Measured:
         try:
             result = fn(*args)
         except Exception as exc:  # drivers raise many types; classify decides
-            self._failed(op, exc)
+            self.failed(op, exc)
             return FAILED
-        self._ok(op, t0, perf())
+        self.ok(op, t0, perf())
         return result
 
     def call_rows(self, op: str, n: int, fn, *args):
@@ -725,7 +725,7 @@ class Measured:
             try:
                 fn(*args)
             except Exception as exc:
-                kind = self._failed(op, exc)
+                kind = self.failed(op, exc)
                 if kind == DUPLICATE:
                     return True
                 if kind == FATAL or self.should_stop():
@@ -745,7 +745,7 @@ class Measured:
             try:
                 body(session, state)
             except Exception as exc:
-                kind = self._failed(op, exc)
+                kind = self.failed(op, exc)
                 try:
                     self.binding.rollback()
                 except Exception:
@@ -754,17 +754,14 @@ class Measured:
                     return False
                 self.rec.count("retries")
                 continue
-            self._ok(op, t0, self._perf())
+            self.ok(op, t0, self._perf())
             return True
         return False
 
     def failed(self, op, exc) -> str:
-        """Record a failed operation's error and apply the policy (as ``call`` does when fn
-        raises): a client that times an operation itself (``ok(op, t0, t1)``, the hot path of
-        Binding.reader) calls it in its ``except``; returns the error's kind."""
-        return self._failed(op, exc)
-
-    def _failed(self, op, exc) -> str:
+        """Record a failed operation's error and apply the policy (reconnect, or raise on a
+        fatal one); returns the error's kind. A client that times an operation itself (the
+        YCSB hot path, through Binding.reader) calls it in its ``except``."""
         cls = self.binding.classify(exc)
         self.last_error_kind = cls.kind
         self.rec.error(op, cls.kind, cls.name)

@@ -126,7 +126,8 @@ class ScrambledZipfian:
         # Zipfian.next inlined below (the item count is fixed): one call less per operation
         self._random, self._zetan, self._half, self._eta, self._alpha = (
             g.random, g.zetan, g._half_pow_theta, g.eta, g.alpha)
-        self._popular = _popular_key_numbers(self.lo, self.items)
+        # popular items' key numbers, per process (None: not yet hashed)
+        self._popular = slot_list(self.POPULAR_ITEMS, "scrambled-popular", self.lo, self.items)
 
     def next(self) -> int:
         u = self._random()
@@ -207,27 +208,13 @@ def slot_list(n: int, *name) -> list:
     """The process's list of n slots (None: not yet filled) named by ``name``, shared by its
     threads (a list's item get and set are atomic under the GIL; a race only fills a slot
     twice with the same value): a memo over a small dense range of integers."""
-    key = (n, *name)
-    slots = _SLOT_LISTS.get(key)
+    key = ("slots", n, *name)  # in the memo tables' registry, beside them
+    slots = _MEMOS.get(key)
     if slots is None:
-        slots = _SLOT_LISTS.setdefault(key, [None] * n)
+        slots = _MEMOS.setdefault(key, [None] * n)
     return slots
 
 
-_SLOT_LISTS: dict = {}
-
-
-def _popular_key_numbers(lo: int, items: int) -> list:
-    """The process's list of ScrambledZipfian's popular items' key numbers over (lo, items)
-    (None: not yet hashed), shared by its threads (a list's item get and set are atomic under
-    the GIL; a race only hashes an item twice)."""
-    nums = _POPULAR.get((lo, items))
-    if nums is None:
-        nums = _POPULAR.setdefault((lo, items), [None] * ScrambledZipfian.POPULAR_ITEMS)
-    return nums
-
-
-_POPULAR: dict = {}
 
 
 class Uniform:
