@@ -212,7 +212,7 @@ class Statements:
     # into one closure per statement, so a YCSB read is this call and the driver's.
     def counter(self, sql):
         """``count(key)``: fetchcount(sql, (key,)) for a statement of one str parameter."""
-        b = self._template(sql, 1)
+        b = statement_template(sql, 1)
         query, store, string, enc = self._query, self._store, self._string, self._encoding
 
         def count(key):
@@ -224,7 +224,7 @@ class Statements:
     def updater(self, sql):
         """``update(value, key)``: execute(sql, (value, key)) > 0 for a statement of two str
         parameters."""
-        b = self._template(sql, 2)
+        b = statement_template(sql, 2)
         query, store, string, enc, affected = self._query, self._store, self._string, self._encoding, self._affected
 
         def update(value, key):
@@ -235,8 +235,9 @@ class Statements:
             return affected() > 0
         return update
 
-    @staticmethod
-    def _template(sql, params: int) -> bytes:
-        if "%%" in sql or sql.count("%s") != params:
-            raise ValueError(f"a statement of {params} %s parameter(s) expected: {sql!r}")
-        return sql.encode()
+
+def statement_template(sql, params: int) -> bytes:
+    """The kv hot path's statement (``params`` %s placeholders, no literal %) as bytes."""
+    if "%%" in sql or sql.count("%s") != params:
+        raise ValueError(f"a statement of {params} %s parameter(s) expected: {sql!r}")
+    return sql.encode()
