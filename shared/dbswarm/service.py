@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import secrets as _random
+import sys
 import tempfile
 import threading
 import time
@@ -395,10 +396,11 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
     returns {"status": "done" | "continue", "checkpoint", "result_key", ...}.
 
     Within the call, the shard persists what it measured every ``persist_interval()`` seconds:
-    it ends a segment at that instant (threads stop at their next operation, the cumulative
-    file is written with the checkpoint to continue from) and goes on with the next segment in
-    the same process. A process killed mid-call (SIGKILL, out of memory, a Lambda crash)
-    loses at most one interval; a retried or resumed call continues from the file."""
+    its threads hand in their state between two operations and go on, and the cumulative file
+    is written with the checkpoint to continue from (worker.ShardPhase snapshots). A process
+    killed mid-call (SIGKILL, out of memory, a Lambda crash) loses at most one interval (and
+    a thread inside one long call, up to that call); a retried or resumed call continues from
+    the file."""
     ev = ShardEvent.of(event)
     store = open_store(ev.store)
     cid = ev.campaign_id
@@ -446,53 +448,59 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
 
 def _segments(run, shard, phase, index, ev, key, store, password, doc, measurement, checkpoint, lost, deadline,
               interval, progress, stop_event):
-    """The segments of one call (see ``run_shard``): -> (last outcome, cumulative measurement, interrupted)."""
+    """The call's segment (see ``run_shard``): -> (outcome, cumulative measurement, interrupted).
+    While it runs, the shard's file is written every ``interval`` seconds with what it
+    measured so far and the checkpoint to continue from (ShardPhase snapshots: the threads go
+    on); at its end, with its outcome."""
     cid = ev.campaign_id
-    while True:
-        seg_deadline, periodic = deadline, False
-        if interval:
-            due = time.time() + interval
-            if seg_deadline is None or due < seg_deadline - 1.0:  # no sliver of a segment before the deadline
-                seg_deadline, periodic = due, True
-        shard_phase = ShardPhase(run, shard, phase, password, start_at=ev.start_at, deadline=seg_deadline,
-                                 checkpoint=checkpoint, progress=None, stop_event=stop_event)
-        if progress:  # the live display names the error classes, not only their count
-            shard_phase.progress = _with_error_classes(progress, shard_phase)
-        outcome = shard_phase.execute()
-        if password and outcome.info.get("thread_errors"):
-            outcome.info["thread_errors"] = [secrets.Redactor(password)(e) for e in outcome.info["thread_errors"]]
+
+    def document(outcome, final: bool):
+        """The shard's file: the calls before this one (``doc``, ``measurement``) and this
+        call's outcome, final or as of a snapshot."""
+        info = outcome.info
+        if password and info.get("thread_errors"):
+            info["thread_errors"] = [secrets.Redactor(password)(e) for e in info["thread_errors"]]
         if lost:
-            outcome.info["lost_s"] = lost  # measured by a call that died after its last persisted segment
-            lost = 0.0
-        interrupted = bool(outcome.info.get("interrupted"))
-        # a thread abandoned inside a database call still runs in this process: the call ends
-        # here, and the next one (a new process) continues
-        goes_on = (periodic and outcome.status == "continue" and not interrupted and not stop_event.is_set()
-                   and not outcome.info.get("abandoned_threads"))
-        if goes_on:
-            outcome.info["persisted"] = "interval"   # the call went on after this segment
-            outcome.info["persist_interval_s"] = interval
-        if doc is None:
-            doc = ShardResult(campaign_id=cid, run_id=run.run_id, phase=phase, shard=index, threads=shard.threads,
-                              binding=ShardBinding(engine=run.engine, is_real_database=run.is_real_database,
-                                                   settings=_binding_settings(run, password)),
-                              started_at=outcome.info["began_at"], start_skew_s=outcome.info.get("start_skew_s"),
-                              measurement={})
-            measurement = outcome.measurement
-        else:
-            measurement = measurement.merge(outcome.measurement)
+            info["lost_s"] = lost  # measured by a call that died after its last persisted write
+        if not final:
+            info["persisted"] = "interval"   # the call went on after this write
+            info["persist_interval_s"] = interval
+        d = doc
+        if d is None:
+            d = ShardResult(campaign_id=cid, run_id=run.run_id, phase=phase, shard=index, threads=shard.threads,
+                            binding=ShardBinding(engine=run.engine, is_real_database=run.is_real_database,
+                                                 settings=_binding_settings(run, password)),
+                            started_at=info["began_at"], start_skew_s=info.get("start_skew_s"),
+                            measurement={})
+        total = outcome.measurement if measurement is None else outcome.measurement.merge(measurement)
         if outcome.server_settings:
-            doc.binding.settings = {**doc.binding.settings, "server": outcome.server_settings}
-        doc.segments.append(outcome.info)
-        doc.ended_at = outcome.info["ended_at"]
-        doc.status = outcome.status
-        doc.measurement = measurement.to_dict()
-        data = doc.to_dict()
+            d.binding.settings = {**d.binding.settings, "server": outcome.server_settings}
+        data = d.to_dict()
+        data["segments"] = [*data["segments"], info]
+        data["ended_at"] = info["ended_at"]
+        data["status"] = outcome.status
+        data["measurement"] = total.to_dict()
         data["resume_checkpoint"] = outcome.checkpoint  # where a retry or `dbswarm resume` continues
         store.put_json(key, data)
-        if not goes_on:
-            return outcome, measurement, interrupted
-        checkpoint = outcome.checkpoint
+        return d, total, data
+
+    def on_snapshot(outcome):
+        try:
+            document(outcome, final=False)
+        except Exception as exc:  # a failed write loses nothing yet: the next one and the end write again
+            print(f"dbswarm: shard {run.run_id}/{phase}/{index}: writing what it measured so far failed: "
+                  f"{type(exc).__name__}: {exc}", file=sys.stderr)
+
+    shard_phase = ShardPhase(run, shard, phase, password, start_at=ev.start_at, deadline=deadline,
+                             checkpoint=checkpoint, progress=None, stop_event=stop_event,
+                             snapshot_every=interval or None, on_snapshot=on_snapshot)
+    if progress:  # the live display names the error classes, not only their count
+        shard_phase.progress = _with_error_classes(progress, shard_phase)
+    outcome = shard_phase.execute()
+    interrupted = bool(outcome.info.get("interrupted"))
+    doc, measurement, data = document(outcome, final=True)
+    doc.segments = data["segments"]
+    return outcome, measurement, interrupted
 
 
 def _binding_settings(run, password):

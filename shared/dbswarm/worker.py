@@ -9,6 +9,7 @@ schema before the load, secondary indexes after it, drop everything at cleanup).
 """
 from __future__ import annotations
 
+import copy
 import os
 import random
 import sys
@@ -34,6 +35,10 @@ STOP_CHECK_S = 0.005  # how often a client thread looks at the stop event betwee
 STUCK_THREAD_GRACE_S = float(os.environ.get("DBSWARM_STUCK_THREAD_GRACE_S", "10"))
 # how long a shard waits for its client threads to connect before it starts without the late ones
 READY_TIMEOUT_S = float(os.environ.get("DBSWARM_READY_TIMEOUT_S", "60"))
+# a snapshot waits this long for every running thread to hand in its state (one inside a long
+# database call holds it up: the snapshot is then skipped, and the next interval's taken)
+SNAPSHOT_WAIT_S = 2.0
+SNAPSHOT_MIN_LEFT_S = 1.0  # no snapshot this close to the stop instant: the end's own write follows
 
 
 def make_binding(run: RunPlan, password: Optional[str]):
@@ -206,7 +211,8 @@ class ShardPhase:
     def __init__(self, run: RunPlan, shard: ShardPlan, phase: str, password: Optional[str], *,
                  start_at: Optional[float] = None, deadline: Optional[float] = None,
                  checkpoint: Optional[dict] = None, progress: Optional[Callable] = None,
-                 stop_event: Optional[threading.Event] = None):
+                 stop_event: Optional[threading.Event] = None, snapshot_every: Optional[float] = None,
+                 on_snapshot: Optional[Callable[["ShardOutcome"], None]] = None):
         if phase not in ("load", "run"):
             raise ValueError(f"a shard runs the load or run phase, not {phase!r}")
         self.run, self.shard, self.phase, self.password = run, shard, phase, password
@@ -229,6 +235,15 @@ class ShardPhase:
         self._stop_perf = self._deadline_perf = float("inf")
         self._warm_until_ns = self._warm_end_ns = 0
         self._cap_limited = False
+        # snapshots (``snapshot_every`` seconds, handed to ``on_snapshot``): the measurement and
+        # checkpoint as of now, while the threads go on. The main thread asks (a new
+        # generation), each running thread hands in a copy of its recorder and its checkpoint
+        # between two steps (the two agree exactly), and the main thread merges them
+        self.snapshot_every, self.on_snapshot = snapshot_every, on_snapshot
+        self._snap_gen = 0
+        self._snap_cond = threading.Condition()
+        self._deposits: dict[int, tuple] = {}   # thread index -> (generation, recorder copy, checkpoint)
+        self._rec_of: dict[int, Recorder] = {}  # thread index -> its recorder
 
     # -- limits ----------------------------------------------------------------------
     def _time_cap(self) -> Optional[float]:
@@ -308,11 +323,75 @@ class ShardPhase:
         if self.progress:
             monitor = threading.Thread(target=self._monitor, args=(joined,), daemon=True)
             monitor.start()
+        self._snapshots(threads, began_wall, began_perf, skew)
         self._join(threads)
         joined.set()  # also ends the monitor when abandoned threads are still alive
         if monitor:
             monitor.join()
         return self._outcome(began_wall, began_perf, skew)
+
+    # -- snapshots while the threads run -----------------------------------------------------
+    def _snapshots(self, threads, began_wall, began_perf, skew):
+        """Every ``snapshot_every`` seconds until the stop instant, the stop event or the
+        threads' end: ``on_snapshot(outcome as of now)``. Before, the shard persisted by
+        ending a segment: every thread stopped, closed its connection, and the next segment
+        connected, built its clients and prepared its statements again: a throughput dip of
+        about 1.5 s every 15 s at 128 threads (BENCHMARKS.md)."""
+        every = self.snapshot_every
+        if not every or self.on_snapshot is None:
+            return
+        due = time.perf_counter() + every
+        while not self.stop_event.is_set() and any(t.is_alive() for t in threads):
+            now = time.perf_counter()
+            if due + SNAPSHOT_MIN_LEFT_S >= self._stop_perf:
+                return  # the end comes first, with its own write
+            if now < due:
+                self.stop_event.wait(min(due - now, 0.5))
+                continue
+            self._snapshot(threads, began_wall, began_perf, skew)
+            due = time.perf_counter() + every
+
+    def _deposit(self, gen: int, index: int, rec: Recorder, checkpoint: dict) -> None:
+        """A running thread's part of snapshot ``gen``: a copy of its recorder, its checkpoint."""
+        with self._snap_cond:
+            self._deposits[index] = (gen, rec, checkpoint)
+            self._snap_cond.notify_all()
+
+    def _snapshot(self, threads, began_wall, began_perf, skew) -> bool:
+        requested_perf = time.perf_counter()
+        with self._snap_cond:
+            self._snap_gen += 1
+            gen = self._snap_gen
+            give_up = time.monotonic() + SNAPSHOT_WAIT_S
+            while any(t.is_alive() and self._deposits.get(st.index, (0,))[0] != gen
+                      for t, st in zip(threads, self.states)):
+                left = give_up - time.monotonic()
+                if left <= 0:
+                    return False  # a thread inside a long call: the next interval's snapshot
+                self._snap_cond.wait(min(left, 0.05))
+            deposits = dict(self._deposits)
+        measurement, checkpoints = Measurement(), []
+        for st in self.states:
+            got = deposits.get(st.index)
+            if got is not None and got[0] == gen:
+                _, rec, cp = got
+            else:  # the thread has ended (or never began): its final state
+                rec = self._rec_of.get(st.index)
+                rec = copy.deepcopy(rec) if rec is not None else None
+                cp = self._thread_checkpoint(st)
+            if rec is not None:
+                measurement.merge(rec.measurement())
+            checkpoints.append(cp)
+        elapsed = self.cp.get("elapsed", 0.0) + (requested_perf - began_perf)
+        checkpoint = {"segment": self.segment + 1, "elapsed": elapsed, "threads": checkpoints}
+        info = {"segment": self.segment, "began_at": began_wall, "ended_at": time.time(),
+                "elapsed_s": round(elapsed, 3), "done": sum(cp["done"] for cp in checkpoints),
+                "thread_errors": [st.error for st in self.states if st.error], "stopped": False,
+                "cpu_s": round(time.process_time() - self._cpu0, 4)}
+        if skew is not None:
+            info["start_skew_s"] = round(skew, 4)
+        self.on_snapshot(ShardOutcome("continue", measurement, checkpoint, info, self.server_settings))
+        return True
 
     def _wait_ready(self, ready: threading.Semaphore, n: int):
         """Until every client thread has connected and built its client (a thread whose set-up
@@ -429,6 +508,7 @@ class ShardPhase:
         rec = Recorder(self.family.interval_seconds(self.w))  # per-interval histograms, on whole seconds
         with self._lock:
             self.recorders.append(rec)
+            self._rec_of[st.index] = rec
         binding = make_binding(self.run, self.password)
         paced = bool(rate) and self.phase == "run"
         m = Measured(binding, rec, self._should_stop, paced=paced)
@@ -457,14 +537,24 @@ class ShardPhase:
             # seed, the same in every segment; its operations continue the stream from there
             if st.rng_words is not None:
                 rng.resume(st.rng_words)
+
+            def deposit(gen: int, done: int, schedule: Optional[list]) -> None:
+                # between two steps: the recorder and the checkpoint agree exactly
+                copied = copy.deepcopy(rec)
+                cp = {"done": done, "state": client.state(), "rng_words": rng.words}
+                if schedule is not None:  # paced: what _drive's end adds, as of now
+                    cp["schedule"] = {**st.schedule, "steps": schedule[0]}
+                    copied.count("late_starts", schedule[1])
+                    copied.count("paced_steps", schedule[0] - schedule[2])
+                self._deposit(gen, st.index, copied, cp)
             on_ready(st)  # connected, client built: wait for the armed instant
             rec.warm_until_ns = self._warm_until_ns  # warm-up operations are kept apart (Measurement.warmup)
             rec.warm_end_ns = self._warm_end_ns
             try:
                 if self.phase == "load":
-                    self._drive(st, client, None, None)
+                    self._drive(st, client, None, None, deposit=deposit)
                 else:
-                    self._drive(st, client, ctx.quota, rate, rec)
+                    self._drive(st, client, ctx.quota, rate, rec, deposit=deposit)
             finally:
                 st.rng_words = rng.keep()
         except Exception as exc:  # a bug or an unrecoverable driver state: keep what we have
@@ -526,10 +616,11 @@ class ShardPhase:
         return wait, state
 
     def _drive(self, st: ThreadState, client, quota: Optional[int], rate: Optional[float],
-               rec: Optional[Recorder] = None):
+               rec: Optional[Recorder] = None, deposit: Optional[Callable] = None):
         """The one loop of every family and phase: ``client.step()`` until the thread's quota,
         the time cap (finished), the call's deadline (continue), a stop, or the client has
-        nothing left (``Exhausted``: finished); paced at ``rate`` per second when given."""
+        nothing left (``Exhausted``: finished); paced at ``rate`` per second when given. A
+        snapshot asked for (a new ``_snap_gen``) is answered through ``deposit``."""
         step = client.step
         wait, schedule = self._paced(rate, rec, st)
         perf = time.perf_counter
@@ -541,6 +632,7 @@ class ShardPhase:
         if quota is None:
             quota = sys.maxsize
         done = st.done
+        seen = self._snap_gen
         try:
             while True:
                 if done >= quota:
@@ -553,6 +645,9 @@ class ShardPhase:
                         break
                     if stopped():
                         break
+                    if self._snap_gen != seen and deposit is not None:
+                        seen = self._snap_gen
+                        deposit(seen, done, schedule)
                     check_perf = min(now + STOP_CHECK_S, stop_perf)
                 if wait:
                     wait()

@@ -1,4 +1,7 @@
 """The worker against the embedded SQLite target: deadlines, continue + resume, time caps."""
+import json
+import threading
+
 import pytest
 
 from dbswarm import service
@@ -172,19 +175,19 @@ def test_reads_of_missing_keys_are_counted_not_found(tmp_path):
 @pytest.mark.parametrize("workload,persist_s", [
     ({"preset": "S3", "recordcount": 1000, "operationcount": 6000, "threads": 4}, None),
     ({"preset": "e", "recordcount": 1000, "operationcount": 3000, "threads": 5}, None),
-    # longer than a segment: each shard persists every 0.3 s (a new segment, as every 15 s in
-    # a real run) in the middle of every thread's operations; the streams must go on across
+    # longer than a call: each shard's call ends every 0.3 s (a continuation, as a Lambda
+    # call's time limit ends it) and persists every 0.1 s (snapshots) in the middle of every
+    # thread's operations; the streams must go on across both
     ({"preset": "S3", "recordcount": 1000, "operationcount": 3000, "threads": 4, "target": 1500}, 0.3)])
 def test_same_seed_same_operations_whatever_the_shard_layout(tmp_path, monkeypatch, workload, persist_s):
     """Reproducible on another machine: its default shard count differs, the operations must not."""
     if persist_s:
-        monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", str(persist_s))
+        monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", "0.1")
     counts = []
     for shards in (1, 2, 4):
         out = service.run_steps({"name": "repro", "seed": 11, "target": {"engine": "noop"}, "workload": workload,
                                  "fanout": {"shards": shards}, "phases": ["run"]},
-                                str(tmp_path / str(shards)),
-                                lambda ev, n: [service.run_shard(dict(ev, shard=i)) for i in range(n)], lead_seconds=0)
+                                str(tmp_path / str(shards)), _calls_until_done(persist_s), lead_seconds=0)
         result = open_store(out["store"]).get_json(out["result_key"])
         phase = result["runs"][0]["phases"]["run"]
         assert result["runs"][0]["shard_count"] == shards
@@ -199,14 +202,20 @@ def test_same_seed_same_operations_whatever_the_shard_layout(tmp_path, monkeypat
     assert len(counts[0][0]) == {"S3": 3, "e": 2}[workload["preset"]]  # every operation type was drawn
 
 
-def _run_noop(tmp_path, name, workload, options=None, shards=1):
+def _calls_until_done(max_call_seconds=None):
+    """run_steps' shard runner: every shard called (one after another) until it is done, each
+    call at most ``max_call_seconds`` (the state machine's continuation loop)."""
+    extra = {"max_call_seconds": max_call_seconds} if max_call_seconds else {}
+    return lambda ev, n: [_run_until_done(dict(ev, shard=i, **extra)) for i in range(n)]
+
+
+def _run_noop(tmp_path, name, workload, options=None, shards=1, max_call_seconds=None):
     """A run-only campaign on the noop binding through the service functions in-process; the
     result's store and the run_steps answer."""
     target = {"engine": "noop", **({"options": options} if options else {})}
     out = service.run_steps({"name": name, "target": target, "workload": {"preset": "c", **workload},
                              "fanout": {"shards": shards}, "phases": ["run"]},
-                            str(tmp_path), lambda ev, n: [service.run_shard(dict(ev, shard=i)) for i in range(n)],
-                            lead_seconds=0)
+                            str(tmp_path), _calls_until_done(max_call_seconds), lead_seconds=0)
     return open_store(out["store"]), out
 
 
@@ -239,15 +248,17 @@ def test_connecting_is_outside_the_measured_window(tmp_path):
 
 def test_a_backlog_on_the_schedule_survives_the_segments(tmp_path, monkeypatch):
     """A paced run whose server answers slower than the schedule (noop: 20 ms a call, 100
-    calls/s asked of one thread, so half a second behind after each second) while the shard
-    persists every 0.3 s: the response time from the intended start keeps counting from the
-    phase's schedule, not from a new one at each segment (which would cap it near 0.3 s)."""
-    monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", "0.3")
+    calls/s asked of one thread, so half a second behind after each second) in calls of 0.3 s
+    (a continuation each) persisting every 0.1 s: the response time from the intended start
+    keeps counting from the phase's schedule, not from a new one at each segment (which would
+    cap it near 0.3 s)."""
+    monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", "0.1")
     store, out = _run_noop(tmp_path, "backlog", {"recordcount": 100, "operationcount": 0, "maxexecutiontime": 2,
-                                                 "target": 100, "threads": 1}, options={"service_time_ms": 20})
+                                                 "target": 100, "threads": 1}, options={"service_time_ms": 20},
+                           max_call_seconds=0.3)
     result = store.get_json(out["result_key"])
     shard = store.get_json(shard_key(store, out["campaign_id"], result["runs"][0]["run_id"], "run", 0))
-    assert len(shard["segments"]) >= 5
+    assert len(shard["segments"]) >= 4  # calls of at least 0.5 s (service.run_shard): 2 s in 4
     run = result["runs"][0]["phases"]["run"]
     read = run["operations"]["READ"]
     assert 70 <= read["calls"] <= 110, read["calls"]  # 50 a second served, for 2 s
@@ -307,3 +318,47 @@ def test_the_warm_up_end_is_known_in_every_call_on_the_start_barriers_clock(tmp_
         assert sp._warm_until_ns == pytest.approx(sp._warm_end_ns, abs=10 ** 7)
     else:
         assert sp._warm_until_ns == 0  # no warm-up left in this call
+
+
+def test_a_running_shard_persists_while_its_threads_go_on(tmp_path, monkeypatch):
+    """Every DBSWARM_PERSIST_INTERVAL_S the shard's file is written with what it measured so
+    far and the checkpoint to continue from, while the threads go on (before, each write
+    ended a segment: every thread stopped, closed its connection and connected again, a
+    throughput dip every 15 s). Each write's measurement agrees exactly with its checkpoint."""
+    from dbswarm.bindings import noop
+    from dbswarm.measure import Measurement
+    from dbswarm.store import LocalStore
+    monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", "0.2")
+    connects, writes = [], []
+    real_connect, real_put = noop.NoopBinding.connect, LocalStore.put_json
+
+    def connect(self):
+        connects.append(threading.current_thread().name)  # the client threads': shard<i>-t<j>
+        return real_connect(self)
+
+    def put_json(self, key, obj):
+        if "/run/shard-" in key:
+            writes.append(json.loads(json.dumps(obj)))
+        return real_put(self, key, obj)
+    monkeypatch.setattr(noop.NoopBinding, "connect", connect)
+    monkeypatch.setattr(LocalStore, "put_json", put_json)
+    # 4,000 operations at 2,000 a second over 2 threads: a 2 s run phase in one call
+    store, out = _run_noop(tmp_path, "snap", {"recordcount": 100, "operationcount": 4000, "target": 2000,
+                                              "threads": 2})
+    assert sorted(c for c in connects if c.startswith("shard")) == ["shard0-t0", "shard0-t1"]  # for the whole phase
+    snapshots, final = writes[:-1], writes[-1]
+    assert len(snapshots) >= 5, len(snapshots)
+    done = []
+    for doc in snapshots:
+        last = doc["segments"][-1]
+        assert len(doc["segments"]) == 1 and last["persisted"] == "interval" and doc["status"] == "continue"
+        cp = doc["resume_checkpoint"]
+        assert cp["segment"] == 1 and len(cp["threads"]) == 2
+        # the measurement and the checkpoint agree: the operations counted are the steps done
+        assert Measurement.from_dict(doc["measurement"]).total_ops == sum(t["done"] for t in cp["threads"]) == \
+            last["done"]
+        done.append(last["done"])
+    assert done == sorted(done) and 0 < done[0] < done[-1] < 4000
+    assert final["status"] == "done" and len(final["segments"]) == 1
+    assert "persisted" not in final["segments"][0] and final["segments"][0]["done"] == 4000
+    assert Measurement.from_dict(final["measurement"]).total_ops == 4000
