@@ -16,6 +16,7 @@ Percentiles are computed only from merged histograms (``summary()``).
 from __future__ import annotations
 
 import base64
+import copy
 import ctypes
 import itertools
 import math
@@ -641,6 +642,47 @@ class Recorder:
     def measurement(self) -> Measurement:
         self.flush()
         return self.m
+
+    def snapshot_copy(self) -> "Recorder":
+        """A copy of this recorder to merge while it goes on recording (a running shard's
+        snapshot: worker.ShardPhase). Its histograms are copied only when they hold values
+        (they fill at a flush): a deep copy of an empty one (two 184 KB arrays an operation)
+        made a thread's copy cost ~5 ms, 64 threads a third of a second."""
+        memo: dict = {}
+        for stats in (*self.m.operations.values(), *(self.m.warmup or {}).values()):
+            for h in (stats.histogram, stats.intended):
+                if not h.get_total_count():
+                    memo[id(h)] = new_histogram()
+        return copy.deepcopy(self, memo)
+
+    @staticmethod
+    def merged(recorders) -> Measurement:
+        """Several threads' recorders as one Measurement: what merging each one's
+        ``measurement()`` gives, with their latencies added per exact µs value before a
+        histogram sees them, so that each distinct latency of the shard is recorded once
+        rather than once per thread (a Python call each: at 64 threads a process, a quarter
+        of a second per merge, the main thread holding the GIL while the threads run)."""
+        total = Measurement()
+        pending: dict = {}  # (operation, warm-up?) -> ({latency: count}, {intended latency: count})
+        for rec in recorders:
+            for lane in rec._lanes.values():
+                lane.until = 0
+            for warm, group in ((False, rec._ops), (True, rec._wops)):
+                for op, r in group.items():
+                    rec._roll(r, -1)
+                    lat, ilat = pending.setdefault((op, warm), ({}, {}))
+                    for seen, into in ((r.lat, lat), (r.ilat, ilat)):
+                        get = into.get
+                        for v, c in seen.items():
+                            into[v] = get(v, 0) + c
+                    r.lat, r.ilat = {}, {}
+            total.merge(rec.measurement())
+        for (op, warm), (lat, ilat) in pending.items():
+            stats = total.warmup[op] if warm else total.op(op)
+            for seen, h in ((lat, stats.histogram), (ilat, stats.intended)):
+                for v, c in seen.items():
+                    h.record_value(min(max(v, 1), HIST_HIGHEST_US), c)
+        return total
 
     def not_found(self, op: str, t0: int, t1: int) -> None:
         self.ok(op, t0, t1)

@@ -370,7 +370,7 @@ class ShardPhase:
                     return False  # a thread inside a long call: the next interval's snapshot
                 self._snap_cond.wait(min(left, 0.05))
             deposits = dict(self._deposits)
-        measurement, checkpoints = Measurement(), []
+        copies, checkpoints = [], []
         for st in self.states:
             got = deposits.get(st.index)
             if got is not None and got[0] == gen:
@@ -380,8 +380,9 @@ class ShardPhase:
                 rec = copy.deepcopy(rec) if rec is not None else None
                 cp = self._thread_checkpoint(st)
             if rec is not None:
-                measurement.merge(rec.measurement())
+                copies.append(rec)
             checkpoints.append(cp)
+        measurement = Recorder.merged(copies)
         elapsed = self.cp.get("elapsed", 0.0) + (requested_perf - began_perf)
         checkpoint = {"segment": self.segment + 1, "elapsed": elapsed, "threads": checkpoints}
         info = {"segment": self.segment, "began_at": began_wall, "ended_at": time.time(),
@@ -435,9 +436,7 @@ class ShardPhase:
             # report a third of its throughput over 15 s)
             live = [st.ended_at for st in self.states if not st.abandoned and st.ended_at is not None]
             ended_wall = max(live) if live else began_wall + (self._stop_perf - began_perf)
-        measurement = Measurement()
-        for rec in list(self.recorders):
-            measurement.merge(rec.measurement())
+        measurement = Recorder.merged(list(self.recorders))
         thread_errors = [st.error for st in self.states if st.error]
         all_finished = all(st.finished for st in self.states)
         elapsed = elapsed_before + (time.perf_counter() - began_perf)
@@ -540,7 +539,7 @@ class ShardPhase:
 
             def deposit(gen: int, done: int, schedule: Optional[list]) -> None:
                 # between two steps: the recorder and the checkpoint agree exactly
-                copied = copy.deepcopy(rec)
+                copied = rec.snapshot_copy()
                 cp = {"done": done, "state": client.state(), "rng_words": rng.words}
                 if schedule is not None:  # paced: what _drive's end adds, as of now
                     cp["schedule"] = {**st.schedule, "steps": schedule[0]}

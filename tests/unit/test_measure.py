@@ -1,4 +1,5 @@
 """Mergeable measurements: merging equals measuring everything in one place, in any order."""
+import copy
 import random
 
 from hypothesis import given, settings, strategies as st
@@ -294,3 +295,65 @@ def test_a_lane_records_what_ok_records():
     assert m.operations["READ"].count + m.warmup["READ"].count == 6000
     assert m.operations["INSERT"].count + m.warmup["INSERT"].count == 50 * 7
     assert m.warmup["READ"].count > 0 and len([v for v in m.timeline.ops["READ"] if v]) > 5
+
+
+def test_merged_recorders_equal_their_measurements_merged():
+    """Recorder.merged (a shard's threads, latencies added before any histogram sees them)
+    gives what merging each recorder's measurement() gives: every count, histogram, interval,
+    timeline second, warm-up and paced (intended) latency, with a recorder that flushed in
+    the middle (more distinct latencies than MAX_DISTINCT_LATENCIES) among them."""
+    import copy
+    rnd = random.Random(9)
+    recs = []
+    for k in range(4):
+        rec = Recorder(2)
+        base = rec.base + 10 * NS
+        rec.warm_until_ns = base + int(1.2 * NS)
+        t = base
+        for i in range(3000 + 2500 * (k == 1)):
+            t0 = t + rnd.randrange(1000, 3000)
+            t1 = t0 + rnd.choice((rnd.randrange(50_000, 900_000), rnd.randrange(1000, 50_000_000)))
+            t = t1
+            if k == 2:  # paced: also the response time from the intended start
+                rec.intended_ns = t0 - rnd.randrange(0, 2_000_000)
+                rec.ok_paced("UPDATE", t0, t1)
+            else:
+                rec.ok("READ" if i % 3 else "UPDATE", t0, t1)
+        rec.count("reconnects", k)
+        rec.error("READ", "connection", "lost", t)
+        recs.append(rec)
+    one_by_one = Measurement()
+    for rec in copy.deepcopy(recs):
+        one_by_one.merge(rec.measurement())
+    merged = Recorder.merged(recs)
+    assert merged.to_dict() == one_by_one.to_dict()
+    assert merged.operations["UPDATE"].intended.get_total_count() > 0 and merged.warmup["READ"].count > 0
+    assert sum(s.count for s in (*merged.operations.values(), *merged.warmup.values())) == 3 * 3000 + 5500
+
+
+def test_a_snapshot_copy_is_the_recorder_as_of_now_and_leaves_it_going():
+    """Recorder.snapshot_copy: the copy's measurement is the recorder's at that instant, its
+    histograms included once they hold values (a flush past MAX_DISTINCT_LATENCIES); what the
+    recorder records afterwards is in it alone."""
+    rnd = random.Random(3)
+    rec = Recorder(1)
+    t = rec.base + 10 * NS
+    lane = rec.lane("READ")
+
+    def feed(n):
+        nonlocal t
+        for _ in range(n):
+            t0 = t + 1000
+            t1 = t0 + rnd.randrange(1000, 40_000_000)
+            t = t1
+            if t1 < lane.until:
+                lane.lats.append((t1 - t0) // 1000)
+            else:
+                rec.ok("READ", t0, t1)
+    feed(6000)
+    assert rec.m.operations["READ"].histogram.get_total_count() > 0  # flushed in the middle
+    copied = rec.snapshot_copy()
+    before = copy.deepcopy(rec).measurement().to_dict()
+    feed(500)
+    assert copied.measurement().to_dict() == before
+    assert rec.measurement().operations["READ"].count == 6500
