@@ -244,6 +244,8 @@ class ShardPhase:
         self._snap_cond = threading.Condition()
         self._deposits: dict[int, tuple] = {}   # thread index -> (generation, recorder copy, checkpoint)
         self._rec_of: dict[int, Recorder] = {}  # thread index -> its recorder
+        self._running = 0                       # client threads not yet ended
+        self._all_ended = threading.Event()     # set when the last one ends
 
     # -- limits ----------------------------------------------------------------------
     def _time_cap(self) -> Optional[float]:
@@ -313,6 +315,7 @@ class ShardPhase:
         threads = [threading.Thread(target=self._thread_main, args=(st, rate, on_ready),
                                     name=f"shard{self.shard.index}-t{st.index}", daemon=True)
                    for st in self.states]
+        self._running = len(threads)
         for t in threads:
             t.start()
         self._wait_ready(ready, len(threads))
@@ -341,12 +344,12 @@ class ShardPhase:
         if not every or self.on_snapshot is None:
             return
         due = time.perf_counter() + every
-        while not self.stop_event.is_set() and any(t.is_alive() for t in threads):
+        while not self.stop_event.is_set() and not self._all_ended.is_set():
             now = time.perf_counter()
             if due + SNAPSHOT_MIN_LEFT_S >= self._stop_perf:
                 return  # the end comes first, with its own write
-            if now < due:
-                self.stop_event.wait(min(due - now, 0.5))
+            if now < due:  # woken when the threads end (a stop ends them too)
+                self._all_ended.wait(min(due - now, 0.5))
                 continue
             self._snapshot(threads, began_wall, began_perf, skew)
             due = time.perf_counter() + every
@@ -569,6 +572,10 @@ class ShardPhase:
                 binding.close()
             except Exception:
                 pass
+            with self._snap_cond:
+                self._running -= 1
+                if self._running <= 0:
+                    self._all_ended.set()
 
     def _read_server_settings(self, binding):
         """The server's version and durability settings, read by the first client thread at its
