@@ -433,9 +433,9 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
     edge = _warmup_edge(event, run, phase, index, ev.start_at)
     try:
         with lock.heartbeat(run, password, cid, enabled=index == 0):  # shard 0 keeps the campaign's lock fresh
-            outcome, measurement, interrupted = _segments(run, shard, phase, index, ev, key, store, password, doc,
-                                                          measurement, checkpoint, lost, deadline, interval,
-                                                          progress, stop_event)
+            outcome, measurement, interrupted = _run_segment(run, shard, phase, index, ev, key, store, password, doc,
+                                                             measurement, checkpoint, lost, deadline, interval,
+                                                             progress, stop_event)
     finally:
         if edge is not None:
             edge.cancel()  # not due yet: the next call of shard 0 schedules it again
@@ -446,8 +446,8 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
                        ops=measurement.total_ops, errors=measurement.total_errors).to_dict()
 
 
-def _segments(run, shard, phase, index, ev, key, store, password, doc, measurement, checkpoint, lost, deadline,
-              interval, progress, stop_event):
+def _run_segment(run, shard, phase, index, ev, key, store, password, doc, measurement, checkpoint, lost, deadline,
+                 interval, progress, stop_event):
     """The call's segment (see ``run_shard``): -> (outcome, cumulative measurement, interrupted).
     While it runs, the shard's file is written every ``interval`` seconds with what it
     measured so far and the checkpoint to continue from (ShardPhase snapshots: the threads go
@@ -482,7 +482,7 @@ def _segments(run, shard, phase, index, ev, key, store, password, doc, measureme
         data["measurement"] = total.to_dict()
         data["resume_checkpoint"] = outcome.checkpoint  # where a retry or `dbswarm resume` continues
         store.put_json(key, data)
-        return d, total, data
+        return total
 
     def on_snapshot(outcome):
         try:
@@ -498,9 +498,7 @@ def _segments(run, shard, phase, index, ev, key, store, password, doc, measureme
         shard_phase.progress = _with_error_classes(progress, shard_phase)
     outcome = shard_phase.execute()
     interrupted = bool(outcome.info.get("interrupted"))
-    doc, measurement, data = document(outcome, final=True)
-    doc.segments = data["segments"]
-    return outcome, measurement, interrupted
+    return outcome, document(outcome, final=True), interrupted
 
 
 def _binding_settings(run, password):

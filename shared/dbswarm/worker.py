@@ -9,7 +9,6 @@ schema before the load, secondary indexes after it, drop everything at cleanup).
 """
 from __future__ import annotations
 
-import copy
 import os
 import random
 import sys
@@ -380,7 +379,7 @@ class ShardPhase:
                 _, rec, cp = got
             else:  # the thread has ended (or never began): its final state
                 rec = self._rec_of.get(st.index)
-                rec = copy.deepcopy(rec) if rec is not None else None
+                rec = rec.snapshot_copy() if rec is not None else None
                 cp = self._thread_checkpoint(st)
             if rec is not None:
                 copies.append(rec)
