@@ -626,17 +626,28 @@ class Recorder:
             buckets[b] = buckets.get(b, 0) + c
 
     @staticmethod
-    def _flush_latencies(r: _OpRecorder) -> None:
-        for seen, h in ((r.lat, r.stats.histogram), (r.ilat, r.stats.intended)):
-            for lat, count in seen.items():
-                h.record_value(min(max(lat, 1), HIST_HIGHEST_US), count)
+    def _record_latencies(seen: dict, h) -> None:
+        """{latency µs: count} into a histogram, one call per distinct latency."""
+        for lat, count in seen.items():
+            h.record_value(min(max(lat, 1), HIST_HIGHEST_US), count)
+
+    @classmethod
+    def _flush_latencies(cls, r: _OpRecorder) -> None:
+        cls._record_latencies(r.lat, r.stats.histogram)
+        cls._record_latencies(r.ilat, r.stats.intended)
         r.lat, r.ilat = {}, {}
 
-    def flush(self) -> None:
-        for lane in self._lanes.values():  # the next operation goes through ok() again
+    def _roll_all(self) -> None:
+        """Every operation's current second into its counts (the next operation goes
+        through ok() again)."""
+        for lane in self._lanes.values():
             lane.until = 0
         for r in (*self._ops.values(), *self._wops.values()):
             self._roll(r, -1)
+
+    def flush(self) -> None:
+        self._roll_all()
+        for r in (*self._ops.values(), *self._wops.values()):
             self._flush_latencies(r)
 
     def measurement(self) -> Measurement:
@@ -665,11 +676,9 @@ class Recorder:
         total = Measurement()
         pending: dict = {}  # (operation, warm-up?) -> ({latency: count}, {intended latency: count})
         for rec in recorders:
-            for lane in rec._lanes.values():
-                lane.until = 0
+            rec._roll_all()
             for warm, group in ((False, rec._ops), (True, rec._wops)):
                 for op, r in group.items():
-                    rec._roll(r, -1)
                     lat, ilat = pending.setdefault((op, warm), ({}, {}))
                     for seen, into in ((r.lat, lat), (r.ilat, ilat)):
                         get = into.get
@@ -679,9 +688,8 @@ class Recorder:
             total.merge(rec.measurement())
         for (op, warm), (lat, ilat) in pending.items():
             stats = total.warmup[op] if warm else total.op(op)
-            for seen, h in ((lat, stats.histogram), (ilat, stats.intended)):
-                for v, c in seen.items():
-                    h.record_value(min(max(v, 1), HIST_HIGHEST_US), c)
+            Recorder._record_latencies(lat, stats.histogram)
+            Recorder._record_latencies(ilat, stats.intended)
         return total
 
     def not_found(self, op: str, t0: int, t1: int) -> None:

@@ -555,7 +555,7 @@ def _with_error_classes(progress, shard_phase):
     ("OP:kind:name" -> count) from the shard's client threads."""
     def report(done, errors):
         classes: dict[str, int] = {}
-        for rec in list(shard_phase.recorders):
+        for rec in shard_phase.recorders:
             for key, n in list(rec.m.errors.items()):
                 classes[key] = classes.get(key, 0) + n
         progress(done, errors, classes=classes)

@@ -195,6 +195,7 @@ class ThreadState:
     abandoned: bool = False    # still inside a database call after the grace period: given up
     ended_at: Optional[float] = None  # wall time its loop ended (this segment)
     ready: bool = False        # connected and its client built (waiting for the armed instant)
+    recorder: Optional[Recorder] = None  # what it measured (this segment)
 
 
 @dataclass
@@ -227,9 +228,7 @@ class ShardPhase:
         self.states = [ThreadState(i, s.get("done", 0), dict(s.get("state") or {}), s.get("rng_words"),
                                    dict(s["schedule"]) if s.get("schedule") else None)
                        for i, s in enumerate(saved)]
-        self.recorders: list[Recorder] = []
         self.server_settings: Optional[dict] = None
-        self._lock = threading.Lock()
         # set by _arm when the threads are released; before that (connecting) nothing stops on time
         self._stop_perf = self._deadline_perf = float("inf")
         self._warm_until_ns = self._warm_end_ns = 0
@@ -242,9 +241,13 @@ class ShardPhase:
         self._snap_gen = 0
         self._snap_cond = threading.Condition()
         self._deposits: dict[int, tuple] = {}   # thread index -> (generation, recorder copy, checkpoint)
-        self._rec_of: dict[int, Recorder] = {}  # thread index -> its recorder
         self._running = 0                       # client threads not yet ended
         self._all_ended = threading.Event()     # set when the last one ends
+
+    @property
+    def recorders(self) -> list[Recorder]:
+        """The client threads' recorders (those that began)."""
+        return [st.recorder for st in self.states if st.recorder is not None]
 
     # -- limits ----------------------------------------------------------------------
     def _time_cap(self) -> Optional[float]:
@@ -359,7 +362,7 @@ class ShardPhase:
             self._deposits[index] = (gen, rec, checkpoint)
             self._snap_cond.notify_all()
 
-    def _snapshot(self, threads, began_wall, began_perf, skew) -> bool:
+    def _snapshot(self, threads, began_wall, began_perf, skew) -> None:
         requested_perf = time.perf_counter()
         with self._snap_cond:
             self._snap_gen += 1
@@ -369,7 +372,7 @@ class ShardPhase:
                       for t, st in zip(threads, self.states)):
                 left = give_up - time.monotonic()
                 if left <= 0:
-                    return False  # a thread inside a long call: the next interval's snapshot
+                    return  # a thread inside a long call: the next interval's snapshot
                 self._snap_cond.wait(min(left, 0.05))
             deposits = dict(self._deposits)
         copies, checkpoints = [], []
@@ -378,23 +381,16 @@ class ShardPhase:
             if got is not None and got[0] == gen:
                 _, rec, cp = got
             else:  # the thread has ended (or never began): its final state
-                rec = self._rec_of.get(st.index)
-                rec = rec.snapshot_copy() if rec is not None else None
+                rec = st.recorder.snapshot_copy() if st.recorder is not None else None
                 cp = self._thread_checkpoint(st)
             if rec is not None:
                 copies.append(rec)
             checkpoints.append(cp)
         measurement = Recorder.merged(copies)
         elapsed = self.cp.get("elapsed", 0.0) + (requested_perf - began_perf)
-        checkpoint = {"segment": self.segment + 1, "elapsed": elapsed, "threads": checkpoints}
-        info = {"segment": self.segment, "began_at": began_wall, "ended_at": time.time(),
-                "elapsed_s": round(elapsed, 3), "done": sum(cp["done"] for cp in checkpoints),
-                "thread_errors": [st.error for st in self.states if st.error], "stopped": False,
-                "cpu_s": round(time.process_time() - self._cpu0, 4)}
-        if skew is not None:
-            info["start_skew_s"] = round(skew, 4)
-        self.on_snapshot(ShardOutcome("continue", measurement, checkpoint, info, self.server_settings))
-        return True
+        info = self._info(began_wall, time.time(), elapsed, sum(cp["done"] for cp in checkpoints), skew)
+        self.on_snapshot(ShardOutcome("continue", measurement, self._checkpoint(elapsed, checkpoints), info,
+                                      self.server_settings))
 
     def _wait_ready(self, ready: threading.Semaphore, n: int):
         """Until every client thread has connected and built its client (a thread whose set-up
@@ -438,29 +434,36 @@ class ShardPhase:
             # report a third of its throughput over 15 s)
             live = [st.ended_at for st in self.states if not st.abandoned and st.ended_at is not None]
             ended_wall = max(live) if live else began_wall + (self._stop_perf - began_perf)
-        measurement = Recorder.merged(list(self.recorders))
-        thread_errors = [st.error for st in self.states if st.error]
+        measurement = Recorder.merged(self.recorders)
         all_finished = all(st.finished for st in self.states)
         elapsed = elapsed_before + (time.perf_counter() - began_perf)
         status = "done" if all_finished or self.stop_event.is_set() else "continue"
         interrupted = self.stop_event.is_set() and not all_finished
         checkpoint = None
         if status == "continue" or interrupted:  # interrupted: kept for `dbswarm resume`
-            checkpoint = {"segment": self.segment + 1, "elapsed": elapsed,
-                          "threads": [self._thread_checkpoint(st) for st in self.states]}
-        info = {"segment": self.segment, "began_at": began_wall, "ended_at": ended_wall,
-                "elapsed_s": round(elapsed, 3), "done": sum(st.done for st in self.states),
-                "thread_errors": thread_errors, "stopped": self.stop_event.is_set(),
-                # the shard process's CPU over this call's phase (all its threads; start-up and
-                # imports not included): the client's cost, which benchmarks set against the reference
-                "cpu_s": round(time.process_time() - self._cpu0, 4)}
+            checkpoint = self._checkpoint(elapsed, [self._thread_checkpoint(st) for st in self.states])
+        info = self._info(began_wall, ended_wall, elapsed, sum(st.done for st in self.states), skew)
         if interrupted:
             info["interrupted"] = True
-        if skew is not None:
-            info["start_skew_s"] = round(skew, 4)
         if abandoned:
             info["abandoned_threads"] = abandoned
         return ShardOutcome(status, measurement, checkpoint, info, self.server_settings)
+
+    def _checkpoint(self, elapsed: float, threads: list[dict]) -> dict:
+        """Where the next segment (a continuation, a retry, `dbswarm resume`) begins."""
+        return {"segment": self.segment + 1, "elapsed": elapsed, "threads": threads}
+
+    def _info(self, began_wall, ended_wall, elapsed, done, skew) -> dict:
+        """A segment's record in the shard file (at its end, or as of a snapshot)."""
+        info = {"segment": self.segment, "began_at": began_wall, "ended_at": ended_wall,
+                "elapsed_s": round(elapsed, 3), "done": done,
+                "thread_errors": [st.error for st in self.states if st.error], "stopped": self.stop_event.is_set(),
+                # the shard process's CPU over this call's phase (all its threads; start-up and
+                # imports not included): the client's cost, which benchmarks set against the reference
+                "cpu_s": round(time.process_time() - self._cpu0, 4)}
+        if skew is not None:
+            info["start_skew_s"] = round(skew, 4)
+        return info
 
     @staticmethod
     def _thread_checkpoint(st: ThreadState) -> dict:
@@ -497,7 +500,7 @@ class ShardPhase:
         while not joined.wait(PROGRESS_INTERVAL_S):
             try:
                 self.progress(sum(st.done for st in self.states),
-                              sum(r.m.total_errors for r in list(self.recorders)))
+                              sum(r.m.total_errors for r in self.recorders))
             except Exception:
                 pass
 
@@ -506,10 +509,7 @@ class ShardPhase:
 
     # -- threads ---------------------------------------------------------------------
     def _thread_main(self, st: ThreadState, rate: Optional[float], on_ready: Callable[..., None]):
-        rec = Recorder(self.family.interval_seconds(self.w))  # per-interval histograms, on whole seconds
-        with self._lock:
-            self.recorders.append(rec)
-            self._rec_of[st.index] = rec
+        rec = st.recorder = Recorder(self.family.interval_seconds(self.w))  # per-interval histograms, on whole seconds
         binding = make_binding(self.run, self.password)
         paced = bool(rate) and self.phase == "run"
         m = Measured(binding, rec, self._should_stop, paced=paced)

@@ -215,8 +215,6 @@ def slot_list(n: int, *name) -> list:
     return slots
 
 
-
-
 class Uniform:
     def __init__(self, rng, lo: int, hi: int):
         self.rng, self.lo, self.hi = rng, lo, hi
