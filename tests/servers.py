@@ -26,7 +26,8 @@ ENGINES = ("sqlite",) + SERVER_ENGINES
 # Variants: the same engine through another client (test id -> (engine, target options)).
 # The contract suite runs every test of the engine for each of its variants too.
 # "mysql": the default driver (mysqlclient); the others: the portable fallback and the Lambda layer's C driver
-VARIANTS = {"mysql-pymysql": ("mysql", {"driver": "pymysql"}), "mysql-connector": ("mysql", {"driver": "connector"})}
+VARIANTS = {"mysql-pymysql": ("mysql", {"driver": "pymysql"}), "mysql-connector": ("mysql", {"driver": "connector"}),
+            "mysql-text": ("mysql", {"prepare": False})}  # mysqlclient without server-side prepared statements
 
 
 def with_variants(*engines: str) -> tuple:

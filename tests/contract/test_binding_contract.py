@@ -188,8 +188,9 @@ def test_describe_records_settings_without_secrets(make):
     if make.password:
         assert make.password not in text
     if make.engine == "mysql":  # the driver the target's options chose
-        assert d["driver"].startswith({"mysql": "mysqlclient ", "mysql-pymysql": "PyMySQL ",
+        assert d["driver"].startswith({"mysql": "mysqlclient ", "mysql-pymysql": "PyMySQL ", "mysql-text": "mysqlclient ",
                                         "mysql-connector": "mysql-connector-python "}[make.variant]), d
+        assert d["prepared_statements"].startswith("server-side" if make.variant == "mysql" else "client-side"), d
     if make.engine == "mongodb":
         assert d["write_concern"] == {"w": 1, "j": False}
         assert d["read_preference"] == "primary"
@@ -595,7 +596,7 @@ def test_mongodb_write_concern_from_url_and_options(make):
     assert b.read(make.table, "user1", ["field0"]) == {"field0": "x"}
 
 
-@pytest.mark.parametrize("engine", ("postgresql",), indirect=True)
+@pytest.mark.parametrize("engine", ("postgresql", "mysql"), indirect=True)
 def test_sysbench_statements_are_prepared_before_the_first_event(make):
     """A sysbench client thread prepares all its statements on the server while it sets up
     (sysbench's thread_init: SysbenchTables.prepare_all -> prepare_now), so that none is
@@ -605,13 +606,24 @@ def test_sysbench_statements_are_prepared_before_the_first_event(make):
     n = make.sb_no
     s.create(n)
     kinds = ["point_select", "simple_range", "sum_range", "order_range", "distinct_range"]
-    count = "SELECT count(*) FROM pg_prepared_statements"
-    before = b.fetchone(count)[0]
+    if make.engine == "postgresql":
+        def prepared():
+            return b.fetchone("SELECT count(*) FROM pg_prepared_statements")[0]
+    else:  # the session's COM_STMT_PREPARE and COM_STMT_EXECUTE (the binary protocol's commands)
+        def prepared():
+            return int(b.fetchone("SHOW SESSION STATUS LIKE 'Com_stmt_prepare'")[1])
+
+        def executed():
+            return int(b.fetchone("SHOW SESSION STATUS LIKE 'Com_stmt_execute'")[1])
+        executions = executed()
+    before = prepared()
     for kind in kinds:
-        b.prepare_now(s.sql(kind, n))
-    after = b.fetchone(count)[0]
+        assert b.prepare_now(s.sql(kind, n))
+    after = prepared()
     assert after - before == len(kinds)
     assert s.point_select(n, 1, False) == 0 and s.simple_range(n, 1, 50, False) == 0
-    assert b.fetchone(count)[0] == after  # the events ran on the statements prepared before
+    assert prepared() == after  # the events ran on the statements prepared before
+    if make.engine == "mysql":
+        assert executed() - executions == 2
     s.prepare_all(kinds, 2)  # best effort: a table that does not exist here ends the pass quietly
     s.drop(n)

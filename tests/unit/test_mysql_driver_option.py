@@ -54,7 +54,9 @@ def test_mysqlclient_is_described():
     version = ".".join(str(p) for p in MySQLdb.version_info[:3])
     assert d["driver"].startswith(f"mysqlclient {version} (MySQLdb, ")
     assert "C client" in d["driver"]
-    assert "MySQLdb formats parameters" in d["prepared_statements"]
+    assert d["prepared_statements"].startswith("server-side for per-operation statements")
+    assert binding(driver="mysqlclient", prepare=False).describe()["prepared_statements"].startswith(
+        "client-side (MySQLdb formats parameters")
     assert d["client_flags"] == ["FOUND_ROWS"] and d["autocommit"] is True
     assert "pw-secret" not in repr(d)
 
@@ -153,3 +155,18 @@ def test_each_driver_classifies_only_its_own_exceptions():
     # a MySQLdb error reaching the PyMySQL binding (or the reverse) is nothing it knows
     assert binding(driver="pymysql").classify(MySQLdb.OperationalError(1213, "x")).kind == FATAL
     assert binding(driver="mysqlclient").classify(pymysql.err.OperationalError(1213, "x")).kind == FATAL
+
+
+def test_prepared_statements_fall_back_to_text_and_say_why(monkeypatch):
+    """Without libmariadb's statement API (mysqlclient on libmysqlclient, say) the statements
+    run as text, and the settings say why; a wrong value of the option is named."""
+    from dbswarm.bindings import mysql_stmt
+    monkeypatch.setattr(mysql_stmt, "_api", None)
+    monkeypatch.setattr(mysql_stmt, "_unavailable", "mysqlclient is not linked to libmariadb (MariaDB Connector/C)")
+    d = binding().describe()
+    assert d["prepared_statements"] == ("client-side (MySQLdb formats parameters; statements cached) "
+                                        "(server-side unavailable: mysqlclient is not linked to libmariadb "
+                                        "(MariaDB Connector/C))")
+    with pytest.raises(ValueError) as err:
+        binding(prepare="yes")
+    assert "target.options.prepare" in str(err.value) and "'yes'" in str(err.value)

@@ -101,8 +101,8 @@ class ConnectorDriver:
         return db
 
     @staticmethod
-    def statements(db) -> "Statements":
-        return Statements(db)
+    def statements(db, hot=None) -> "Statements":
+        return Statements(db)  # (no server-side prepared statements: module docstring)
 
     @staticmethod
     def close(db) -> None:
@@ -122,7 +122,7 @@ class ConnectorDriver:
     def out_of_sync(exc, code) -> bool:
         return code == 2014
 
-    def describe(self) -> dict:
+    def describe(self, prepare=False) -> dict:
         return {"driver": f"mysql-connector-python {self.version} (C extension _mysql_connector)",
                 "prepared_statements": "client-side (the C extension's escape_string formats parameters; "
                                        "statements cached)"}
