@@ -493,7 +493,10 @@ def base_record(name: str, args) -> dict:
 
 def drivers_text() -> str:
     import psycopg
-    out = [f"MariaDB: {mysql_driver()}", f"PostgreSQL: psycopg {psycopg.__version__} "
+    mysql = mysql_driver()
+    if mysql == "mysqlclient":
+        mysql += " (per-operation statements prepared on the server through libmariadb: bindings/mysql_stmt.py)"
+    out = [f"MariaDB: {mysql}", f"PostgreSQL: psycopg {psycopg.__version__} "
            "(prepared statements through psycopg.pq, libpq)"]
     return "; ".join(out)
 

@@ -161,6 +161,8 @@ class Binding:
     def prepare(self, sql: str) -> str:
         raise NotImplementedError
 
+    prepare_is_transaction = False  # a server-side prepare counts as a transaction in the server's counters
+
     def prepare_now(self, sql: str) -> bool:
         """Prepare a statement ``prepare`` returned on the server now, not at its first use:
         a client thread calls it while it sets up, before the measured window (as sysbench's

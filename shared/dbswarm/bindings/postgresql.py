@@ -228,6 +228,8 @@ class PostgresBinding(SqlBinding):
             self._hot.add(sql)
         return sql
 
+    prepare_is_transaction = True  # a protocol-level Parse outside a transaction block: xact_commit + 1
+
     def prepare_now(self, sql):
         if self._prepare and sql in self._hot and sql not in self._prepared and self._pg is not None:
             self._prepare_statement(sql)

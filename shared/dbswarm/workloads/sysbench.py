@@ -354,11 +354,14 @@ class _EventClient(Client):
         self.q = [0, 0, 0]
         client = SysbenchClient(w, ctx.rng)
         tables = SysbenchTables(ctx.m.binding)
-        # each a transaction of its own in PostgreSQL's counters (a protocol-level prepare
-        # outside a transaction block), inside the server's window: the cross-check counts them
         prepared = tables.prepare_all(client.statement_kinds(), w.tables)
         if prepared:
             ctx.m.rec.count("prepared_at_setup", prepared)
+            # inside the server's window; in PostgreSQL's counters each is a transaction of its
+            # own (a protocol-level prepare outside a transaction block): the cross-check counts
+            # those (MariaDB's COM_STMT_PREPARE is no transaction)
+            if ctx.m.binding.prepare_is_transaction:
+                ctx.m.rec.count("setup_transactions", prepared)
         self.step = partial(ctx.m.event, "TRANSACTION", client.body, tables, self.q)
 
     def close(self):
@@ -424,7 +427,7 @@ class Sysbench(Family):
         trx = sum(s.histogram.get_total_count() for s in (measurement.operations.get("TRANSACTION"),
                                                           (measurement.warmup or {}).get("TRANSACTION")) if s)
         return {"statements": c.get("queries_read", 0) + c.get("queries_write", 0) + c.get("queries_other", 0),
-                "transactions": trx + c.get("retries", 0) + c.get("prepared_at_setup", 0)}
+                "transactions": trx + c.get("retries", 0) + c.get("setup_transactions", 0)}
 
     def phase_summary(self, w, phase, measurement, duration, window=None):
         if phase != "run":
