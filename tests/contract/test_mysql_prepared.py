@@ -63,6 +63,12 @@ def test_prepared_values_reach_the_server_unchanged(make):
     sql = b.prepare(f"SELECT ycsb_key FROM {t} WHERE LENGTH(field0) BETWEEN %s AND %s")
     assert b.fetchcount(sql, (0, 100)) == 7 and b.fetchcount(sql, ("0", "100")) == 7
     assert b.fetchcount(sql, (70, 10_000)) == 2
+    # ints beyond 64 bits go as text, not wrapped into the bound cell (2^64 would become 0)
+    big = b.prepare("SELECT 1 FROM DUAL WHERE %s > %s")
+    assert b.fetchcount(big, (2, 1)) == 1 and b.fetchcount(big, (2**64, 2**63 - 1)) == 1
+    three = b.prepare("SELECT 1 FROM DUAL WHERE %s = %s AND %s > 0")
+    assert b.fetchcount(three, ("a", "a", 1)) == 1 and b.fetchcount(three, ("a", "a", 2**64)) == 1
+    assert b.fetchcount(three, ("a", "b", 1)) == 0 and b.fetchcount(three, (1.5, 1.5, True)) == 1
 
 
 @pytest.mark.parametrize("engine", ("mysql",), indirect=True)

@@ -37,6 +37,7 @@ import ctypes
 from typing import Optional
 
 MAX_PARAMS = 32  # batches of rows (the load phase) stay text: one statement per batch size
+INT64 = 1 << 63   # a LONGLONG parameter holds [-2^63, 2^63): other ints go as text (ctypes would wrap them)
 
 # enum_field_types
 _LONGLONG, _DOUBLE, _NULL, _STRING, _BLOB = 8, 5, 6, 254, 252
@@ -93,7 +94,7 @@ def api() -> tuple[Optional[Api], str]:
     if _api is None and _unavailable is None:
         try:
             from MySQLdb import _mysql
-            path = _loaded_library(_mysql.__file__)
+            path = _loaded_library()
             if path is None:
                 _unavailable = "mysqlclient is not linked to libmariadb (MariaDB Connector/C)"
             elif not _mysql.get_client_info().startswith("3."):
@@ -105,7 +106,7 @@ def api() -> tuple[Optional[Api], str]:
     return _api, _unavailable or ""
 
 
-def _loaded_library(module_file: str) -> Optional[str]:
+def _loaded_library() -> Optional[str]:
     """The libmariadb this process has loaded (mysqlclient's), from /proc/self/maps."""
     with open("/proc/self/maps") as maps:
         for line in maps:
@@ -202,6 +203,8 @@ class Prepared:
                     cell = self.cells[i]
                 cell[:len(b)] = b
                 self.lengths[i].value = len(b)
+            elif t is int and not -INT64 <= v < INT64:
+                raise TypeError("an int beyond 64 bits")
             else:
                 cell.value = v
 
@@ -249,7 +252,7 @@ class Prepared:
             c0 = self.cells[0]
 
             def count(params):
-                if len(params) != 1 or type(params[0]) is not int:
+                if len(params) != 1 or type(params[0]) is not int or not -INT64 <= params[0] < INT64:
                     return other(params)
                 c0.value = params[0]
                 if execute(h) or store(h):
@@ -263,7 +266,10 @@ class Prepared:
             def count(params):
                 if len(params) != 2 or type(params[0]) is not int or type(params[1]) is not int:
                     return other(params)
-                c0.value, c1.value = params
+                a0, a1 = params
+                if not (-INT64 <= a0 < INT64 and -INT64 <= a1 < INT64):
+                    return other(params)
+                c0.value, c1.value = a0, a1
                 if execute(h) or store(h):
                     raise error()
                 n = num_rows(h)
