@@ -21,6 +21,14 @@ def stmt_counts(b) -> tuple[int, int]:
     return session_status(b, "Com_stmt_prepare"), session_status(b, "Com_stmt_execute")
 
 
+def one_record(make):
+    """A connected binding and the test's table of one field, holding the record "k"."""
+    b = make()
+    b.create_table(make.table, 1)
+    b.insert(make.table, "k", {"field0": "v"})
+    return b, make.table
+
+
 @pytest.mark.parametrize("engine", ("mysql", "mysql-text"), indirect=True)
 def test_per_operation_statements_run_prepared_unless_switched_off(make):
     b = make()
@@ -73,10 +81,7 @@ def test_prepared_values_reach_the_server_unchanged(make):
 
 @pytest.mark.parametrize("engine", ("mysql",), indirect=True)
 def test_errors_of_prepared_statements_are_classified(make):
-    b = make()
-    t = make.table
-    b.create_table(t, 1)
-    b.insert(t, "k", {"field0": "v"})
+    b, t = one_record(make)
     with pytest.raises(Exception) as err:
         b.insert(t, "k", {"field0": "v"})
     assert err.value.args[0] == 1062 and b.classify(err.value).kind == DUPLICATE
@@ -136,10 +141,7 @@ def test_executions_do_not_grow_the_process(make):
 
 @pytest.mark.parametrize("engine", ("mysql",), indirect=True)
 def test_a_closed_connections_statements_fail_cleanly_and_are_freed(make):
-    b = make()
-    t = make.table
-    b.create_table(t, 1)
-    b.insert(t, "k", {"field0": "v"})
+    b, t = one_record(make)
     read = b.reader(t, None)
     assert read("k") == 1
     prepared = read.prepared

@@ -6,6 +6,8 @@ import random
 import threading
 import time
 
+import pytest
+
 from bench import bare_client as B
 from dbswarm.workloads.generators import ScrambledZipfian
 from dbswarm.workloads.ycsb import key_name
@@ -13,7 +15,7 @@ from dbswarm.workloads.ycsb import key_name
 
 def _args(**kw):
     a = dict(engine="mysql", test="ycsb_c", recordcount=1000, table="usertable", fieldcount=10, fieldlength=100,
-             seed=7)
+             seed=7, mysql_protocol="prepared")
     a.update(kw)
     return argparse.Namespace(**a)
 
@@ -40,21 +42,26 @@ def _run_thread(monkeypatch, a, seconds=0.05):
 
 def test_ycsb_c_reads_dbswarms_keys_in_dbswarms_zipfian_order(monkeypatch):
     """The inline draw is YCSB's ScrambledZipfian over [0, recordcount) as dbswarm's generator
-    makes it, from the same random stream, and the key is dbswarm's key_name of it (quoted for
-    MariaDB's text statement, bare bytes for PostgreSQL's parameter)."""
-    for engine, quote in (("mysql", "'{}'"), ("postgresql", "{}")):
-        a = _args(engine=engine)
+    makes it, from the same random stream, and the key is dbswarm's key_name of it (a str for
+    MariaDB's prepared statement, whose closure encodes it; quoted bytes for its text statement;
+    bare bytes for PostgreSQL's parameter)."""
+    for engine, protocol, key_of in (("mysql", "prepared", str), ("mysql", "text", lambda k: f"'{k}'".encode()),
+                                     ("postgresql", "prepared", str.encode)):
+        a = _args(engine=engine, mysql_protocol=protocol)
         calls = _run_thread(monkeypatch, a)
         assert {c[0] for c in calls} == {"read"}
         gen = ScrambledZipfian(random.Random(a.seed), 0, a.recordcount - 1)
-        expected = [quote.format(key_name(gen.next(), False, 1)).encode() for _ in calls]
+        expected = [key_of(key_name(gen.next(), False, 1)) for _ in calls]
         assert [c[1] for c in calls] == expected
 
 
-def test_ycsb_a_half_updates_of_one_field_with_a_pool_window(monkeypatch):
-    a = _args(test="ycsb_a", engine="postgresql")
+@pytest.mark.parametrize("engine", ["postgresql", "mysql"])
+def test_ycsb_a_half_updates_of_one_field_with_a_pool_window(monkeypatch, engine):
+    a = _args(test="ycsb_a", engine=engine)  # MariaDB prepared: str keys and values (the closures encode)
     calls = _run_thread(monkeypatch, a)
-    keys = {key_name(k, False, 1).encode() for k in range(a.recordcount)}
+    keys = {key_name(k, False, 1) for k in range(a.recordcount)}
+    if engine == "postgresql":
+        keys = {k.encode() for k in keys}
     updates = [c for c in calls if c[0] == "update"]
     assert 0.4 < len(updates) / len(calls) < 0.6
     assert all(c[-1] in keys for c in calls)
