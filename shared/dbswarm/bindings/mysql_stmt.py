@@ -189,6 +189,8 @@ class Prepared:
         self.types = types
 
     def _set(self, params) -> None:
+        if len(params) != self.n:
+            raise self.error_class(2031, f"{self.n} parameters expected, {len(params)} given")
         if tuple(map(type, params)) != self.types:
             self._bind(params)
         for i, v in enumerate(params):
@@ -217,8 +219,6 @@ class Prepared:
 
     # -- executions ------------------------------------------------------------------------
     def count(self, params) -> int:
-        if len(params) != self.n:
-            raise self.error_class(2031, f"{self.n} parameters expected, {len(params)} given")
         self._set(params)
         a, h = self.api, self.handle
         if a.stmt_execute(h) or a.stmt_store_result(h):
@@ -228,8 +228,6 @@ class Prepared:
         return n
 
     def run(self, params) -> int:
-        if len(params) != self.n:
-            raise self.error_class(2031, f"{self.n} parameters expected, {len(params)} given")
         self._set(params)
         a, h = self.api, self.handle
         if a.stmt_execute(h):

@@ -44,6 +44,13 @@ from ..errors import BindingError
 PREPARED_SERVER = ("server-side for per-operation statements (MariaDB's binary protocol: libmariadb's "
                    "mysql_stmt_* on mysqlclient's connection, bindings/mysql_stmt.py); other statements client-side")
 CLIENT_SIDE = "client-side (MySQLdb formats parameters; statements cached)"
+
+
+def _client_side(why: str) -> str:
+    """How statements run when the server-side path is unavailable, and why."""
+    return f"{CLIENT_SIDE} (server-side unavailable: {why})"
+
+
 INSTALL_HINT = ("pip install mysqlclient (or dbswarm[mysqlclient]); it builds a C extension and needs a C "
                 "compiler, pkg-config and libmariadb-dev or libmysqlclient-dev (Debian/Ubuntu: apt-get install "
                 "build-essential pkg-config libmariadb-dev)")
@@ -117,8 +124,7 @@ class MysqlclientDriver:
             if handle is not None:
                 self.prepared = PREPARED_SERVER
                 return PreparedStatements(db, stmt_api, handle, hot)
-            self.prepared = (f"{CLIENT_SIDE} (server-side unavailable: "
-                             f"{why or 'the connection handle did not check out'})")
+            self.prepared = _client_side(why or "the connection handle did not check out")
         else:
             self.prepared = CLIENT_SIDE
         return Statements(db)
@@ -147,7 +153,7 @@ class MysqlclientDriver:
             if prepare:
                 from .mysql_stmt import api
                 why = api()[1]
-                how = f"{CLIENT_SIDE} (server-side unavailable: {why})" if why else PREPARED_SERVER
+                how = _client_side(why) if why else PREPARED_SERVER
         return {"driver": f"mysqlclient {self.version} (MySQLdb, {self.client_lib} C client {self.client_info})",
                 "prepared_statements": how}
 
