@@ -78,8 +78,13 @@ class Exhausted(Exception):
 
 class Client:
     """One client thread's work. ``step`` does one unit (an operation, a transaction, a
-    batch) and returns how many units count as done; the worker's loop calls it."""
+    batch) and returns how many units count as done; the worker's loop calls it.
+    ``run_for(deadline_ns, max_steps)``, where a client has it, runs steps until one ends at
+    or after ``deadline_ns`` (``time.perf_counter_ns``; at least one) or ``max_steps`` ran,
+    exactly as that many ``step()`` calls would, and returns their count: the worker calls
+    it between its stop checks, unpaced, to save a call and a clock read per operation."""
     step: Callable[[], int]
+    run_for: Optional[Callable[[int, int], int]] = None
 
     def state(self) -> dict:
         """What a continuation of this thread needs (stored in the checkpoint)."""

@@ -628,6 +628,8 @@ class ShardPhase:
         snapshot asked for (a new ``_snap_gen``) is answered through ``deposit``."""
         step = client.step
         wait, schedule = self._paced(rate, rec, st)
+        # unpaced, a client's several steps per call (client.run_for) up to the next stop check
+        run_for = None if wait else getattr(client, "run_for", None)
         perf = time.perf_counter
         stop_perf = self._stop_perf
         stopped = self.stop_event.is_set
@@ -654,6 +656,10 @@ class ShardPhase:
                         seen = self._snap_gen
                         deposit(seen, done, schedule)
                     check_perf = min(now + STOP_CHECK_S, stop_perf)
+                if run_for is not None:
+                    done += run_for(int(check_perf * 1e9), quota - done)
+                    st.done = done
+                    continue
                 if wait:
                     wait()
                 done += step()

@@ -87,6 +87,81 @@ def test_hot_path_does_what_the_general_path_does(props, monkeypatch):
     assert any(c[2].endswith("7") for c in calls)  # some not found: counted alike
 
 
+LOOP_CASES = [
+    {"preset": "c"},
+    {"preset": "a"},
+    {"preset": "b", "readallfields": False},
+    {"preset": "a", "requestdistribution": "uniform"},
+    {"readproportion": 0, "updateproportion": 1},                        # updates only
+    {"preset": "c", "recordcount": 70_000, "zeropadding": 12, "insertorder": "ordered"},
+]
+
+
+def _client(props, b, rec):
+    fam = families.get("ycsb")
+    w = fam.workload({"recordcount": 5000, "operationcount": 0, "maxexecutiontime": 60, "threads": 8, **props})
+    rng = ThreadRandom(42)
+    return fam.run_client(w, ThreadContext(m=Measured(b, rec), rng=rng, thread=3, threads=8)), rng
+
+
+@pytest.mark.parametrize("memo", ["list", "dict"])
+@pytest.mark.parametrize("props", LOOP_CASES, ids=lambda p: "-".join(f"{k}={v}" for k, v in p.items()))
+def test_run_for_is_step_after_step(props, memo, monkeypatch):
+    """The worker's several steps per call (run_for, between two stop checks) make the same
+    calls, draws and measurement as one step() per operation, whatever the calls' sizes."""
+    if memo == "dict":  # the key memo of runs over KEY_LIST_MAX records
+        monkeypatch.setattr(ycsb, "KEY_LIST_MAX", 1000)
+    results = []
+    for chunks in ([1] * STEPS, [1, 7, 500, 2, 1000, 1490]):
+        b, rec = Recording(), Recorder(1)
+        client, rng = _client(props, b, rec)
+        assert client.run_for is not None
+        far = 2 ** 62  # no deadline: max_steps decides
+        for c in chunks:
+            if c == 1:
+                assert client.step() == 1
+            else:
+                assert client.run_for(far, c) == c
+        rec.flush()
+        results.append((b.calls, {k: (s.count, s.not_found) for k, s in rec.m.operations.items()},
+                        sum(s.histogram.get_total_count() for s in rec.m.operations.values()),
+                        rng.words, rng.random()))
+    assert results[0] == results[1]
+    assert len(results[0][0]) == STEPS and results[0][2] == STEPS
+    assert any(c[2].endswith("7") for c in results[0][0])  # some not found: counted alike
+
+
+def test_run_for_stops_at_its_deadline_and_at_a_failure():
+    import time
+
+    from dbswarm.errors import RETRYABLE, ErrorClass
+
+    class Failing(Recording):
+        def read(self, table, key, fields, rows=True):
+            if len(self.calls) == 5:
+                self.calls.append(("failed", key))
+                raise RuntimeError("deadlock")
+            return super().read(table, key, fields, rows)
+
+        def classify(self, exc):
+            return ErrorClass(RETRYABLE, "deadlock") if isinstance(exc, RuntimeError) else super().classify(exc)
+
+    b, rec = Failing(), Recorder(1)
+    client, rng = _client({"preset": "c"}, b, rec)
+    built = rng.words  # the client's set-up draws (its value pool)
+    assert client.run_for(0, 100) == 1  # a deadline passed: one step
+    assert client.run_for(2 ** 62, 100) == 5  # the 5th step of this call failed: the call ends with it
+    assert rec.m.errors == {"READ:retryable:deadlock": 1}
+    assert client.run_for(time.perf_counter_ns() + 10**9, 50) == 50
+    assert rng.words - built == 2 * 56  # a draw per step, the failed one's too
+
+
+@pytest.mark.parametrize("props", [{"preset": "f"}, {"preset": "a", "writeallfields": True}, {"preset": "e"}])
+def test_other_mixes_have_no_run_for(props):
+    client, _ = _client(props, Recording(), Recorder(1))
+    assert client.run_for is None
+
+
 @pytest.mark.parametrize("props", [{"preset": "d"}, {"preset": "e"}, {"preset": "c", "requestdistribution": "latest"},
                                    {"preset": "c", "requestdistribution": "hotspot"}])
 def test_workloads_with_inserts_or_other_distributions_keep_the_general_path(props, monkeypatch):

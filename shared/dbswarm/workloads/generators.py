@@ -146,6 +146,11 @@ class ScrambledZipfian:
             return k
         return self.lo + fnvhash64(item) % self.items
 
+    def draw_constants(self) -> tuple:
+        """(zetan, 1 + 0.5^theta, eta, alpha): ``next``'s inlined Zipfian draw, for a client's
+        hot loop that inlines it once more (workloads/ycsb.py, YcsbClient._hot_loop)."""
+        return self._zetan, self._half, self._eta, self._alpha
+
     def counted_next_key(self, rng, key_of, keys, popular_keys: list):
         """``key_of(next())`` in one call, for a client's hot path: the draw is
         ``random.Random.random`` itself on ``rng``, a counted stream (``words``, as

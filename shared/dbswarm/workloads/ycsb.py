@@ -23,8 +23,8 @@ from .. import families
 from ..families import BatchLoader, Client, Family, RunLimits, ThreadContext, WorkloadModel
 from ..errors import DUPLICATE
 from ..measure import FAILED, Lane
-from .generators import (CACHE_LIMIT, MT_RANDOM, Hotspot, ScrambledZipfian, SkewedLatest, Uniform, fnvhash64,
-                         memo_table, pool_string, slot_list)
+from .generators import (_LOW16, _MASK64, _P5, CACHE_LIMIT, FNV_PRIME_64, MT_RANDOM, Hotspot, ScrambledZipfian,
+                         SkewedLatest, Uniform, _memo_miss, fnvhash64, memo_table, pool_string, slot_list)
 from .presets import PRESET_DESCRIPTIONS, YCSB_DEFAULT_MIX, YCSB_PRESETS, ycsb_preset
 
 PROPORTIONS = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
@@ -176,6 +176,12 @@ class YcsbClient:
                           "SCAN": self.do_scan, "READ-MODIFY-WRITE": self.do_rmw}
         if len(ops) == 1:  # workload c and the like: no random draw to pick the only operation
             self.do_transaction = self._dispatch[ops[0]]
+        # reads and one-field updates only (a, b, c, S1-S9 without inserts): every step in one
+        # loop (run_for), a single step being a loop of one
+        self.run_for = None
+        if next_key is not None and set(ops) <= {"READ", "UPDATE"} and ("UPDATE" not in ops or not w.writeallfields):
+            self.run_for = run_for = self._hot_loop()
+            self.do_transaction = lambda: run_for(0, 1)
 
     # -- keys and values ---------------------------------------------------------------
     def known_count(self) -> int:
@@ -248,21 +254,22 @@ class YcsbClient:
         # keys by key number: a list over the records where it is at most 8 MB, else the memo
         keys = slot_list(n, "ycsb-keys", ordered, zp) if n <= KEY_LIST_MAX else self._keys
         if self.chooser is None:  # uniform: next_keynum's draw
+            self._key_draw = (None, n, keys, None, key_of)
             return Uniform(self.rng, 0, n - 1).counted_next_key(self.rng, key_of, keys)
         ch = self.chooser
         popular = slot_list(ScrambledZipfian.POPULAR_ITEMS, "ycsb-popular-keys", ch.lo, ch.items, ordered, zp)
+        self._key_draw = (ch, n, keys, popular, key_of)
         return ch.counted_next_key(self.rng, key_of, keys, popular)
 
     def _hot_read(self, next_key):
         m, rng, table, fields = self.m, self.rng, self.table, self.fields
         binding, perf, ok, failed = m.binding, time.perf_counter_ns, m.ok, m.failed
         one_field, nfields, draw = self.read_fields is not None, self._nfields, MT_RANDOM
-        readers = None
+        readers = self._readers = []  # rebound in place after a reconnect (also the hot loop's)
 
         def bind():
-            nonlocal readers
-            readers = ([binding.reader(table, [f]) for f in fields] if one_field
-                       else [binding.reader(table, None)])
+            readers[:] = ([binding.reader(table, [f]) for f in fields] if one_field
+                          else [binding.reader(table, None)])
         bind()
         m.on_reconnect.append(bind)
         rec = m.rec
@@ -288,7 +295,7 @@ class YcsbClient:
             else:
                 ok("READ", t0, t1)
             if found == 0:
-                rec.m.operations["READ"].not_found += 1
+                rec.m.op("READ").not_found += 1
             return 1
         return do_read
 
@@ -296,11 +303,10 @@ class YcsbClient:
         m, rng, table, fields = self.m, self.rng, self.table, self.fields
         binding, perf, ok, failed = m.binding, time.perf_counter_ns, m.ok, m.failed
         nfields, pool, span, length, draw = self._nfields, self.pool, self._span, self._len, MT_RANDOM
-        updaters = None
+        updaters = self._updaters = []  # rebound in place after a reconnect (also the hot loop's)
 
         def bind():
-            nonlocal updaters
-            updaters = [binding.updater(table, f) for f in fields]
+            updaters[:] = [binding.updater(table, f) for f in fields]
         bind()
         m.on_reconnect.append(bind)
         rec = m.rec
@@ -324,9 +330,140 @@ class YcsbClient:
             else:
                 ok("UPDATE", t0, t1)
             if found is False:
-                rec.m.operations["UPDATE"].not_found += 1
+                rec.m.op("UPDATE").not_found += 1
             return 1
         return do_update
+
+    def _hot_loop(self):
+        """``run_for(deadline_ns, max_steps)``: steps of a workload of hot reads and one-field
+        updates until one ends at or after ``deadline_ns`` (``time.perf_counter_ns``; the
+        first step always runs) or ``max_steps`` ran, or a step failed; returns the steps
+        run. The worker's loop calls it between its stop checks instead of ``step()`` per
+        operation: with 8 threads per process and the server on the same CPUs, each Python
+        call and clock read between two round trips costs the GIL's other threads too (a
+        loop of 2 calls and a clock read per operation fewer: 24.9 -> 22.9 µs of client CPU
+        per PostgreSQL read; BENCHMARKS.md, point 10). The same draws in the same order as
+        do_transaction, do_read and do_update: the operation (a mix), the key (the zipfian
+        or uniform draw of ``counted_next_key``, inlined with its key memo), the read field
+        (one-field reads), the updated field and its value; the same calls through the
+        readers and updaters, the same measurement (lanes; ``ok`` at a second's roll, every
+        step of a paced run). The stream's words are counted per call, not per draw.
+        tests/unit/test_ycsb_hot_path.py compares it with the general path."""
+        m, rng, rec = self.m, self.rng, self.m.rec
+        perf, ok, failed, draw, op_stats = time.perf_counter_ns, m.ok, m.failed, MT_RANDOM, rec.m.op
+        readers, updaters = getattr(self, "_readers", None), getattr(self, "_updaters", None)
+        one_field, nfields = self.read_fields is not None, self._nfields
+        pool, span, length = self.pool, self._span, self._len
+        ops = self._ops
+        mixed = len(ops) > 1
+        all_reads = ops == ["READ"]
+        read_below = self._cum[0]  # do_transaction's bisect of [p_read, 1]: a read below it
+        chooser, n, keys, popular, key_of = self._key_draw
+        listed = type(keys) is list
+        zipfian = chooser is not None
+        if zipfian:
+            # no inserts on the hot path: key numbers [0, recordcount), the memos indexed by them
+            lo, items, count = chooser.lo, chooser.items, chooser.ITEM_COUNT
+            if lo != 0 or items != n:
+                raise ValueError(f"YCSB hot loop: key range [{lo}, {lo + items}) is not the loaded [0, {n})")
+            zetan, half, eta, alpha = chooser.draw_constants()
+        read_lane = Lane() if m.paced else rec.lane("READ")  # paced: every step through ok (ok_paced)
+        update_lane = Lane() if m.paced else rec.lane("UPDATE")
+        low16, prime, mask, p5 = _LOW16, FNV_PRIME_64, _MASK64, _P5
+        step_words = 4 if mixed else 2  # 2 words a draw: the operation's (a mix) and the key's
+
+        def run_for(deadline_ns: int, max_steps: int) -> int:
+            r_lats, r_until, u_lats, u_until = read_lane.lats, read_lane.until, update_lane.lats, update_lane.until
+            read = readers[0] if readers else None
+            is_read = all_reads
+            steps = words = 0  # words: the draws' beyond step_words a step
+            try:
+                for steps in range(1, min(max_steps, 1 << 62) + 1):
+                    if mixed:
+                        is_read = draw(rng) < read_below
+                    # the key: counted_next_key's draw and memo (generators.py), inline
+                    u = draw(rng)
+                    if zipfian:
+                        uz = u * zetan
+                        if uz < 1.0:
+                            item = 0
+                        elif uz < half:
+                            item = 1
+                        else:
+                            item = int(count * (eta * u - eta + 1) ** alpha)
+                        if item < 65536:  # POPULAR_ITEMS
+                            key = popular[item]
+                            if key is None:
+                                key = popular[item] = key_of(fnvhash64(item) % items)
+                        else:
+                            if item < 0x1_0000_0000:  # fnvhash64's first case, inlined
+                                h = ((low16[item & 0xFFFF] ^ ((item >> 16) & 0xFF)) * prime) & mask
+                                h = ((h ^ (item >> 24)) * p5) & mask
+                                if h & 0x8000_0000_0000_0000:
+                                    h = 0x1_0000_0000_0000_0000 - h
+                            else:
+                                h = fnvhash64(item)
+                            k = h % items
+                            if listed:
+                                key = keys[k]
+                                if key is None:
+                                    key = keys[k] = key_of(k)
+                            else:
+                                key = keys.get(k)
+                                if key is None:
+                                    key = _memo_miss(keys, k, key_of)
+                    else:
+                        k = int(u * n)
+                        if listed:
+                            key = keys[k]
+                            if key is None:
+                                key = keys[k] = key_of(k)
+                        else:
+                            key = keys.get(k)
+                            if key is None:
+                                key = _memo_miss(keys, k, key_of)
+                    if is_read:
+                        if one_field:
+                            words += 2
+                            read = readers[int(draw(rng) * nfields)]
+                        t0 = perf()
+                        try:
+                            found = read(key)
+                        except Exception as exc:
+                            failed("READ", exc)  # a reconnect rebinds the readers: the next call takes them
+                            return steps
+                        t1 = perf()
+                        if t1 < r_until:
+                            r_lats.append((t1 - t0) // 1000)
+                        else:
+                            ok("READ", t0, t1)
+                            r_lats, r_until = read_lane.lats, read_lane.until
+                        if found == 0:
+                            op_stats("READ").not_found += 1
+                    else:
+                        words += 4
+                        update = updaters[int(draw(rng) * nfields)]
+                        o = int(draw(rng) * span)
+                        t0 = perf()
+                        try:
+                            found = update(pool[o:o + length], key)
+                        except Exception as exc:
+                            failed("UPDATE", exc)
+                            return steps
+                        t1 = perf()
+                        if t1 < u_until:
+                            u_lats.append((t1 - t0) // 1000)
+                        else:
+                            ok("UPDATE", t0, t1)
+                            u_lats, u_until = update_lane.lats, update_lane.until
+                        if found is False:
+                            op_stats("UPDATE").not_found += 1
+                    if t1 >= deadline_ns:
+                        break
+            finally:
+                rng.words += steps * step_words + words
+            return steps
+        return run_for
 
     # -- operations: each returns the operations it counts (1) -------------------------------
     def do_transaction(self) -> int:
@@ -337,13 +474,13 @@ class YcsbClient:
         # (only found / not found is counted); FAILED is not 0
         m = self.m
         if m.call("READ", m.binding.read, self.table, self.key(self.next_keynum()), self.fields_to_read(), False) == 0:
-            m.rec.m.operations["READ"].not_found += 1
+            m.rec.m.op("READ").not_found += 1
         return 1
 
     def do_update(self):
         m = self.m
         if m.call("UPDATE", m.binding.update, self.table, self.key(self.next_keynum()), self.update_values()) is False:
-            m.rec.m.operations["UPDATE"].not_found += 1
+            m.rec.m.op("UPDATE").not_found += 1
         return 1
 
     def do_insert(self):
@@ -390,6 +527,7 @@ class _RunClient(Client):
         self.client = YcsbClient(w, ctx.rng, ctx.thread, ctx.threads, inserted=ctx.saved.get("inserted", 0),
                                  expected_inserts=expected, m=ctx.m)
         self.step = self.client.do_transaction
+        self.run_for = self.client.run_for  # None: one step() per operation
 
     def state(self):
         return {"inserted": self.client.inserted}
