@@ -58,13 +58,15 @@ def test_crud_semantics(make):
     assert b.update(t, "missing", {"field1": "x"}) is False
     assert b.read(t, "missing", None) is None  # update never inserts
 
-    # the hot path's forms (Binding.reader / updater, one per table and field list): the
-    # same answers as read(rows=False) and a one-field update
+    # the hot path's forms (Binding.reader / updater, one per table and field list, keys of
+    # the binding's hot_key_type: PostgreSQL bytes): the same answers as read(rows=False) and
+    # a one-field update
+    k = hot_key(b)
     read_all, read_one = b.reader(t, None), b.reader(t, ["field2"])
-    assert read_all("user1") == 1 and read_one("user2") == 1
-    assert read_all("nope") == 0 and read_one("nope") == 0
+    assert read_all(k("user1")) == 1 and read_one(k("user2")) == 1
+    assert read_all(k("nope")) == 0 and read_one(k("nope")) == 0
     update_one = b.updater(t, "field3")
-    assert update_one("hot", "user2") is True and update_one("x", "missing") is False
+    assert update_one("hot", k("user2")) is True and update_one("x", k("missing")) is False
     assert b.read(t, "user2", None) == {**values("b"), "field3": "hot"}
 
     assert b.delete(t, "user2") is True
@@ -75,6 +77,12 @@ def test_crud_semantics(make):
     # create_table drops what was there
     b.create_table(t, FIELDS)
     assert b.count(t) == 0
+
+
+def hot_key(b):
+    """A key as the binding's reader and updater functions take it (hot_key_type)."""
+    assert b.hot_key_type in (str, bytes)
+    return (lambda key: key.encode()) if b.hot_key_type is bytes else (lambda key: key)
 
 
 TRICKY = ["it's", 'say "hi"', "back\\slash \\' end\\", "100% %s %d %(x)s", "line\nbreak\ttab\r",
@@ -96,8 +104,9 @@ def test_values_reach_the_server_unchanged(make):
         assert b.update(t, key, {"field0": v[::-1]}) is True
         assert b.read(t, key, ["field0"]) == {"field0": v[::-1]}
         # the hot path escapes and encodes as the session does
-        assert b.reader(t, None)(key) == 1 and b.reader(t, ["field0"])(key) == 1
-        assert b.updater(t, "field0")(v + "!", key) is True
+        hk = hot_key(b)(key)
+        assert b.reader(t, None)(hk) == 1 and b.reader(t, ["field0"])(hk) == 1
+        assert b.updater(t, "field0")(v + "!", hk) is True
         assert b.read(t, key, None) == {"field0": v + "!"}
     assert b.count(t) == len(TRICKY)
 
@@ -274,6 +283,22 @@ def test_ycsb_hot_path_goes_on_after_a_killed_connection(make, request):
     assert ops["READ"].not_found == 0 and ops["UPDATE"].not_found == 0
 
 
+
+
+@pytest.mark.parametrize("engine", ("postgresql",), indirect=True)
+def test_postgresql_hot_path_takes_bytes_keys_prepared_or_not(make):
+    """PostgreSQL's readers and updaters take the keys as libpq sends them (bytes, memoized
+    encoded by the YCSB client); without prepared statements (options.prepare: false) they
+    go through the session with the key decoded, with the same answers."""
+    t = make.table
+    for prepare in (True, False):
+        b = make(prepare=prepare)
+        assert b.hot_key_type is bytes
+        b.create_table(t, 2)
+        b.insert(t, "user1", {"field0": "a", "field1": "b"})
+        assert b.reader(t, None)(b"user1") == 1 and b.reader(t, ["field1"])(b"nope") == 0
+        assert b.updater(t, "field1")("c", b"user1") is True and b.updater(t, "field0")("x", b"nope") is False
+        assert b.read(t, "user1", None) == {"field0": "a", "field1": "c"}
 
 
 def test_mongodb_server_restart_is_classified_and_reconnected(targets, tmp_path):

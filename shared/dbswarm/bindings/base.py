@@ -140,6 +140,10 @@ class Binding:
     # (``measure.Measured.on_reconnect``). Engines override them where the driver allows a
     # shorter path (mysqlclient, PostgreSQL's prepared statements); these defaults are the
     # methods themselves, so every engine has them.
+    # the type of the keys ``reader`` and ``updater``'s functions take: str, or bytes where the
+    # driver sends bytes (PostgreSQL: the hot path's keys are memoized encoded, not encoded per call)
+    hot_key_type: type = str
+
     def reader(self, table: str, fields: Optional[list[str]]):
         """``count(key)``: read(table, key, fields, rows=False), 1 or 0."""
         read = self.read

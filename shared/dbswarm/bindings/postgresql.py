@@ -336,14 +336,18 @@ class PostgresBinding(SqlBinding):
         return hot[1].ntuples  # libpq has received every row; none is loaded
 
     # -- kv hot path: the prepared statement's libpq call, bound once per client thread -----
+    # keys as bytes, as libpq takes them (the YCSB client memoizes them encoded)
+    hot_key_type = bytes
+
     def reader(self, table, fields):
         p = self._hot_prepared(self._read_sql(table, fields))
         if p is None:
-            return super().reader(table, fields)
+            read = super().reader(table, fields)
+            return lambda key: read(key.decode())
         exec_prepared, name, error, ok = self._pg.exec_prepared, p.name, self._error, pq.ExecStatus.TUPLES_OK
 
         def count(key):
-            res = exec_prepared(name, [key.encode()])
+            res = exec_prepared(name, [key])
             if res.status != ok:
                 raise error(res)
             return res.ntuples
@@ -352,11 +356,12 @@ class PostgresBinding(SqlBinding):
     def updater(self, table, field):
         p = self._hot_prepared(self._update_sql(table, (field,)))
         if p is None:
-            return super().updater(table, field)
+            update_ = super().updater(table, field)
+            return lambda value, key: update_(value, key.decode())
         exec_prepared, name, error, ok = self._pg.exec_prepared, p.name, self._error, pq.ExecStatus.COMMAND_OK
 
         def update(value, key):
-            res = exec_prepared(name, [value.encode(), key.encode()])
+            res = exec_prepared(name, [value.encode(), key])
             if res.status != ok:
                 raise error(res)
             return (res.command_tuples or 0) > 0

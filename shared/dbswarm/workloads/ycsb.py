@@ -250,14 +250,20 @@ class YcsbClient:
                 or w.requestdistribution not in ("uniform", "zipfian")):
             return None
         ordered, zp, n = self.ordered, w.zeropadding, w.recordcount
-        key_of = lambda k: key_name(k, ordered, zp)  # noqa: E731
-        # keys by key number: a list over the records where it is at most 8 MB, else the memo
-        keys = slot_list(n, "ycsb-keys", ordered, zp) if n <= KEY_LIST_MAX else self._keys
+        if m.binding.hot_key_type is bytes:  # the binding's readers and updaters take bytes
+            key_of = lambda k: key_name(k, ordered, zp).encode()  # noqa: E731
+            form = "bytes"
+        else:
+            key_of = lambda k: key_name(k, ordered, zp)  # noqa: E731
+            form = "str"
+        # keys by key number: a list over the records where it is at most 8 MB, else a memo
+        keys = (slot_list(n, "ycsb-keys", form, ordered, zp) if n <= KEY_LIST_MAX
+                else self._keys if form == "str" else memo_table("ycsb-key", form, self.ordered, zp))
         if self.chooser is None:  # uniform: next_keynum's draw
             self._key_draw = (None, n, keys, None, key_of)
             return Uniform(self.rng, 0, n - 1).counted_next_key(self.rng, key_of, keys)
         ch = self.chooser
-        popular = slot_list(ScrambledZipfian.POPULAR_ITEMS, "ycsb-popular-keys", ch.lo, ch.items, ordered, zp)
+        popular = slot_list(ScrambledZipfian.POPULAR_ITEMS, "ycsb-popular-keys", form, ch.lo, ch.items, ordered, zp)
         self._key_draw = (ch, n, keys, popular, key_of)
         return ch.counted_next_key(self.rng, key_of, keys, popular)
 
