@@ -482,6 +482,11 @@ def test_sysbench_schema_load_and_statements(make):
     assert s.simple_range(n, 11, 110, False) == 100 and s.sum_range(n, 11, 110, False) == 1
     assert s.order_range(n, 11, 110, False) == 100
     assert s.distinct_range(n, 11, 110, False) == len(distinct)
+    # the events' form: one count(params) per statement and table (Binding.query_counter)
+    for kind, params, want in (("point_select", (5,), 1), ("point_select", (10_000,), 0),
+                               ("simple_range", (11, 110), 100), ("sum_range", (11, 110), 1),
+                               ("order_range", (11, 110), 100), ("distinct_range", (11, 110), len(distinct))):
+        assert s.counters[kind][n](params) == want, kind
 
     assert s.index_update(n, 20) == 1
     assert int(s.sum_range(n, 20, 20)[0][0]) == by_id[20][1] + 1
@@ -546,6 +551,39 @@ def test_sysbench_event_counts_queries_like_sysbench(make):
     assert m.rec.measurement().operations["TRANSACTION"].count == 20
     assert m.rec.m.errors == {}
     assert s.count(n) == 300
+
+
+@pytest.mark.parametrize("engine", servers.with_variants("postgresql", "mysql"), indirect=True)
+def test_sysbench_events_go_on_after_a_killed_connection(make, request):
+    """The events' selects run through count functions of the connection (query_counter):
+    after it is cut, the event fails once as a connection error, Measured reconnects, the
+    functions are taken again (SysbenchTables.reset_counters) and the event is retried on
+    the new connection; every later event commits and reads its rows."""
+    env = request.getfixturevalue("server_env")
+    b = make()
+    n = make.sb_no
+    w = SysbenchWorkload(test="oltp_read_only", tables=1, table_size=300, threads=1)
+    s = SysbenchTables(b)
+    s.create(n)
+    s.load(n, _sb_rows(300))
+    s.table_name = lambda table_no: f"sbtest{n}"
+    m = Measured(b, Recorder())
+    m.on_reconnect.append(s.reset_counters)
+    client = SysbenchClient(w, random.Random(5))
+    q = [0, 0, 0]
+    for _ in range(3):
+        assert m.event("TRANSACTION", client.body, s, q)
+    old = s.counters["point_select"][1]
+    _kill_session(make, b, env)
+    time.sleep(0.2)
+    for _ in range(10):
+        assert m.event("TRANSACTION", client.body, s, q)
+    (key, count), = m.rec.m.errors.items()
+    assert key.split(":")[1] == "connection" and count == 1, m.rec.m.errors
+    assert m.rec.m.counters.get("reconnects") == 1 and m.rec.m.counters.get("retries") == 1
+    assert s.counters["point_select"][1] is not old
+    assert m.rec.measurement().operations["TRANSACTION"].count == 13
+    assert s.counters["simple_range"][1]((1, 100)) == 100
 
 
 @pytest.mark.parametrize("engine", servers.with_variants("postgresql", "mysql"), indirect=True)

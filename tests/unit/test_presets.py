@@ -53,17 +53,28 @@ def test_sysbench_point_select_body_matches_the_general_event(point_selects):
     import random
 
     class Calls:
-        """A session that logs what it is asked to run, on statements named kind:table."""
+        """A session that logs what it is asked to run, on statements named kind:table
+        (the selects through st.counters[kind][table], as ("select", "kind:table", *params))."""
         def __init__(self):
             self.log = []
             self.b = self
-            self.point_selects = self  # st.point_selects[t] -> the statement of table t
+            log = self.log
+
+            class Kinds(dict):
+                def __missing__(self, kind):
+                    per_table = self[kind] = PerTable(kind)
+                    return per_table
+
+            class PerTable:
+                def __init__(self, kind):
+                    self.kind = kind
+
+                def __getitem__(self, n):
+                    return lambda params: log.append(("select", f"{self.kind}:{n}", *params))
+            self.counters = Kinds()
 
         def sql(self, kind, n):
             return f"{kind}:{n}"
-
-        def __getitem__(self, n):  # as point_selects
-            return self.sql("point_select", n)
 
         def __getattr__(self, name):
             return lambda *args: self.log.append((name, *args))
@@ -78,7 +89,7 @@ def test_sysbench_point_select_body_matches_the_general_event(point_selects):
         fast.body(a, qa)
         general._event(b, qb)
     assert a.log == b.log and qa == qb == [200 * point_selects, 0, 0]
-    assert {c[0] for c in a.log} == {"fetchcount"} and {c[1].split(":")[0] for c in a.log} == {"point_select"}
+    assert {c[0] for c in a.log} == {"select"} and {c[1].split(":")[0] for c in a.log} == {"point_select"}
     assert len({c[1] for c in a.log}) == 4  # every table
 
 

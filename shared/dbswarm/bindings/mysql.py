@@ -350,6 +350,12 @@ class MysqlBinding(SqlBinding):
     def fetchcount(self, sql, params=()):
         return self._statements.fetchcount(sql, params)
 
+    def query_counter(self, sql):
+        st = self._statements
+        if hasattr(st, "query_counter"):  # mysqlclient's prepared statements: their own count(params)
+            return st.query_counter(sql)
+        return super().query_counter(sql)
+
     # -- kv hot path: the C driver's own closures where it has them ----------------------
     def reader(self, table, fields):
         st = self._statements

@@ -339,6 +339,15 @@ class PreparedStatements(Statements):
             run = self._runs[sql] = self._run_call(sql, params)
         return run(params)
 
+    def query_counter(self, sql):
+        """Binding.query_counter: the count(params) fetchcount runs, for int parameters."""
+        count = self._counts.get(sql)
+        if count is None:
+            if sql not in self._hot:
+                return partial(Statements.fetchcount, self, sql)
+            count = self._counts[sql] = self._count_call(sql, (0,) * sql.count("%s"))
+        return count
+
     def _count_call(self, sql, params):
         text = partial(Statements.fetchcount, self, sql)
         p = self._prepared(sql, params)

@@ -128,6 +128,21 @@ class _PerTable(dict):
         return sql
 
 
+class _PerTableCounters(dict):
+    """table number -> one kind of select's ``count(params)`` on one session (the binding's
+    ``query_counter``), made at its first use; cleared when the session reconnects."""
+    __slots__ = ("tables", "kind")
+
+    def __init__(self, tables: "SysbenchTables", kind: str):
+        super().__init__()
+        self.tables, self.kind = tables, kind
+
+    def __missing__(self, n: int):
+        t = self.tables
+        count = self[n] = t.b.query_counter(t.stmts[self.kind][n])
+        return count
+
+
 class SysbenchTables:
     """sysbench's tables on one SQL session (a binding with the ``sql`` capability). Each
     per-operation statement is built for a table at its first use and handed to the session
@@ -141,6 +156,14 @@ class SysbenchTables:
         self.stmts = {k: _PerTable(self, k) for k in PER_OPERATION}  # kind -> table -> statement
         self._loads: dict[tuple[int, int], str] = {}  # (table, rows) -> the load's INSERT
         self.point_selects = self.stmts["point_select"]  # table -> statement: the hottest lookup, direct
+        # kind -> table -> count(params) of the events' selects: one call per select, no
+        # statement lookup in the session (taken again after a reconnect: reset_counters)
+        self.counters = {k: _PerTableCounters(self, k) for k in PER_OPERATION}
+
+    def reset_counters(self) -> None:
+        """The session reconnected: its selects' count functions belong to the old connection."""
+        for per_table in self.counters.values():
+            per_table.clear()
 
     def table_name(self, n: int) -> str:
         return f"sbtest{n}"
@@ -288,13 +311,12 @@ class SysbenchClient:
         if w.point_selects:
             self._point_selects(st, q)
         if self._ranges:
-            rs, rnd, tables = w.range_size - 1, self.random, w.tables
-            fetchcount, stmts = b.fetchcount, st.stmts
+            rs, rnd, tables, counters = w.range_size - 1, self.random, w.tables, st.counters
             for count, kind in self._ranges:
-                sql = stmts[kind][1 + int(rnd() * tables)]
+                select = counters[kind][1 + int(rnd() * tables)]
                 for _ in range(count):
                     lo = next_id()
-                    fetchcount(sql, (lo, lo + rs))  # read, not converted
+                    select((lo, lo + rs))  # read, not converted
                     q[READ] += 1
         execute = b.execute
         if w.index_updates:
@@ -326,9 +348,9 @@ class SysbenchClient:
         else outside a transaction (oltp_point_select), without _event's checks of the
         groups they do not run."""
         w = self.w
-        sql, fetchcount, nxt = st.point_selects[1 + int(self.random() * w.tables)], st.b.fetchcount, self._next_id
+        select, nxt = st.counters["point_select"][1 + int(self.random() * w.tables)], self._next_id
         for _ in range(w.point_selects):
-            fetchcount(sql, (nxt(),))  # read, not converted
+            select((nxt(),))  # read, not converted
             q[READ] += 1
 
     def load_rows(self, table_size: int, first_id: int, last_id: int) -> list:
@@ -354,6 +376,7 @@ class _EventClient(Client):
         self.q = [0, 0, 0]
         client = SysbenchClient(w, ctx.rng)
         tables = SysbenchTables(ctx.m.binding)
+        ctx.m.on_reconnect.append(tables.reset_counters)
         prepared = tables.prepare_all(client.statement_kinds(), w.tables)
         if prepared:
             ctx.m.rec.count("prepared_at_setup", prepared)
