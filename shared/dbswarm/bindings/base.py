@@ -15,9 +15,8 @@ validation reads them, so a family an engine cannot serve is refused before anyt
 """
 from __future__ import annotations
 
-from functools import partial
-
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Optional
 
 from ..errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass  # noqa: F401 (re-exported)

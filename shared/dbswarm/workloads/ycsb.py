@@ -387,7 +387,9 @@ class YcsbClient:
                 for steps in range(1, min(max_steps, 1 << 62) + 1):
                     if mixed:
                         is_read = draw(rng) < read_below
-                    # the key: counted_next_key's draw and memo (generators.py), inline
+                    # the key: counted_next_key's draw and memo (generators.py), inline; the
+                    # memo lookup is written out in both branches, not shared after them: a
+                    # shared one needs a test per step for the popular items' early key
                     u = draw(rng)
                     if zipfian:
                         uz = u * zetan
