@@ -661,11 +661,10 @@ class ShardPhase:
                     check_perf = min(now + STOP_CHECK_S, stop_perf)
                 if run_for is not None:
                     done += run_for(int(check_perf * 1e9), quota - done)
-                    st.done = done
-                    continue
-                if wait:
-                    wait()
-                done += step()
+                else:
+                    if wait:
+                        wait()
+                    done += step()
                 st.done = done
         except Exhausted:
             st.finished = True

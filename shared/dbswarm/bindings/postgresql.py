@@ -343,7 +343,8 @@ class PostgresBinding(SqlBinding):
         n = sql.count("%s")
         if p is None or n not in (1, 2):
             return super().query_counter(sql)
-        exec_prepared, name, error, ok, text = self._pg.exec_prepared, p.name, self._error, pq.ExecStatus.TUPLES_OK, _INT_TEXT
+        exec_prepared, name, error, ok, text = (self._pg.exec_prepared, p.name, self._error, pq.ExecStatus.TUPLES_OK,
+                                                _INT_TEXT)
         if n == 1:
             def count(params):
                 res = exec_prepared(name, [text(params[0])])

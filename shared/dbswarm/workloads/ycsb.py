@@ -258,7 +258,7 @@ class YcsbClient:
             form = "str"
         # keys by key number: a list over the records where it is at most 8 MB, else a memo
         keys = (slot_list(n, "ycsb-keys", form, ordered, zp) if n <= KEY_LIST_MAX
-                else self._keys if form == "str" else memo_table("ycsb-key", form, self.ordered, zp))
+                else self._keys if form == "str" else memo_table("ycsb-key", form, ordered, zp))
         if self.chooser is None:  # uniform: next_keynum's draw
             self._key_draw = (None, n, keys, None, key_of)
             return Uniform(self.rng, 0, n - 1).counted_next_key(self.rng, key_of, keys)
@@ -346,9 +346,9 @@ class YcsbClient:
         first step always runs) or ``max_steps`` ran, or a step failed; returns the steps
         run. The worker's loop calls it between its stop checks instead of ``step()`` per
         operation: with 8 threads per process and the server on the same CPUs, each Python
-        call and clock read between two round trips costs the GIL's other threads too (a
-        loop of 2 calls and a clock read per operation fewer: 24.9 -> 22.9 µs of client CPU
-        per PostgreSQL read; BENCHMARKS.md, point 10). The same draws in the same order as
+        call and clock read between two round trips costs the GIL's other threads too (two
+        calls and a clock read per operation fewer: 24.9 -> 23.5-24.2 µs of client CPU per
+        PostgreSQL read, ad hoc; BENCHMARKS.md, point 10). The same draws in the same order as
         do_transaction, do_read and do_update: the operation (a mix), the key (the zipfian
         or uniform draw of ``counted_next_key``, inlined with its key memo), the read field
         (one-field reads), the updated field and its value; the same calls through the
