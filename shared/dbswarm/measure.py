@@ -791,22 +791,38 @@ class Measured:
         counters) — timed as one, rolled back and run again on retryable and connection errors
         (as sysbench does); True when it committed."""
         t0 = self._perf()
-        for _ in range(max_attempts):
+        try:
+            body(session, state)
+        except Exception as exc:
+            return self.event_failed(op, body, session, state, t0, exc, max_attempts - 1)
+        self.ok(op, t0, self._perf())
+        return True
+
+    def event_failed(self, op: str, body, session, state, t0: int, exc: Exception, attempts_left: int = 99) -> bool:
+        """An attempt of an event started at ``t0`` failed with ``exc`` (in ``event``, or in a
+        client's own loop of events: sysbench's hot loop): the error recorded, the
+        transaction rolled back, and ``body`` run again, up to ``attempts_left`` more times,
+        while the errors are retryable or of the connection and the worker is not stopping
+        (as sysbench does); True when an attempt committed, timed from ``t0``."""
+        while True:
+            kind = self.failed(op, exc)
+            try:
+                self.binding.rollback()
+            except Exception:
+                pass
+            if kind == FATAL or self.should_stop():
+                return False
+            self.rec.count("retries")
+            if attempts_left <= 0:
+                return False
+            attempts_left -= 1
             try:
                 body(session, state)
-            except Exception as exc:
-                kind = self.failed(op, exc)
-                try:
-                    self.binding.rollback()
-                except Exception:
-                    pass
-                if kind == FATAL or self.should_stop():
-                    return False
-                self.rec.count("retries")
+            except Exception as again:
+                exc = again
                 continue
             self.ok(op, t0, self._perf())
             return True
-        return False
 
     def failed(self, op, exc) -> str:
         """Record a failed operation's error and apply the policy (reconnect, or raise on a

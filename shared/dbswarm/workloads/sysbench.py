@@ -10,14 +10,15 @@ and the secondary index on ``k`` is built after it, as sysbench does.
 from __future__ import annotations
 
 import random
-from functools import partial
+import time
 from typing import Literal, Optional
 
 from pydantic import Field, model_validator
 
 from .. import families
 from ..families import BatchLoader, Client, Family, RunLimits, ThreadContext, WorkloadModel
-from .generators import hot_next, pool_string, sysbench_rand
+from ..measure import Lane
+from .generators import MT_RANDOM, SysbenchUniform, hot_next, pool_string, sysbench_rand
 from .presets import SYSBENCH_TESTS
 
 _DIGITS = "0123456789"
@@ -300,10 +301,11 @@ class SysbenchClient:
         return 1 + int(self.random() * self.w.tables)
 
     def _event(self, st, q):
-        # statements straight on the session: a group's table is drawn once, its statement
-        # looked up once, then only driver calls (the session's methods are looked up per event:
-        # a reconnect between attempts may have replaced them)
-        # (a table is drawn as ``table()`` draws it, inline: this loop is the client's hot path)
+        # one event, as the hot loop (below) runs it in a loop of events: a paced step, and
+        # every attempt after a failed one. Statements straight on the session: a group's
+        # table is drawn once (as ``table()`` draws it), its statement looked up once, then
+        # only driver calls (the session's methods are looked up per event: a reconnect
+        # between attempts may have replaced them)
         w, next_id, b = self.w, self._next_id, st.b
         if not w.skip_trx:
             b.begin(self.writes)
@@ -318,7 +320,15 @@ class SysbenchClient:
                     lo = next_id()
                     select((lo, lo + rs))  # read, not converted
                     q[READ] += 1
-        execute = b.execute
+        if self.writes:
+            self._writes(st, q)
+        if not w.skip_trx:
+            b.commit()
+            q[OTHER] += 1
+
+    def _writes(self, st, q):
+        """The event's index and non-index updates and its DELETE + INSERT pairs."""
+        w, next_id, execute = self.w, self._next_id, st.b.execute
         if w.index_updates:
             sql = st.sql("index_update", self.table())
             for _ in range(w.index_updates):
@@ -339,9 +349,6 @@ class SysbenchClient:
                 q[WRITE] += 1
                 execute(insert, (id_, 1 + int(self.random() * w.table_size), self.c_value(), self.pad_value()))
                 q[WRITE] += 1
-        if not w.skip_trx:
-            b.commit()
-            q[OTHER] += 1
 
     def _point_selects(self, st, q):
         """The event's point selects; alone, the whole event of workloads that run nothing
@@ -352,6 +359,92 @@ class SysbenchClient:
         for _ in range(w.point_selects):
             select((nxt(),))  # read, not converted
             q[READ] += 1
+
+    def hot_loop(self, m, st: SysbenchTables, q: list):
+        """``run_for(deadline_ns, max_steps)`` (families.Client): events until one ends at or
+        after ``deadline_ns`` (``time.perf_counter_ns``; the first always runs) or
+        ``max_steps`` committed, or an attempt failed; returns the events committed. One
+        loop with the event inline: no call per event through ``Measured.event`` and the
+        worker's loop, the uniform ids drawn in the loop instead of through a function, the
+        time appended to the second's lane. With 8 threads per process and the server on
+        the same CPUs, each call between two round trips costs more than its own time (the
+        caches are the server's after every round trip, and the other threads wait for the
+        GIL): PostgreSQL oltp_read_only, 2 x 8 threads, 385-393 µs of client CPU per event
+        through the worker's step, 354 in this loop, 352-355 for bench/bare_client.py
+        (alternating 1-s blocks in the same processes; BENCHMARKS.md, point 10).
+
+        The same draws in the same order as ``_event``, the same statements, the same counts
+        of queries; a failed attempt goes to ``Measured.event_failed``, which rolls back and
+        runs ``body`` again as ``Measured.event`` would, timed from the first attempt's start.
+        The stream's words of the loop's own draws are counted per call.
+        tests/unit/test_sysbench_hot_loop.py compares it with ``Measured.event`` of ``body``."""
+        w, rng = self.w, self.rng
+        perf, ok, draw, event_failed, body = time.perf_counter_ns, m.ok, MT_RANDOM, m.event_failed, self.body
+        lane = Lane() if m.paced else m.rec.lane("TRANSACTION")  # paced: every event through ok (ok_paced)
+        trx, writes, tables = not w.skip_trx, self.writes, w.tables
+        n_points, point_selects = w.point_selects, st.counters["point_select"]
+        # per table dicts: cleared in place when the session reconnects (reset_counters)
+        ranges = tuple((count, st.counters[kind]) for count, kind in self._ranges)
+        span = w.range_size - 1
+        uniform = type(self.ids) is SysbenchUniform  # else ids through next_id (the stream counts them)
+        lo, n = (self.ids.lo, self.ids.n) if uniform else (0, 0)
+        next_id, more_writes = self._next_id, self._writes
+        counted = hasattr(rng, "words")  # worker.ThreadRandom (a test's random.Random counts nothing)
+
+        def run_for(deadline_ns: int, max_steps: int) -> int:
+            b = st.b
+            begin, commit = b.begin, b.commit
+            lats, until = lane.lats, lane.until
+            steps = words = 0  # words: this loop's draws (MT_RANDOM), 2 each
+            try:
+                while steps < max_steps:
+                    t0 = perf()
+                    try:
+                        if trx:
+                            begin(writes)
+                            q[OTHER] += 1
+                        if n_points:
+                            words += 2
+                            select = point_selects[1 + int(draw(rng) * tables)]
+                            for _ in range(n_points):
+                                if uniform:
+                                    words += 2
+                                    select((lo + int(draw(rng) * n),))
+                                else:
+                                    select((next_id(),))
+                                q[READ] += 1
+                        for count, per_table in ranges:
+                            words += 2
+                            select = per_table[1 + int(draw(rng) * tables)]
+                            for _ in range(count):
+                                if uniform:
+                                    words += 2
+                                    first = lo + int(draw(rng) * n)
+                                else:
+                                    first = next_id()
+                                select((first, first + span))  # read, not converted
+                                q[READ] += 1
+                        if writes:
+                            more_writes(st, q)
+                        if trx:
+                            commit()
+                            q[OTHER] += 1
+                    except Exception as exc:
+                        return steps + event_failed("TRANSACTION", body, st, q, t0, exc)
+                    t1 = perf()
+                    if t1 < until:
+                        lats.append((t1 - t0) // 1000)
+                    else:
+                        ok("TRANSACTION", t0, t1)
+                        lats, until = lane.lats, lane.until
+                    steps += 1
+                    if t1 >= deadline_ns:
+                        break
+            finally:
+                if counted:
+                    rng.words += words
+            return steps
+        return run_for
 
     def load_rows(self, table_size: int, first_id: int, last_id: int) -> list:
         """(id, k, c, pad) for ids first..last inclusive."""
@@ -385,7 +478,9 @@ class _EventClient(Client):
             # those (MariaDB's COM_STMT_PREPARE is no transaction)
             if ctx.m.binding.prepare_is_transaction:
                 ctx.m.rec.count("setup_transactions", prepared)
-        self.step = partial(ctx.m.event, "TRANSACTION", client.body, tables, self.q)
+        # unpaced, the worker calls run_for; a paced run's step is one event of it
+        self.run_for = run_for = client.hot_loop(ctx.m, tables, self.q)
+        self.step = lambda: run_for(0, 1)
 
     def close(self):
         rec, q = self.m.rec, self.q
