@@ -81,8 +81,10 @@ class Client:
     batch) and returns how many units count as done; the worker's loop calls it.
     ``run_for(deadline_ns, max_steps)``, where a client has it, runs steps until one ends at
     or after ``deadline_ns`` (``time.perf_counter_ns``; at least one) or ``max_steps`` ran,
-    exactly as that many ``step()`` calls would, and returns their count: the worker calls
-    it between its stop checks, unpaced, to save a call and a clock read per operation."""
+    exactly as that many ``step()`` calls would, and returns what they would have returned,
+    summed (a step that counts nothing, as a sysbench event that did not commit, may end
+    the call early): the worker calls it between its stop checks, unpaced, to save a call
+    and a clock read per operation."""
     step: Callable[[], int]
     run_for: Optional[Callable[[int, int], int]] = None
 

@@ -370,8 +370,8 @@ class SysbenchClient:
         the same CPUs, each call between two round trips costs more than its own time (the
         caches are the server's after every round trip, and the other threads wait for the
         GIL): PostgreSQL oltp_read_only, 2 x 8 threads, 385-393 µs of client CPU per event
-        through the worker's step, 354 in this loop, 352-355 for bench/bare_client.py
-        (alternating 1-s blocks in the same processes; BENCHMARKS.md, point 10).
+        through the worker's step, 358 in this loop, 351-355 for bench/bare_client.py
+        (alternating 1-s blocks in the same processes; BENCHMARKS.md, point 11).
 
         The same draws in the same order as ``_event``, the same statements, the same counts
         of queries; a failed attempt goes to ``Measured.event_failed``, which rolls back and
