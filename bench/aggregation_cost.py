@@ -11,9 +11,9 @@ log-normal spread at ~300 operations per second: measure.IntervalTable, as the w
 writes it) are written into a LocalStore under a plan of one run with N shards. Then,
 each in a fresh Python process measured with os.wait4 (peak RSS = ru_maxrss):
 
-- merge:     dbswarm.aggregate.aggregate(plan, store) — read every shard file and
+- merge:     dbswarm.results.aggregate.aggregate(plan, store) — read every shard file and
              merge_phase (the merged result document);
-- aggregate: dbswarm.service.aggregate_campaign(event) — the whole Aggregate step:
+- aggregate: dbswarm.run.service.aggregate_campaign(event) — the whole Aggregate step:
              the merge plus result.json, result.csv, timeseries.csv, summary.md, report.html.
 
     python bench/aggregation_cost.py --shards 1000 --seconds 3600 --intervals 6,1
@@ -40,8 +40,8 @@ sys.path.insert(0, {root!r})
 what, store_root, cid = sys.argv[1:4]
 t0 = time.perf_counter()
 from dbswarm import service
-from dbswarm.aggregate import aggregate
-from dbswarm.store import LocalStore
+from dbswarm.results.aggregate import aggregate
+from dbswarm.results.store import LocalStore
 t_import = time.perf_counter() - t0
 store = LocalStore(store_root)
 t1 = time.perf_counter()
@@ -64,7 +64,7 @@ print(json.dumps({{"seconds": round(sec, 3), "import_s": round(t_import, 3), "ma
 
 
 def synthetic_shard(i: int, seconds: int, start: int, rng: random.Random, interval_s: int = 1) -> dict:
-    from dbswarm.measure import Measurement, OperationStats
+    from dbswarm.measure.recorder import Measurement, OperationStats
     m = Measurement()
     for op, median_us in (("READ", 800), ("UPDATE", 1500)):
         s = OperationStats()
@@ -82,7 +82,7 @@ def synthetic_shard(i: int, seconds: int, start: int, rng: random.Random, interv
         m.timeline.ops[op] = [max(0, per_sec + rng.randint(-per_sec // 10, per_sec // 10)) for _ in range(seconds)]
     m.timeline.start = start + rng.randint(0, 1)
     # per-interval histograms: each second one of 40 profiles of ~300 log-normal operations
-    from dbswarm.measure import IntervalTable, interval_bucket
+    from dbswarm.measure.recorder import IntervalTable, interval_bucket
     for op, median_us in (("READ", 800), ("UPDATE", 1500)):
         profiles = []
         for _ in range(40):
@@ -106,11 +106,11 @@ def synthetic_shard(i: int, seconds: int, start: int, rng: random.Random, interv
 
 
 def build(root: Path, shards: int, seconds: int, seed: int = 1, interval_s: int = 1) -> tuple[str, dict]:
-    from dbswarm import aggregate as agg
-    from dbswarm.documents import ShardResult
-    from dbswarm.plan import make_plan
-    from dbswarm.spec import load_campaign, redacted_campaign
-    from dbswarm.store import LocalStore
+    from dbswarm.results import aggregate as agg
+    from dbswarm.results.documents import ShardResult
+    from dbswarm.campaign.plan import make_plan
+    from dbswarm.campaign.spec import load_campaign, redacted_campaign
+    from dbswarm.results.store import LocalStore
     campaign, runs = load_campaign({"name": "agg-cost", "target": {"engine": "noop"},
                                     "workload": {"family": "ycsb", "preset": "a", "threads": shards,
                                                  "recordcount": 1_000_000, "operationcount": 0,

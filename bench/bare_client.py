@@ -23,7 +23,7 @@ Tests:
   ``SELECT * FROM usertable WHERE ycsb_key = ?`` (rows counted, not converted: dbswarm's
   ``read(..., rows=False)``) and ``UPDATE usertable SET field<i> = ? WHERE ycsb_key = ?``
   (one random field of ``--fieldcount``, a ``--fieldlength`` window of a 64 KiB pool of
-  letters and digits, as workloads/ycsb.py draws it). PostgreSQL prepares them once per
+  letters and digits, as families/ycsb.py draws it). PostgreSQL prepares them once per
   connection (one UPDATE per field), and so does MariaDB (``--mysql-protocol text``: text
   statements, the update as ``query`` + ``affected_rows``: it has no result set to store).
   Keys: YCSB's, ``"user" + str(fnvhash64(keynum))`` (dbswarm's key_name with insertorder
@@ -31,7 +31,7 @@ Tests:
   (zipfian constant 0.99 over YCSB's 10^10 items, then fnvhash64(item) % recordcount), drawn
   inline in the thread's loop (no generator object, no method call: one ``random()``, the
   power, one list index for a popular item) with dbswarm's own ``fnvhash64`` and constants
-  from shared/dbswarm/workloads/generators.py; the keys of all records, already encoded (and
+  from shared/dbswarm/families/generators.py; the keys of all records, already encoded (and
   quoted for MariaDB), and of the popular items (below 65,536: half the draws) are built
   before the window, so a popular item costs one list index and any other one hash. Nothing is escaped: the keys and values
   are letters and digits by construction (dbswarm escapes every string).
@@ -137,7 +137,7 @@ def mysql_thread(a, password):
 
 # ---- YCSB ------------------------------------------------------------------------------------
 
-POOL_SIZE = 1 << 16  # workloads/ycsb.py's value pool
+POOL_SIZE = 1 << 16  # families/ycsb.py's value pool
 
 
 class YcsbKeys:
@@ -146,7 +146,7 @@ class YcsbKeys:
     popular items' keys, shared by the threads (read only)."""
 
     def __init__(self, a):
-        from dbswarm.workloads.generators import ScrambledZipfian, fnvhash64, zeta
+        from dbswarm.families.generators import ScrambledZipfian, fnvhash64, zeta
         theta = 0.99
         self.n = a.recordcount
         if a.engine == "mysql" and a.mysql_protocol == "prepared":  # str: the closures encode

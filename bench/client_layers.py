@@ -15,7 +15,7 @@ it):
 4. ``measured`` ``Measured.call("READ", binding.read, …)``: the one timing wrapper (two clock
                 reads, the per-second latency dict, error classification on failure);
 5. ``client``   the YCSB family's ``client.step()``, the whole operation as the worker runs it:
-                since issue 21 its hot path (workloads/ycsb.py): the zipfian key drawn from
+                since issue 21 its hot path (families/ycsb.py): the zipfian key drawn from
                 the thread's counted random stream and looked up, ``Binding.reader``'s one
                 driver call (not 2-4), timed into the recorder's lane. So this row is not 4
                 plus a layer any more: it is compared with 1 (``driver ÷ client``).
@@ -81,13 +81,13 @@ def _driver_read(engine: str, env: dict, keys: list[str]):
 
 
 def measure(engine: str, env: dict, a) -> dict:
-    from dbswarm import families
+    from dbswarm.families import base as families
     from dbswarm.bindings.base import Connection
     from dbswarm import bindings
-    from dbswarm.families import ThreadContext
-    from dbswarm.measure import Measured, Recorder
-    from dbswarm.worker import ThreadRandom
-    from dbswarm.workloads.ycsb import key_name
+    from dbswarm.families.base import ThreadContext
+    from dbswarm.measure.recorder import Measured, Recorder
+    from dbswarm.engine.worker import ThreadRandom
+    from dbswarm.families.ycsb import key_name
 
     t = C.target(engine, env)
     b = bindings.get(engine)(Connection(engine=engine, url=t["url"], password=C.password(env),

@@ -11,7 +11,7 @@ Mode (environment DBSWARM_BENCH_MODE):
                       orchestration costs seconds per campaign, burns CPU beside the shards
                       during the run, and runs the shards in forkserver processes whose CPU
                       this process cannot attribute (see BENCHMARKS.md, fan-out section).
-  campaign            dbswarm.local.run_campaign(campaign, RESULTS_DIR, show_progress=False):
+  campaign            dbswarm.run.local.run_campaign(campaign, RESULTS_DIR, show_progress=False):
                       exactly `dbswarm run` (the default of the benchmarks since issue 21).
                       shard_cpu_s is the shard calls' own CPU as the workers record it (the
                       result's client_cpu_s); the CPU of every process of the campaign is
@@ -38,7 +38,7 @@ def _cpu(ru):
 def _shard_entry(event):
     import faulthandler
     import signal
-    from dbswarm import service
+    from dbswarm.run import service
     # bench/common.run_measured sends SIGUSR1 before it kills a campaign that overran its
     # timeout: the stacks of every thread land in the campaign's stderr
     faulthandler.register(signal.SIGUSR1, all_threads=True)
@@ -50,7 +50,7 @@ def run_fanout(campaign: dict, results_dir: str) -> dict:
     (service.run_steps), every shard of a phase in its own spawned process running
     service.run_shard, exactly what the worker function runs."""
     import multiprocessing as mp
-    from dbswarm import service
+    from dbswarm.run import service
     ctx = mp.get_context("spawn")
 
     def run_shards(event, shard_count):
@@ -72,8 +72,8 @@ def main():
     campaign = json.loads(open(cpath).read())
     mode = os.environ.get("DBSWARM_BENCH_MODE", "campaign")
     t_import = time.perf_counter()
-    from dbswarm import local
-    from dbswarm.measure import decode_histogram, new_histogram
+    from dbswarm.run import local
+    from dbswarm.measure.recorder import decode_histogram, new_histogram
     c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     if mode == "fanout":

@@ -59,7 +59,7 @@ def timed(wl: dict, seconds: float) -> dict:
 
 
 def queries_per_event(wl):
-    from dbswarm.workloads.sysbench import SysbenchWorkload
+    from dbswarm.families.sysbench import SysbenchWorkload
     w = SysbenchWorkload.model_validate(wl)
     return (w.point_selects + w.simple_ranges + w.sum_ranges + w.order_ranges + w.distinct_ranges
             + w.index_updates + w.non_index_updates + 2 * w.delete_inserts + (0 if w.skip_trx else 2))
@@ -70,9 +70,9 @@ def queries_per_event(wl):
 def shard_phase(target: dict, wl: dict, seconds: float, password=None):
     """A one-thread shard of a campaign (phases [run], a time cap of ``seconds``), as the
     worker would run it: ``ShardPhase.execute_inline`` runs its client thread in this thread."""
-    from dbswarm.plan import make_plan
-    from dbswarm.spec import load_campaign
-    from dbswarm.worker import ShardPhase
+    from dbswarm.campaign.plan import make_plan
+    from dbswarm.campaign.spec import load_campaign
+    from dbswarm.engine.worker import ShardPhase
     c = {"name": "gen-cost", "target": target, "workload": dict(timed(wl, seconds), threads=1), "phases": ["run"],
          "fanout": {"shards": 1}}
     campaign, runs = load_campaign(c)
@@ -152,8 +152,8 @@ CATEGORIES = (
     ("driver, C code (row loading, escaping: psycopg C, MySQLdb _mysql)", (
         "of '_mysql", "Transformer' objects", "of 'psycopg_binary", "of 'psycopg_c")),
     ("workload generator (dbswarm/workloads)", ("dbswarm/workloads",)),
-    ("measurement (dbswarm/measure.py)", ("dbswarm/measure.py",)),
-    ("worker loop (dbswarm/worker.py)", ("dbswarm/worker.py",)),
+    ("measurement (dbswarm/measure/recorder.py)", ("dbswarm/measure/recorder.py",)),
+    ("worker loop (dbswarm/engine/worker.py)", ("dbswarm/engine/worker.py",)),
     ("binding (dbswarm/bindings)", ("dbswarm/bindings",)),
     ("driver, Python code (PyMySQL / psycopg / pymongo)", ("pymysql", "psycopg", "pymongo", "bson")),
     ("random (stdlib random.py + _random)", ("random.py", "_random")),
@@ -192,7 +192,7 @@ def bare_driver(engine, env, kind, seconds) -> dict:
     """The same statement as dbswarm's binding issues, straight through the driver."""
     import random
     import resource
-    from dbswarm.workloads.ycsb import key_name
+    from dbswarm.families.ycsb import key_name
     rng = random.Random(1)
     pw = C.password(env)
     if kind == "ycsb-c":

@@ -32,8 +32,8 @@ SESSION_CALLS = ("execute", "fetchone", "fetchall", "begin", "commit", "rollback
 
 
 def _client(b, warehouses: int, seed: int):
-    from dbswarm import families
-    from dbswarm.workloads import tpcc as T
+    from dbswarm.families import base as families
+    from dbswarm.families.tpcc import family as T
     fam = families.get("tpcc")
     w = fam.workload({"family": "tpcc", "warehouses": warehouses, "threads": 1})
     c = T.TpccClient(w, random.Random(seed), 0, T.run_constants(w.c_last_load, T._run_rng(w)))

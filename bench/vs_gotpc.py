@@ -72,7 +72,7 @@ def connect(engine, env):
 
 
 def new_orders(engine, env) -> int:
-    from dbswarm import families
+    from dbswarm.families import base as families
     fam = families.get("tpcc")
     b = connect(engine, env)
     try:
@@ -152,7 +152,7 @@ def gotpc_check_passed(returncode: int, output: str) -> bool:
 
 def loads_and_checks(engine, env, a) -> dict:
     """go-tpc prepare (timed) + dbswarm's check on it; dbswarm load (timed) + go-tpc's check on it."""
-    from dbswarm import families
+    from dbswarm.families import base as families
     fam = families.get("tpcc")
     w = fam.workload({"family": "tpcc", "warehouses": a.warehouses})
     out = {}

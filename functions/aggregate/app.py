@@ -1,5 +1,5 @@
 """Aggregate: merge every shard's measurement into result.json and the reports."""
-from dbswarm import service
+from dbswarm.run import service
 
 
 def handler(event, context):

@@ -1,5 +1,5 @@
 """API: POST/GET/DELETE /campaigns over API Gateway (HTTP API) or a FunctionGraph APIG trigger."""
-from dbswarm import api
+from dbswarm.run import api
 
 
 def handler(event, context):

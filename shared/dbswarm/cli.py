@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from .errors import DbswarmError
+from dbswarm.errors import DbswarmError
 
 
 def _print_summary(result_md: str, console=None):
@@ -31,7 +31,7 @@ def _n(count: int, noun: str) -> str:
 
 
 def cmd_run(args):
-    from .local import run_campaign
+    from dbswarm.run.local import run_campaign
     if args.shards is not None and args.shards < 1:
         raise DbswarmError("--shards: expected a whole number >= 1, got " + str(args.shards))
     if args.max_call_seconds is not None and not (0 < args.max_call_seconds <= 86400):
@@ -45,7 +45,7 @@ def cmd_run(args):
 def report_outcome(out: dict, as_json: bool = False) -> int:
     """Print a finished (or interrupted) campaign's tables and, on stderr in every mode, why it
     is not complete; the exit status (EXIT_CODES)."""
-    from .store import open_store
+    from dbswarm.results.store import open_store
     store = open_store(out["store"])
     cid = out["campaign_id"]
     result = None
@@ -96,7 +96,7 @@ def report_outcome(out: dict, as_json: bool = False) -> int:
 
 
 def _reasons(result, out) -> list[str]:
-    from .redact import redact_text
+    from dbswarm.credentials.redact import redact_text
     lines = []
     if result:
         for r in result.get("runs", []):
@@ -112,15 +112,15 @@ def _reasons(result, out) -> list[str]:
 
 
 def cmd_resume(args):
-    from .resume import resume_campaign
+    from dbswarm.run.resume import resume_campaign
     out = resume_campaign(args.campaign_id, args.results, log=lambda msg: print(msg, file=sys.stderr))
     return report_outcome(out, args.json)
 
 
 def cmd_validate(args):
-    from .cost import check_max_cost, estimate, summary
-    from .plan import plan_run
-    from .spec import load_campaign
+    from dbswarm.campaign.cost import check_max_cost, estimate, summary
+    from dbswarm.campaign.plan import plan_run
+    from dbswarm.campaign.spec import load_campaign
     campaign, runs = load_campaign(args.campaign)
     cost = estimate(campaign, runs)
     check_max_cost(cost, campaign.max_cost)  # refused before anything says "valid"
@@ -137,7 +137,7 @@ def cmd_validate(args):
 
 
 def cmd_presets(args):
-    from . import families
+    from dbswarm.families import base as families
     blocks = ["\n".join(f.presets_text()) for f in families.all_families() if f.presets_text()]
     print("\n\n".join(blocks))
     return 0
@@ -154,9 +154,9 @@ def _find_result(ref: str) -> Path:
 
 
 def cmd_show(args):
-    from .report import summary_markdown
+    from dbswarm.results.report.files import summary_markdown
     if args.result.startswith("s3://"):
-        from .store import open_store
+        from dbswarm.results.store import open_store
         bucket_url, _, key = args.result.partition("/campaigns/")
         store = open_store(bucket_url)
         result = store.get_json("campaigns/" + key.rstrip("/") + ("" if key.endswith(".json") else "/result.json"))
@@ -171,10 +171,10 @@ def cmd_show(args):
 
 def cmd_schema(args):
     if args.result:
-        from .documents import result_json_schema
+        from dbswarm.results.documents import result_json_schema
         print(json.dumps(result_json_schema(), indent=2))
     else:
-        from .spec import json_schema
+        from dbswarm.campaign.spec import json_schema
         print(json.dumps(json_schema(), indent=2))
     return 0
 
@@ -212,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--result", action="store_true", help="the JSON Schema of result.json instead")
     sc.set_defaults(fn=cmd_schema)
     try:
-        from .remote import add_remote_commands  # submit / status / cancel / results
+        from dbswarm.run.remote import add_remote_commands  # submit / status / cancel / results
         add_remote_commands(sub)
     except ImportError:
         pass
@@ -224,14 +224,14 @@ def main(argv=None) -> int:
     try:
         return args.fn(args)
     except DbswarmError as err:
-        from .errors import results_not_written
-        from .redact import redact_text
+        from dbswarm.errors import results_not_written
+        from dbswarm.credentials.redact import redact_text
         full = results_not_written(err)
         if full:  # disk full (or quota, read-only) under the results folder: one line, exit 7
             print(redact_text(f"dbswarm: {full}"), file=sys.stderr)
             return EXIT_CODES["not_written"]
         print(redact_text(f"dbswarm: {err}"), file=sys.stderr)
-        from .lock import CampaignLocked
+        from dbswarm.engine.lock import CampaignLocked
         return EXIT_CODES["failed"] if isinstance(err, CampaignLocked) else 2
     except KeyboardInterrupt:
         print("dbswarm: aborted (a second interrupt): shard files written so far are kept; "

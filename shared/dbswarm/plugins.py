@@ -13,7 +13,7 @@ import importlib
 import os
 import threading
 
-from .errors import DbswarmError
+from dbswarm.errors import DbswarmError
 
 ENV = "DBSWARM_PLUGINS"
 ENTRY_POINT_GROUP = "dbswarm.plugins"

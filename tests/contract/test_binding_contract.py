@@ -3,7 +3,7 @@ mysql on MariaDB 10.11, mongodb on FerretDB 1.24), real servers, no mocks.
 
 What a binding must do for the worker: CRUD with YCSB's semantics (missing key -> None /
 False), ordered scans, an idempotent batch insert, duplicate keys and lost connections
-classified so the one retry/reconnect policy in ``dbswarm.measure`` can act; the SQL
+classified so the one retry/reconnect policy in ``dbswarm.measure.recorder`` can act; the SQL
 engines also run sysbench's statements inside real BEGIN/COMMIT transactions.
 """
 from __future__ import annotations
@@ -16,8 +16,8 @@ import time
 import pytest
 
 from dbswarm.errors import CONNECTION, DUPLICATE, RETRYABLE, ErrorClass
-from dbswarm.measure import FAILED, Measured, Recorder
-from dbswarm.workloads.sysbench import SysbenchClient, SysbenchTables, SysbenchWorkload
+from dbswarm.measure.recorder import FAILED, Measured, Recorder
+from dbswarm.families.sysbench import SysbenchClient, SysbenchTables, SysbenchWorkload
 from tests import servers
 
 pytestmark = pytest.mark.servers
@@ -251,10 +251,10 @@ def test_ycsb_hot_path_goes_on_after_a_killed_connection(make, request):
     """The YCSB client's readers and updaters belong to a connection: after it is cut, the
     failed operation is counted once, Measured reconnects, and the client's hot path runs
     on the new connection (taken again through Measured.on_reconnect), every record found."""
-    from dbswarm import families
-    from dbswarm.families import ThreadContext
-    from dbswarm.worker import ThreadRandom
-    from dbswarm.workloads.ycsb import key_name
+    from dbswarm.families import base as families
+    from dbswarm.families.base import ThreadContext
+    from dbswarm.engine.worker import ThreadRandom
+    from dbswarm.families.ycsb import key_name
     env = request.getfixturevalue("server_env") if make.engine != "sqlite" else None
     b = make()
     t = make.table

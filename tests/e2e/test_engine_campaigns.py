@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from dbswarm.local import run_campaign
-from dbswarm.workloads.ycsb import key_name
+from dbswarm.run.local import run_campaign
+from dbswarm.families.ycsb import key_name
 from tests import servers
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
@@ -369,7 +369,7 @@ def test_sysbench_campaign(engine, env, tmp_path):
 def test_failure_reasons_never_carry_the_password(env, tmp_path):
     """A shard failure's reason is stored and printed: the run's password and URL
     credentials in it are replaced (service.redact_error), whatever a driver put there."""
-    from dbswarm import service
+    from dbswarm.run import service
     password = servers.password(env)
     plan = service.plan_campaign({"campaign": _campaign("e2e-redact", servers.target("postgresql", env),
                                                         {"recordcount": 10}, ["prepare", "load"]),

@@ -19,8 +19,8 @@ TOY_FAMILY = textwrap.dedent('''
 
     from pydantic import Field
 
-    from dbswarm import families
-    from dbswarm.families import BatchLoader, Client, Family, RunLimits, WorkloadModel
+    from dbswarm.families import base as families
+    from dbswarm.families.base import BatchLoader, Client, Family, RunLimits, WorkloadModel
 
 
     class ScanOnlyWorkload(WorkloadModel):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from dbswarm.local import run_campaign
+from dbswarm.run.local import run_campaign
 
 CAPACITY, SERVICE_MS = 8, 5.0   # the noop server: 8 calls at once, 5 ms each: 1,600 calls/s at most
 

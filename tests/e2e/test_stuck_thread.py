@@ -10,8 +10,9 @@ import time
 
 import pytest
 
-from dbswarm import service, worker
-from dbswarm.store import open_store
+from dbswarm.run import service
+from dbswarm.engine import worker
+from dbswarm.results.store import open_store
 from tests import servers
 
 pytestmark = [pytest.mark.servers]

@@ -30,10 +30,12 @@ from pathlib import Path
 
 import pytest
 
-from dbswarm import bindings, families, service
+from dbswarm import bindings
+from dbswarm.families import base as families
+from dbswarm.run import service
 from dbswarm.bindings.base import Connection
-from dbswarm.local import run_campaign
-from dbswarm.report import fmt
+from dbswarm.run.local import run_campaign
+from dbswarm.results.report.files import fmt
 from tests import servers
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
@@ -323,14 +325,14 @@ def test_the_check_after_the_run_is_split_over_the_shards_and_names_warehouse_2(
 
 
 def test_the_check_command_with_two_jobs_names_warehouse_2(env, tmp_path):
-    """`python -m dbswarm.workloads.tpcc check --jobs 2`: warehouses 1 and 2 checked on two
+    """`python -m dbswarm.families.tpcc.family check --jobs 2`: warehouses 1 and 2 checked on two
     connections at once, a progress line per warehouse on stderr; the broken condition of
     warehouse 2 (the second range) named, exit status 1; the same failures with --jobs 1."""
     import yaml
     path = tmp_path / "tpcc.yaml"
     path.write_text(yaml.safe_dump({"name": "tpcc-check-command", "target": servers.target("postgresql", env),
                                     "workload": {"family": "tpcc", "warehouses": WAREHOUSES}}))
-    command = [sys.executable, "-m", "dbswarm.workloads.tpcc", "check", str(path)]
+    command = [sys.executable, "-m", "dbswarm.families.tpcc.family", "check", str(path)]
     run_env = dict(os.environ, PYTHONPATH=f"{ROOT / 'shared'}:{ROOT}")
     b = connect("postgresql", env)
     try:
@@ -390,7 +392,7 @@ def test_a_failed_check_after_the_run_marks_the_campaign(env, tmp_path):
 
 @pytest.mark.parametrize("name", ["tpcc-postgresql.yaml", "tpcc-mariadb.yaml"])
 def test_tpcc_examples_are_valid_campaigns(name, monkeypatch):
-    from dbswarm.spec import load_campaign
+    from dbswarm.campaign.spec import load_campaign
     monkeypatch.setenv("DBSWARM_PASSWORD", "not-used-here")
     campaign, runs = load_campaign(str(ROOT / "examples" / name))
     assert [r.workload.threads for r in runs] == [4, 8, 16]

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from dbswarm import limits
+from dbswarm.campaign import admission as limits
 from tests.faults.conftest import ROOT
 
 
@@ -87,7 +87,7 @@ def test_an_execution_started_directly_is_checked_at_plan_time(tmp_path, monkeyp
     """The state machine started without the API (as a schedule or the console would) with a
     target outside AllowedTargets: the execution fails in its plan step, says which host and
     which parameter, and nothing is written."""
-    from dbswarm.asl_local import LocalCloud
+    from dbswarm.run.emulator import LocalCloud
     for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                  "AWS_DEFAULT_REGION": "us-east-1"}.items():
         monkeypatch.setenv(k, v)

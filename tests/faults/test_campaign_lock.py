@@ -1,4 +1,4 @@
-"""Issue 20 item 8: a campaign holds a lock on its tables in the target (``dbswarm.lock``): a
+"""Issue 20 item 8: a campaign holds a lock on its tables in the target (``dbswarm.engine.lock``): a
 second campaign on the same tables fails fast, naming the running one and when it started,
 unless it opts into shared tables (``target.options.shared_tables: true``)."""
 import json
@@ -22,7 +22,8 @@ def _run(engine, table, options=None):
 
 @pytest.mark.parametrize("engine", ["postgresql", "mysql", "mongodb", "sqlite"])
 def test_the_lock_on_every_engine(engine, tmp_path, monkeypatch):
-    from dbswarm import lock, secrets
+    from dbswarm.engine import lock
+    from dbswarm.credentials import secrets
     run = _run(engine, f"faults_lock_{engine}")
     if engine == "sqlite":
         run.target["url"] = str(tmp_path / "lock.db")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from dbswarm.errors import CampaignError
-from dbswarm.spec import load_campaign
+from dbswarm.campaign.spec import load_campaign
 from tests import servers
 from tests.faults.conftest import ROOT, dbswarm_env
 
@@ -63,7 +63,7 @@ def test_process_credentials_are_never_a_password_even_locally(ref, field):
     with pytest.raises(CampaignError) as err:
         load_campaign({"target": {"engine": "postgresql", "url": "postgresql://h/db", "password": ref}})
     assert err.value.problems[0].startswith(field) and "refused" in err.value.problems[0], err.value.problems
-    from dbswarm import secrets
+    from dbswarm.credentials import secrets
     from dbswarm.errors import SecretError
     with pytest.raises(SecretError):  # and the resolver refuses them too (defence in depth)
         secrets.resolve(ref)
@@ -86,7 +86,7 @@ def _scan_tree(folder: Path, found: list):
 # python -c: `dbswarm ARGS` (argv[2:]) saving every execution history the local runner reads to argv[1]
 _RUN_KEEPING_HISTORY = """
 import json, sys
-from dbswarm import asl_local
+from dbswarm.run import emulator as asl_local
 from dbswarm.cli import main
 read = asl_local.LocalCloud.history
 def history(self, arn):
@@ -120,8 +120,8 @@ def test_refused_form_is_not_echoed_by_the_cli(tmp_path, target):
 
 @pytest.mark.parametrize("target", ECHOING, ids=["engine-is-a-url", "url-of-no-engine", "url-user-info"])
 def test_refused_form_is_not_echoed_by_the_api(tmp_path, target):
-    from dbswarm import api
-    from dbswarm.store import LocalStore
+    from dbswarm.run import api
+    from dbswarm.results.store import LocalStore
     dep = api.Deployment("arn:aws:states:us-east-1:123456789012:stateMachine:dbswarm-campaign",
                          LocalStore(tmp_path / "r"), secret_prefix="dbswarm/", allowed_targets="10.0.0.0/8")
     out = api.handle({"requestContext": {"http": {"method": "POST"}}, "rawPath": "/campaigns",
@@ -192,9 +192,9 @@ def test_api_path_writes_no_secret_anywhere(tmp_path, env, capfd, monkeypatch):
     prefix, process credentials and hosts outside AllowedTargets; a campaign naming a Secrets
     Manager secret runs for real, and every object of the bucket, every event of the execution
     history and every line the functions logged are scanned for the password."""
-    from dbswarm import api
-    from dbswarm.asl_local import LocalCloud
-    from dbswarm.store import S3Store
+    from dbswarm.run import api
+    from dbswarm.run.emulator import LocalCloud
+    from dbswarm.results.store import S3Store
     real = servers.password(env)
     for key in [k for k in os.environ if k.startswith("AWS_ENDPOINT_URL") or k in ("AWS_PROFILE",
                                                                                    "AWS_SESSION_TOKEN")]:

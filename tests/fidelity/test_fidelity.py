@@ -22,7 +22,7 @@ from collections import Counter
 
 import pytest
 
-from dbswarm.measure import HIST_HIGHEST_US, PERCENTILES, Lane, Recorder, _pname, new_histogram
+from dbswarm.measure.recorder import HIST_HIGHEST_US, PERCENTILES, Lane, Recorder, _pname, new_histogram
 from tests import servers
 
 from .conftest import FIDELITY_DB, run_inprocess

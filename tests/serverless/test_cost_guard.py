@@ -8,9 +8,9 @@ import uuid
 
 import pytest
 
-from dbswarm.cost import estimate
-from dbswarm.sam_template import load_yaml
-from dbswarm.spec import load_campaign
+from dbswarm.campaign.cost import estimate
+from dbswarm.run.template import load_yaml
+from dbswarm.campaign.spec import load_campaign
 
 from .conftest import FAST, ROOT, call_api, use_api_environment
 
@@ -21,7 +21,7 @@ NOOP = "name: cost-guard\nseed: 1\ntarget: {engine: noop}\nworkload: {preset: S2
 @pytest.fixture(scope="module")
 def capped(aws_env):
     """A deployment with MaxCampaignCost set: the parameter reaches the functions' environment."""
-    from dbswarm.asl_local import LocalCloud
+    from dbswarm.run.emulator import LocalCloud
     with LocalCloud(ROOT / "template.yaml", {**FAST, "MaxCampaignCost": CAP}, emulate_for_functions=True) as c:
         yield c
 

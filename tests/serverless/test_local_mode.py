@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dbswarm.local import run_campaign
+from dbswarm.run.local import run_campaign
 
 from .conftest import ROOT
 

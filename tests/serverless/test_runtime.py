@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from dbswarm import runtime, service
+from dbswarm.run import context as runtime, service
 
 from .conftest import ROOT
 

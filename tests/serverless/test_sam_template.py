@@ -1,7 +1,7 @@
-"""dbswarm.sam_template: intrinsic functions resolved the way CloudFormation would."""
+"""dbswarm.run.template: intrinsic functions resolved the way CloudFormation would."""
 import pytest
 
-from dbswarm.sam_template import SamApp, TemplateError
+from dbswarm.run.template import SamApp, TemplateError
 
 TEMPLATE = """
 Parameters:

@@ -5,7 +5,7 @@ import json
 import boto3
 import pytest
 
-from dbswarm import secrets
+from dbswarm.credentials import secrets
 from dbswarm.errors import SecretError
 
 

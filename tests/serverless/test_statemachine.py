@@ -1,5 +1,5 @@
 """statemachines/campaign.asl.json executed by moto's Step Functions engine, every
-function call run by the real handler in its own process (dbswarm.asl_local), results
+function call run by the real handler in its own process (dbswarm.run.emulator), results
 in the emulated S3 bucket: the API, the continue loop, failed and killed shards, the
 nightly schedule with its baseline, the Distributed Map, Secrets Manager."""
 import json
@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from dbswarm.asl_local import FAULT_ENV
+from dbswarm.run.emulator import FAULT_ENV
 
 from .conftest import call_api, entered, s3_json, shard_docs
 
@@ -87,7 +87,7 @@ def test_api_rejects_invalid_campaigns_with_field_messages(api_env):
     code, body = call_api("PATCH", "/campaigns/x")
     assert code == 404
     # a REST API / FunctionGraph APIG event (payload 1.0 shape), body base64-encoded
-    from dbswarm import api
+    from dbswarm.run import api
     import base64
     response = api.handle({"httpMethod": "POST", "path": "/prod/campaigns", "isBase64Encoded": True,
                            "body": base64.b64encode(b"name: v1\nworkload: {threads: 0}\n").decode()})
@@ -335,7 +335,7 @@ def test_delete_stops_a_running_campaign(api_env, tmp_path):
 
 
 def test_function_processes_report_timeouts_and_crashes_in_lambdas_shape(cloud, tmp_path):
-    from dbswarm.asl_local import FunctionSpec
+    from dbswarm.run.emulator import FunctionSpec
     (tmp_path / "app.py").write_text(
         "import os, time\n"
         "def handler(event, context):\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dbswarm.sam_template import SamApp, TemplateError, load_yaml, placeholders, substitute
+from dbswarm.run.template import SamApp, TemplateError, load_yaml, placeholders, substitute
 
 from .conftest import ROOT
 
@@ -242,7 +242,7 @@ def test_sam_build_makes_both_layers(tmp_path):
         assert (drivers / pkg).is_dir(), pkg
     # the layers import under the Lambda runtime's Python, handlers on top
     python312 = shutil.which("python3.12", path=env["PATH"])
-    check = ("import sys; sys.path[:0] = [%r, %r, %r]; import app, dbswarm.service, dbswarm.api, psycopg, pymysql, "
+    check = ("import sys; sys.path[:0] = [%r, %r, %r]; import app, dbswarm.run.service, dbswarm.run.api, psycopg, pymysql, "
              "pymongo; print('ok')" % (str(lib.parent), str(drivers), str(tmp_path / "build" / "WorkerFunction")))
     proc = subprocess.run([python312, "-c", check], capture_output=True, text=True, env=env, timeout=120)
     assert proc.stdout.strip() == "ok", proc.stderr

@@ -5,7 +5,7 @@ import sys
 
 PROBE = r"""
 import sys, time
-from dbswarm.asl_local import _import_interpreter
+from dbswarm.run.emulator import _import_interpreter
 t = time.perf_counter()
 _import_interpreter()
 took = time.perf_counter() - t

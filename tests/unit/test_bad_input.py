@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from dbswarm import api
+from dbswarm.run import api
 from dbswarm.cli import main
 from dbswarm.errors import CampaignError
-from dbswarm.spec import load_campaign
-from dbswarm.store import LocalStore
+from dbswarm.campaign.spec import load_campaign
+from dbswarm.results.store import LocalStore
 
 PG = "postgresql://u@db.internal/app"
 BIG_MATRIX = {"recordcount": list(range(1, 101)), "operationcount": list(range(1, 101)), "threads": list(range(1, 101))}

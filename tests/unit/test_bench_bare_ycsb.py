@@ -9,8 +9,8 @@ import time
 import pytest
 
 from bench import bare_client as B
-from dbswarm.workloads.generators import ScrambledZipfian
-from dbswarm.workloads.ycsb import key_name
+from dbswarm.families.generators import ScrambledZipfian
+from dbswarm.families.ycsb import key_name
 
 
 def _args(**kw):

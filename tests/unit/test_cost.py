@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from dbswarm.cost import check_max_cost, estimate
+from dbswarm.campaign.cost import check_max_cost, estimate
 from dbswarm.errors import DbswarmError
-from dbswarm.spec import load_campaign
+from dbswarm.campaign.spec import load_campaign
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICES = {"date": "2024-12-01", "region": "us-east-1", "currency": "USD", "lambda_gb_second": 0.0000166667,

@@ -6,12 +6,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from dbswarm import service
-from dbswarm.documents import (DocumentError, Plan, PrepareEvent, ShardAnswer, ShardEvent, ShardResult,
-                               result_json_schema)
-from dbswarm.plan import make_plan
-from dbswarm.spec import load_campaign
-from dbswarm.store import open_store
+from dbswarm.run import service
+from dbswarm.results.documents import DocumentError, Plan, PrepareEvent, ShardAnswer, ShardEvent, ShardResult, result_json_schema
+from dbswarm.campaign.plan import make_plan
+from dbswarm.campaign.spec import load_campaign
+from dbswarm.results.store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,9 +4,8 @@ import struct
 
 import pytest
 
-from dbswarm.workloads.generators import (Hotspot, ScrambledZipfian, SkewedLatest, SysbenchSpecial, Uniform,
-                                          Zipfian, fnvhash64, zeta_static)
-from dbswarm.workloads.ycsb import key_name
+from dbswarm.families.generators import Hotspot, ScrambledZipfian, SkewedLatest, SysbenchSpecial, Uniform, Zipfian, fnvhash64, zeta_static
+from dbswarm.families.ycsb import key_name
 
 # chi-square critical values at p = 0.001 (df -> value), so a correct generator fails 1 in 1000 seeds;
 # the seeds are fixed, so the tests are deterministic.
@@ -127,7 +126,7 @@ def test_same_seed_same_sequence():
 
 
 def test_sysbench_uniform_chi_square_and_bounds():
-    from dbswarm.workloads.generators import SysbenchUniform
+    from dbswarm.families.generators import SysbenchUniform
     g, n = SysbenchUniform(random.Random(12), 1, 20), 20
     counts = [0] * n
     for _ in range(N):

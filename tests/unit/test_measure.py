@@ -4,7 +4,7 @@ import random
 
 from hypothesis import given, settings, strategies as st
 
-from dbswarm.measure import Measurement, OperationStats, Recorder, Timeline, new_histogram
+from dbswarm.measure.recorder import Measurement, OperationStats, Recorder, Timeline, new_histogram
 
 NS = 1_000_000_000
 
@@ -136,7 +136,7 @@ def test_recorder_counts_and_timeline():
 
 
 def test_paced_operations_keep_the_response_time_from_the_intended_start_and_merge_it_exactly():
-    from dbswarm.measure import Measurement, Recorder
+    from dbswarm.measure.recorder import Measurement, Recorder
     recs = [Recorder(), Recorder()]
     base = recs[0].base
     for k, rec in enumerate(recs):
@@ -160,7 +160,7 @@ def test_paced_operations_keep_the_response_time_from_the_intended_start_and_mer
 def test_a_schedule_running_late_is_recorded_at_the_histograms_resolution_without_changing_it():
     """ok_paced keys response times by their HdrHistogram bucket (a wait that grows at every
     step makes each value distinct): the histogram is the same as recording every value."""
-    from dbswarm.measure import Recorder
+    from dbswarm.measure.recorder import Recorder
     rec = Recorder()
     exact = new_histogram()
     rnd = random.Random(4)
@@ -177,7 +177,7 @@ def test_a_schedule_running_late_is_recorded_at_the_histograms_resolution_withou
 
 
 def test_warm_up_operations_are_kept_apart_from_the_measured_ones():
-    from dbswarm.measure import Measurement, Recorder
+    from dbswarm.measure.recorder import Measurement, Recorder
     rec = Recorder()
     rec.warm_until_ns = rec.base + 500_000_000          # the first half second is the warm-up
     for i in range(1000):
@@ -197,7 +197,7 @@ def test_the_error_rate_counts_warm_up_calls_as_it_counts_warm_up_errors():
     """Errors are not kept apart for the warm-up, so the calls they are a rate of must not be
     either: 3 errors in 503 calls (400 of them in the warm-up) is 0.6 %, under the 1 % default,
     not 3 of 103 (2.9 %, a phase wrongly judged complete_with_errors)."""
-    from dbswarm.aggregate import _judge_errors
+    from dbswarm.results.aggregate import _judge_errors
     rec = Recorder()
     rec.warm_until_ns = rec.base + 500_000_000
     for i in range(500):
@@ -231,7 +231,7 @@ def _paced_thread(rec, stall_at: int, stall_ms: int, steps: int = 3000):
 
 
 def test_per_interval_response_times_from_the_intended_start_show_a_stall_and_merge_exactly():
-    from dbswarm.measure import interval_bucket
+    from dbswarm.measure.recorder import interval_bucket
     s0, recs, samples = 1_800_000_000, [Recorder(), Recorder()], []
     for rec, (stall_at, stall_ms) in zip(recs, ((1200, 500), (400, 300))):
         rec.second0 = rec.m.timeline.start = s0

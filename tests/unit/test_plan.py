@@ -2,8 +2,8 @@
 without overlap; threads, operations and target rate are preserved; seeds differ."""
 from hypothesis import given, settings, strategies as st
 
-from dbswarm.plan import derive_seed, make_plan, plan_run, split
-from dbswarm.spec import load_campaign
+from dbswarm.campaign.plan import derive_seed, make_plan, plan_run, split
+from dbswarm.campaign.spec import load_campaign
 
 
 @given(st.integers(0, 10 ** 9), st.integers(1, 2000))
@@ -69,7 +69,7 @@ def test_default_shards_follow_the_cpu_affinity():
     import os
     import subprocess
     import sys
-    code = ("from dbswarm.plan import plan_run; from dbswarm.spec import load_campaign; "
+    code = ("from dbswarm.campaign.plan import plan_run; from dbswarm.campaign.spec import load_campaign; "
             "c, r = load_campaign({'workload': {'threads': 64}}); print(len(plan_run(c, r[0])))")
     pinned = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}))

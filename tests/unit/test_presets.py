@@ -1,7 +1,7 @@
 import pytest
 
-from dbswarm.spec import load_campaign
-from dbswarm.workloads.presets import SERVICE_MODELS, YCSB_WORKLOADS, parse_ratio
+from dbswarm.campaign.spec import load_campaign
+from dbswarm.families.presets import SERVICE_MODELS, YCSB_WORKLOADS, parse_ratio
 
 PUBLISHED = {  # SPEC 2.1: read, update, insert
     "S1": (0, 0, 1.0), "S2": (0.10, 0.90, 0), "S3": (0.65, 0.10, 0.25), "S4": (0.90, 0.05, 0.05),
@@ -38,7 +38,7 @@ def test_read_write_ratio_presets():
 
 
 def test_sysbench_read_write_has_18_statements_and_20_queries():
-    from dbswarm.workloads.sysbench import SysbenchClient
+    from dbswarm.families.sysbench import SysbenchClient
     import random
     _, runs = load_campaign({"workload": {"family": "sysbench"}})
     r, w, o = SysbenchClient(runs[0].workload, random.Random(1)).queries_per_event()
@@ -49,7 +49,7 @@ def test_sysbench_read_write_has_18_statements_and_20_queries():
 def test_sysbench_point_select_body_matches_the_general_event(point_selects):
     """oltp_point_select runs a shortcut body; it must send what the general event sends
     (same tables, same ids, same draws) and count the same queries."""
-    from dbswarm.workloads.sysbench import SysbenchClient
+    from dbswarm.families.sysbench import SysbenchClient
     import random
 
     class Calls:
@@ -94,7 +94,7 @@ def test_sysbench_point_select_body_matches_the_general_event(point_selects):
 
 
 def test_sysbench_events_with_other_groups_use_the_general_event():
-    from dbswarm.workloads.sysbench import SysbenchClient
+    from dbswarm.families.sysbench import SysbenchClient
     import random
     for test in ("oltp_read_only", "oltp_read_write", "oltp_write_only"):
         _, runs = load_campaign({"workload": {"family": "sysbench", "test": test}})
@@ -106,7 +106,7 @@ def test_sysbench_events_with_other_groups_use_the_general_event():
 def test_ycsb_record_values_are_pool_windows_of_the_field_length(fieldlength):
     import random
 
-    from dbswarm.workloads.ycsb import YcsbClient, YcsbWorkload
+    from dbswarm.families.ycsb import YcsbClient, YcsbWorkload
     w = YcsbWorkload.model_validate({"family": "ycsb", "recordcount": 10, "fieldlength": fieldlength})
     client = YcsbClient(w, random.Random(5), 0, 1)
     records = [client.all_values() for _ in range(50)]

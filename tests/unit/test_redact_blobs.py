@@ -3,7 +3,7 @@ word before its '=' padding ("...M/EzPWdkYmW6KsoEACBWCVE=": "pwd") made the key=
 from there to the next quote, and result.json stopped being JSON (seen twice in CI)."""
 import json
 
-from dbswarm.redact import redact_text
+from dbswarm.credentials.redact import redact_text
 
 BLOB = "HISTFAAAADx4nJNpmSzMwMAgywABzFCaEURcm7yEwf4DRGC6AFMgUyQQyzJxMnEzZTPlM/EzPWdkYmW6KsoEACBWCVE="
 

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from dbswarm.aggregate import merge_phase as merge_run_phase
-from dbswarm.measure import Measurement, Timeline
-from dbswarm.reference import published_for
-from dbswarm.report import CSV_FIELDS, result_csv, summary_markdown, timeseries_csv
+from dbswarm.results.aggregate import merge_phase as merge_run_phase
+from dbswarm.measure.recorder import Measurement, Timeline
+from dbswarm.results.published import published_for
+from dbswarm.results.report.files import CSV_FIELDS, result_csv, summary_markdown, timeseries_csv
 
 
 def _shard_doc(ops, start):
@@ -127,7 +127,7 @@ def _charts(page: str) -> list[dict]:
 
 
 def test_report_html_is_self_contained_with_charts_and_error_classes():
-    from dbswarm.report import report_html
+    from dbswarm.results.report.files import report_html
     result = _result()
     result["runs"][0]["phases"]["run"]["errors"] = {"UPDATE:retryable:deadlock": 3, "READ:fatal:OperationalError": 1}
     result["runs"][0]["phases"]["run"]["intervals"] = {  # per-interval percentiles (merged in test_intervals)
@@ -153,7 +153,7 @@ def test_report_html_is_self_contained_with_charts_and_error_classes():
 
 
 def test_scaling_charts_for_a_matrix_over_threads():
-    from dbswarm.htmlreport import scaling_charts
+    from dbswarm.results.report.html import scaling_charts
     result = _result(presets=("S2", "S2"))
     result["runs"][1]["threads"] = 16
     tput, p99 = scaling_charts("c", result)
@@ -162,7 +162,7 @@ def test_scaling_charts_for_a_matrix_over_threads():
 
 
 def test_shard_series_stays_small():
-    from dbswarm.aggregate import SHARD_SERIES_NUMBERS, shard_series
+    from dbswarm.results.aggregate import SHARD_SERIES_NUMBERS, shard_series
     one_hour = {i: (1000, [5] * 3600) for i in range(1000)}
     s = shard_series(one_hour)
     assert s["step_s"] == 180 and s["start"] == 1000
@@ -189,7 +189,7 @@ def test_the_summary_renders_as_rich_tables_in_a_terminal():
 
 
 def test_report_html_shows_start_skew_server_cross_check_and_published_figures():
-    from dbswarm.report import report_html
+    from dbswarm.results.report.files import report_html
     result = _result()
     run = result["runs"][0]["phases"]["run"]
     run["start_skew_s"] = {"max": 0.0123, "per_shard": {0: 0.0045, 1: 0.0123}}
@@ -212,8 +212,8 @@ def test_report_html_shows_start_skew_server_cross_check_and_published_figures()
 
 
 def test_short_phases_get_a_note_not_a_stub_chart_and_no_steady_window_is_a_dash():
-    from dbswarm.htmlreport import throughput_chart
-    from dbswarm.report import report_html
+    from dbswarm.results.report.html import throughput_chart
+    from dbswarm.results.report.files import report_html
     result = _result(presets=("S2",))
     phase = result["runs"][0]["phases"]["run"]
     assert throughput_chart("c", "000-S2", "run", phase)["title"].endswith("steady window 0–4 s")

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from dbswarm.errors import CampaignError
-from dbswarm.spec import json_schema, load_campaign
+from dbswarm.campaign.spec import json_schema, load_campaign
 
 BAD_SPECS = [
     ({"nme": "x"}, "nme: unknown key"),

@@ -12,14 +12,14 @@ import time
 
 import pytest
 
-from dbswarm import families
+from dbswarm.families import base as families
 from dbswarm.bindings.base import Connection
 from dbswarm.bindings.noop import NoopBinding
 from dbswarm.errors import FATAL, RETRYABLE, ErrorClass
-from dbswarm.families import ThreadContext
-from dbswarm.measure import FatalError, Measured, Recorder
-from dbswarm.worker import ThreadRandom
-from dbswarm.workloads.sysbench import SysbenchClient, SysbenchTables
+from dbswarm.families.base import ThreadContext
+from dbswarm.measure.recorder import FatalError, Measured, Recorder
+from dbswarm.engine.worker import ThreadRandom
+from dbswarm.families.sysbench import SysbenchClient, SysbenchTables
 
 EVENTS = 400
 

@@ -9,11 +9,10 @@ from collections import Counter
 
 import pytest
 
-from dbswarm import families
-from dbswarm.measure import Measurement, OperationStats
-from dbswarm.workloads import tpcc
-from dbswarm.workloads.tpcc import (C_LAST_LOAD, DISTRICTS, ITEM_UNITS, Deck, Population, c_delta_ok, last_name,
-                                    nurand, run_constants)
+from dbswarm.families import base as families
+from dbswarm.measure.recorder import Measurement, OperationStats
+from dbswarm.families.tpcc import family as tpcc
+from dbswarm.families.tpcc.family import C_LAST_LOAD, DISTRICTS, ITEM_UNITS, Deck, Population, c_delta_ok, last_name, nurand, run_constants
 
 FAMILY = families.get("tpcc")
 
@@ -202,7 +201,7 @@ def test_nopm_and_tpm_over_the_window_after_the_rampup():
 def _sqlite_session(tmp_path):
     from dbswarm import bindings
     from dbswarm.bindings.base import Connection
-    from dbswarm.workloads import tpcc_sql as S
+    from dbswarm.families.tpcc import sql as S
     b = bindings.get("sqlite")(Connection(engine="sqlite", url=str(tmp_path / "t.db"), password=None, options={},
                                           display="sqlite"))
     b.connect()
@@ -321,9 +320,9 @@ def test_home_warehouses_spread_evenly_over_the_shards_global_threads(tmp_path, 
     """Every virtual user's home warehouse from its global index: whatever the shard layout,
     every warehouse gets threads / warehouses of them, and no two share a home district
     while there are districts left."""
-    from dbswarm import service
-    from dbswarm.documents import Plan
-    from dbswarm.store import open_store
+    from dbswarm.run import service
+    from dbswarm.results.documents import Plan
+    from dbswarm.results.store import open_store
     out = service.plan_campaign({"campaign": {"name": "h", "workload": {"family": "tpcc", "warehouses": warehouses,
                                                                         "threads": threads},
                                               "fanout": {"shards": shards}}, "results": str(tmp_path)})
@@ -363,7 +362,7 @@ def test_a_retryable_error_rolls_back_reruns_once_and_commits_once(tmp_path):
     """A New-Order whose first attempt updated the district and then hit a retryable error
     (SQLite's 'database is locked', as a deadlock on a server): Measured.event rolls it back
     and runs it again; one retry counted, one New-Order timed, one order committed."""
-    from dbswarm.measure import Measured, Recorder
+    from dbswarm.measure.recorder import Measured, Recorder
     b, st = _sqlite_session(tmp_path)
     c = _client()
     attempts = []
@@ -384,7 +383,7 @@ def test_a_retryable_error_rolls_back_reruns_once_and_commits_once(tmp_path):
 def _band_client(tmp_path, warm_end_from_now_s):
     """A virtual user on SQLite (warehouse 1, district 1 at d_next_o_id 3001) whose recorder's
     ramp-up ends ``warm_end_from_now_s`` from now, set after the client was built (as the worker does)."""
-    from dbswarm.measure import Measured, Recorder
+    from dbswarm.measure.recorder import Measured, Recorder
     b, st = _sqlite_session(tmp_path)
     c = _client()
     rec = Recorder()
@@ -571,7 +570,7 @@ def test_window_deltas_hand_the_start_snapshot_to_the_family_and_keep_it_out_of_
     """The start edge's snapshot reaches phase_summary (window["family_start"]); the merged phase
     (result.json) keeps the deltas only, and the shards' records through their documents."""
     import json
-    from dbswarm.aggregate import merge_phase, window_deltas
+    from dbswarm.results.aggregate import merge_phase, window_deltas
     start = {"at": EDGE_S + 0.03, "warnings": [], "after_warmup_s": 10, "server": {"transactions": 5},
              "family": {"new_orders": 6100, "read_at": [EDGE_S, EDGE_S + 0.02],
                         "district_next_o_id": {"1": [3000, 3100]}}}
@@ -636,7 +635,7 @@ BREAKS = {
 
 
 def test_every_condition_has_a_break_and_the_load_passes_them_all(loaded):
-    from dbswarm.workloads import tpcc_sql as S
+    from dbswarm.families.tpcc import sql as S
     assert set(BREAKS) == set(S.CONDITIONS) and len(BREAKS) == 13
     assert tpcc.check_warehouse(loaded, 1, after_load=True) == []
 
@@ -677,9 +676,10 @@ def test_the_check_fails_on_empty_tables(tmp_path):
 def _check_campaign(tmp_path, warehouses, shards, stage="after_run", tables=True):
     """A planned TPC-C campaign on SQLite with a check at ``stage``, its tables created empty
     (``tables``): (store, event of the stage's prepare call)."""
-    from dbswarm import bindings, service
+    from dbswarm import bindings
+    from dbswarm.run import service
     from dbswarm.bindings.base import Connection
-    from dbswarm.store import open_store
+    from dbswarm.results.store import open_store
     plan = service.plan_campaign({"campaign": {
         "name": "c", "target": {"engine": "sqlite"}, "phases": ["run"], "fanout": {"shards": shards},
         "workload": {"family": "tpcc", "warehouses": warehouses, "threads": shards, "time": 1, "check": [stage]}},
@@ -699,13 +699,14 @@ def _check_campaign(tmp_path, warehouses, shards, stage="after_run", tables=True
 @pytest.mark.parametrize("units, shards, expected", [
     (2, 2, [(0, 1), (1, 2)]), (5, 2, [(0, 3), (3, 5)]), (1, 3, [(0, 1)]), (3, 3, [(0, 1), (1, 2), (2, 3)])])
 def test_check_ranges_are_contiguous_disjoint_and_one_per_shard(units, shards, expected):
-    from dbswarm import checks
+    from dbswarm.engine import checks
     n = min(units, shards)
     assert [checks.range_bounds(units, n, i) for i in range(n)] == expected
 
 
 def test_check_ranges_at_most_the_inline_maps_concurrency(tmp_path):
-    from dbswarm import checks, service
+    from dbswarm.engine import checks
+    from dbswarm.run import service
     store, ev = _check_campaign(tmp_path, 50, 45, tables=False)
     run = service.load_plan(store, ev["campaign_id"], ev["run_id"]).run(ev["run_id"])
     assert run.shard_count == 45 and checks.range_count(run, "after_run") == checks.MAX_RANGES == 40
@@ -719,7 +720,8 @@ def test_a_check_range_goes_on_over_calls_and_the_merge_names_every_warehouse(tm
     second call goes on from there (warehouse 2 only, warehouse 1 not checked again); the merge
     puts every range's failures, in warehouse order, into the stage's check (empty tables: the
     population condition fails on each warehouse)."""
-    from dbswarm import checks, service
+    from dbswarm.engine import checks
+    from dbswarm.run import service
     store, event = _check_campaign(tmp_path, 3, 2)
     cid, rid = event["campaign_id"], event["run_id"]
     stage = service.prepare_run(event)
@@ -755,7 +757,7 @@ def test_a_check_range_goes_on_over_calls_and_the_merge_names_every_warehouse(tm
 def test_a_check_range_that_cannot_run_after_the_run_fails_the_check_not_the_campaign(tmp_path):
     """After the run, a range whose check raises (here: no tables) records the error; the merge
     makes the stage's check failed, naming the range, never raising. After the load it raises."""
-    from dbswarm import service
+    from dbswarm.run import service
     store, event = _check_campaign(tmp_path, 2, 2, tables=False)
     assert service.prepare_run(event)["check_ranges"] == [0, 1]
     answer = service.check_call(dict(event, action="check_range", range=1))

@@ -1,4 +1,4 @@
-"""dbswarm.verdict against known values, and the verdict of the compare step on synthetic
+"""dbswarm.results.verdict.stats against known values, and the verdict of the compare step on synthetic
 series with this machine's noise (BENCHMARKS.md: min–max spreads of ±20 % between rounds,
 modelled as uniform noise of ±20 % around the true figure)."""
 import itertools
@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from dbswarm import verdict as V
-from dbswarm.compare import judge_campaign
+from dbswarm.results.verdict import stats as V
+from dbswarm.results.verdict.regression import judge_campaign
 
 SETTINGS = {"alpha": 0.05, "min_effect": 0.02, "recent": 5}
 
@@ -202,7 +202,7 @@ def test_a_single_drop_fails_its_night_only():
 def test_the_compared_series_is_in_the_result_and_drawn_in_the_report():
     import json
     import re
-    from dbswarm.report import report_html
+    from dbswarm.results.report.files import report_html
     from tests.unit.test_report import _result as report_result
     rng = random.Random(4)
     hist = noisy(rng, 1000, 30, 0.05)

@@ -4,9 +4,9 @@ import threading
 
 import pytest
 
-from dbswarm import service
-from dbswarm.aggregate import shard_key
-from dbswarm.store import open_store
+from dbswarm.run import service
+from dbswarm.results.aggregate import shard_key
+from dbswarm.results.store import open_store
 
 
 def _plan(tmp_path, workload, shards=1, phases=("prepare", "load", "run")):
@@ -136,7 +136,7 @@ def test_every_operation_type_runs_on_sqlite(tmp_path, preset):
 
 def test_unreachable_target_ends_the_shard_instead_of_spinning(tmp_path, monkeypatch):
     import time
-    from dbswarm import measure
+    from dbswarm.measure import recorder as measure
     monkeypatch.setattr(measure, "RECONNECT_GIVE_UP_S", 0.5)
     plan, rid = _plan(tmp_path, {"preset": "S6", "recordcount": 100, "operationcount": 100}, phases=("run",))
     store = open_store(plan["store"])
@@ -153,7 +153,7 @@ def test_unreachable_target_ends_the_shard_instead_of_spinning(tmp_path, monkeyp
 
 def test_shards_above_max_shards_is_an_error():
     from dbswarm.errors import CampaignError
-    from dbswarm.spec import load_campaign
+    from dbswarm.campaign.spec import load_campaign
     with pytest.raises(CampaignError, match="fanout: shards .4000. exceeds max_shards .1000."):
         load_campaign({"workload": {"threads": 4000}, "fanout": {"shards": 4000}})
 
@@ -275,7 +275,7 @@ def test_a_backlog_on_the_schedule_survives_the_segments(tmp_path, monkeypatch):
 def test_a_thread_random_stream_continues_where_its_segment_ended(same_process):
     """The next segment puts the stream where the last one stopped: from this process's kept
     state, or (another process: a continuation call) by drawing the counted words again."""
-    from dbswarm import worker
+    from dbswarm.engine import worker
 
     def draws(rng):
         return ([rng.random() for _ in range(5)] + [rng.randint(1, 10 ** 30) for _ in range(5)]
@@ -301,7 +301,7 @@ def test_the_warm_up_end_is_known_in_every_call_on_the_start_barriers_clock(tmp_
     0's call reads the window's start edge), whatever the segment; without one, on the phase's
     elapsed clock."""
     import time
-    from dbswarm.worker import ShardPhase
+    from dbswarm.engine.worker import ShardPhase
     plan, rid = _plan(tmp_path, {"family": "tpcc", "warehouses": 1, "threads": 1, "time": 60, "rampup": 10},
                       phases=("run",))
     run = service.load_plan(open_store(plan["store"]), plan["campaign_id"], rid).run(rid)
@@ -326,8 +326,8 @@ def test_a_running_shard_persists_while_its_threads_go_on(tmp_path, monkeypatch)
     ended a segment: every thread stopped, closed its connection and connected again, a
     throughput dip every 15 s). Each write's measurement agrees exactly with its checkpoint."""
     from dbswarm.bindings import noop
-    from dbswarm.measure import Measurement
-    from dbswarm.store import LocalStore
+    from dbswarm.measure.recorder import Measurement
+    from dbswarm.results.store import LocalStore
     monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", "0.2")
     connects, writes = [], []
     real_connect, real_put = noop.NoopBinding.connect, LocalStore.put_json

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from dbswarm import families
+from dbswarm.families import base as families
 from dbswarm.bindings.base import Connection
 from dbswarm.bindings.noop import NoopBinding
-from dbswarm.families import ThreadContext
-from dbswarm.measure import Measured, Recorder
-from dbswarm.worker import ThreadRandom
-from dbswarm.workloads import ycsb
-from dbswarm.workloads.generators import ScrambledZipfian, Uniform
+from dbswarm.families.base import ThreadContext
+from dbswarm.measure.recorder import Measured, Recorder
+from dbswarm.engine.worker import ThreadRandom
+from dbswarm.families import ycsb
+from dbswarm.families.generators import ScrambledZipfian, Uniform
 
 STEPS = 3000
 

@@ -1,7 +1,7 @@
 """The binding protocol: what a database must offer dbswarm.
 
 One Binding instance is one client connection, used by one thread. Bindings never time
-themselves: ``dbswarm.measure`` wraps every call. They raise their driver's exceptions and
+themselves: ``dbswarm.measure.recorder`` wraps every call. They raise their driver's exceptions and
 say, in ``classify``, what kind of error each is (``dbswarm.errors``: retryable,
 connection, duplicate, fatal); the retry and reconnect policy lives in the worker, once
 for all engines (BenchBase's approach).
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Optional
 
-from ..errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass  # noqa: F401 (re-exported)
+from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass  # noqa: F401 (re-exported)
 
 
 @dataclass

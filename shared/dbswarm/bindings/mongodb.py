@@ -52,10 +52,10 @@ from pymongo.errors import (AutoReconnect, BulkWriteError, ConnectionFailure, Du
                             InvalidOperation, NetworkTimeout, OperationFailure, ProtocolError,
                             ServerSelectionTimeoutError)
 
-from . import register
-from ..errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
-from .base import Binding
-from .sql import KEY
+from dbswarm.bindings import register
+from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
+from dbswarm.bindings.base import Binding
+from dbswarm.bindings.sql import KEY
 
 DEFAULT_WRITE_CONCERN = {"w": 1, "j": False}
 DEFAULT_DATABASE = "ycsb"

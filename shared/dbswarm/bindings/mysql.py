@@ -42,10 +42,10 @@ from __future__ import annotations
 from typing import Optional
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ..errors import BindingError
-from . import register
-from ..errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
-from .sql import SqlBinding
+from dbswarm.errors import BindingError
+from dbswarm.bindings import register
+from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
+from dbswarm.bindings.sql import SqlBinding
 
 DRIVERS = ("auto", "mysqlclient", "connector", "pymysql")
 ISOLATION_LEVELS = ("READ UNCOMMITTED", "READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE")
@@ -168,14 +168,14 @@ def make_driver(name):
     if name == "pymysql":
         return PyMysqlDriver()
     if name == "mysqlclient":
-        from .mysqlclient import MysqlclientDriver
+        from dbswarm.bindings.mysqlclient import MysqlclientDriver
         return MysqlclientDriver()
     if name == "connector":
-        from .mysqlconnector import ConnectorDriver
+        from dbswarm.bindings.mysqlconnector import ConnectorDriver
         return ConnectorDriver()
     if name == "auto":
-        from .mysqlclient import MysqlclientDriver
-        from .mysqlconnector import ConnectorDriver
+        from dbswarm.bindings.mysqlclient import MysqlclientDriver
+        from dbswarm.bindings.mysqlconnector import ConnectorDriver
         try:
             driver = MysqlclientDriver()
             driver.choice = "auto: mysqlclient (the C driver) imports"

@@ -39,7 +39,7 @@ import math
 from functools import partial
 from typing import Optional
 
-from ..errors import BindingError
+from dbswarm.errors import BindingError
 
 PREPARED_SERVER = ("server-side for per-operation statements (MariaDB's binary protocol: libmariadb's "
                    "mysql_stmt_* on mysqlclient's connection, bindings/mysql_stmt.py); other statements client-side")
@@ -118,7 +118,7 @@ class MysqlclientDriver:
         those run as server-side prepared statements where libmariadb's API is reachable
         (``self.prepared``: how, or why not)."""
         if hot is not None:
-            from .mysql_stmt import api, connection_handle
+            from dbswarm.bindings.mysql_stmt import api, connection_handle
             stmt_api, why = api()
             handle = connection_handle(stmt_api, db) if stmt_api is not None else None
             if handle is not None:
@@ -151,7 +151,7 @@ class MysqlclientDriver:
         if how is None:
             how = CLIENT_SIDE
             if prepare:
-                from .mysql_stmt import api
+                from dbswarm.bindings.mysql_stmt import api
                 why = api()[1]
                 how = _client_side(why) if why else PREPARED_SERVER
         return {"driver": f"mysqlclient {self.version} (MySQLdb, {self.client_lib} C client {self.client_info})",
@@ -300,7 +300,7 @@ class PreparedStatements(Statements):
         """A Prepared for sql on this connection, or None (the server refused it: too many
         parameters for the fast path, a missing table, max_prepared_stmt_count)."""
         from MySQLdb import OperationalError
-        from .mysql_stmt import MAX_PARAMS, Prepared
+        from dbswarm.bindings.mysql_stmt import MAX_PARAMS, Prepared
         p = self._pending.pop(sql, None)
         if p is not None:
             return p

@@ -12,8 +12,8 @@ from __future__ import annotations
 import threading
 import time
 
-from . import register
-from .base import Binding
+from dbswarm.bindings import register
+from dbswarm.bindings.base import Binding
 
 _servers: dict = {}
 _servers_lock = threading.Lock()

@@ -39,9 +39,9 @@ from psycopg import pq
 from psycopg.adapt import Transformer
 from psycopg.errors import error_from_result
 
-from . import register
-from ..errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
-from .sql import SqlBinding
+from dbswarm.bindings import register
+from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
+from dbswarm.bindings.sql import SqlBinding
 
 ISOLATION_LEVELS = ("READ UNCOMMITTED", "READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE")
 MAX_PARAMS = 65535  # the protocol's limit of parameters per statement

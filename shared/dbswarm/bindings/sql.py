@@ -5,13 +5,13 @@ An engine subclass supplies the session's driver calls (``execute``, ``fetchall`
 ``fetchone``, ``fetchcount``), its placeholder, its DDL and its "insert, skip duplicates"
 form. Statements are built once per (kind, table) and cached: the per-operation path is a
 dict lookup and a driver call. SQL workload families bring their own statements
-(``workloads/sysbench.py``) and run them through the same session.
+(``families/sysbench.py``) and run them through the same session.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from .base import Binding
+from dbswarm.bindings.base import Binding
 
 KEY = "ycsb_key"
 

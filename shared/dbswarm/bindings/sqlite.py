@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from . import register
-from ..errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
-from .sql import SqlBinding
+from dbswarm.bindings import register
+from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
+from dbswarm.bindings.sql import SqlBinding
 
 
 def sqlite_path(url: str | None) -> str:

@@ -1,0 +1,364 @@
+"""Peak search: step one workload key (client threads / virtual users, or a target rate) run
+after run, and stop on the user's rule — the way the white papers' "max connections under
+stress" and HammerDB's stepped virtual users are found, planned and executed by the state
+machine: the plan step plans the first step's run; after each run the state machine calls
+``next_step`` (the plan function, ``action: next_step``), which merges the run's shards,
+records the step, decides, and plans the next run (or none); a Choice loops back to the
+per-run Map. Every step's shard data stays under ``runs/<run>/``; the decision and its reason
+are in ``search.json`` and result.json (``search``).
+
+Stepping: geometric (start, start·factor, …) until a stop rule fires or ``max`` /
+``max_steps``; then ``refine`` steps narrow the edge (geometric midpoints): the smallest
+value on the plateau after a throughput plateau, the largest passing value after an SLO,
+error or rate failure (NoSQLBench's findmax: geometric, then narrowing).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Stop(_Strict):
+    gain_below: float = Field(0.05, ge=0, description="throughput gain over the best step so far below this "
+                              "fraction ...")
+    gain_steps: int = Field(1, ge=1, description="... for this many steps in a row: the plateau")
+    p99_ms: Optional[float] = Field(None, gt=0, description="latency SLO: the worst operation's p99 (response time "
+                                    "from the intended start at a target rate) above this fails the step")
+    error_rate: Optional[float] = Field(0.01, ge=0, le=1, description="failed calls above this fraction fail the step")
+    achieved_below: Optional[float] = Field(None, gt=0, le=1, description="rate search: throughput below this "
+                                            "fraction of the target rate fails the step")
+
+
+class Search(_Strict):
+    key: str = Field("threads", description="the workload key stepped: threads (virtual users), or the family's "
+                     "rate key (YCSB target, sysbench rate)")
+    start: float = Field(1, gt=0)
+    factor: float = Field(2.0, gt=1)
+    max: float = Field(1024, gt=0)
+    max_steps: int = Field(12, ge=2, le=100)
+    refine: int = Field(2, ge=0, le=10, description="narrowing steps after the geometric ones")
+    stop: Stop = Field(default_factory=Stop)
+
+    @model_validator(mode="after")
+    def _range(self):
+        if self.start > self.max:
+            raise ValueError("start is above max")
+        return self
+
+    @property
+    def integer(self) -> bool:
+        return self.key == "threads"
+
+
+# ---- one step's figures ------------------------------------------------------------------------
+
+def step_figures(search: Search, value, run_id: str, phase: dict, shard_count: int) -> dict:
+    """What the decision reads from a merged run phase."""
+    ops = phase.get("operations") or {}
+    p99s = []
+    for s in ops.values():
+        p = (s.get("intended") or {}).get("p99_us") or s.get("p99_us")
+        if p is not None:
+            p99s.append(p)
+    thr = phase.get("throughput")
+    out = {"value": value, "run_id": run_id, "shards": shard_count, "status": phase.get("status"),
+           "throughput": thr, "p99_us": max(p99s) if p99s else None, "error_rate": phase.get("error_rate"),
+           "achieved": round(thr / value, 4) if thr is not None and search.key != "threads" and value else None}
+    out["failed"] = _failure(search, out)
+    return out
+
+
+def _failure(search: Search, s: dict) -> Optional[str]:
+    st = search.stop
+    if s["status"] in (None, "missing", "not run", "partial", "interrupted", "incomplete") or s["throughput"] is None:
+        return f"the run did not complete ({s['status']})"
+    if st.error_rate is not None and (s["error_rate"] or 0) > st.error_rate:
+        return f"error rate {s['error_rate']:.2%} > {st.error_rate:.2%}"
+    if st.p99_ms is not None and s["p99_us"] is not None and s["p99_us"] > st.p99_ms * 1000:
+        return f"p99 {s['p99_us'] / 1000:.1f} ms > {st.p99_ms:g} ms"
+    if st.achieved_below is not None and s["achieved"] is not None and s["achieved"] < st.achieved_below:
+        return f"achieved {s['throughput']:,.0f}/s is {s['achieved']:.0%} of the {s['value']:g}/s target " \
+               f"(< {st.achieved_below:.0%})"
+    return None
+
+
+# ---- the decision -------------------------------------------------------------------------------
+
+def _round(search: Search, v: float):
+    return max(1, int(round(v))) if search.integer else round(v, 3)
+
+
+def _gains(steps: list[dict]) -> list[Optional[float]]:
+    """Each geometric step's throughput gain over the best passing step before it."""
+    out, best = [], None
+    for s in steps:
+        if s["failed"] or s["throughput"] is None:
+            out.append(None)
+            continue
+        out.append(None if best is None else s["throughput"] / best - 1 if best else None)
+        best = s["throughput"] if best is None else max(best, s["throughput"])
+    return out
+
+
+def decide(search: Search, state: dict) -> Optional[Any]:
+    """The next value for this cell's search, or None when it is done (``state`` gains
+    ``stop``). ``state``: {"steps": [...], "phase": "grow" | "refine", "stop"?: {...}}."""
+    steps = state["steps"]
+    last = steps[-1]
+    if state.get("phase", "grow") == "grow":
+        grow = [s for s in steps if s.get("kind") == "grow"]
+        gains = _gains(grow)
+        for s, g in zip(grow, gains):
+            s["gain"] = None if g is None else round(g, 4)
+        reason = rule = None
+        k = search.stop.gain_steps
+        recent = gains[-k:]
+        if last["failed"]:
+            rule, reason = "failure", f"{search.key} {last['value']:g}: {last['failed']}"
+        elif len(grow) > k and all(g is not None and g < search.stop.gain_below for g in recent):
+            rule = "plateau"
+            reason = (f"throughput gain below {search.stop.gain_below:.0%} for {k} step(s): "
+                      + ", ".join(f"{s['value']:g} → {g:+.1%}" for s, g in zip(grow[-k:], recent)))
+        elif _round(search, last["value"] * search.factor) > search.max:
+            rule, reason = "max", f"the next step would exceed max {search.max:g}"
+        elif len(steps) >= search.max_steps:
+            rule, reason = "max_steps", f"{search.max_steps} steps run (max_steps)"
+        if rule is None:
+            return _round(search, last["value"] * search.factor)
+        state["stop"] = {"rule": rule, "reason": reason, "at": last["value"]}
+        state["phase"] = "refine"
+    # narrowing: between the last passing value and the first failing one, or below the knee
+    if len([s for s in steps if s.get("kind") == "refine"]) >= search.refine or len(steps) >= search.max_steps:
+        return None
+    lo, hi = _edge(search, state)
+    if lo is None or hi is None:
+        return None
+    mid = _round(search, math.sqrt(lo * hi))
+    if mid in (lo, hi) or any(s["value"] == mid for s in steps):
+        mid = _round(search, (lo + hi) / 2)
+        if mid in (lo, hi) or any(s["value"] == mid for s in steps):
+            return None
+    return mid
+
+
+def _edge(search: Search, state: dict):
+    """The interval the narrowing halves: after a failure, (largest passing, smallest failing);
+    after a plateau, (largest value below the knee, the knee)."""
+    steps = sorted(state["steps"], key=lambda s: s["value"])
+    passing = [s for s in steps if not s["failed"]]
+    if state["stop"]["rule"] == "failure":
+        failing = [s for s in steps if s["failed"]]
+        lo = max((s["value"] for s in passing), default=None)
+        hi = min((s["value"] for s in failing if lo is None or s["value"] > lo), default=None)
+        return lo, hi
+    if state["stop"]["rule"] != "plateau":
+        return None, None
+    knee = summarize(search, state)["knee"]
+    if knee is None:
+        return None, None
+    below = [s["value"] for s in passing if s["value"] < knee["value"]]
+    return (max(below) if below else None), knee["value"]
+
+
+def summarize(search: Search, state: dict) -> dict:
+    """The curve's marks: ``peak`` (the highest throughput of a passing step) and ``knee``
+    (the smallest value whose throughput is within gain_below of the peak: where more
+    concurrency stops paying) — the chosen operating point."""
+    passing = sorted([s for s in state["steps"] if not s["failed"] and s["throughput"] is not None],
+                     key=lambda s: s["value"])
+    if not passing:
+        return {"peak": None, "knee": None}
+    peak = max(passing, key=lambda s: s["throughput"])
+    knee = next(s for s in passing if s["throughput"] >= (1 - search.stop.gain_below) * peak["throughput"])
+    return {"peak": {k: peak[k] for k in ("value", "run_id", "throughput", "p99_us")},
+            "knee": {k: knee[k] for k in ("value", "run_id", "throughput", "p99_us")}}
+
+
+def result_section(doc: dict) -> dict:
+    """result.json's ``search``: per cell, the curve (every step, by value), the stop and its
+    reason, the peak and the knee (report.html draws the curve from ``cells[].curve``)."""
+    search = Search.model_validate(doc["spec"])
+    cells = []
+    for c in doc["cells"]:
+        marks = summarize(search, c) if c["steps"] else {"peak": None, "knee": None}
+        cells.append({"cell": c["cell"], "key": search.key, "done": c.get("phase") == "done",
+                      "instance": _instance(c), "workload": _workload_name(c), "stop": c.get("stop"), **marks,
+                      "curve": sorted(c["steps"], key=lambda s: s["value"]),
+                      "order": [s["value"] for s in c["steps"]]})
+    return {"key": search.key, "spec": doc["spec"], "cells": cells}
+
+
+def _instance(cell: dict) -> str:
+    target = cell.get("target") or {}
+    return target.get("label") or target.get("engine") or ""
+
+
+def _workload_name(cell: dict) -> str:
+    from dbswarm.families import base as families
+    w = cell.get("workload") or {}
+    try:
+        return families.get(w["family"]).workload(w).name
+    except Exception:  # an old search.json or an unknown family: the table still renders
+        return w.get("name") or w.get("preset") or w.get("test") or ""
+
+
+def peak_table(section: dict) -> list[str]:
+    """The white-paper table of a search: the peak and the knee per instance class and
+    workload, one row per searched cell."""
+    cells = [c for c in section["cells"] if c.get("peak")]
+    if not cells:
+        return []
+    key = section["key"]
+    lines = ["", f"### Peak per instance class and workload (search over {key})", "",
+             f"| instance | workload | peak ops/s | at {key} | p99 ms at peak | knee {key} | ops/s at knee | stopped |",
+             "|---|---|---|---|---|---|---|---|"]
+    for c in sorted(cells, key=lambda c: (c.get("instance") or "", c.get("workload") or "")):
+        pk, kn = c["peak"], c["knee"]
+        p99 = f"{pk['p99_us'] / 1000:.2f}" if pk.get("p99_us") is not None else ""
+        lines.append(f"| {c.get('instance') or c['cell']} | {c.get('workload') or ''} | {pk['throughput']:,.0f} | "
+                     f"{pk['value']:g} | {p99} | {kn['value']:g} | {kn['throughput']:,.0f} | "
+                     f"{(c.get('stop') or {}).get('rule', 'not finished')} |")
+    return lines
+
+
+def search_markdown(section: dict) -> list[str]:
+    lines = peak_table(section)
+    for c in section["cells"]:
+        key = c["key"]
+        stop = c.get("stop") or {}
+        lines += ["", f"### Peak search over {key}: {c['cell']}", "",
+                  f"Stopped: **{stop.get('rule', 'not finished')}**: {stop.get('reason', '')}."]
+        if c.get("peak"):
+            lines.append(f"Peak: {c['peak']['throughput']:,.0f} ops/s at {key} {c['peak']['value']:g}; knee (the "
+                         f"smallest {key} within the gain threshold of the peak): {c['knee']['value']:g} "
+                         f"({c['knee']['throughput']:,.0f} ops/s).")
+        lines += ["", f"| {key} | run | shards | ops/s | gain | worst p99 ms | error rate | achieved | step | "
+                  "mark |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for s in c["curve"]:
+            marks = [m for m in ("peak", "knee") if c.get(m) and c[m]["value"] == s["value"]]
+            gain = f"{s['gain']:+.1%}" if s.get("gain") is not None else ""
+            p99 = f"{s['p99_us'] / 1000:.2f}" if s.get("p99_us") is not None else ""
+            err = f"{s['error_rate']:.2%}" if s.get("error_rate") is not None else ""
+            ach = f"{s['achieved']:.0%}" if s.get("achieved") is not None else ""
+            thr = f"{s['throughput']:,.0f}" if s.get("throughput") is not None else ""
+            lines.append(f"| {s['value']:g} | {s['run_id']} | {s['shards']} | {thr} | {gain} | {p99} | {err} | "
+                         f"{ach} | {s.get('kind', '')} | {' '.join(marks)}{' ✗ ' + s['failed'] if s['failed'] else ''} |")
+    return lines
+
+
+# ---- planning the steps (called by service.plan_campaign and service.next_step) -----------------
+
+def _step_run(search: Search, cell: dict, index: int, value, kind: str, step: int):
+    from dbswarm.families import base as families
+    from dbswarm.campaign.spec import Run, Target, _slug
+    fam = families.get(cell["workload"]["family"])
+    workload = fam.workload({**cell["workload"], search.key: value})
+    run_id = f"{index:03d}-{_slug(cell['cell'][4:] or cell['cell'])}-{search.key}{_slug(f'{value:g}')}"[:80]
+    return Run(index=index, run_id=run_id, target=Target.model_validate(cell["target"]), workload=workload,
+               axes={**cell["axes"], search.key: value}, seed_index=cell["index"],
+               search_step={"cell": cell["cell"], "step": step, "kind": kind, "key": search.key, "value": value})
+
+
+def geometric_values(search: Search) -> list:
+    """The values the geometric steps can reach: start, start·factor, … up to max (decide's rule)."""
+    values = [_round(search, search.start)]
+    while _round(search, values[-1] * search.factor) <= search.max and len(values) < search.max_steps:
+        values.append(_round(search, values[-1] * search.factor))
+    return values
+
+
+def possible_steps(campaign, cells: list) -> list:
+    """Every run the search could make, as an upper bound for the cost estimate: per cell the
+    geometric values up to max, plus ``refine`` narrowing steps counted at the largest value,
+    the ``max_steps`` largest of those."""
+    search = Search.model_validate(campaign.search.model_dump())
+    values = geometric_values(search)
+    values = sorted(values + [values[-1]] * search.refine, reverse=True)[:search.max_steps]
+    out = []
+    for c in cells:
+        cell = {"cell": c.run_id, "index": c.index, "axes": c.axes,
+                "target": c.target.model_dump(mode="json", exclude_none=True),
+                "workload": c.workload.model_dump(mode="json")}
+        out += [_step_run(search, cell, len(out), v, "grow", k + 1) for k, v in enumerate(values)]
+    return out
+
+
+def first_step(campaign, cells: list, cpu_count=None, max_shards: int = 0) -> tuple[list, dict]:
+    """The first step's run (of the first cell) and search.json's initial content. The largest
+    value the search can reach is planned too, so that a max no shard can carry (threads per
+    shard) or above the deployment's MaxShards is refused now, naming search.max, not after
+    hours of steps."""
+    from dbswarm.errors import CampaignError
+    from dbswarm.campaign.plan import check_shard_limit, make_plan
+    search = Search.model_validate(campaign.search.model_dump())
+    problems = [f"search.key: {search.key!r} is not a key of the {c.workload.family} workload"
+                for c in cells if search.key not in type(c.workload).model_fields]
+    if problems:
+        raise CampaignError(sorted(set(problems)))
+    top = geometric_values(search)[-1]
+    for c in cells:
+        cell = {"cell": c.run_id, "index": c.index, "axes": c.axes,
+                "target": c.target.model_dump(mode="json", exclude_none=True),
+                "workload": c.workload.model_dump(mode="json")}
+        try:
+            largest = make_plan(campaign, [_step_run(search, cell, c.index, top, "grow", 1)], "validate", cpu_count,
+                                sqlite_url="validate.db").runs[0]
+            check_shard_limit({largest.run_id: largest.shard_count}, max_shards)
+        except CampaignError as err:
+            raise CampaignError([f"search.max: {search.key} {top:g} (the largest step of cell {c.run_id}) cannot "
+                                 f"be planned: {p}" for p in err.problems]) from None
+    doc = {"schema_version": 1, "spec": search.model_dump(mode="json"), "current": 0,
+           "cells": [{"cell": c.run_id, "index": c.index, "axes": c.axes, "phase": "grow", "steps": [],
+                      "target": c.target.model_dump(mode="json", exclude_none=True),
+                      "workload": c.workload.model_dump(mode="json")} for c in cells]}
+    start = _round(search, search.start)
+    return [_step_run(search, doc["cells"][0], 0, start, "grow", 1)], doc
+
+
+def advance(doc: dict, plan, last_run, phases: dict, campaign_doc: dict, max_shards: int = 0):
+    """Record the step ``last_run`` measured, decide, and return the next step's RunPlan (or
+    None: every cell's search is done). ``doc`` (search.json's content) is updated in place. A
+    next value that cannot be planned stops the cell's growth as its ``max``."""
+    from dbswarm.errors import CampaignError
+    from dbswarm.campaign.plan import check_shard_limit, make_plan
+    from dbswarm.campaign.spec import Campaign
+    search = Search.model_validate(doc["spec"])
+    cell = doc["cells"][doc["current"]]
+    meta = last_run.search_step or {}
+    phase = phases.get("run") or phases.get("load") or {}
+    step = step_figures(search, meta.get("value"), last_run.run_id, phase, last_run.shard_count)
+    step["kind"] = meta.get("kind", "grow")
+    cell["steps"].append(step)
+    campaign = Campaign.model_validate({**{k: campaign_doc[k] for k in ("name", "seed", "fanout", "phases")
+                                           if k in campaign_doc},
+                                        "results": {"max_error_rate": plan.max_error_rate}})
+    while True:
+        value = decide(search, cell)
+        kind = "grow" if cell["phase"] == "grow" else "refine"
+        if value is None:
+            cell["phase"] = "done"
+            doc["current"] += 1
+            if doc["current"] >= len(doc["cells"]):
+                return None
+            cell = doc["cells"][doc["current"]]
+            value, kind = _round(search, search.start), "grow"
+        run = _step_run(search, cell, len(plan.runs), value, kind, len(cell["steps"]) + 1)
+        embedded = next((r.target.get("url") for r in plan.runs if r.target.get("engine") == run.target.engine),
+                        None)
+        try:
+            new_run = make_plan(campaign, [run], plan.campaign_id, sqlite_url=embedded).runs[0]
+            check_shard_limit({new_run.run_id: new_run.shard_count}, max_shards)
+            return new_run
+        except CampaignError as err:
+            if kind != "grow" or cell.get("stop") or not cell["steps"]:
+                raise
+            # a value no shard can carry (or over MaxShards): the search's max, reached early
+            cell["stop"] = {"rule": "max", "reason": f"{search.key} {value:g} cannot be planned: "
+                                                    f"{'; '.join(err.problems)}", "at": cell["steps"][-1]["value"]}
+            cell["phase"] = "refine"

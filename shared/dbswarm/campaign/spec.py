@@ -1,0 +1,522 @@
+"""The campaign file: validated pydantic models, the JSON Schema they export, and the
+expansion of the matrix into runs.
+
+Every problem is reported as "field.path: what is wrong"; unknown keys and literal
+passwords are errors. Workload models belong to their families (``dbswarm.families.base``);
+engines, their aliases and capabilities to the binding registry (``dbswarm.bindings``).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal, Optional
+from urllib.parse import urlsplit
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+
+from dbswarm import bindings
+from dbswarm.families import base as families
+from dbswarm.errors import CampaignError, FamilyError
+from dbswarm.campaign.search import Search
+
+PHASES = ("prepare", "load", "run", "cleanup")
+from dbswarm.credentials.redact import SECRET_HINT, option_password_problems, reference_problems, url_password_problems
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+class SecretRef(_Strict):
+    """Where a credential lives; exactly one of the three keys."""
+    secret: Optional[str] = Field(None, description="AWS Secrets Manager secret name or ARN")
+    env: Optional[str] = Field(None, description="environment variable holding the value")
+    file: Optional[str] = Field(None, description="file whose content (stripped) is the value")
+
+    @model_validator(mode="after")
+    def _exactly_one(self):
+        given = [k for k in ("secret", "env", "file") if getattr(self, k)]
+        if len(given) != 1:
+            raise ValueError("give exactly one of secret, env or file")
+        problems = reference_problems(self.model_dump(exclude_none=True), "password")
+        if problems:
+            raise ValueError("; ".join(p.removeprefix("password.") for p in problems))
+        return self
+
+    def describe(self):
+        for k in ("secret", "env", "file"):
+            if getattr(self, k):
+                return {k: getattr(self, k)}
+
+
+class Target(_Strict):
+    engine: str = Field("sqlite", description="|".join(bindings.names()) + " (aliases: " + ", ".join(
+                        bindings.aliases()) + "); sqlite is the embedded default, noop measures only the generator")
+    url: Optional[str] = Field(None, description="connection URL without password; sqlite: a file path "
+                               "(default: a file under the campaign's results folder)")
+    password: Optional[SecretRef] = Field(None, description="secret reference, never a literal")
+    label: Optional[str] = Field(None, description='instance class as white papers name it, e.g. "4 vCPUs 16 GB"')
+    options: dict[str, Any] = Field(default_factory=dict, description="engine options (see README)")
+
+    @field_validator("engine", mode="before")
+    @classmethod
+    def _engine(cls, v):
+        name = bindings.canonical(v)
+        if name is None:
+            raise ValueError(f"unknown engine {v!r}; expected one of {', '.join(bindings.names())}")
+        return name
+
+    @field_validator("password", mode="before")
+    @classmethod
+    def _no_literal_password(cls, v):
+        if isinstance(v, (str, int, float)):
+            raise ValueError(SECRET_HINT)
+        return v
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v, info: ValidationInfo):
+        problems = url_password_problems(v) if v else []
+        if problems:
+            raise ValueError(f"{'; '.join(problems)}: {SECRET_HINT}")
+        name = info.data.get("engine")
+        if name is None:  # the engine was refused: that is the error to report
+            return v
+        engine = bindings.engine(name)
+        if not v and engine.needs_url:
+            raise ValueError(f"required for engine {engine.name}, e.g. {engine.url_example}")
+        if v and engine.url_schemes:
+            scheme = urlsplit(v).scheme if "://" in v else None
+            if scheme not in engine.url_schemes and not (scheme is None and engine.name == "postgresql" and "=" in v):
+                raise ValueError(f"{v.split('://')[0] + '://' if scheme else repr(v)} is not a {engine.name} URL; "
+                                 f"expected {' or '.join(s + '://' for s in engine.url_schemes)}, e.g. "
+                                 f"{engine.url_example}")
+        return v
+
+    @field_validator("options")
+    @classmethod
+    def _no_password_option(cls, v):
+        problems = option_password_problems(v)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return v
+
+    @property
+    def display(self):
+        return self.label or self.engine
+
+
+class Fanout(_Strict):
+    threads_per_shard: Optional[int] = Field(None, ge=1)
+    shards: Optional[int] = Field(None, ge=1, le=10_000)
+    max_shards: int = Field(1000, ge=1, le=10_000)
+
+    @model_validator(mode="after")
+    def _one(self):
+        if self.threads_per_shard and self.shards:
+            raise ValueError("give threads_per_shard or shards, not both")
+        if self.shards and self.shards > self.max_shards:
+            raise ValueError(f"shards ({self.shards}) exceeds max_shards ({self.max_shards}); raise max_shards")
+        return self
+
+
+class Thresholds(_Strict):
+    """Allowed regression per metric, as a fraction (0.1 = 10% worse)."""
+    model_config = ConfigDict(extra="allow")
+    default: float = Field(0.10, ge=0)
+
+
+class VerdictSettings(_Strict):
+    """How the compare step judges a run (README: "How the verdict decides")."""
+    alpha: float = Field(0.05, gt=0, lt=0.5, description="false-alarm budget of one comparison (all metrics and "
+                         "runs together: Holm's correction; split in two when the history's change points are "
+                         "judged too)")
+    min_effect: float = Field(0.02, ge=0, description="a significant change smaller than this fraction is not a "
+                              "regression")
+    history: bool = Field(True, description="append this campaign's figures to history/<name>/ and judge "
+                          "against that series")
+    history_runs: int = Field(60, ge=3, le=1000, description="the newest campaigns of the history read")
+    recent: int = Field(5, ge=1, description="change points among the newest this many campaigns (this one "
+                        "included) are marked recent in the result; only one on this campaign's own runs, "
+                        "with the later segment worse, fails the verdict")
+
+
+class Results(_Strict):
+    location: str = Field("./results", description="local folder or s3://bucket/prefix")
+
+    @field_validator("location")
+    @classmethod
+    def _location(cls, v):
+        scheme = v.split("://", 1)[0] if "://" in v else None
+        if scheme not in (None, "s3", "file") or (scheme == "s3" and not v[len("s3://"):].split("/")[0]):
+            raise ValueError(f"unsupported location {v!r}: a folder or s3://bucket/prefix")
+        return v
+    baseline: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9_.-]+$",
+                                    description="compare with baselines/<name>.json")
+    save_baseline: bool = Field(False, description="store this result as the named baseline")
+    thresholds: dict[str, float] = Field(default_factory=dict,
+                                         description="metric -> allowed fractional regression")
+    verdict: VerdictSettings = Field(default_factory=VerdictSettings)
+    keep_data: bool = Field(True, description="sqlite: keep the database file after the campaign")
+    max_error_rate: float = Field(0.01, ge=0, le=1, description="a phase whose failed calls exceed this fraction "
+                                  "of its calls ends complete_with_errors (and dbswarm run exits 5): it measured "
+                                  "something else than the workload")
+
+
+class RepeatBaseline(_Strict):
+    target: Optional[dict[str, Any]] = Field(None, description="keys replacing the run's target's")
+    workload: Optional[dict[str, Any]] = Field(None, description="workload keys replacing the run's")
+
+
+class Repeat(_Strict):
+    count: int = Field(ge=1, le=1000, description="each run of the matrix this many times")
+    baseline: Optional[RepeatBaseline] = Field(None, description="a baseline configuration run before each "
+                                               "repetition (interleaved: B A B A …); the verdict compares the two")
+
+
+class Campaign(_Strict):
+    name: str = Field("campaign", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    seed: int = Field(0, ge=0)
+    target: Target = Field(default_factory=Target)
+    workload: dict[str, Any] = Field(default_factory=dict, description="defaults for every run")
+    matrix: dict[str, list[Any]] = Field(default_factory=dict,
+                                         description="axes whose cartesian product is the list of runs")
+    fanout: Fanout = Field(default_factory=Fanout)
+    phases: list[Literal["prepare", "load", "run", "cleanup"]] = Field(
+        default_factory=lambda: ["prepare", "load", "run"])
+    results: Results = Field(default_factory=Results)
+    max_cost: Optional[float] = Field(None, gt=0, description="refuse the campaign before anything runs when its "
+                                      "cloud cost estimate (dbswarm validate shows it) exceeds this, in the price "
+                                      "table's currency (USD)")
+    repeat: Optional[Repeat] = Field(None, description="repeated measurement: an integer, or {count, baseline}")
+    search: Optional[Search] = Field(None, description="peak search: step a workload key run after run until a "
+                                     "stop rule fires (README: Finding the peak)")
+
+    @field_validator("repeat", mode="before")
+    @classmethod
+    def _repeat_int(cls, v):
+        return {"count": v} if isinstance(v, int) and not isinstance(v, bool) else v
+
+    @field_validator("results", mode="before")
+    @classmethod
+    def _results_str(cls, v):
+        return {"location": v} if isinstance(v, str) else v
+
+    @field_validator("phases")
+    @classmethod
+    def _phase_order(cls, v):
+        if not v:
+            raise ValueError("at least one phase")
+        if len(set(v)) != len(v) or v != sorted(v, key=PHASES.index):
+            raise ValueError(f"phases must be distinct and in the order {', '.join(PHASES)}")
+        return v
+
+    @field_validator("matrix")
+    @classmethod
+    def _axes(cls, v):
+        for axis, values in v.items():
+            if not values:
+                raise ValueError(f"axis {axis!r} is empty")
+        return v
+
+
+class Run(BaseModel):
+    """One element of the matrix: a target and a complete workload."""
+    index: int
+    run_id: str
+    target: Target
+    workload: Any   # the family's model (families.WorkloadModel)
+    axes: dict[str, Any] = Field(default_factory=dict)
+    cell: Optional[str] = None      # the matrix cell a repeated run measures again (its run_id without repeat)
+    arm: Optional[str] = None       # candidate | baseline (repeat with a baseline configuration)
+    repeat: Optional[int] = None    # 1..count
+    seed_index: Optional[int] = None  # the cell's index: repetitions draw the same operations
+    search_step: Optional[dict[str, Any]] = None  # a search's step: {cell, step, kind, key, value}
+
+
+def _path(loc):
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _messages(err: ValidationError, prefix=""):
+    out = []
+    for e in err.errors():
+        loc = [p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
+        path = _path([prefix] + loc if prefix else loc) if (prefix or loc) else "(top level)"
+        msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif e["type"] == "missing":
+            msg = "required"
+        out.append(f"{path}: {msg}")
+    return out
+
+
+def _axis_value_path(axis, i, key=None):
+    return f"matrix.{axis}[{i}]" + (f".{key}" if key else "")
+
+
+def expand_runs(campaign: Campaign) -> list[Run]:
+    """Cartesian product of the matrix axes, first axis outermost, each validated in full."""
+    axes = list(campaign.matrix.items())
+    problems, runs = [], []
+    combos = list(itertools.product(*[list(enumerate(vals)) for _, vals in axes])) if axes else [()]
+    for index, combo in enumerate(combos):
+        wl = dict(campaign.workload)
+        origin = {k: f"workload.{k}" for k in wl}
+        target = campaign.target
+        target_path = "target"
+        label = {}
+        for (axis, _), (i, value) in zip(axes, combo):
+            if axis == "target":
+                try:
+                    target = Target.model_validate(value if isinstance(value, dict) else {"engine": value})
+                except ValidationError as err:
+                    problems += _messages(err, _axis_value_path(axis, i))
+                    target = None
+                target_path = _axis_value_path(axis, i)
+                label[axis] = (target.display if target else str(value))
+            elif axis == "workload":
+                if not isinstance(value, dict):
+                    problems.append(f"{_axis_value_path(axis, i)}: expected a mapping of workload keys")
+                    continue
+                if value.get("family", wl.get("family", families.DEFAULT)) != wl.get("family", families.DEFAULT):
+                    # a different family: defaults it does not know are dropped
+                    known = _family_keys(value["family"])
+                    wl = {k: v for k, v in wl.items() if k in known}
+                for k, v in value.items():
+                    wl[k] = v
+                    origin[k] = _axis_value_path(axis, i, k)
+                label[axis] = _workload_label(value)
+            else:
+                wl[axis] = value
+                origin[axis] = _axis_value_path(axis, i)
+                label[axis] = value
+        family = wl.get("family", families.DEFAULT)
+        try:
+            fam = families.get(family)
+        except FamilyError:
+            problems.append(f"{origin.get('family', 'workload.family')}: unknown family {family!r}; "
+                            f"expected one of {', '.join(families.names())}")
+            continue
+        try:
+            workload = fam.workload(wl)
+        except ValidationError as err:
+            for e in err.errors():
+                loc = [p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
+                key = loc[0] if loc else None
+                path = origin.get(key, f"workload.{key}") if key else _workload_origin(origin, combo, axes)
+                if len(loc) > 1:
+                    path += _path([""] + loc[1:])
+                msg = e["msg"].removeprefix("Value error, ")
+                if msg.startswith("preset: "):
+                    path, msg = origin.get("preset", "workload.preset"), msg[len("preset: "):]
+                if e["type"] == "extra_forbidden":
+                    msg = f"unknown key for a {family} workload"
+                problems.append(f"{path}: {msg}")
+            continue
+        if target is None:
+            continue
+        engine = bindings.engine(target.engine)
+        if fam.requires not in engine.capabilities:
+            problems.append(f"{target_path}.engine: {family} workloads need "
+                            f"{bindings.CAPABILITIES.get(fam.requires, fam.requires)} (capability "
+                            f"{fam.requires}), not {target.engine} ({', '.join(engine.capabilities) or 'none'})")
+            continue
+        run_id = f"{index:03d}-" + "-".join(_slug(v) for v in label.values()) if label else f"{index:03d}"
+        runs.append(Run(index=index, run_id=run_id[:80], target=target, workload=workload, axes=label))
+    if problems:
+        raise CampaignError(sorted(set(problems), key=problems.index))
+    if campaign.repeat and campaign.search:
+        raise CampaignError(["repeat: a search's steps are not repeated (give repeat or search, not both)"])
+    if campaign.repeat:
+        runs = repeat_runs(campaign, runs)
+    return runs
+
+
+def repeat_runs(campaign: Campaign, cells: list[Run]) -> list[Run]:
+    """Each cell ``count`` times, repetition outermost (cells interleaved in time, so a slow
+    hour of the machine does not fall on one cell); with a baseline configuration, the
+    baseline's run just before the candidate's: B A B A … (the same seed for both)."""
+    rep = campaign.repeat
+    out, problems = [], []
+    for r in range(1, rep.count + 1):
+        for cell in cells:
+            arms = [("baseline", cell), ("candidate", cell)] if rep.baseline else [(None, cell)]
+            for arm, _ in arms:
+                target, workload = cell.target, cell.workload
+                if arm == "baseline":
+                    if rep.baseline.target:
+                        try:
+                            target = Target.model_validate({**cell.target.model_dump(exclude_none=True),
+                                                            **rep.baseline.target})
+                        except ValidationError as err:
+                            problems += _messages(err, "repeat.baseline.target")
+                            continue
+                    if rep.baseline.workload:
+                        fam = families.get(cell.workload.family)
+                        try:
+                            workload = fam.workload({**cell.workload.model_dump(mode="json"),
+                                                     **rep.baseline.workload})
+                        except ValidationError as err:
+                            problems += _messages(err, "repeat.baseline.workload")
+                            continue
+                index = len(out)
+                suffix = f"-r{r}" + ("-base" if arm == "baseline" else "")
+                run_id = f"{index:03d}-{cell.run_id[4:]}"[:80 - len(suffix)] + suffix if "-" in cell.run_id \
+                    else f"{index:03d}{suffix}"
+                out.append(Run(index=index, run_id=run_id, target=target, workload=workload,
+                               axes={**cell.axes, "repeat": r, **({"arm": arm} if arm else {})},
+                               cell=cell.run_id, arm=arm or "candidate", repeat=r, seed_index=cell.index))
+    if problems:
+        raise CampaignError(sorted(set(problems), key=problems.index))
+    return out
+
+
+def _workload_origin(origin, combo, axes):
+    for (axis, _), (i, _) in zip(axes, combo):
+        if axis in ("workload", "preset"):
+            return _axis_value_path(axis, i)
+    return "workload"
+
+
+def _family_keys(name) -> set:
+    """The workload keys a family knows (the neutral ones only, for an unknown family: the
+    run is then reported as an unknown family)."""
+    try:
+        return set(families.get(name).model.model_fields)
+    except FamilyError:
+        return set(families.WorkloadModel.model_fields) | {"family"}
+
+
+def _workload_label(value):
+    try:
+        key = families.get(value.get("family", families.DEFAULT)).label_key
+    except FamilyError:
+        key = ""
+    return (value.get(key) if key else None) or value.get("family") or "workload"
+
+
+def _slug(value):
+    return re.sub(r"[^A-Za-z0-9.]+", "_", str(value)).strip("_") or "x"
+
+
+def load_campaign(source) -> tuple[Campaign, list[Run]]:
+    """Parse (path, YAML/JSON text, or dict) and validate; raises CampaignError."""
+    data = read_campaign_data(source)
+    from dbswarm.campaign.admission import check_campaign_size
+    check_campaign_size(data)  # before the matrix is expanded
+    try:
+        campaign = Campaign.model_validate(data)
+    except ValidationError as err:
+        raise CampaignError(_messages(err)) from None
+    runs = expand_runs(campaign)
+    from dbswarm.campaign.admission import threads_per_shard_problems
+    from dbswarm.campaign.plan import shard_count
+    problems = threads_per_shard_problems(runs, {r.run_id: shard_count(campaign, r.workload.threads) for r in runs})
+    for run in runs:
+        engine = bindings.engine(run.target.engine)
+        if run.target.password and not engine.needs_url and engine.is_real_database:
+            problems.append(f"target.password: {engine.name} takes no password")
+    if problems:
+        raise CampaignError(problems)
+    return campaign, runs
+
+
+def password_refs(campaign: Campaign) -> list[tuple[str, dict]]:
+    """(field path, reference) of every password reference of a campaign."""
+    out = []
+    if campaign.target.password:
+        out.append(("target.password", campaign.target.password.describe()))
+    for i, t in enumerate(campaign.matrix.get("target") or []):
+        if isinstance(t, dict) and isinstance(t.get("password"), dict):
+            out.append((f"matrix.target[{i}].password", t["password"]))
+    return out
+
+
+def check_deployed_references(campaign: Campaign, secret_prefix: Optional[str]) -> None:
+    """A campaign arriving through the API (or planned by a deployed function) may only
+    reference {secret: NAME} under the deployment's secret prefix."""
+    problems = [p for where, ref in password_refs(campaign)
+                for p in reference_problems(ref, where, api=True, secret_prefix=secret_prefix)]
+    if problems:
+        raise CampaignError(problems)
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (YAML keeps the last,
+    silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                continue
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (line {seen[key] + 1} and line {key_node.start_mark.line + 1}): "
+                    "give each key once", key_node.start_mark)
+            seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep)
+
+
+def read_campaign_data(source):
+    if isinstance(source, dict):
+        return source
+    text = None
+    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and os.path.exists(source)):
+        try:
+            text = Path(source).read_text()
+        except OSError as err:
+            raise CampaignError([f"(file): cannot read {source}: {err.strerror}"]) from None
+    elif isinstance(source, str) and ("\n" in source or source.lstrip().startswith("{")):
+        text = source
+    else:
+        raise CampaignError([f"(file): no such campaign file: {source}"])
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)
+    except yaml.YAMLError as err:
+        raise CampaignError([f"(file): not valid YAML/JSON: {err}"]) from None
+    if not isinstance(data, dict):
+        raise CampaignError(["(top level): expected a mapping of campaign keys"])
+    return data
+
+
+def json_schema() -> dict:
+    """The published JSON Schema of a campaign file (workloads documented as $defs)."""
+    schema = Campaign.model_json_schema()
+    defs = schema.setdefault("$defs", {})
+    models = [f.model for f in families.all_families()]
+    for model in models:
+        defs[model.__name__] = model.model_json_schema()
+    schema["properties"]["workload"] = {
+        "description": "defaults for every run: keys of " + " or ".join(m.__name__ for m in models)
+                       + " (validated per run after the matrix is applied)",
+        "type": "object"}
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "dbswarm campaign"
+    return schema
+
+
+def redacted_campaign(campaign: Campaign) -> dict:
+    """The campaign as stored in campaign.json: secret references kept, credentials redacted
+    (dbswarm.credentials.redact: the store applies the same to every document)."""
+    from dbswarm.credentials.redact import redact_doc
+    return redact_doc(campaign.model_dump(mode="json", exclude_none=True))
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m dbswarm.campaign.spec` prints the schema
+    print(json.dumps(json_schema(), indent=2))

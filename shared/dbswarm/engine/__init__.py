@@ -1,0 +1,1 @@
+"""Driving a target: the worker (one shard, one phase), the campaign lock, consistency checks."""

@@ -1,0 +1,687 @@
+"""One shard, one phase: its threads against the target, until its operation count,
+its time cap, or the deadline it was given (then it answers "continue" with a checkpoint
+and resumes from it on the next call).
+
+The work itself is the workload family's (``dbswarm.families.base``): its client's ``step`` is
+called by the one paced loop here (``ShardPhase._drive``), for the load and run phases of
+every family. Also the un-sharded steps of a run: the family's prepare stages (create the
+schema before the load, secondary indexes after it, drop everything at cleanup).
+"""
+from __future__ import annotations
+
+import os
+import random
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from dbswarm import bindings
+from dbswarm.families import base as families
+from dbswarm.bindings.base import Connection
+from dbswarm.results.documents import RunPlan, ShardPlan
+from dbswarm.families.base import Exhausted, ThreadContext
+from dbswarm.measure.recorder import Measured, Measurement, Recorder
+from dbswarm.campaign.plan import derive_seed
+from dbswarm.credentials.secrets import redact_url
+
+PROGRESS_INTERVAL_S = 0.5
+# how often a client thread looks at the stop event and snapshot requests between steps (the
+# time cap itself is exact): also the length of a client's run_for calls, whose re-entry cost
+# about 1 µs an operation of PostgreSQL YCSB c reads at 5 ms (8 threads, CPUs shared; ad hoc)
+STOP_CHECK_S = 0.05
+# A client thread still inside one database call this long after the stop instant is
+# abandoned (counted in thread_errors), so that what every thread measured is still written:
+# a call can block for hours (a metadata lock, a server that stopped answering). It must stay
+# below service.SAFETY_MARGIN_S, which is what a Lambda has left to write the result.
+STUCK_THREAD_GRACE_S = float(os.environ.get("DBSWARM_STUCK_THREAD_GRACE_S", "10"))
+# how long a shard waits for its client threads to connect before it starts without the late ones
+READY_TIMEOUT_S = float(os.environ.get("DBSWARM_READY_TIMEOUT_S", "60"))
+# a snapshot waits this long for every running thread to hand in its state (one inside a long
+# database call holds it up: the snapshot is then skipped, and the next interval's taken)
+SNAPSHOT_WAIT_S = 2.0
+SNAPSHOT_MIN_LEFT_S = 1.0  # no snapshot this close to the stop instant: the end's own write follows
+
+
+def make_binding(run: RunPlan, password: Optional[str]):
+    t = run.target
+    cls = bindings.get(t["engine"])
+    conn = Connection(engine=t["engine"], url=t.get("url"), password=password,
+                      options=dict(t.get("options") or {}), display=redact_url(t.get("url")) or t["engine"])
+    return cls(conn)
+
+
+# ---- un-sharded steps -------------------------------------------------------------------
+
+def prepare_target(run: RunPlan, password: Optional[str], stage: str) -> dict:
+    """stage: before_load (drop + create), after_load (secondary indexes), after_run (e.g. a
+    consistency check), cleanup (drop): the family's steps on one connection."""
+    if stage not in families.STAGES:
+        raise ValueError(f"prepare stage {stage!r} is not one of {', '.join(families.STAGES)}")
+    family = families.get(run.family)
+    w = family.workload(run.workload)
+    if not family.has_stage(w, stage):
+        return {"stage": stage, "seconds": 0.0, "skipped": "the family has nothing to do at this stage"}
+    b = make_binding(run, password)
+    t0 = time.time()
+    b.connect()
+    try:
+        extra = family.prepare(b, w, stage)
+        settings = b.describe()
+    finally:
+        b.close()
+    out = {"stage": stage, "seconds": round(time.time() - t0, 3), "binding_settings": settings}
+    if extra:
+        out["family"] = extra  # what the family's step found (e.g. a consistency check)
+    return out
+
+
+def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: str, binding=None) -> dict:
+    """One edge ("start" or "end") of a phase's measured window, read on one connection: the
+    server's own counters (``Binding.server_counters``) and the family's figures from the
+    database (``Family.window_snapshot``). What cannot be read (no privilege, no such
+    counter) is a warning in the document, never a failure of the campaign."""
+    if edge not in ("start", "end"):
+        raise ValueError(f"a window edge is start or end, not {edge!r}")
+    family = families.get(run.family)
+    w = family.workload(run.workload)
+    out: dict = {"phase": phase, "edge": edge, "warnings": []}
+    b = binding or make_binding(run, password)  # binding: connected beforehand, to read at an instant
+    try:
+        if binding is None:
+            b.connect()
+    except Exception as exc:
+        out["warnings"].append(f"no connection to read the server's counters: {type(exc).__name__}: {str(exc)[:200]}")
+        out["at"] = time.time()
+        return out
+    try:
+        for key, read in (("server", lambda: b.server_counters(settle=edge == "end")),
+                          ("family", lambda: family.window_snapshot(b, w, phase))):
+            try:
+                value = read()
+            except Exception as exc:  # a missing privilege or view: say so, keep going
+                out["warnings"].append(f"{key} counters unavailable: {type(exc).__name__}: {str(exc)[:200]}")
+                try:
+                    b.rollback()
+                except Exception:
+                    pass
+                continue
+            if isinstance(value, dict) and "warnings" in value:
+                # what the binding could not read (e.g. no pg_stat_statements): said at the start
+                # edge only, since the window's warnings are both edges' and it would say it twice
+                said = value.pop("warnings")
+                if edge == "start":
+                    out["warnings"].extend(said)
+            if value is not None:
+                out[key] = value
+        out["at"] = time.time()
+    finally:
+        b.close()
+    return out
+
+
+# ---- a thread's random stream across segments --------------------------------------------
+
+_MT_RANDOM, _MT_GETRANDBITS = random.Random.random, random.Random.getrandbits
+
+
+class ThreadRandom(random.Random):
+    """The random stream a family's client draws from, counting the 32-bit words it has
+    consumed (``words``), so that the next segment or call of the thread, in this process or
+    another, continues the stream where it stopped instead of starting a new one: the
+    operation sequence then depends on the seed and the thread's global index only, not on
+    where segments happened to end. A count is what the checkpoint carries (an integer, where
+    the Mersenne Twister's state would be 2.5 KB per thread in a Step Functions payload of
+    256 KB); ``resume`` puts the stream back from it.
+
+    Every draw of ``random.Random`` goes through ``random()`` (2 words) or ``getrandbits(k)``
+    (ceil(k / 32) words); both are counted here, at about 0.1 µs a draw (measured on noop,
+    YCSB a, zipfian: 3.2 -> 3.8 µs of shard CPU per operation; a real database's driver costs
+    tens of µs per operation)."""
+
+    def __init__(self, seed: int):
+        self.words = 0
+        self._seed_value = seed
+        super().__init__(seed)
+
+    def random(self, _random=_MT_RANDOM) -> float:
+        self.words += 2
+        return _random(self)
+
+    def getrandbits(self, k: int, _getrandbits=_MT_GETRANDBITS) -> int:
+        if k > 0:
+            self.words += (k + 31) // 32
+        return _getrandbits(self, k)
+
+    def resume(self, words: int) -> None:
+        """Put the stream at ``words`` words from its seed: from this process's cache of the
+        states where segments ended, or by drawing them again from the seed (C speed, about
+        5 ns a word: a continuation call after 100 million draws spends half a second)."""
+        state = _ended_streams.pop((self._seed_value, words), None)
+        if state is not None:
+            self.setstate(state)
+        else:
+            self.seed(self._seed_value)
+            left = words
+            while left > 0:
+                n = min(left, 1 << 20)
+                _MT_GETRANDBITS(self, 32 * n)
+                left -= n
+        self.words = words
+
+    def keep(self) -> int:
+        """The stream ended a segment: remember its state in this process (the next segment
+        usually runs here), return the position for the checkpoint."""
+        if len(_ended_streams) >= _ENDED_STREAMS_MAX:
+            _ended_streams.clear()
+        _ended_streams[(self._seed_value, self.words)] = self.getstate()
+        return self.words
+
+
+# (seed, words) -> the generator's state there: a pure function of its key, so a state of
+# another campaign with the same seed is as right as this one's
+_ended_streams: dict = {}
+_ENDED_STREAMS_MAX = 4096
+
+
+# ---- sharded phases ---------------------------------------------------------------------
+
+@dataclass
+class ThreadState:
+    index: int                 # within the shard
+    done: int = 0              # ops / events / rows completed, all segments
+    state: dict = field(default_factory=dict)  # the family client's state() for a continuation
+    rng_words: Optional[int] = None  # where its random stream stood (ThreadRandom.words); None: at its seed
+    schedule: Optional[dict] = None  # paced: {"origin_s" on the phase's elapsed clock, "steps" scheduled}
+    finished: bool = False     # quota or time cap reached (not merely the deadline)
+    error: Optional[str] = None
+    abandoned: bool = False    # still inside a database call after the grace period: given up
+    ended_at: Optional[float] = None  # wall time its loop ended (this segment)
+    ready: bool = False        # connected and its client built (waiting for the armed instant)
+    recorder: Optional[Recorder] = None  # what it measured (this segment)
+
+
+@dataclass
+class ShardOutcome:
+    status: str                         # "done" | "continue"
+    measurement: Measurement
+    checkpoint: Optional[dict]
+    info: dict = field(default_factory=dict)
+    server_settings: Optional[dict] = None  # the server's version and durability settings
+
+
+class ShardPhase:
+    def __init__(self, run: RunPlan, shard: ShardPlan, phase: str, password: Optional[str], *,
+                 start_at: Optional[float] = None, deadline: Optional[float] = None,
+                 checkpoint: Optional[dict] = None, progress: Optional[Callable] = None,
+                 stop_event: Optional[threading.Event] = None, snapshot_every: Optional[float] = None,
+                 on_snapshot: Optional[Callable[["ShardOutcome"], None]] = None):
+        if phase not in ("load", "run"):
+            raise ValueError(f"a shard runs the load or run phase, not {phase!r}")
+        self.run, self.shard, self.phase, self.password = run, shard, phase, password
+        self.family = families.get(run.family)
+        self.w = self.family.workload(run.workload)
+        self.start_at, self.deadline = start_at, deadline
+        self.cp = checkpoint or {}
+        self.segment = self.cp.get("segment", 0)
+        self.progress = progress
+        self.stop_event = stop_event or threading.Event()
+        n = shard.threads
+        saved = self.cp.get("threads") or [{} for _ in range(n)]
+        self.states = [ThreadState(i, s.get("done", 0), dict(s.get("state") or {}), s.get("rng_words"),
+                                   dict(s["schedule"]) if s.get("schedule") else None)
+                       for i, s in enumerate(saved)]
+        self.server_settings: Optional[dict] = None
+        # set by _arm when the threads are released; before that (connecting) nothing stops on time
+        self._stop_perf = self._deadline_perf = float("inf")
+        self._warm_until_ns = self._warm_end_ns = 0
+        self._cap_limited = False
+        # snapshots (``snapshot_every`` seconds, handed to ``on_snapshot``): the measurement and
+        # checkpoint as of now, while the threads go on. The main thread asks (a new
+        # generation), each running thread hands in a copy of its recorder and its checkpoint
+        # between two steps (the two agree exactly), and the main thread merges them
+        self.snapshot_every, self.on_snapshot = snapshot_every, on_snapshot
+        self._snap_gen = 0
+        self._snap_cond = threading.Condition()
+        self._deposits: dict[int, tuple] = {}   # thread index -> (generation, recorder copy, checkpoint)
+        self._running = 0                       # client threads not yet ended
+        self._all_ended = threading.Event()     # set when the last one ends
+
+    @property
+    def recorders(self) -> list[Recorder]:
+        """The client threads' recorders (those that began)."""
+        return [st.recorder for st in self.states if st.recorder is not None]
+
+    # -- limits ----------------------------------------------------------------------
+    def _time_cap(self) -> Optional[float]:
+        return self.family.limits(self.w).time if self.phase == "run" else None
+
+    def _arm(self) -> tuple[float, float, Optional[float]]:
+        """Wait for the start barrier (every shard of the phase begins at the armed instant),
+        then set the stop instants: (wall start, perf start, start skew)."""
+        skew = None
+        if self.start_at and self.segment == 0:
+            delay = self.start_at - time.time()
+            if delay > 0:
+                time.sleep(delay)
+            skew = time.time() - self.start_at
+        began_wall, began_perf = time.time(), time.perf_counter()
+        # the phase's elapsed clock (segments end to end, the gaps between them left out) in
+        # perf_counter_ns: a paced thread's schedule is kept on it across segments and calls
+        self._elapsed_zero_ns = int((began_perf - self.cp.get("elapsed", 0.0)) * 1e9)
+        # the run phase's warm-up ends warmuptime after the phase began (the first call's start)
+        warm = (self.w.warmuptime - self.cp.get("elapsed", 0.0)) if self.phase == "run" else 0.0
+        if warm > 0 and skew and self.family.window_after_warmup(self.w):
+            # a shard that began late ends its warm-up with the others, at start_at + warmuptime:
+            # when shard 0's call reads the measured window's start edge (service._warmup_edge)
+            warm -= skew
+        self._warm_until_ns = int((began_perf + warm) * 1e9) if warm > 0 else 0
+        # the warm-up's end also when this call begins after it (a continuation): TPC-C's clients
+        # record the New-Orders committed around it (workloads.tpcc, BAND_S); on the start
+        # barrier's clock when there is one (the instant shard 0's call reads the window's start
+        # edge), else on the phase's elapsed clock
+        self._warm_end_ns = 0
+        if self.phase == "run" and self.w.warmuptime > 0:
+            if self.start_at and self.family.window_after_warmup(self.w):
+                end = began_perf + (self.start_at + self.w.warmuptime - began_wall)
+            else:
+                end = began_perf + self.w.warmuptime - self.cp.get("elapsed", 0.0)
+            self._warm_end_ns = int(end * 1e9)
+        cap = self._time_cap()
+        stop_perf = float("inf")
+        self._cap_limited = False
+        if cap is not None:
+            stop_perf = began_perf + max(0.0, cap - self.cp.get("elapsed", 0.0))
+            self._cap_limited = True
+        self._deadline_perf = float("inf")
+        if self.deadline is not None:
+            self._deadline_perf = began_perf + (self.deadline - began_wall)
+        self._stop_perf = min(stop_perf, self._deadline_perf)
+        return began_wall, began_perf, skew
+
+    def _thread_rate(self) -> Optional[float]:
+        target = self.shard.target
+        return (target / self.shard.threads) if target else None
+
+    def execute(self) -> ShardOutcome:
+        """Every client thread connects and builds its client (sysbench prepares its
+        statements) first; the shard waits until all are ready, then for the start barrier,
+        and releases them together: connections and statement preparation are never inside
+        the measured window (sysbench's thread_init, go-ycsb's and YCSB's init, do the same)."""
+        rate = self._thread_rate()
+        ready, go = threading.Semaphore(0), threading.Event()
+
+        def on_ready(st: ThreadState, wait: bool = True):
+            if not st.ready:
+                st.ready = True
+                ready.release()
+            if wait:
+                go.wait()
+        threads = [threading.Thread(target=self._thread_main, args=(st, rate, on_ready),
+                                    name=f"shard{self.shard.index}-t{st.index}", daemon=True)
+                   for st in self.states]
+        self._running = len(threads)
+        for t in threads:
+            t.start()
+        self._wait_ready(ready, len(threads))
+        began_wall, began_perf, skew = self._arm()
+        self._cpu0 = time.process_time()
+        go.set()
+        monitor, joined = None, threading.Event()
+        if self.progress:
+            monitor = threading.Thread(target=self._monitor, args=(joined,), daemon=True)
+            monitor.start()
+        self._snapshots(threads, began_wall, began_perf, skew)
+        self._join(threads)
+        joined.set()  # also ends the monitor when abandoned threads are still alive
+        if monitor:
+            monitor.join()
+        return self._outcome(began_wall, began_perf, skew)
+
+    # -- snapshots while the threads run -----------------------------------------------------
+    def _snapshots(self, threads, began_wall, began_perf, skew):
+        """Every ``snapshot_every`` seconds until the stop instant, the stop event or the
+        threads' end: ``on_snapshot(outcome as of now)``. Before, the shard persisted by
+        ending a segment: every thread stopped, closed its connection, and the next segment
+        connected, built its clients and prepared its statements again: a throughput dip of
+        about 1.5 s every 15 s at 128 threads (BENCHMARKS.md)."""
+        every = self.snapshot_every
+        if not every or self.on_snapshot is None:
+            return
+        due = time.perf_counter() + every
+        while not self.stop_event.is_set() and not self._all_ended.is_set():
+            now = time.perf_counter()
+            if due + SNAPSHOT_MIN_LEFT_S >= self._stop_perf:
+                return  # the end comes first, with its own write
+            if now < due:  # woken when the threads end (a stop ends them too)
+                self._all_ended.wait(min(due - now, 0.5))
+                continue
+            self._snapshot(threads, began_wall, began_perf, skew)
+            due = time.perf_counter() + every
+
+    def _deposit(self, gen: int, index: int, rec: Recorder, checkpoint: dict) -> None:
+        """A running thread's part of snapshot ``gen``: a copy of its recorder, its checkpoint."""
+        with self._snap_cond:
+            self._deposits[index] = (gen, rec, checkpoint)
+            self._snap_cond.notify_all()
+
+    def _snapshot(self, threads, began_wall, began_perf, skew) -> None:
+        requested_perf = time.perf_counter()
+        with self._snap_cond:
+            self._snap_gen += 1
+            gen = self._snap_gen
+            give_up = time.monotonic() + SNAPSHOT_WAIT_S
+            while any(t.is_alive() and self._deposits.get(st.index, (0,))[0] != gen
+                      for t, st in zip(threads, self.states)):
+                left = give_up - time.monotonic()
+                if left <= 0:
+                    return  # a thread inside a long call: the next interval's snapshot
+                self._snap_cond.wait(min(left, 0.05))
+            deposits = dict(self._deposits)
+        copies, checkpoints = [], []
+        for st in self.states:
+            got = deposits.get(st.index)
+            if got is not None and got[0] == gen:
+                _, rec, cp = got
+            else:  # the thread has ended (or never began): its final state
+                rec = st.recorder.snapshot_copy() if st.recorder is not None else None
+                cp = self._thread_checkpoint(st)
+            if rec is not None:
+                copies.append(rec)
+            checkpoints.append(cp)
+        measurement = Recorder.merged(copies)
+        elapsed = self.cp.get("elapsed", 0.0) + (requested_perf - began_perf)
+        info = self._info(began_wall, time.time(), elapsed, sum(cp["done"] for cp in checkpoints), skew)
+        self.on_snapshot(ShardOutcome("continue", measurement, self._checkpoint(elapsed, checkpoints), info,
+                                      self.server_settings))
+
+    def _wait_ready(self, ready: threading.Semaphore, n: int):
+        """Until every client thread has connected and built its client (a thread whose set-up
+        failed counts as ready: it has ended), at most READY_TIMEOUT_S or a stop: a thread
+        still connecting then starts late, and the start skew says so."""
+        give_up = time.monotonic() + READY_TIMEOUT_S
+        waiting = n
+        while waiting and not self.stop_event.is_set():
+            left = give_up - time.monotonic()
+            if left <= 0:
+                break
+            if ready.acquire(timeout=min(left, 0.25)):
+                waiting -= 1
+
+    def execute_inline(self) -> ShardOutcome:
+        """A shard of one client thread, run in the calling thread (benchmarks and profilers
+        measure that thread): the same set-up, limits, loop and outcome as ``execute``."""
+        if len(self.states) != 1:
+            raise ValueError(f"execute_inline runs a shard of one client thread, not {len(self.states)}")
+        armed = []
+
+        def on_ready(st: ThreadState, wait: bool = True):
+            if not st.ready:
+                st.ready = True
+                armed.append(self._arm())
+                self._cpu0 = time.process_time()
+        self._thread_main(self.states[0], self._thread_rate(), on_ready)
+        if not armed:  # the set-up failed before the thread was ready
+            armed.append(self._arm())
+            self._cpu0 = time.process_time()
+        return self._outcome(*armed[0])
+
+    def _outcome(self, began_wall, began_perf, skew) -> ShardOutcome:
+        elapsed_before = self.cp.get("elapsed", 0.0)
+        ended_wall = time.time()
+        abandoned = sum(st.abandoned for st in self.states)
+        if abandoned:
+            # the measured window ends when the last thread that returned stopped (or, if none
+            # did, at the stop instant), not when the stuck ones were given up: the grace
+            # period holds no operations, and counting it would dilute ops/s (a 5 s run would
+            # report a third of its throughput over 15 s)
+            live = [st.ended_at for st in self.states if not st.abandoned and st.ended_at is not None]
+            ended_wall = max(live) if live else began_wall + (self._stop_perf - began_perf)
+        measurement = Recorder.merged(self.recorders)
+        all_finished = all(st.finished for st in self.states)
+        elapsed = elapsed_before + (time.perf_counter() - began_perf)
+        status = "done" if all_finished or self.stop_event.is_set() else "continue"
+        interrupted = self.stop_event.is_set() and not all_finished
+        checkpoint = None
+        if status == "continue" or interrupted:  # interrupted: kept for `dbswarm resume`
+            checkpoint = self._checkpoint(elapsed, [self._thread_checkpoint(st) for st in self.states])
+        info = self._info(began_wall, ended_wall, elapsed, sum(st.done for st in self.states), skew)
+        if interrupted:
+            info["interrupted"] = True
+        if abandoned:
+            info["abandoned_threads"] = abandoned
+        return ShardOutcome(status, measurement, checkpoint, info, self.server_settings)
+
+    def _checkpoint(self, elapsed: float, threads: list[dict]) -> dict:
+        """Where the next segment (a continuation, a retry, `dbswarm resume`) begins."""
+        return {"segment": self.segment + 1, "elapsed": elapsed, "threads": threads}
+
+    def _info(self, began_wall, ended_wall, elapsed, done, skew) -> dict:
+        """A segment's record in the shard file (at its end, or as of a snapshot)."""
+        info = {"segment": self.segment, "began_at": began_wall, "ended_at": ended_wall,
+                "elapsed_s": round(elapsed, 3), "done": done,
+                "thread_errors": [st.error for st in self.states if st.error], "stopped": self.stop_event.is_set(),
+                # the shard process's CPU over this call's phase (all its threads; start-up and
+                # imports not included): the client's cost, which benchmarks set against the reference
+                "cpu_s": round(time.process_time() - self._cpu0, 4)}
+        if skew is not None:
+            info["start_skew_s"] = round(skew, 4)
+        return info
+
+    @staticmethod
+    def _thread_checkpoint(st: ThreadState) -> dict:
+        out = {"done": st.done, "state": st.state}
+        if st.rng_words is not None:
+            out["rng_words"] = st.rng_words
+        if st.schedule is not None:
+            out["schedule"] = st.schedule
+        return out
+
+    def _join(self, threads):
+        """Wait for the client threads; one still blocked in a database call
+        STUCK_THREAD_GRACE_S after the stop instant is abandoned (a daemon thread: it cannot
+        be interrupted inside the driver) and reported, and the others' results are kept."""
+        if self._stop_perf == float("inf"):
+            for t in threads:
+                t.join()
+            return
+        give_up = self._stop_perf + STUCK_THREAD_GRACE_S
+        for t in threads:
+            t.join(max(0.0, give_up - time.perf_counter()))
+        stuck = [st for t, st in zip(threads, self.states) if t.is_alive()]
+        # a stuck call that returns later finds the stop instant passed and ends its thread
+        # after at most one more record; its recorder is read now, while it is blocked
+        if stuck:
+            for st in stuck:
+                st.abandoned = True
+                st.error = (f"client thread {st.index} was still inside a database call "
+                            f"{STUCK_THREAD_GRACE_S:g} s after the stop time: abandoned (its connection stays open "
+                            "until the process ends)")
+                st.finished = True
+
+    def _monitor(self, joined: threading.Event):
+        while not joined.wait(PROGRESS_INTERVAL_S):
+            try:
+                self.progress(sum(st.done for st in self.states),
+                              sum(r.m.total_errors for r in self.recorders))
+            except Exception:
+                pass
+
+    def _should_stop(self) -> bool:
+        return self.stop_event.is_set() or time.perf_counter() >= self._stop_perf
+
+    # -- threads ---------------------------------------------------------------------
+    def _thread_main(self, st: ThreadState, rate: Optional[float], on_ready: Callable[..., None]):
+        rec = st.recorder = Recorder(self.family.interval_seconds(self.w))  # per-interval histograms, on whole seconds
+        binding = make_binding(self.run, self.password)
+        paced = bool(rate) and self.phase == "run"
+        m = Measured(binding, rec, self._should_stop, paced=paced)
+        try:
+            try:
+                binding.connect()
+            except Exception as exc:
+                cls = binding.classify(exc)
+                rec.error("CONNECT", cls.kind, cls.name)
+                if not m.reconnect():
+                    return
+            # a thread's draws depend on the run's seed and its global index, not on its shard
+            # nor on its segments: the same seed gives the same operations with 1, 2 or 8 shards
+            # (another machine's default shard count), however often the shard persisted
+            thread = self.shard.thread_offset + st.index
+            rng = ThreadRandom(derive_seed(self.run.seed, self.phase, thread))
+            ctx = ThreadContext(m=m, rng=rng, thread=thread, threads=self.run.threads, saved=st.state)
+            if self.phase == "load":
+                start, count = self.shard.thread_load[st.index]
+                client = self.family.load_client(self.w, ctx, start, count)
+            else:
+                if self.family.limits(self.w).count:
+                    ctx.quota = self.shard.thread_ops[st.index]
+                client = self.family.run_client(self.w, ctx)
+            # the client drew what it builds once (value pools, generators' set-up) from the
+            # seed, the same in every segment; its operations continue the stream from there
+            if st.rng_words is not None:
+                rng.resume(st.rng_words)
+
+            def deposit(gen: int, done: int, schedule: Optional[list]) -> None:
+                # between two steps: the recorder and the checkpoint agree exactly
+                copied = rec.snapshot_copy()
+                cp = {"done": done, "state": client.state(), "rng_words": rng.words}
+                if schedule is not None:  # paced: what _drive's end adds, as of now
+                    cp["schedule"] = {**st.schedule, "steps": schedule[0]}
+                    copied.count("late_starts", schedule[1])
+                    copied.count("paced_steps", schedule[0] - schedule[2])
+                self._deposit(gen, st.index, copied, cp)
+            on_ready(st)  # connected, client built: wait for the armed instant
+            rec.warm_until_ns = self._warm_until_ns  # warm-up operations are kept apart (Measurement.warmup)
+            rec.warm_end_ns = self._warm_end_ns
+            try:
+                if self.phase == "load":
+                    self._drive(st, client, None, None, deposit=deposit)
+                else:
+                    self._drive(st, client, ctx.quota, rate, rec, deposit=deposit)
+            finally:
+                st.rng_words = rng.keep()
+        except Exception as exc:  # a bug or an unrecoverable driver state: keep what we have
+            st.error = f"{type(exc).__name__}: {exc}"
+            st.finished = True
+        finally:
+            if not st.ready:  # the set-up failed: the shard must not wait for this thread
+                on_ready(st, wait=False)
+            st.ended_at = time.time()
+            if st.index == 0 and not st.abandoned:
+                self._read_server_settings(binding)
+            try:
+                binding.close()
+            except Exception:
+                pass
+            with self._snap_cond:
+                self._running -= 1
+                if self._running <= 0:
+                    self._all_ended.set()
+
+    def _read_server_settings(self, binding):
+        """The server's version and durability settings, read by the first client thread at its
+        end (not before its first operation: nothing may delay the start); a server that does
+        not let this user read them is a warning in the result, not a failure."""
+        try:
+            self.server_settings = binding.server_settings()
+        except Exception as exc:
+            self.server_settings = {"unavailable": f"{type(exc).__name__}: {str(exc)[:200]}"}
+
+    def _paced(self, rate: Optional[float], rec: Optional[Recorder], st: Optional[ThreadState] = None):
+        """YCSB ClientThread throttle: step n is due at start + n/rate. Each step's due time is
+        its intended start (``rec.intended_ns``: operations record their response time from
+        it); a step that starts more than one interval after it is counted in ``late_starts``
+        (the client could not keep the schedule: the database stalled or the client is
+        saturated). The schedule is the phase's, not the segment's: its origin (on the phase's
+        elapsed clock) and the steps scheduled so far are kept in the thread's state, so a
+        backlog at a segment's end (every DBSWARM_PERSIST_INTERVAL_S, and each continuation
+        call) is still late in the next segment instead of being forgotten."""
+        if not rate:
+            return None, None
+        interval = round(1e9 / rate)
+        perf_ns = time.perf_counter_ns
+        zero = self._elapsed_zero_ns
+        if st is not None and st.schedule:
+            start = zero + round(st.schedule["origin_s"] * 1e9)
+            steps = int(st.schedule["steps"])
+        else:
+            start, steps = perf_ns(), 0
+            if st is not None:
+                st.schedule = {"origin_s": (start - zero) / 1e9, "steps": 0}
+        state = [steps, 0, steps]  # steps scheduled (the phase's), late starts (this segment's), steps before it
+
+        def wait():
+            due = start + state[0] * interval
+            state[0] += 1
+            now = perf_ns()
+            if due > now:
+                time.sleep((due - now) / 1e9)
+            elif now - due > interval:
+                state[1] += 1
+            if rec is not None:
+                rec.intended_ns = due
+        return wait, state
+
+    def _drive(self, st: ThreadState, client, quota: Optional[int], rate: Optional[float],
+               rec: Optional[Recorder] = None, deposit: Optional[Callable] = None):
+        """The one loop of every family and phase: ``client.step()`` until the thread's quota,
+        the time cap (finished), the call's deadline (continue), a stop, or the client has
+        nothing left (``Exhausted``: finished); paced at ``rate`` per second when given. A
+        snapshot asked for (a new ``_snap_gen``) is answered through ``deposit``."""
+        step = client.step
+        wait, schedule = self._paced(rate, rec, st)
+        # unpaced, a client's several steps per call (client.run_for) up to the next stop check
+        run_for = None if wait else getattr(client, "run_for", None)
+        perf = time.perf_counter
+        stop_perf = self._stop_perf
+        stopped = self.stop_event.is_set
+        # the stop event is looked at every STOP_CHECK_S, not at every step (Event.is_set is
+        # a Python call: a tenth of a µs, three times that between two round trips)
+        check_perf = 0.0
+        if quota is None:
+            quota = sys.maxsize
+        done = st.done
+        seen = self._snap_gen
+        try:
+            while True:
+                if done >= quota:
+                    st.finished = True
+                    break
+                now = perf()
+                if now >= check_perf:
+                    if now >= stop_perf:
+                        st.finished = self._cap_reached()
+                        break
+                    if stopped():
+                        break
+                    if self._snap_gen != seen and deposit is not None:
+                        seen = self._snap_gen
+                        deposit(seen, done, schedule)
+                    check_perf = min(now + STOP_CHECK_S, stop_perf)
+                if run_for is not None:
+                    done += run_for(int(check_perf * 1e9), quota - done)
+                else:
+                    if wait:
+                        wait()
+                    done += step()
+                st.done = done
+        except Exhausted:
+            st.finished = True
+        finally:
+            st.done = done
+            if wait:
+                steps, late, before = schedule
+                st.schedule["steps"] = steps
+                if rec is not None:
+                    rec.count("late_starts", late)
+                    rec.count("paced_steps", steps - before)
+            st.state = client.state()
+            if not st.finished and client.done():
+                st.finished = True
+            client.close()
+
+    def _cap_reached(self) -> bool:
+        """At stop time: the time cap (finished) rather than the deadline (continue)?"""
+        return self._cap_limited and self._stop_perf < self._deadline_perf

@@ -1,0 +1,313 @@
+"""Workload families as plugins: the protocol a family implements, and their registry.
+
+A family (YCSB, sysbench, ...) is one module that owns everything about its workload: the
+campaign model (pydantic; it becomes part of the published JSON Schema), its presets, how
+a run's load is split over client threads, its prepare / load / run steps, the step one
+client thread repeats, what it adds to a merged phase result and its report tables. The
+engine (spec, plan, worker, aggregate, report, local, cli, service) knows families only
+through this module, as BenchBase knows benchmarks through ``BenchmarkModule`` and YCSB
+through ``Workload``.
+
+The worker's one paced loop calls ``client.step()`` until the thread's quota, the time
+cap, the call's deadline or a stop; quota, pacing, deadline/continue and stop handling are
+written once, there.
+
+Built-in families are imported on first use; others register from a plugin module
+(``dbswarm.plugins``: ``DBSWARM_PLUGINS`` or a ``dbswarm.plugins`` entry point).
+"""
+from __future__ import annotations
+
+import importlib
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dbswarm.errors import FamilyError
+from dbswarm.plugins import load_plugins
+
+DEFAULT = "ycsb"  # the family of a workload that names none
+_BUILTIN = {"ycsb": "dbswarm.families.ycsb", "sysbench": "dbswarm.families.sysbench",
+            "tpcc": "dbswarm.families.tpcc.family"}
+_REGISTRY: dict[str, "Family"] = {}
+STAGES = ("before_load", "after_load", "after_run", "cleanup")
+MAX_AUTO_INTERVALS = 600  # the default report_interval keeps a run at about this many intervals
+
+
+class WorkloadModel(BaseModel):
+    """Base of every family's campaign model: strict, and the keys every family has."""
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+    threads: int = Field(1, ge=1, description="client threads for the whole run (all shards)")
+    warmuptime: float = Field(0, ge=0, description="seconds whose operations are kept out of the reported "
+                              "percentiles and of steady-state throughput (measured apart, as the warm-up)")
+    report_interval: Optional[float] = Field(
+        None, gt=0, le=3600, description="seconds per interval of the latency percentiles over time (whole "
+        "seconds: a fraction is rounded up). Default: 1 s for runs of up to 10 minutes, longer runs time / 600 "
+        "(at most ~600 intervals: an hour's run has 6-second intervals, which keeps 1,000 shards' per-interval "
+        "histograms mergeable in seconds; see BENCHMARKS.md)")
+
+    @property
+    def name(self) -> str:
+        """The run's workload as reports name it (a preset, a test)."""
+        return self.family  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    count: int = 0                 # operations / events over all threads; 0 = no count limit
+    rate: Optional[float] = None   # per second over all threads; None = unthrottled
+    time: Optional[float] = None   # seconds of the run phase; None = no time cap
+
+
+@dataclass
+class ThreadContext:
+    """What a family's client gets for one client thread of one shard call."""
+    m: Any                         # measure.Measured: the timing wrapper; m.binding is the connection
+    rng: random.Random             # seeded from the run's seed, the phase and the thread's global index; continued across segments
+    thread: int                    # global index of the thread in the run (0 .. threads - 1)
+    threads: int                   # client threads of the run, all shards
+    quota: Optional[int] = None    # this thread's operations (None: no count limit)
+    saved: dict = field(default_factory=dict)  # the client's state() at the last checkpoint
+
+
+class Exhausted(Exception):
+    """Raised by a client's step when it has nothing left to do (a load range written)."""
+
+
+class Client:
+    """One client thread's work. ``step`` does one unit (an operation, a transaction, a
+    batch) and returns how many units count as done; the worker's loop calls it.
+    ``run_for(deadline_ns, max_steps)``, where a client has it, runs steps until one ends at
+    or after ``deadline_ns`` (``time.perf_counter_ns``; at least one) or ``max_steps`` ran,
+    exactly as that many ``step()`` calls would, and returns what they would have returned,
+    summed (a step that counts nothing, as a sysbench event that did not commit, may end
+    the call early): the worker calls it between its stop checks, unpaced, to save a call
+    and a clock read per operation."""
+    step: Callable[[], int]
+    run_for: Optional[Callable[[int, int], int]] = None
+
+    def state(self) -> dict:
+        """What a continuation of this thread needs (stored in the checkpoint)."""
+        return {}
+
+    def done(self) -> bool:
+        """Whether the thread's work is complete although its loop was stopped."""
+        return False
+
+    def close(self) -> None:
+        """The thread's loop ended: flush what the client keeps for itself (counters)."""
+
+
+class BatchLoader(Client):
+    """The load phase of one thread: batches of its range [start, start + count), each
+    written by one idempotent, retried call (``Measured.call_rows``); resumable from the
+    first row not written. ``batch(next, end)`` -> (high, rows, function, args)."""
+
+    def __init__(self, ctx: ThreadContext, start: int, count: int,
+                 batch: Callable[[int, int], tuple]):
+        self.m, self.batch = ctx.m, batch
+        self.end = start + count
+        saved = ctx.saved.get("load_next")
+        self.next = start if saved is None else saved
+
+    def step(self) -> int:
+        nxt = self.next
+        if nxt >= self.end:
+            raise Exhausted
+        hi, n, fn, args = self.batch(nxt, self.end)
+        written = self.m.call_rows("INSERT", n, fn, *args)
+        if not written and self.m.should_stop():
+            return 0  # this batch is redone on resume
+        self.next = hi  # a batch that failed for good (fatal) is skipped, not counted
+        return n if written else 0
+
+    def state(self):
+        return {"load_next": self.next}
+
+    def done(self):
+        return self.next >= self.end
+
+
+class Family:
+    """Base class of a workload family; subclasses set the class attributes and override
+    what differs. One instance per family lives in the registry."""
+    name: ClassVar[str] = ""
+    model: ClassVar[type[WorkloadModel]]
+    requires: ClassVar[str] = "kv"      # the binding capability it needs (bindings.CAPABILITIES)
+    label_key: ClassVar[str] = ""       # the workload key that names a run in the matrix (preset, test)
+
+    # -- the campaign --------------------------------------------------------------------
+    def workload(self, data: dict) -> WorkloadModel:
+        return self.model.model_validate(data)
+
+    def presets_text(self) -> list[str]:
+        """Lines of ``dbswarm presets`` for this family."""
+        return []
+
+    # -- the plan ------------------------------------------------------------------------
+    def limits(self, w) -> RunLimits:
+        """The run phase's count limit, rate and time cap."""
+        return RunLimits()
+
+    def load_range(self, w) -> tuple[int, int]:
+        """(first unit, units) the load phase writes over all threads (rows, records)."""
+        return 0, 0
+
+    def split_load(self, w, threads: int) -> list[list[int]]:
+        """[start, count] of the load for each client thread of the run: contiguous shares of
+        ``load_range`` (a family may split otherwise, e.g. by warehouse)."""
+        from dbswarm.campaign.plan import split
+        start, total = self.load_range(w)
+        out = []
+        for c in split(total, threads):
+            out.append([start, c])
+            start += c
+        return out
+
+    def interval_seconds(self, w) -> int:
+        """Whole seconds per interval of the per-interval histograms (``report_interval``)."""
+        if w.report_interval:
+            return max(1, math.ceil(w.report_interval))
+        t = self.limits(w).time
+        return max(1, math.ceil(t / MAX_AUTO_INTERVALS)) if t else 1
+
+    def tables(self, w) -> list[str]:
+        """The tables (collections) this workload creates and uses: what the campaign lock
+        (``dbswarm.engine.lock``) holds while a campaign runs. [] takes no lock."""
+        return []
+
+    # -- the steps -----------------------------------------------------------------------
+    def prepare(self, binding, w, stage: str) -> Optional[dict]:
+        """Un-sharded steps: before_load (drop + create), after_load (secondary indexes),
+        after_run (after the run phase's window end; nothing by default), cleanup (drop
+        everything). A dict returned is stored with the stage's record (``prepare-<stage>.json``,
+        under "family"). A consistency check is returned under "check" as {"passed": bool,
+        "failures": [{"condition", ...}], ...}: result.json lists it in the run's "checks" (by
+        stage), and a failed one makes the campaign's status check_failed."""
+
+    def has_stage(self, w, stage: str) -> bool:
+        """Whether ``prepare`` does anything at this stage (when not, the step does not even
+        connect): every stage but after_run by default."""
+        return stage != "after_run"
+
+    # -- a consistency check split by unit (warehouse) -----------------------------------
+    check_unit_name: ClassVar[str] = "units"  # what a unit of the check is, plural (TPC-C: warehouses)
+
+    def check_units(self, w, stage: str) -> int:
+        """How many units (TPC-C: warehouses) the consistency check of this stage (after_load,
+        after_run) covers; 0: no check. ``dbswarm.engine.checks`` splits them into contiguous ranges,
+        one per shard of the run, checked in parallel, each a unit at a time across as many
+        calls as it takes (each call stops before its time limit), and stores the merged
+        outcome as the stage's ``family.check``."""
+        return 0
+
+    def check_unit(self, binding, w, stage: str, unit: int) -> list[dict]:
+        """The failures of one unit (0-based) of the stage's check: [{"condition", ...}]. Ranges
+        call it at the same time on their own connections: it reads only that unit's rows."""
+        raise NotImplementedError
+
+    def check_summary(self, w, stage: str, failures: list[dict], seconds: float) -> dict:
+        """The stage's check from all its units' failures: {"passed", "failures", ...}."""
+        return {"passed": not failures, "failures": failures[:100], "failures_total": len(failures),
+                "seconds": round(seconds, 3)}
+
+    def window_after_warmup(self, w) -> bool:
+        """Whether the run phase's measured window starts when the warm-up ends (its start edge
+        read then, by shard 0's call) instead of before the shards start (HammerDB's ramp-up)."""
+        return False
+
+    def run_client(self, w, ctx: ThreadContext) -> Client:
+        raise NotImplementedError
+
+    def load_client(self, w, ctx: ThreadContext, start: int, count: int) -> Client:
+        raise NotImplementedError
+
+    def window_snapshot(self, binding, w, phase: str) -> Optional[dict]:
+        """Figures read from the database itself at both edges of a phase's measured window:
+        an un-sharded step on one connection (``binding``, connected), before the phase's
+        shards start and again after they have all ended (TPC-C: ``sum(d_next_o_id)``, the
+        New-Order count HammerDB's NOPM is). Its numbers' after - before is what the phase
+        result has under ``server.family`` and hands to ``phase_summary`` as ``window["family"]``;
+        anything else in it (lists, maps: TPC-C's d_next_o_id per district) stays in the edge
+        document, and the start edge's whole snapshot reaches ``phase_summary`` as
+        ``window["family_start"]``. None: nothing."""
+        return None
+
+    def client_statements(self, w, phase: str, measurement) -> Optional[dict]:
+        """What the client sent, in the server counters' terms (``statements``,
+        ``transactions``), for the client/server cross-check; None: not comparable."""
+        return None
+
+    def error_hint(self, w, phase: str, op: str, kind: str, name: str) -> Optional[str]:
+        """What the user should change when ``op`` failed with this error class above the
+        threshold (shown beside the problem in the result and summary); None: nothing to say."""
+        return None
+
+    # -- results -------------------------------------------------------------------------
+    def phase_summary(self, w: dict, phase: str, measurement, duration: float,
+                      window: Optional[dict] = None) -> Optional[dict]:
+        """Added to a merged phase result under the family's name (None: nothing).
+        ``window``: {"seconds": the window's length, "family": window_snapshot's deltas,
+        "family_start": the start edge's window_snapshot as read, "edges_at": [start, end] wall
+        times, "server": the server counters' deltas, "after_warmup_s": set when the start edge
+        was read as the warm-up ended} when both edges were read, else None."""
+        return None
+
+    def report_tables(self, runs: list[dict]) -> str:
+        """Markdown tables of this family's runs of a result, for summary.md and report.html."""
+        return ""
+
+    def csv_fields(self) -> list[str]:
+        """Extra columns of result.csv for this family's runs (prefixed with the family's name),
+        added after the common ones when the result holds a run of the family."""
+        return []
+
+    def csv_values(self, run: dict, phase: str, result: dict) -> dict:
+        """Values of ``csv_fields`` for the rows of one phase (``result``: the phase's merged
+        result) of one of this family's runs (``run``: result.json's run)."""
+        return {}
+
+
+def register(family: Family) -> Family:
+    """Make a family known: ``families.register(MyFamily())`` in its module."""
+    if not family.name or not getattr(family, "model", None):
+        raise FamilyError(f"{type(family).__name__}: a family needs a name and a model")
+    if family.name in _REGISTRY:
+        raise FamilyError(f"workload family {family.name!r} is registered twice")
+    tag = family.model.model_fields.get("family")
+    if tag is None or tag.default != family.name:
+        raise FamilyError(f"family {family.name!r}: its model needs a field family = {family.name!r}")
+    _REGISTRY[family.name] = family
+    return family
+
+
+def _load_all() -> None:
+    for name, module in _BUILTIN.items():
+        if name not in _REGISTRY:
+            importlib.import_module(module)
+    load_plugins()
+
+
+def get(name: str) -> Family:
+    if name not in _REGISTRY:
+        module = _BUILTIN.get(name)
+        if module is not None:
+            importlib.import_module(module)
+        else:
+            load_plugins()
+    fam = _REGISTRY.get(name)
+    if fam is None:
+        raise FamilyError(f"unknown family {name!r}; expected one of {', '.join(names())}")
+    return fam
+
+
+def names() -> list[str]:
+    """Built-in families first, in a fixed order (whatever was imported first), then plugins'."""
+    _load_all()
+    return [n for n in _BUILTIN if n in _REGISTRY] + [n for n in _REGISTRY if n not in _BUILTIN]
+
+
+def all_families() -> list[Family]:
+    return [_REGISTRY[n] for n in names()]

@@ -1,0 +1,362 @@
+"""Number generators with YCSB's semantics (site.ycsb.generator) and sysbench's rand types.
+
+Each generator owns nothing but arithmetic; the caller passes a seeded ``random.Random``
+so every thread of every shard is reproducible from the campaign seed.
+"""
+from __future__ import annotations
+
+import math
+import random
+
+MT_RANDOM = random.Random.random  # the Mersenne Twister's own draw (C), past any override
+
+FNV_OFFSET_BASIS_64 = 0xCBF29CE484222325
+FNV_PRIME_64 = 1099511628211
+_MASK64 = (1 << 64) - 1
+_SIGN = 1 << 63
+CACHE_LIMIT = 1 << 18  # entries per memo table on the hot path (cleared when full; both full: ~64 MB)
+# memo tables are per process, shared by its client threads (a dict's get and set are atomic
+# under the GIL; a race only computes a value twice): popular items are hashed once per process
+_MEMOS: dict = {}
+
+
+def memo_table(*key) -> dict:
+    """The process's memo table for one pure mapping (named by ``key``)."""
+    t = _MEMOS.get(key)
+    if t is None:
+        t = _MEMOS.setdefault(key, {})
+    return t
+
+
+def _low_two_bytes_table() -> list:
+    """FNV-1a state after the two low bytes of a value, for every value of them."""
+    P, M = FNV_PRIME_64, _MASK64
+    out = []
+    for v in range(1 << 16):
+        h = ((FNV_OFFSET_BASIS_64 ^ (v & 0xFF)) * P) & M
+        out.append(((h ^ (v >> 8)) * P) & M)
+    return out
+
+
+_LOW16 = _low_two_bytes_table()
+# a zero byte's step is a multiply by the prime (x ^ 0 == x): trailing zero bytes collapse
+# into one multiply by a power of it
+_P4 = pow(FNV_PRIME_64, 4, 1 << 64)
+_P5 = pow(FNV_PRIME_64, 5, 1 << 64)
+
+
+def fnvhash64(val: int) -> int:
+    """YCSB Utils.fnvhash64: FNV-1a over the 8 bytes of a long (little-endian), Math.abs of
+    the signed result. It runs once or twice per operation, so: the two low bytes from a
+    table, and the zero high bytes of key numbers below 2^32 / 2^40 as one multiply
+    (2-3x faster than eight steps; tests/unit/test_generators.py checks it byte by byte)."""
+    P, M = FNV_PRIME_64, _MASK64
+    h = ((_LOW16[val & 0xFFFF] ^ ((val >> 16) & 0xFF)) * P) & M
+    if 0 <= val < 0x1_0000_0000:
+        h = ((h ^ (val >> 24)) * _P5) & M
+    elif 0 <= val < 0x100_0000_0000:
+        h = ((h ^ ((val >> 24) & 0xFF)) * P) & M
+        h = ((h ^ (val >> 32)) * _P4) & M
+    else:
+        for shift in (24, 32, 40, 48, 56):
+            h = ((h ^ ((val >> shift) & 0xFF)) * P) & M
+    return (1 << 64) - h if h & _SIGN else h  # to signed, then abs (Java Math.abs)
+
+
+def zeta(n: int, theta: float, start: int = 0, initial: float = 0.0) -> float:
+    total = initial
+    for i in range(start, n):
+        total += 1.0 / (i + 1) ** theta
+    return total
+
+
+class Zipfian:
+    """YCSB ZipfianGenerator over [base, base + items); item count may grow (for 'latest')."""
+
+    def __init__(self, rng, base: int, items: int, theta: float = 0.99, zetan: float | None = None):
+        self.rng, self.base, self.items, self.theta = rng, base, items, theta
+        self.random = rng.random
+        self.alpha = 1.0 / (1.0 - theta)
+        self.zeta2theta = zeta(2, theta)
+        self.zetan = zetan if zetan is not None else zeta(items, theta)
+        self._count_for_zeta = items
+        self._half_pow_theta = 1.0 + 0.5 ** theta
+        self._eta()
+
+    def _eta(self):
+        self.eta = (1 - (2.0 / self.items) ** (1 - self.theta)) / (1 - self.zeta2theta / self.zetan)
+
+    def next(self) -> int:
+        u = self.random()
+        uz = u * self.zetan
+        if uz < 1.0:
+            return self.base
+        if uz < self._half_pow_theta:
+            return self.base + 1
+        return self.base + int(self.items * (self.eta * u - self.eta + 1) ** self.alpha)
+
+    def next_of(self, items: int) -> int:
+        """next() over a grown (or shrunk) item count (SkewedLatest)."""
+        if items != self._count_for_zeta:
+            if items > self._count_for_zeta:  # incremental, as YCSB does
+                self.zetan = zeta(items, self.theta, self._count_for_zeta, self.zetan)
+            else:
+                self.zetan = zeta(items, self.theta)
+            self._count_for_zeta = self.items = items
+            self._eta()
+        return self.next()
+
+
+class ScrambledZipfian:
+    """YCSB ScrambledZipfianGenerator: popular items scattered over the key space by FNV.
+
+    An item's key number is ``lo + fnvhash64(item) % items``. The popular items (below
+    POPULAR_ITEMS: about half the draws at the default constant 0.99) are hashed once per
+    process, into a list shared by its threads; the others are hashed at every draw: six in
+    ten draws are of an item not drawn before in a run of 300,000, so a memo of them would
+    mostly fill up and miss (measured: 1.6 -> 0.9 µs a draw with the key's formatting)."""
+    ITEM_COUNT = 10_000_000_000
+    ZETAN = 26.46902820178302  # zeta(ITEM_COUNT, 0.99), YCSB's precomputed constant
+    POPULAR_ITEMS = 1 << 16
+
+    def __init__(self, rng, lo: int, hi: int, theta: float = 0.99):
+        self.lo, self.items = lo, hi - lo + 1
+        zetan = self.ZETAN if theta == 0.99 else zeta(min(self.ITEM_COUNT, 10_000_000), theta)
+        g = Zipfian(rng, 0, self.ITEM_COUNT, theta, zetan=zetan)
+        # Zipfian.next inlined below (the item count is fixed): one call less per operation
+        self._random, self._zetan, self._half, self._eta, self._alpha = (
+            g.random, g.zetan, g._half_pow_theta, g.eta, g.alpha)
+        # popular items' key numbers, per process (None: not yet hashed)
+        self._popular = slot_list(self.POPULAR_ITEMS, "scrambled-popular", self.lo, self.items)
+
+    def next(self) -> int:
+        u = self._random()
+        uz = u * self._zetan
+        if uz < 1.0:
+            item = 0
+        elif uz < self._half:
+            item = 1
+        else:
+            eta = self._eta
+            item = int(self.ITEM_COUNT * (eta * u - eta + 1) ** self._alpha)
+        if item < 65536:  # POPULAR_ITEMS (a constant is cheaper than an attribute)
+            k = self._popular[item]
+            if k is None:
+                k = self._popular[item] = self.lo + fnvhash64(item) % self.items
+            return k
+        return self.lo + fnvhash64(item) % self.items
+
+    def draw_constants(self) -> tuple:
+        """(zetan, 1 + 0.5^theta, eta, alpha): ``next``'s inlined Zipfian draw, for a client's
+        hot loop that inlines it once more (families/ycsb.py, YcsbClient._hot_loop)."""
+        return self._zetan, self._half, self._eta, self._alpha
+
+    def counted_next_key(self, rng, key_of, keys, popular_keys: list):
+        """``key_of(next())`` in one call, for a client's hot path: the draw is
+        ``random.Random.random`` itself on ``rng``, a counted stream (``words``, as
+        worker.ThreadRandom counts them: 2 words a draw) instead of the stream's own counting
+        method; ``popular_keys`` (a list of POPULAR_ITEMS, None where not yet made) maps a
+        popular item straight to its key, ``keys`` a key number to its key for the others: a
+        list over [lo, lo + items) where that is small enough, else a dict (a bounded memo);
+        the FNV hash of items below 2^32 inlined. With the server's work in the caches
+        between two round trips, each lookup and call cost µs (CPUs shared: 2.4 µs an
+        operation for the draw and the key, against 1 µs in a loop). The same draws and keys
+        as ``key_of(next())``: tests/unit/test_ycsb_hot_path.py compares them."""
+        draw, lo, items, zetan, half, eta, alpha = (MT_RANDOM, self.lo, self.items, self._zetan, self._half,
+                                                    self._eta, self._alpha)
+        count = self.ITEM_COUNT
+        listed = type(keys) is list
+        low16, prime, mask, p5 = _LOW16, FNV_PRIME_64, _MASK64, _P5
+
+        def next_key():
+            rng.words += 2
+            u = draw(rng)
+            uz = u * zetan
+            if uz < 1.0:
+                item = 0
+            elif uz < half:
+                item = 1
+            else:
+                item = int(count * (eta * u - eta + 1) ** alpha)
+            if item < 65536:  # POPULAR_ITEMS
+                key = popular_keys[item]
+                if key is None:
+                    key = popular_keys[item] = key_of(lo + fnvhash64(item) % items)
+                return key
+            if item < 0x1_0000_0000:  # fnvhash64's first case, inlined
+                h = ((low16[item & 0xFFFF] ^ ((item >> 16) & 0xFF)) * prime) & mask
+                h = ((h ^ (item >> 24)) * p5) & mask
+                if h & 0x8000_0000_0000_0000:
+                    h = 0x1_0000_0000_0000_0000 - h
+            else:
+                h = fnvhash64(item)
+            k = lo + h % items
+            if listed:
+                key = keys[k - lo]
+                if key is None:
+                    key = keys[k - lo] = key_of(k)
+                return key
+            key = keys.get(k)
+            return key if key is not None else _memo_miss(keys, k, key_of)
+        return next_key
+
+
+def _memo_miss(keys: dict, k: int, key_of):
+    """A key memo's miss (a dict bounded at CACHE_LIMIT, cleared when full): k's key, stored."""
+    if len(keys) >= CACHE_LIMIT:
+        keys.clear()
+    key = keys[k] = key_of(k)
+    return key
+
+
+def slot_list(n: int, *name) -> list:
+    """The process's list of n slots (None: not yet filled) named by ``name``, shared by its
+    threads (a list's item get and set are atomic under the GIL; a race only fills a slot
+    twice with the same value): a memo over a small dense range of integers."""
+    key = ("slots", n, *name)  # in the memo tables' registry, beside them
+    slots = _MEMOS.get(key)
+    if slots is None:
+        slots = _MEMOS.setdefault(key, [None] * n)
+    return slots
+
+
+class Uniform:
+    def __init__(self, rng, lo: int, hi: int):
+        self.rng, self.lo, self.hi = rng, lo, hi
+        self.random, self.n = rng.random, hi - lo + 1
+
+    def next(self) -> int:
+        # lo + int(random() * n): randint's distribution at a third of its cost (BENCHMARKS.md)
+        return self.lo + int(self.random() * self.n)
+
+    def counted_next(self, rng):
+        """``next()`` on a counted stream (ScrambledZipfian.counted_next_key's), one call
+        where the stream's counting method makes it two."""
+        draw, lo, n = MT_RANDOM, self.lo, self.n
+
+        def next_():
+            rng.words += 2
+            return lo + int(draw(rng) * n)
+        return next_
+
+    def counted_next_key(self, rng, key_of, keys, popular_keys=None):
+        """``key_of(next())`` in one call on a counted stream (ScrambledZipfian's, above;
+        ``keys``: a list over [lo, hi] or a dict; no item is more popular than another)."""
+        draw, lo, n = MT_RANDOM, self.lo, self.n
+        if type(keys) is list:
+            def next_key():
+                rng.words += 2
+                i = int(draw(rng) * n)
+                key = keys[i]
+                if key is None:
+                    key = keys[i] = key_of(lo + i)
+                return key
+            return next_key
+
+        def next_key():
+            rng.words += 2
+            k = lo + int(draw(rng) * n)
+            key = keys.get(k)
+            return key if key is not None else _memo_miss(keys, k, key_of)
+        return next_key
+
+
+class SkewedLatest:
+    """YCSB SkewedLatestGenerator: recently inserted keys are the most popular."""
+
+    def __init__(self, rng, upper_bound, theta: float = 0.99):
+        self.upper_bound = upper_bound  # callable: current record count
+        self.zipf = Zipfian(rng, 0, max(upper_bound(), 2), theta)
+
+    def next(self) -> int:
+        top = self.upper_bound()
+        return top - 1 - self.zipf.next_of(max(top, 2)) % top
+
+
+class Hotspot:
+    """YCSB HotspotIntegerGenerator: opn fraction of requests go to data fraction of keys."""
+
+    def __init__(self, rng, lo: int, hi: int, hot_data: float, hot_opn: float):
+        self.rng, self.lo, self.hot_opn = rng, lo, hot_opn
+        n = hi - lo + 1
+        self.hot = max(1, int(n * hot_data))
+        self.cold = n - self.hot
+
+    def next(self) -> int:
+        r = self.rng
+        if r.random() < self.hot_opn or self.cold <= 0:
+            return self.lo + r.randrange(self.hot)
+        return self.lo + self.hot + r.randrange(self.cold)
+
+
+def key_chooser(name, rng, lo, hi, upper_bound=None, theta=0.99, hot_data=0.2, hot_opn=0.8):
+    """The request distribution named by YCSB's ``requestdistribution``."""
+    if name == "uniform":
+        return Uniform(rng, lo, hi)
+    if name == "zipfian":
+        return ScrambledZipfian(rng, lo, hi, theta)
+    if name == "latest":
+        return SkewedLatest(rng, upper_bound or (lambda: hi + 1), theta)
+    if name == "hotspot":
+        return Hotspot(rng, lo, hi, hot_data, hot_opn)
+    raise ValueError(f"unknown request distribution {name!r}")
+
+
+# ---- sysbench ------------------------------------------------------------------------
+
+SysbenchUniform = Uniform  # sysbench's uniform rand type is the same draw
+
+
+class SysbenchSpecial:
+    """sysbench 1.0 sb_rand_special (defaults rand-spec-pct=1, res=75, iter=12): 75% of the
+    values land in the middle 1% of the range, the rest follow a bell curve."""
+
+    def __init__(self, rng, lo, hi, pct=1, res=75, iterations=12):
+        self.rng, self.lo = rng, lo
+        self.t = hi - lo + 1
+        self.range_size = self.t * (100 // (100 - res))
+        self.iter = iterations
+        self.d = max(1, self.t * pct // 100)
+        self.offset = self.t // 2 - self.t * pct // 200
+
+    def next(self):
+        rng, t = self.rng, self.t
+        res = rng.randrange(self.range_size)
+        if res < t:
+            total = 0.0
+            for _ in range(self.iter):
+                total += rng.random()
+            return self.lo + int(total * t / self.iter)
+        return self.lo + res % self.d + self.offset
+
+
+def pool_string(rng, alphabet: str, k: int) -> str:
+    """``"".join(rng.choices(alphabet, k=k))``: the same string and the same draws (choices
+    picks ``alphabet[floor(random() * n)]``), on a counted stream without its counting
+    method's Python call per draw: a client thread's 64 KiB pool of values costs 5 ms instead
+    of 30 (at 128 threads a shard spent seconds on them before its first operation)."""
+    if not hasattr(rng, "words"):
+        return "".join(rng.choices(alphabet, k=k))
+    rng.words += 2 * k
+    draw, n = MT_RANDOM, len(alphabet)
+    return "".join([alphabet[int(draw(rng) * n)] for _ in range(k)])
+
+
+def hot_next(gen, rng):
+    """gen's ``next``, as ``counted_next`` where gen has it and rng is a counted stream."""
+    if hasattr(gen, "counted_next") and hasattr(rng, "words"):
+        return gen.counted_next(rng)
+    return gen.next
+
+
+def sysbench_rand(name, rng, lo, hi):
+    if name == "uniform":
+        return SysbenchUniform(rng, lo, hi)
+    if name == "special":
+        return SysbenchSpecial(rng, lo, hi)
+    raise ValueError(f"unknown rand_type {name!r}")
+
+
+def zeta_static(n, theta):
+    """For tests: the exact zeta sum."""
+    return math.fsum(1.0 / (i + 1) ** theta for i in range(n))

@@ -1,0 +1,593 @@
+"""sysbench 1.0 OLTP (oltp_common.lua) as a workload family: its campaign model, its
+tables and statements per SQL dialect (data, below), and the event one client thread runs.
+
+An event is one transaction: BEGIN, point selects, the four range queries, the index and
+non-index updates, DELETE + INSERT of the same id, COMMIT — counted as sysbench counts them
+(read / write / other), so 20 queries per oltp_read_write transaction. The load fills
+``sbtest1 .. sbtestN`` (the run's global rows split contiguously over the client threads)
+and the secondary index on ``k`` is built after it, as sysbench does.
+"""
+from __future__ import annotations
+
+import random
+import time
+from typing import Literal, Optional
+
+from pydantic import Field, model_validator
+
+from dbswarm.families import base as families
+from dbswarm.families.base import BatchLoader, Client, Family, RunLimits, ThreadContext, WorkloadModel
+from dbswarm.measure.recorder import Lane
+from dbswarm.families.generators import MT_RANDOM, SysbenchUniform, hot_next, pool_string, sysbench_rand
+from dbswarm.families.presets import SYSBENCH_TESTS
+
+_DIGITS = "0123456789"
+_POOL = 1 << 15
+READ, WRITE, OTHER = 0, 1, 2
+
+
+class SysbenchWorkload(WorkloadModel):
+    """sysbench 1.0 OLTP options (same names as sysbench's command-line options)."""
+    family: Literal["sysbench"] = "sysbench"
+    test: Literal["oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select"] = "oltp_read_write"
+    tables: int = Field(1, ge=1, le=10_000)
+    table_size: int = Field(10_000, ge=1)
+    range_size: int = Field(100, ge=1)
+    point_selects: Optional[int] = Field(None, ge=0)
+    simple_ranges: Optional[int] = Field(None, ge=0)
+    sum_ranges: Optional[int] = Field(None, ge=0)
+    order_ranges: Optional[int] = Field(None, ge=0)
+    distinct_ranges: Optional[int] = Field(None, ge=0)
+    index_updates: Optional[int] = Field(None, ge=0)
+    non_index_updates: Optional[int] = Field(None, ge=0)
+    delete_inserts: Optional[int] = Field(None, ge=0)
+    skip_trx: Optional[bool] = None
+    rand_type: Literal["uniform", "special"] = Field(
+        "special", description="sysbench 1.0's --rand-type (its default is special: 75% of "
+        "requests to 1% of the rows)")
+    time: float = Field(60, gt=0, description="seconds of the run phase (0 not allowed)")
+    events: int = Field(0, ge=0, description="transactions to run over all threads (0: until time)")
+    rate: Optional[float] = Field(None, gt=0, description="total transactions/s (unthrottled if absent)")
+    batchsize: int = Field(1000, ge=1, le=100_000, description="rows per INSERT in the load phase")
+
+    @model_validator(mode="after")
+    def _resolve(self):
+        for key, value in SYSBENCH_TESTS[self.test].items():
+            if getattr(self, key) is None:
+                setattr(self, key, value)
+        if self.range_size > self.table_size:
+            raise ValueError(f"range_size ({self.range_size}) exceeds table_size ({self.table_size})")
+        return self
+
+    @property
+    def name(self):
+        return self.test
+
+    @property
+    def recordcount(self):
+        return self.tables * self.table_size
+
+
+# ---- the tables and statements, per dialect (sysbench 1.0 oltp_common.lua) --------------------
+# {t}: the table's name, {n}: its number, {options}: the session's table options (MySQL's
+# ENGINE=), %s: a parameter. A string is every dialect's; a dict names each dialect.
+SQL = {
+    "create": {
+        "sqlite": "CREATE TABLE {t} (id INTEGER PRIMARY KEY AUTOINCREMENT, k INTEGER DEFAULT 0 NOT NULL, "
+                  "c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL)",
+        "mysql": "CREATE TABLE {t} (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, "
+                 "c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)){options}",
+        "postgresql": "CREATE TABLE {t} (id SERIAL, k INTEGER DEFAULT '0' NOT NULL, "
+                      "c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id))",
+    },
+    "drop": "DROP TABLE IF EXISTS {t}",
+    "count": "SELECT COUNT(*) FROM {t}",
+    # built again by a resumed campaign: no error when it exists (MySQL has no IF NOT EXISTS)
+    "create_index": {"sqlite": "CREATE INDEX IF NOT EXISTS k_{n} ON {t}(k)",
+                     "postgresql": "CREATE INDEX IF NOT EXISTS k_{n} ON {t}(k)",
+                     "mysql": "CREATE INDEX k_{n} ON {t}(k)"},
+    "index_exists": {"mysql": "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() "
+                              "AND table_name = %s AND index_name = %s"},
+    # the load: rows of (id, k, c, pad), existing ids skipped (a resumed load is idempotent)
+    "load": {"sqlite": "INSERT OR IGNORE INTO {t} (id, k, c, pad) VALUES {rows}",
+             "mysql": "INSERT IGNORE INTO {t} (id, k, c, pad) VALUES {rows}",
+             "postgresql": "INSERT INTO {t} (id, k, c, pad) VALUES {rows} ON CONFLICT DO NOTHING"},
+    "point_select": "SELECT c FROM {t} WHERE id=%s",
+    "simple_range": "SELECT c FROM {t} WHERE id BETWEEN %s AND %s",
+    "sum_range": "SELECT SUM(k) FROM {t} WHERE id BETWEEN %s AND %s",
+    "order_range": "SELECT c FROM {t} WHERE id BETWEEN %s AND %s ORDER BY c",
+    "distinct_range": "SELECT DISTINCT c FROM {t} WHERE id BETWEEN %s AND %s ORDER BY c",
+    "index_update": "UPDATE {t} SET k=k+1 WHERE id=%s",
+    "non_index_update": "UPDATE {t} SET c=%s WHERE id=%s",
+    "delete": "DELETE FROM {t} WHERE id=%s",
+    "insert": "INSERT INTO {t} (id, k, c, pad) VALUES (%s, %s, %s, %s)",
+}
+
+
+# the per-operation statements: prepared on a session, one per table, at their first use
+PER_OPERATION = ("point_select", "simple_range", "sum_range", "order_range", "distinct_range", "index_update",
+                 "non_index_update", "delete", "insert")
+
+
+def sql_text(kind: str, dialect: str) -> str:
+    s = SQL[kind]
+    return s if isinstance(s, str) else s[dialect]
+
+
+class _PerTable(dict):
+    """table number -> one kind of statement on one session, prepared at its first use (a hit
+    is a plain dict lookup: the hot path)."""
+    __slots__ = ("tables", "kind")
+
+    def __init__(self, tables: "SysbenchTables", kind: str):
+        super().__init__()
+        self.tables, self.kind = tables, kind
+
+    def __missing__(self, n: int) -> str:
+        t = self.tables
+        sql = self[n] = t.b.prepare(t._text(self.kind, n))
+        return sql
+
+
+class _PerTableCounters(dict):
+    """table number -> one kind of select's ``count(params)`` on one session (the binding's
+    ``query_counter``), made at its first use; cleared when the session reconnects."""
+    __slots__ = ("tables", "kind")
+
+    def __init__(self, tables: "SysbenchTables", kind: str):
+        super().__init__()
+        self.tables, self.kind = tables, kind
+
+    def __missing__(self, n: int):
+        t = self.tables
+        count = self[n] = t.b.query_counter(t.stmts[self.kind][n])
+        return count
+
+
+class SysbenchTables:
+    """sysbench's tables on one SQL session (a binding with the ``sql`` capability). Each
+    per-operation statement is built for a table at its first use and handed to the session
+    as a prepared statement (``binding.prepare``). The SELECTs return their rows, or with
+    rows=False only how many there were (the result is still read from the server;
+    sysbench never looks at the values either, and the events use rows=False)."""
+
+    def __init__(self, binding):
+        self.b = binding
+        self.dialect = binding.dialect
+        self.stmts = {k: _PerTable(self, k) for k in PER_OPERATION}  # kind -> table -> statement
+        self._loads: dict[tuple[int, int], str] = {}  # (table, rows) -> the load's INSERT
+        self.point_selects = self.stmts["point_select"]  # table -> statement: the hottest lookup, direct
+        # kind -> table -> count(params) of the events' selects: one call per select, no
+        # statement lookup in the session (taken again after a reconnect: reset_counters)
+        self.counters = {k: _PerTableCounters(self, k) for k in PER_OPERATION}
+
+    def reset_counters(self) -> None:
+        """The session reconnected: its selects' count functions belong to the old connection."""
+        for per_table in self.counters.values():
+            per_table.clear()
+
+    def table_name(self, n: int) -> str:
+        return f"sbtest{n}"
+
+    def prepare_all(self, kinds, tables: int) -> int:
+        """Every statement of these kinds on every table, prepared on the server now (sysbench's
+        thread_init): a client thread does it before the measured window, so a short run with
+        many threads does not measure thousands of PREPAREs. Best effort: a statement that
+        cannot be prepared now fails at its first use, where its error is measured. Returns
+        how many were prepared on the server."""
+        prepared = 0
+        for kind in kinds:
+            for n in range(1, tables + 1):
+                try:
+                    prepared += self.b.prepare_now(self.stmts[kind][n])
+                except Exception:
+                    return prepared
+        return prepared
+
+    def _text(self, kind, n, **extra) -> str:
+        return sql_text(kind, self.dialect).format(t=self.table_name(n), n=n, options=self.b.table_options, **extra)
+
+    def sql(self, kind: str, n: int) -> str:
+        """The per-operation statement ``kind`` on table n, prepared on this session."""
+        return self.stmts[kind][n]
+
+    # -- set-up ------------------------------------------------------------------------
+    def create(self, n: int) -> None:
+        """Drop and create sbtest<N> without the secondary index on k."""
+        self.b.execute(self._text("drop", n))
+        self.b.execute(self._text("create", n))
+
+    def drop(self, n: int) -> None:
+        self.b.execute(self._text("drop", n))
+
+    def count(self, n: int) -> int:
+        return int(self.b.fetchone(self._text("count", n))[0])
+
+    def create_index(self, n: int) -> None:
+        """CREATE INDEX k_<N> ON sbtest<N>(k), after the load as sysbench does; again: nothing."""
+        exists = SQL["index_exists"].get(self.dialect)
+        if exists and self.b.fetchone(self.b.prepare(exists), (self.table_name(n), f"k_{n}"))[0]:
+            return
+        self.b.execute(self._text("create_index", n))
+
+    def load(self, n: int, rows: list[tuple[int, int, str, str]]) -> None:
+        """Insert (id, k, c, pad) rows; existing ids are skipped (idempotent)."""
+        step = max(1, self.b.max_params // 4)
+        for i in range(0, len(rows), step):
+            part = rows[i:i + step]
+            sql = self._loads.get((n, len(part)))
+            if sql is None:
+                sql = self._loads[n, len(part)] = self.b.prepare(
+                    self._text("load", n, rows=", ".join(["(%s, %s, %s, %s)"] * len(part))))
+            self.b.execute(sql, [v for row in part for v in row])
+
+    # -- the event's statements ------------------------------------------------------------
+    def point_select(self, n, id_, rows=True):
+        sql = self.point_selects[n]
+        return self.b.fetchcount(sql, (id_,)) if not rows else self.b.fetchall(sql, (id_,))
+
+    def _range(self, kind, n, lo, hi, rows):
+        sql = self.stmts[kind][n]
+        return self.b.fetchcount(sql, (lo, hi)) if not rows else self.b.fetchall(sql, (lo, hi))
+
+    def simple_range(self, n, lo, hi, rows=True):
+        return self._range("simple_range", n, lo, hi, rows)
+
+    def sum_range(self, n, lo, hi, rows=True):
+        return self._range("sum_range", n, lo, hi, rows)
+
+    def order_range(self, n, lo, hi, rows=True):
+        return self._range("order_range", n, lo, hi, rows)
+
+    def distinct_range(self, n, lo, hi, rows=True):
+        return self._range("distinct_range", n, lo, hi, rows)
+
+    def index_update(self, n, id_):
+        return self.b.execute(self.stmts["index_update"][n], (id_,))
+
+    def non_index_update(self, n, id_, c):
+        return self.b.execute(self.stmts["non_index_update"][n], (c, id_))
+
+    def delete(self, n, id_):
+        return self.b.execute(self.stmts["delete"][n], (id_,))
+
+    def insert(self, n, id_, k, c, pad):
+        return self.b.execute(self.stmts["insert"][n], (id_, k, c, pad))
+
+
+class SysbenchClient:
+    """One client thread's events. ``body(tables, q)`` is one transaction's statements,
+    ``tables.sql(kind, n)`` run on the session ``tables.b`` (``Measured.event`` times the
+    body, and retries it after a rollback); ``q`` accumulates [reads, writes, other]."""
+
+    def __init__(self, w, rng: random.Random):
+        self.w = w
+        self.rng = rng
+        self.random = rng.random
+        self.ids = sysbench_rand(w.rand_type, rng, 1, w.table_size)
+        self._next_id = hot_next(self.ids, rng)  # the statements' ids: the same draws, a call less each
+        self.pool = pool_string(rng, _DIGITS, _POOL)
+        self.writes = bool(w.index_updates or w.non_index_updates or w.delete_inserts)
+        # the range queries this workload runs: (count, statement kind), decided once
+        self._ranges = tuple((count, name) for count, name in (
+            (w.simple_ranges, "simple_range"), (w.sum_ranges, "sum_range"),
+            (w.order_ranges, "order_range"), (w.distinct_ranges, "distinct_range")) if count)
+        only_point_selects = bool(w.skip_trx and w.point_selects and not self._ranges and not self.writes)
+        self.body = self._point_selects if only_point_selects else self._event
+
+    def statement_kinds(self) -> list[str]:
+        """The per-operation statements this workload's events run."""
+        w = self.w
+        kinds = ["point_select"] if w.point_selects else []
+        kinds += [name for _, name in self._ranges]
+        kinds += ["index_update"] if w.index_updates else []
+        kinds += ["non_index_update"] if w.non_index_updates else []
+        kinds += ["delete", "insert"] if w.delete_inserts else []
+        return kinds
+
+    # sysbench.rand.string("###########-" * 10 minus the last dash): 119 chars; pad: 59 chars
+    def _digits(self, groups: int) -> str:
+        o = int(self.random() * (_POOL - 11 * groups))
+        p = self.pool
+        return "-".join([p[o + 11 * i:o + 11 * i + 11] for i in range(groups)])
+
+    def c_value(self) -> str:
+        return self._digits(10)
+
+    def pad_value(self) -> str:
+        return self._digits(5)
+
+    def table(self) -> int:
+        return 1 + int(self.random() * self.w.tables)
+
+    def _event(self, st, q):
+        # one event, as the hot loop (below) runs it in a loop of events: a paced step, and
+        # every attempt after a failed one. Statements straight on the session: a group's
+        # table is drawn once (as ``table()`` draws it), its statement looked up once, then
+        # only driver calls (the session's methods are looked up per event: a reconnect
+        # between attempts may have replaced them)
+        w, next_id, b = self.w, self._next_id, st.b
+        if not w.skip_trx:
+            b.begin(self.writes)
+            q[OTHER] += 1
+        if w.point_selects:
+            self._point_selects(st, q)
+        if self._ranges:
+            rs, rnd, tables, counters = w.range_size - 1, self.random, w.tables, st.counters
+            for count, kind in self._ranges:
+                select = counters[kind][1 + int(rnd() * tables)]
+                for _ in range(count):
+                    lo = next_id()
+                    select((lo, lo + rs))  # read, not converted
+                    q[READ] += 1
+        if self.writes:
+            self._writes(st, q)
+        if not w.skip_trx:
+            b.commit()
+            q[OTHER] += 1
+
+    def _writes(self, st, q):
+        """The event's index and non-index updates and its DELETE + INSERT pairs."""
+        w, next_id, execute = self.w, self._next_id, st.b.execute
+        if w.index_updates:
+            sql = st.sql("index_update", self.table())
+            for _ in range(w.index_updates):
+                execute(sql, (next_id(),))
+                q[WRITE] += 1
+        if w.non_index_updates:
+            sql = st.sql("non_index_update", self.table())
+            for _ in range(w.non_index_updates):
+                id_ = next_id()
+                execute(sql, (self.c_value(), id_))
+                q[WRITE] += 1
+        if w.delete_inserts:
+            t = self.table()
+            delete, insert = st.sql("delete", t), st.sql("insert", t)
+            for _ in range(w.delete_inserts):
+                id_ = next_id()
+                execute(delete, (id_,))
+                q[WRITE] += 1
+                execute(insert, (id_, 1 + int(self.random() * w.table_size), self.c_value(), self.pad_value()))
+                q[WRITE] += 1
+
+    def _point_selects(self, st, q):
+        """The event's point selects; alone, the whole event of workloads that run nothing
+        else outside a transaction (oltp_point_select), without _event's checks of the
+        groups they do not run."""
+        w = self.w
+        select, nxt = st.counters["point_select"][1 + int(self.random() * w.tables)], self._next_id
+        for _ in range(w.point_selects):
+            select((nxt(),))  # read, not converted
+            q[READ] += 1
+
+    def hot_loop(self, m, st: SysbenchTables, q: list):
+        """``run_for(deadline_ns, max_steps)`` (families.Client): events until one ends at or
+        after ``deadline_ns`` (``time.perf_counter_ns``; the first always runs) or
+        ``max_steps`` committed, or an attempt failed; returns the events committed. One
+        loop with the event inline: no call per event through ``Measured.event`` and the
+        worker's loop, the uniform ids drawn in the loop instead of through a function, the
+        time appended to the second's lane. With 8 threads per process and the server on
+        the same CPUs, each call between two round trips costs more than its own time (the
+        caches are the server's after every round trip, and the other threads wait for the
+        GIL): PostgreSQL oltp_read_only, 2 x 8 threads, 385-393 µs of client CPU per event
+        through the worker's step, 358 in this loop, 351-355 for bench/bare_client.py
+        (alternating 1-s blocks in the same processes; BENCHMARKS.md, point 11).
+
+        The same draws in the same order as ``_event``, the same statements, the same counts
+        of queries; a failed attempt goes to ``Measured.event_failed``, which rolls back and
+        runs ``body`` again as ``Measured.event`` would, timed from the first attempt's start.
+        The stream's words of the loop's own draws are counted per call.
+        tests/unit/test_sysbench_hot_loop.py compares it with ``Measured.event`` of ``body``."""
+        w, rng = self.w, self.rng
+        perf, ok, draw, event_failed, body = time.perf_counter_ns, m.ok, MT_RANDOM, m.event_failed, self.body
+        lane = Lane() if m.paced else m.rec.lane("TRANSACTION")  # paced: every event through ok (ok_paced)
+        trx, writes, tables = not w.skip_trx, self.writes, w.tables
+        n_points, point_selects = w.point_selects, st.counters["point_select"]
+        # per table dicts: cleared in place when the session reconnects (reset_counters)
+        ranges = tuple((count, st.counters[kind]) for count, kind in self._ranges)
+        span = w.range_size - 1
+        uniform = type(self.ids) is SysbenchUniform  # else ids through next_id (the stream counts them)
+        lo, n = (self.ids.lo, self.ids.n) if uniform else (0, 0)
+        next_id, more_writes = self._next_id, self._writes
+        counted = hasattr(rng, "words")  # worker.ThreadRandom (a test's random.Random counts nothing)
+
+        def run_for(deadline_ns: int, max_steps: int) -> int:
+            b = st.b
+            begin, commit = b.begin, b.commit
+            lats, until = lane.lats, lane.until
+            steps = words = 0  # words: this loop's draws (MT_RANDOM), 2 each
+            try:
+                while steps < max_steps:
+                    t0 = perf()
+                    try:
+                        if trx:
+                            begin(writes)
+                            q[OTHER] += 1
+                        if n_points:
+                            words += 2
+                            select = point_selects[1 + int(draw(rng) * tables)]
+                            for _ in range(n_points):
+                                if uniform:
+                                    words += 2
+                                    select((lo + int(draw(rng) * n),))
+                                else:
+                                    select((next_id(),))
+                                q[READ] += 1
+                        for count, per_table in ranges:
+                            words += 2
+                            select = per_table[1 + int(draw(rng) * tables)]
+                            for _ in range(count):
+                                if uniform:
+                                    words += 2
+                                    first = lo + int(draw(rng) * n)
+                                else:
+                                    first = next_id()
+                                select((first, first + span))  # read, not converted
+                                q[READ] += 1
+                        if writes:
+                            more_writes(st, q)
+                        if trx:
+                            commit()
+                            q[OTHER] += 1
+                    except Exception as exc:
+                        return steps + event_failed("TRANSACTION", body, st, q, t0, exc)
+                    t1 = perf()
+                    # the lane's append written out, as in YCSB's hot loop: a helper's call
+                    # per event is what this loop exists to save
+                    if t1 < until:
+                        lats.append((t1 - t0) // 1000)
+                    else:
+                        ok("TRANSACTION", t0, t1)
+                        lats, until = lane.lats, lane.until
+                    steps += 1
+                    if t1 >= deadline_ns:
+                        break
+            finally:
+                if counted:
+                    rng.words += words
+            return steps
+        return run_for
+
+    def load_rows(self, table_size: int, first_id: int, last_id: int) -> list:
+        """(id, k, c, pad) for ids first..last inclusive."""
+        rng = self.rng
+        return [(i, rng.randint(1, table_size), self.c_value(), self.pad_value())
+                for i in range(first_id, last_id + 1)]
+
+    def queries_per_event(self) -> tuple[int, int, int]:
+        w = self.w
+        reads = w.point_selects + w.simple_ranges + w.sum_ranges + w.order_ranges + w.distinct_ranges
+        writes = w.index_updates + w.non_index_updates + 2 * w.delete_inserts
+        other = 0 if w.skip_trx else 2
+        return reads, writes, other
+
+
+class _EventClient(Client):
+    """The run phase: one step = one event (True when it committed: a failed event does not
+    count toward ``events``), the queries counted as sysbench counts them."""
+
+    def __init__(self, w, ctx: ThreadContext):
+        self.m = ctx.m
+        self.q = [0, 0, 0]
+        client = SysbenchClient(w, ctx.rng)
+        tables = SysbenchTables(ctx.m.binding)
+        ctx.m.on_reconnect.append(tables.reset_counters)
+        prepared = tables.prepare_all(client.statement_kinds(), w.tables)
+        if prepared:
+            ctx.m.rec.count("prepared_at_setup", prepared)
+            # inside the server's window; in PostgreSQL's counters each is a transaction of its
+            # own (a protocol-level prepare outside a transaction block): the cross-check counts
+            # those (MariaDB's COM_STMT_PREPARE is no transaction)
+            if ctx.m.binding.prepare_is_transaction:
+                ctx.m.rec.count("setup_transactions", prepared)
+        # unpaced, the worker calls run_for; a paced run's step is one event of it
+        self.run_for = run_for = client.hot_loop(ctx.m, tables, self.q)
+        self.step = lambda: run_for(0, 1)
+
+    def close(self):
+        rec, q = self.m.rec, self.q
+        rec.count("queries_read", q[READ])
+        rec.count("queries_write", q[WRITE])
+        rec.count("queries_other", q[OTHER])
+
+
+class Sysbench(Family):
+    name = "sysbench"
+    model = SysbenchWorkload
+    requires = "sql"
+    label_key = "test"
+
+    def presets_text(self):
+        lines = ["sysbench tests (workload.test):"]
+        for name, props in SYSBENCH_TESTS.items():
+            stmts = ", ".join(f"{k}={v}" for k, v in props.items() if v)
+            lines.append(f"  {name:<18} {stmts}")
+        return lines
+
+    def limits(self, w):
+        return RunLimits(count=w.events, rate=w.rate, time=w.time)
+
+    def load_range(self, w):
+        return 0, w.tables * w.table_size  # global rows: table = row // table_size
+
+    def tables(self, w):
+        return [f"sbtest{n}" for n in range(1, w.tables + 1)]
+
+    def prepare(self, binding, w, stage):
+        st = SysbenchTables(binding)
+        for n in range(1, w.tables + 1):
+            if stage == "before_load":
+                st.create(n)
+            elif stage == "after_load":
+                st.create_index(n)
+            elif stage == "cleanup":
+                st.drop(n)
+
+    def run_client(self, w, ctx):
+        return _EventClient(w, ctx)
+
+    def load_client(self, w, ctx, start, count):
+        client = SysbenchClient(w, ctx.rng)
+        st = SysbenchTables(ctx.m.binding)
+        size = w.table_size
+
+        def batch(nxt, end):
+            table, first = divmod(nxt, size)
+            hi = min(end, nxt + w.batchsize, (table + 1) * size)
+            rows = client.load_rows(size, first + 1, first + (hi - nxt))
+            return hi, len(rows), st.load, (table + 1, rows)
+        return BatchLoader(ctx, start, count, batch)
+
+    def client_statements(self, w, phase, measurement):
+        """The run phase's statements as sysbench counts them (reads, writes, BEGIN/COMMIT),
+        and its transactions (committed events and the rolled-back attempts that were retried)."""
+        if phase != "run":
+            return None
+        c = measurement.counters
+        trx = sum(s.histogram.get_total_count() for s in (measurement.operations.get("TRANSACTION"),
+                                                          (measurement.warmup or {}).get("TRANSACTION")) if s)
+        return {"statements": c.get("queries_read", 0) + c.get("queries_write", 0) + c.get("queries_other", 0),
+                "transactions": trx + c.get("retries", 0) + c.get("setup_transactions", 0)}
+
+    def phase_summary(self, w, phase, measurement, duration, window=None):
+        if phase != "run":
+            return None
+        c = measurement.counters
+        trx = measurement.operations.get("TRANSACTION")
+        q = c.get("queries_read", 0) + c.get("queries_write", 0) + c.get("queries_other", 0)
+        n = trx.count if trx else 0
+        return {
+            "transactions": n, "tps": round(n / duration, 2),
+            "queries": q, "qps": round(q / duration, 2),
+            "queries_read": c.get("queries_read", 0), "queries_write": c.get("queries_write", 0),
+            "queries_other": c.get("queries_other", 0),
+            "errors": measurement.total_errors, "reconnects": c.get("reconnects", 0),
+            "latency_avg_ms": round(trx.histogram.get_mean_value() / 1000, 3) if n else None,
+            "latency_p95_ms": round(trx.histogram.get_value_at_percentile(95) / 1000, 3) if n else None,
+        } | ({"latency_p95_from_intended_start_ms": round(trx.intended.get_value_at_percentile(95) / 1000, 3)}
+             if trx and trx.intended.get_total_count() else {})
+
+    def report_tables(self, runs):
+        from dbswarm.results.report.files import fmt
+        if not runs:
+            return ""
+        lines = ["### sysbench OLTP", "",
+                 "| instance | test | threads | tables x rows | TPS | QPS | read / write / other queries "
+                 "| latency avg ms | p95 ms | errors | reconnects |",
+                 "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in runs:
+            p = r["phases"].get("run", {})
+            s = p.get("sysbench")
+            w = r["workload"]
+            if not s:
+                lines.append(f"| {r['target']['label']} | {w['test']} | {r['threads']} | | missing | | | | | | |")
+                continue
+            lines.append(
+                f"| {r['target']['label']} | {w['test']} | {r['threads']} | {w['tables']}x{w['table_size']:,} "
+                f"| {fmt(s['tps'], 1)} | {fmt(s['qps'], 1)} | {s['queries_read']:,} / {s['queries_write']:,} / "
+                f"{s['queries_other']:,} | {s['latency_avg_ms']} | {s['latency_p95_ms']} | {s['errors']} "
+                f"| {s['reconnects']} |")
+        return "\n".join(lines) + "\n"
+
+
+families.register(Sysbench())

@@ -1,0 +1,1 @@
+"""TPC-C: the family, its SQL per dialect, and its consistency check."""

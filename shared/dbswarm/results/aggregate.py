@@ -1,0 +1,503 @@
+"""Merge every shard's measurement into the campaign result, exactly.
+
+Histograms are merged (never percentiles averaged), counters summed, timelines summed on
+the wall-clock second. Steady-state throughput is taken over the whole seconds in which
+every shard of the phase was running, after the warm-up; the overall figure (all
+operations over the phase's wall-clock span) is reported beside it.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Optional
+
+from dbswarm.families import base as families
+from dbswarm.results.documents import RESULT_SCHEMA_VERSION, CampaignResult, Plan, RunPlan, ShardResult
+from dbswarm.measure.recorder import Measurement, OperationStats
+from dbswarm.credentials.secrets import redact_url
+
+READ_OPS = ("READ",)
+WRITE_OPS = ("UPDATE", "INSERT", "READ-MODIFY-WRITE")
+MIN_STEADY_SECONDS = 3
+
+
+def shard_key(store, campaign_id, run_id, phase, shard) -> str:
+    return store.key(campaign_id, "runs", run_id, phase, f"shard-{shard}.json")
+
+
+def failure_key(store, campaign_id, run_id, phase, shard) -> str:
+    return store.key(campaign_id, "runs", run_id, phase, f"shard-{shard}.failed.json")
+
+
+def _merged(stats: dict[str, OperationStats], names) -> Optional[OperationStats]:
+    out = None
+    for n in names:
+        if n in stats:
+            out = (out or OperationStats()).merge(stats[n])
+    return out
+
+
+def window_deltas(start: Optional[dict], end: Optional[dict]) -> Optional[dict]:
+    """The measured window from its two edge documents (``worker.read_window_edge``):
+    after - before of every counter both edges have; None unless both were read.
+
+    Beside the deltas, for the family's summary only (``Family.phase_summary``; not copied into
+    result.json): ``family_start``, the start edge's ``window_snapshot`` as read (TPC-C: each
+    district's d_next_o_id, where the window starts, and when it was read), and ``edges_at``,
+    the two edges' wall-clock times (seconds)."""
+    if not start or not end:
+        return None
+    out: dict = {"seconds": round(end["at"] - start["at"], 3),
+                 "warnings": list(start.get("warnings", [])) + list(end.get("warnings", [])),
+                 "edges_at": [start["at"], end["at"]]}
+    if start.get("after_warmup_s"):  # the start edge was read when the warm-up ended (service._warmup_edge)
+        out["after_warmup_s"] = start["after_warmup_s"]
+    for key in ("server", "family"):
+        a, b = start.get(key), end.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out[key] = {k: b[k] - a[k] for k in sorted(b)
+                        if k in a and isinstance(a[k], (int, float)) and isinstance(b[k], (int, float))}
+    if isinstance(start.get("family"), dict) and isinstance(end.get("family"), dict):
+        out["family_start"] = start["family"]
+    return out
+
+
+def cross_check(client: Optional[dict], server: Optional[dict]) -> dict:
+    """Client-counted against server-counted, for each figure both sides have."""
+    out = {}
+    for k, n in (client or {}).items():
+        if server and k in server:
+            out[k] = {"client": n, "server": server[k],
+                      "ratio": round(n / server[k], 4) if server[k] else None}
+    return out
+
+
+def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
+                shard_docs, failures: dict[int, str], max_error_rate: float = 0.01,
+                window: Optional[dict] = None, load_counts: Optional[list[int]] = None,
+                failed_at: Optional[dict[int, float]] = None) -> dict:
+    """One run's phase from its shard documents (``shard_docs.get(i)``: a ShardResult, or
+    None when shard i wrote nothing); ``window``: ``window_deltas`` of the phase's measured
+    window (the server's own counters), when both edges were read. ``load_counts``: the
+    units each shard's load was planned to write (a load that wrote fewer is incomplete).
+    ``failed_at``: when the state machine recorded a shard's failure (its failure file's time)."""
+    expected = shard_count
+    measurement = Measurement()
+    starts, ends, skews, complete, partial, missing = [], [], {}, [], [], []
+    abandoned = {}  # shard -> client threads given up inside a database call (worker._join)
+    integrity = _Integrity(phase, load_counts)
+    settings = None
+    client_cpu = 0.0  # the shard processes' CPU over their calls (worker: segments' cpu_s)
+    worker_calls, worker_s = 0, 0.0  # what the worker function was used for (cost: measured beside the estimate)
+    per_shard = {}  # shard -> (first second, operations per second): the report's per-shard view
+    for i in range(expected):
+        doc = shard_docs.get(i)
+        if doc is not None:
+            doc = ShardResult.of(doc)
+        if doc is None:
+            missing.append({"shard": i, "reason": failures.get(i, "no result (the shard died or never ran)")})
+            continue
+        shard_m = Measurement.from_dict(doc.measurement)
+        per_shard[i] = (shard_m.timeline.start, shard_m.timeline.totals())
+        measurement.merge(shard_m)
+        starts.append(doc.started_at)
+        ends.append(doc.ended_at)
+        if doc.start_skew_s is not None:
+            skews[i] = doc.start_skew_s
+        client_cpu += sum(seg.get("cpu_s", 0) for seg in doc.segments)
+        worker_calls += len(doc.segments)
+        worker_s += sum(max(0.0, (seg.get("ended_at") or 0) - (seg.get("began_at") or 0)) for seg in doc.segments)
+        n = sum(seg.get("abandoned_threads", 0) for seg in doc.segments)
+        if n:
+            abandoned[i] = n
+        settings = settings or doc.binding.settings
+        integrity.shard(i, doc)
+        if doc.status == "done" and not integrity.interrupted(doc):
+            complete.append(i)
+        else:
+            entry = {"shard": i, "status": "interrupted" if integrity.interrupted(doc) else doc.status,
+                     "reason": failures.get(i, "stopped before finishing")}
+            lost = lost_before_failure(doc, (failed_at or {}).get(i))
+            if lost:
+                entry["lost_s"] = lost
+                integrity.lost_seconds += lost
+            partial.append(entry)
+    out = {"phase": phase, "shards": {"expected": expected, "complete": complete, "partial": partial,
+                                      "missing": missing},
+           "binding_settings": settings}
+    if not starts:
+        out["status"] = "missing"
+        return out
+    w = workload
+    span_start, span_end = min(starts), max(ends)
+    duration = max(span_end - span_start, 1e-9)
+    measured = measurement.total_ops  # after the warm-up: what the percentiles are of
+    warm_ops = measurement.warmup_ops
+    total = measured + warm_ops
+    tl = measurement.timeline
+    warm = float(w.get("warmuptime") or 0) if phase == "run" else 0.0
+    ws, we = math.ceil(max(starts) + warm), math.floor(min(ends))
+    totals = tl.totals()
+    if tl.start is not None:  # seconds in which nothing completed at the window's end are dead, not steady
+        while we > ws and not (0 <= we - 1 - tl.start < len(totals) and totals[we - 1 - tl.start]):
+            we -= 1
+    # seconds between two calls of a shard (a resumed or continued shard) are not steady either
+    gaps = {sec for lo_t, hi_t in integrity.gaps for sec in range(math.floor(lo_t), math.ceil(hi_t))}
+    seconds = [sec for sec in range(ws, we) if sec not in gaps]
+    steady_seconds = len(seconds)
+    steady_ops = None
+    if steady_seconds >= MIN_STEADY_SECONDS and tl.start is not None:
+        steady_ops = sum(totals[sec - tl.start] for sec in seconds if 0 <= sec - tl.start < len(totals)) \
+            / steady_seconds
+    ops = {name: s.summary() | {"ops_per_s": round(s.count / duration, 2)}
+           for name, s in sorted(measurement.operations.items())}
+    problems = integrity.problems(tl, totals, span_end, measurement)
+    out.update({
+        "status": ("interrupted" if integrity.stopped and not missing else "partial") if missing or partial
+        else "incomplete" if problems else "complete",
+        "started_at": span_start, "ended_at": span_end, "duration_s": round(duration, 3),
+        "operations_total": total, "errors_total": measurement.total_errors,
+        "ops_per_s": round(total / duration, 2),
+        "steady": {"window": [ws, we], "seconds": steady_seconds,
+                   "ops_per_s": round(steady_ops, 2) if steady_ops is not None else None},
+        "throughput": round(steady_ops if steady_ops is not None else total / duration, 2),
+        "throughput_basis": "steady-state window" if steady_ops is not None else "whole phase",
+        "operations": ops, "errors": measurement.errors, "counters": measurement.counters,
+        "start_skew_s": {"max": round(max(skews.values()), 4) if skews else None,
+                         "per_shard": skews},
+        "abandoned_threads": {"count": sum(abandoned.values()), "per_shard": abandoned},
+        "client_cpu_s": round(client_cpu, 3),
+        "usage": {"worker_calls": worker_calls, "worker_seconds": round(worker_s, 3)},
+        "mix": {name: round(s.count / measured, 6) for name, s in measurement.operations.items()} if measured else {},
+    })
+    if problems:
+        out["problems"] = problems
+    if integrity.lost_seconds:
+        out["lost_seconds"] = round(integrity.lost_seconds, 3)
+    if measurement.warmup:
+        # warm-up operations: counted in operations_total and the timeline, out of the percentiles
+        out["warmup"] = {"seconds": warm, "operations_total": warm_ops,
+                         "operations": {name: s.summary() for name, s in sorted(measurement.warmup.items())}}
+        out["operations_after_warmup"] = measured
+    read = _merged(measurement.operations, READ_OPS)
+    write = _merged(measurement.operations, WRITE_OPS)
+    fam = families.get(family)
+    _judge_errors(out, measurement, phase, max_error_rate,
+                  hint=lambda op, kind, name: fam.error_hint(fam.workload(w), phase, op, kind, name))
+    out["read_latency"] = read.summary() if read else None
+    out["write_latency"] = write.summary() if write else None
+    rate = fam.limits(fam.workload(w)).rate if phase == "run" else None
+    c = measurement.counters
+    if rate:
+        out["latency_basis"] = ("service time from each call's start, and response time from its intended start "
+                                "on the target rate's schedule (operations.*.intended)")
+        out["schedule"] = {"target_per_s": rate, "steps": c.get("paced_steps", 0),
+                           "late_starts": c.get("late_starts", 0)}
+    else:
+        out["latency_basis"] = ("service time from each call's start (closed loop, no target rate: a stall "
+                                "delays the following operations instead of showing in their latency)")
+    if window is not None:
+        client = fam.client_statements(fam.workload(w), phase, measurement)
+        checks = cross_check(client, window.get("server"))
+        out["server"] = {
+            "window_s": window["seconds"], "counters": window.get("server"), "family": window.get("family"),
+            "client": client, "cross_check": checks, "warnings": window["warnings"],
+            "note": "deltas of the server's own counters between the window's edges, read on one connection "
+                    "before the shards started and after they all ended; server-wide counters (MariaDB "
+                    "status, MongoDB serverStatus) include every other client of the server"}
+        if window.get("server") is None and not window["warnings"]:
+            out["server"]["note"] = "this engine keeps no server-side counters"
+    extra = fam.phase_summary(w, phase, measurement, duration, window=window)
+    if extra is not None:
+        out[fam.name] = extra  # the family's own figures (e.g. TPS and QPS as its reference tool counts them)
+    out["histograms"] = {k: v["histogram"] for k, v in measurement.to_dict()["operations"].items()}
+    out["timeline"] = tl.to_dict(histograms=False)
+    out["intervals"] = tl.interval_summary()
+    out["shard_series"] = shard_series(per_shard)
+    return out
+
+
+SHARD_SERIES_NUMBERS = 20_000  # the per-shard view's budget: 1,000 shards x 1 h stays ~100 KB
+
+
+def shard_series(per_shard: dict) -> Optional[dict]:
+    """Each shard's operations per step on one grid (the report's "per shard" chart): steps of
+    ``step_s`` whole seconds, chosen so that shards x steps stays within SHARD_SERIES_NUMBERS
+    (1 s for a few shards over minutes; 1,000 shards over an hour get 3-minute steps)."""
+    per_shard = {i: (start, seq) for i, (start, seq) in per_shard.items() if start is not None and seq}
+    if not per_shard:
+        return None
+    start = min(st for st, _ in per_shard.values())
+    end = max(st + len(seq) for st, seq in per_shard.values())
+    points = max(10, SHARD_SERIES_NUMBERS // len(per_shard))
+    step = max(1, math.ceil((end - start) / points))
+    out = {}
+    for i, (st, seq) in sorted(per_shard.items()):
+        row = [0] * math.ceil((end - start) / step)
+        for k, v in enumerate(seq):
+            row[(st - start + k) // step] += v
+        out[str(i)] = row
+    return {"start": start, "step_s": step, "ops": out}
+
+
+def _judge_errors(out: dict, measurement: Measurement, phase: str, max_error_rate: float,
+                 hint=lambda op, kind, name: None) -> None:
+    """A phase whose calls failed more often than ``max_error_rate`` measured something else
+    than the workload (a missing table, keys that already exist, a server that answered only
+    errors): it is complete_with_errors, and says which operations and why. Errors that were
+    retried until the work succeeded (``counters.retries``: a transaction rolled back and run
+    again, a load batch sent again) lost no work and are not counted; nor are a load's duplicate
+    keys (a resumed load meets the rows it wrote before). The basis is the whole phase, warm-up
+    included: errors (and retries) are not kept apart for the warm-up, so its calls count too."""
+    warm = measurement.warmup or {}
+
+    def calls_of(op: str) -> int:
+        return sum(s.histogram.get_total_count() for s in (measurement.operations.get(op), warm.get(op)) if s)
+    failed: dict[str, dict[str, int]] = {}
+    for key, n in measurement.errors.items():
+        op, kind, name = key.split(":", 2)
+        if phase == "load" and kind == "duplicate":
+            continue
+        failed.setdefault(op, {})[f"{kind}: {name}"] = n
+    calls = sum(calls_of(op) for op in set(measurement.operations) | set(warm))
+    errors = max(0, sum(sum(v.values()) for v in failed.values()) - measurement.counters.get("retries", 0))
+    rate = errors / (calls + errors) if calls + errors else 0.0
+    out["error_rate"] = round(rate, 6)
+    if rate > max_error_rate and out["status"] == "complete":
+        out["status"] = "complete_with_errors"
+        problems = []
+        for op, kinds in sorted(failed.items()):
+            if op not in measurement.operations:
+                continue
+            calls = calls_of(op) + sum(kinds.values())
+            text = (f"{op}: {sum(kinds.values()):,} of {calls:,} calls failed "
+                    f"({', '.join(f'{k} ×{n:,}' for k, n in sorted(kinds.items(), key=lambda x: -x[1]))})")
+            hints = [h for h in (hint(op, *k.split(": ", 1)) for k in kinds) if h]
+            problems.append(text + ("; " + "; ".join(dict.fromkeys(hints)) if hints else ""))
+        out["error_problems"] = problems
+
+
+def lost_before_failure(doc: ShardResult, failed_at: Optional[float]) -> float:
+    """Seconds a crashed shard measured and lost, said before it is resumed: from the end of its
+    last persisted segment to the recorded failure (its process was dead by then), at most one
+    persistence interval. Only for a shard whose last segment was a periodic one (its call went
+    on after it); the segment a resume continues with records the same as ``lost_s``, and the
+    shard is then done, so the seconds are never counted twice."""
+    if failed_at is None or doc.status == "done" or not doc.segments:
+        return 0.0
+    last = doc.segments[-1]
+    if last.get("persisted") != "interval" or not last.get("ended_at"):
+        return 0.0
+    lost = max(0.0, float(failed_at) - float(last["ended_at"]))
+    if last.get("persist_interval_s"):
+        lost = min(lost, float(last["persist_interval_s"]))
+    return round(lost, 3)
+
+
+def run_phases(plan: Plan, store, run: RunPlan, missing_all: Optional[list] = None) -> dict:
+    """One run's merged load and run phases (``missing_all`` collects its missing shards)."""
+    cid = plan.campaign_id
+    missing_all = [] if missing_all is None else missing_all
+    phases = {}
+    for phase in [p for p in plan.phases if p in ("load", "run")]:
+        failures, failed_at = {}, {}
+        for i in range(run.shard_count):
+            try:
+                record = store.get_json(failure_key(store, cid, run.run_id, phase, i))
+            except KeyError:
+                continue
+            failures[i] = record["error"]
+            if isinstance(record.get("at"), (int, float)):
+                failed_at[i] = record["at"]
+        docs = _ShardDocs(store, cid, run.run_id, phase)
+        if not failures and not store.list(store.key(cid, "runs", run.run_id, phase) + "/"):
+            # the phase never started (an earlier phase or run stopped the campaign)
+            phases[phase] = {"phase": phase, "status": "not run"}
+            continue
+        edges = []
+        for edge in ("start", "end"):
+            try:
+                edges.append(store.get_json(store.key(cid, "runs", run.run_id, phase, f"window-{edge}.json")))
+            except KeyError:
+                edges.append(None)
+        merged = merge_phase(run.family, run.workload, run.shard_count, phase, docs, failures,
+                             plan.max_error_rate, window=window_deltas(*edges),
+                             load_counts=[s.load_count for s in run.shards] if phase == "load" else None,
+                             failed_at=failed_at)
+        phases[phase] = merged
+        for m in merged["shards"]["missing"]:
+            missing_all.append({"run_id": run.run_id, "phase": phase, **m})
+    return phases
+
+
+def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
+              interrupted: Optional[str] = None) -> dict:
+    """Read every shard's file from the store and build result.json's content.
+    ``interrupted``: the campaign was stopped (Ctrl-C, SIGTERM: the signal's name): its status
+    is ``interrupted`` unless every phase had completed."""
+    cid = plan.campaign_id
+    runs_out, missing_all = [], []
+    for run in plan.runs:
+        phases = run_phases(plan, store, run, missing_all)
+        runs_out.append(_run_result(run, phases, stage_checks(store, cid, run.run_id)))
+    statuses = [p.get("status") for r in runs_out for p in r["phases"].values()]
+    if interrupted:
+        status = "interrupted" if any(s != "complete" for s in statuses) else "complete"
+    elif all(s == "complete" for s in statuses):
+        status = "complete"
+    elif all(s in ("complete", "complete_with_errors") for s in statuses):
+        status = "complete_with_errors"
+    elif any(s in ("partial", "missing", "interrupted") for s in statuses):
+        status = "partial"
+    else:
+        status = "incomplete"
+    if status in ("complete", "complete_with_errors") and any(
+            not c.get("passed", True) for r in runs_out for c in (r.get("checks") or {}).values()):
+        status = "check_failed"  # measured completely, but the database broke a consistency condition
+    result = {"schema_version": RESULT_SCHEMA_VERSION, "kind": "dbswarm-result", "campaign_id": cid,
+              "name": plan.name, "seed": plan.seed, "created_at": time.time(), "status": status,
+              "campaign": redacted_campaign, "runs": runs_out, "missing_shards": missing_all}
+    if interrupted:
+        result["interrupted"] = {"by": interrupted, "resume": f"dbswarm resume {cid}"}
+    result["cost"] = _cost(store, cid, runs_out)
+    try:
+        search_doc = store.get_json(store.key(cid, "search.json"))
+    except KeyError:
+        search_doc = None
+    if search_doc:
+        from dbswarm.campaign.search import result_section
+        result["search"] = result_section(search_doc)
+    CampaignResult.model_validate(result)  # what schema/result.schema.json publishes is what is written
+    return result
+
+
+def _cost(store, cid, runs_out) -> dict:
+    """The plan step's estimate (cost-estimate.json) beside what the shards measurably used:
+    worker calls and their seconds from the shard documents (each call's phase time; start-up
+    and result writing not included, so the billed seconds are somewhat higher)."""
+    try:
+        estimate = store.get_json(store.key(cid, "cost-estimate.json"))
+    except (KeyError, ValueError):
+        estimate = None
+    calls = sum((p.get("usage") or {}).get("worker_calls", 0) for r in runs_out for p in r["phases"].values())
+    seconds = sum((p.get("usage") or {}).get("worker_seconds", 0.0) for r in runs_out for p in r["phases"].values())
+    measured = {"worker_calls": calls, "worker_seconds": round(seconds, 1)}
+    if estimate:
+        mem_gb = estimate["lambda"]["worker_memory_mb"] / 1024
+        measured["worker_gb_seconds"] = round(seconds * mem_gb, 1)
+    return {"estimate": estimate, "measured": measured}
+
+
+CHECK_STAGES = ("after_load", "after_run")
+
+
+def stage_checks(store, campaign_id, run_id) -> Optional[dict]:
+    """The family's consistency checks of a run, by stage (``prepare-<stage>.json``'s
+    family.check: {"passed", "conditions", "failures", ...}); None when no stage checked."""
+    out = {}
+    for stage in CHECK_STAGES:
+        try:
+            doc = store.get_json(store.key(campaign_id, "runs", run_id, f"prepare-{stage}.json"))
+        except KeyError:
+            continue
+        check = (doc.get("family") or {}).get("check")
+        if isinstance(check, dict):
+            out[stage] = check
+        elif doc.get("error"):  # a stage with work to do (e.g. a check asked for) that could not run
+            out[stage] = {"passed": False, "conditions": [], "failures": [], "error": doc["error"]}
+    return out or None
+
+
+def _run_result(run: RunPlan, phases: dict, checks: Optional[dict] = None) -> dict:
+    t = run.target
+    out = {
+        "index": run.index, "run_id": run.run_id, "axes": run.axes,
+        "target": {"engine": t["engine"], "label": t.get("label") or t["engine"],
+                   "url": redact_url(t.get("url")), "options": t.get("options", {}),
+                   "is_real_database": run.is_real_database},
+        "workload": {"family": run.family, "name": run.workload_name, **run.workload},
+        "threads": run.threads, "shard_count": run.shard_count,
+        "phases": phases,
+        **{k: getattr(run, k) for k in ("cell", "arm", "repeat", "search_step") if getattr(run, k) is not None},
+    }
+    if checks:
+        out["checks"] = checks
+    return out
+
+
+class _ShardDocs:
+    """Shard documents read one at a time as merge_phase asks for them, so aggregating
+    thousands of shards holds one document in memory, not all of them."""
+
+    def __init__(self, store, campaign_id, run_id, phase):
+        self.store, self.args = store, (campaign_id, run_id, phase)
+
+    def get(self, shard) -> Optional[ShardResult]:
+        try:
+            return ShardResult.of(self.store.get_json(shard_key(self.store, *self.args, shard)))
+        except KeyError:
+            return None
+
+
+# ---- is a phase what it claims to be? (issue 20: never call a broken run complete) ----------------
+
+DEAD_TAIL_S = 5   # seconds without a completed operation at a phase's end, with failures: the target died
+
+
+class _Integrity:
+    """What makes a phase that every shard finished still not complete: client threads that
+    ended on an error (the target unreachable, a fatal error class), a load that wrote fewer
+    units than planned, a phase whose last seconds completed nothing while calls failed; and
+    shards stopped by an interrupt (Ctrl-C / SIGTERM: a graceful stop, resumable)."""
+
+    def __init__(self, phase, load_counts):
+        self.phase, self.load_counts = phase, load_counts
+        self.thread_errors: dict[int, list[str]] = {}
+        self.short: list[str] = []
+        self.stopped = False
+        self.lost_seconds = 0.0
+        self.gaps: list[tuple[float, float]] = []   # (ended, began again) between a shard's calls
+
+    @staticmethod
+    def interrupted(doc) -> bool:
+        last = doc.segments[-1] if doc.segments else {}
+        return bool(last.get("interrupted"))
+
+    def shard(self, i, doc):
+        errors = [e for seg in doc.segments for e in seg.get("thread_errors") or []
+                  if "was still inside a database call" not in e]  # abandoned threads are reported apart
+        if errors:
+            self.thread_errors[i] = errors
+        self.lost_seconds += sum(seg.get("lost_s") or 0 for seg in doc.segments)
+        for a, b in zip(doc.segments, doc.segments[1:]):
+            if b.get("began_at") and a.get("ended_at") and b["began_at"] - a["ended_at"] > 0.5:
+                self.gaps.append((a["ended_at"], b["began_at"]))
+        if self.interrupted(doc):
+            self.stopped = True
+            return
+        if self.load_counts is not None and doc.status == "done" and doc.segments and i < len(self.load_counts):
+            done, planned = doc.segments[-1].get("done", 0), self.load_counts[i]
+            if done < planned:
+                self.short.append(f"shard {i} loaded {done:,} of {planned:,} planned")
+
+    def problems(self, tl, totals, span_end, measurement) -> list[str]:
+        out = []
+        if self.thread_errors:
+            n = sum(len(v) for v in self.thread_errors.values())
+            first = next(iter(self.thread_errors.values()))[0]
+            out.append(f"{n} client thread(s) ended on an error (shards {', '.join(map(str, self.thread_errors))}): "
+                       f"{first}")
+        if self.short:
+            planned = sum(self.load_counts or [])
+            out.append(f"the load wrote fewer records than planned ({planned:,}): " + "; ".join(self.short))
+        if tl.start is not None and not self.stopped:
+            last = tl.start + len(totals)
+            while last > tl.start and not totals[last - 1 - tl.start]:
+                last -= 1
+            dead = span_end - last
+            failing = measurement.total_errors or measurement.counters.get("reconnect_failures")
+            if dead >= DEAD_TAIL_S and failing:
+                out.append(f"no operation completed in the last {dead:.0f} s of the phase while calls failed "
+                           f"({measurement.total_errors:,} errors, {measurement.counters.get('reconnect_failures', 0):,} "
+                           "failed reconnects): the target stopped answering")
+        return out

@@ -1,0 +1,300 @@
+"""The documents that travel between the campaign's steps, typed: the plan (plan.json) with
+its runs and shards, the events the state machine sends the functions, a shard's result
+file, and the campaign result (result.json, whose JSON Schema is published beside the
+campaign's: ``schema/result.schema.json``).
+
+Each is a pydantic model: ``Model.of(dict)`` reads one (a clear error naming the field when
+it is not what it should be), ``.to_dict()`` writes it. Stored documents carry a
+``schema_version``; a reader refuses a newer one than it knows instead of misreading it.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from dbswarm.errors import DbswarmError
+
+PLAN_SCHEMA_VERSION = 1
+SHARD_SCHEMA_VERSION = 1
+RESULT_SCHEMA_VERSION = 1
+
+
+class DocumentError(DbswarmError):
+    """A document or event is not what the step expects."""
+
+
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    @classmethod
+    def of(cls, data):
+        if isinstance(data, cls):
+            return data
+        try:
+            return cls.model_validate(data)
+        except ValidationError as err:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}"
+                                 for e in err.errors()[:5])
+            raise DocumentError(f"{cls.__name__}: {problems}") from None
+
+    def to_dict(self) -> dict:
+        return self.model_dump(mode="json")
+
+
+def _version(known: int):
+    def check(cls, v):
+        if v > known:
+            raise ValueError(f"schema_version {v} is newer than this dbswarm reads ({known}): upgrade dbswarm")
+        return v
+    return field_validator("schema_version")(classmethod(check))
+
+
+# ---- the plan -----------------------------------------------------------------------------------
+
+class ShardPlan(_Doc):
+    index: int
+    threads: int
+    thread_offset: int = Field(description="global index of the shard's first client thread")
+    load_start: int = Field(description="first unit of its threads' load (a key number, a global row)")
+    load_count: int
+    operationcount: int = Field(description="operations / events of its threads (see the run's operation_total)")
+    target: Optional[float] = Field(None, description="operations (events) per second of this shard; None: unthrottled")
+    seed: int = Field(description="the shard's own seed (its client threads derive theirs from the run's seed and "
+                      "their global index, so a thread draws the same whatever the shard layout)")
+    thread_ops: list[int] = Field(default_factory=list)
+    thread_load: list[list[int]] = Field(default_factory=list, description="[start, count] per thread")
+
+
+class RunPlan(_Doc):
+    index: int
+    run_id: str
+    axes: dict[str, Any] = Field(default_factory=dict)
+    target: dict[str, Any] = Field(description="the run's target, no secret (a password is a reference)")
+    workload: dict[str, Any] = Field(description="the family's complete workload model")
+    family: str
+    workload_name: str
+    seed: int = Field(description="derived from the campaign seed and the run's index; thread t of the run "
+                      "draws from derive_seed(seed, phase, t), its stream continued across segments")
+    is_real_database: bool = True
+    operation_total: int = Field(0, description="the run phase's count limit over all threads (0: none)")
+    threads: int
+    shard_count: int
+    map_mode: Literal["INLINE", "DISTRIBUTED"]
+    shards: list[ShardPlan]
+    cell: Optional[str] = Field(None, description="repeat: the matrix cell this run measures again")
+    arm: Optional[str] = Field(None, description="repeat: candidate | baseline (the baseline configuration)")
+    repeat: Optional[int] = Field(None, description="repeat: 1..count")
+    search_step: Optional[dict[str, Any]] = Field(None, description="search: the step this run is "
+                                                  "({cell, step, key, value})")
+
+    @property
+    def engine(self) -> str:
+        return self.target["engine"]
+
+
+class Plan(_Doc):
+    schema_version: int = PLAN_SCHEMA_VERSION
+    kind: Literal["dbswarm-plan"] = "dbswarm-plan"
+    campaign_id: str
+    name: str
+    seed: int
+    phases: list[str]
+    runs: list[RunPlan]
+    max_error_rate: float = Field(0.01, description="results.max_error_rate of the campaign")
+    _check_version = _version(PLAN_SCHEMA_VERSION)
+
+    def run(self, run_id: str) -> RunPlan:
+        for run in self.runs:
+            if run.run_id == run_id:
+                return run
+        raise DocumentError(f"run {run_id!r} is not in the plan of {self.campaign_id}")
+
+
+# ---- the events the state machine sends the functions ----------------------------------------------
+# (the state machine passes JSONPath results: absent optional values arrive as null)
+
+class _Event(_Doc):
+    model_config = ConfigDict(extra="ignore")  # Step Functions may add context fields
+    store: str
+    campaign_id: str
+
+
+class PrepareEvent(_Event):
+    run_id: str
+    stage: Literal["before_load", "after_load", "after_run", "cleanup"]
+
+
+class CheckEvent(_Event):
+    """One call of a range of a stage's consistency check, or the merge of its ranges (``checks``)."""
+    run_id: str
+    stage: Literal["after_load", "after_run"]
+    range: int = Field(0, ge=0)
+    max_call_seconds: Optional[float] = Field(None, gt=0)
+
+
+class ShardEvent(_Event):
+    """One call of one shard's phase (the worker function)."""
+    run_id: str
+    phase: Literal["load", "run"]
+    shard: int = Field(ge=0)
+    start_at: Optional[float] = None
+    checkpoint: Optional[dict[str, Any]] = None
+    max_call_seconds: Optional[float] = Field(None, gt=0)
+
+
+class ShardFailureEvent(_Event):
+    """A shard that failed for good: the reason is kept in the results store."""
+    run_id: str
+    phase: Literal["load", "run"]
+    shard: int = Field(ge=0)
+    error: Any = None
+
+
+class ShardAnswer(_Doc):
+    """What a worker call returns to the state machine (small: the data is in the store)."""
+    run_id: str
+    phase: str
+    shard: int
+    status: Literal["done", "continue"]
+    checkpoint: Optional[dict[str, Any]] = None
+    result_key: str
+    segment: int
+    ops: int
+    errors: int
+
+
+# ---- a shard's result file ---------------------------------------------------------------------------
+
+class ShardBinding(_Doc):
+    engine: str
+    is_real_database: bool
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+
+class ShardResult(_Doc):
+    """runs/<run>/<phase>/shard-<i>.json: what one shard measured, all its calls together."""
+    model_config = ConfigDict(extra="allow")
+    schema_version: int = SHARD_SCHEMA_VERSION
+    kind: Literal["dbswarm-shard-result"] = "dbswarm-shard-result"
+    campaign_id: str
+    run_id: str
+    phase: str
+    shard: int
+    threads: int
+    binding: ShardBinding
+    started_at: float
+    start_skew_s: Optional[float] = None
+    ended_at: Optional[float] = None
+    status: Optional[Literal["done", "continue"]] = None
+    segments: list[dict[str, Any]] = Field(default_factory=list, description="one per call")
+    measurement: dict[str, Any] = Field(
+        description="measure.Measurement.to_dict(): histograms, counters, timeline, records")
+    _check_version = _version(SHARD_SCHEMA_VERSION)
+
+
+# ---- the campaign result (result.json): published as a JSON Schema ----------------------------------
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")  # results may gain keys; readers ignore what they do not know
+
+
+class PhaseShards(_Open):
+    expected: int
+    complete: list[int]
+    partial: list[dict[str, Any]]
+    missing: list[dict[str, Any]]
+
+
+class PhaseResult(_Open):
+    phase: str
+    status: Literal["complete", "complete_with_errors", "incomplete", "interrupted", "partial", "missing", "not run"]
+    problems: Optional[list[str]] = Field(None, description="why the phase is incomplete: client threads that "
+                                          "ended on errors, a load short of its planned records, a dead tail")
+    lost_seconds: Optional[float] = Field(None, description="seconds of measurement lost by shard calls that died "
+                                          "(between their last persisted state and their retry)")
+    error_rate: Optional[float] = Field(None, description="failed calls / all calls (a load's duplicate keys, "
+                                        "expected when a load resumes, not counted)")
+    error_problems: Optional[list[str]] = Field(None, description="why the phase is complete_with_errors: the "
+                                                "operations and error classes above the threshold")
+    shards: Optional[PhaseShards] = None
+    binding_settings: Optional[dict[str, Any]] = None
+    started_at: Optional[float] = None
+    ended_at: Optional[float] = None
+    duration_s: Optional[float] = None
+    operations_total: Optional[int] = None
+    errors_total: Optional[int] = None
+    ops_per_s: Optional[float] = None
+    steady: Optional[dict[str, Any]] = Field(None, description="window [start, end) epoch seconds, seconds, ops_per_s")
+    throughput: Optional[float] = Field(None, description="steady-state ops/s, else the whole phase's")
+    throughput_basis: Optional[str] = None
+    latency_basis: Optional[str] = Field(None, description="service time only (closed loop), or also the "
+                                         "response time from the intended start (a target rate)")
+    schedule: Optional[dict[str, Any]] = Field(None, description="a target rate's schedule: target_per_s, "
+                                               "steps, late_starts (steps that began over an interval late)")
+    operations: Optional[dict[str, dict[str, Any]]] = Field(
+        None, description="per operation: count, calls, not_found, errors, avg/min/max and percentiles in µs "
+        "(service time), ops_per_s, and with a target rate 'intended': the same from the intended start")
+    errors: Optional[dict[str, int]] = Field(None, description='"OP:kind:name" -> count')
+    counters: Optional[dict[str, int]] = None
+    mix: Optional[dict[str, float]] = None
+    warmup: Optional[dict[str, Any]] = Field(None, description="a run phase's warm-up (warmuptime): seconds, "
+                                             "operations_total and per-operation figures, kept out of 'operations'")
+    operations_after_warmup: Optional[int] = Field(None, description="operations_total minus the warm-up's")
+    client_cpu_s: Optional[float] = Field(None, description="CPU seconds the shard processes spent over the "
+                                          "phase's calls (all client threads; process start-up not included)")
+    server: Optional[dict[str, Any]] = Field(
+        None, description="the server's own counters over the phase's measured window (read before the shards "
+        "started and after they all ended): window_s, counters (after - before), family (the family's figures "
+        "from the database, e.g. TPC-C New-Orders), client (the same figures as the client counted them), "
+        "cross_check {figure: {client, server, ratio}}, warnings (what could not be read)")
+    histograms: Optional[dict[str, str]] = Field(None, description="HdrHistogram, compressed base64, per operation")
+    timeline: Optional[dict[str, Any]] = Field(None, description="per wall-clock second: ops per type, errors, latency sums")
+    intervals: Optional[dict[str, Any]] = Field(
+        None, description="latency percentiles over time, per report_interval (aligned on the epoch): interval_s, "
+        "start (epoch second of the first), intervals, all {count, p50_us ... max_us: one value per interval} and "
+        "by_operation {op: the same}; merged exactly across shards from per-interval histograms")
+    shard_series: Optional[dict[str, Any]] = Field(
+        None, description="each shard's operations per step (the report's per-shard chart): start (epoch second), "
+        "step_s (whole seconds, chosen so that shards x steps stays within 20,000 numbers), ops {shard: [count per "
+        "step]}")
+
+
+class RunResult(_Open):
+    index: int
+    run_id: str
+    axes: dict[str, Any]
+    target: dict[str, Any]
+    workload: dict[str, Any] = Field(description="family, name and the family's workload keys")
+    threads: int
+    shard_count: int
+    phases: dict[str, PhaseResult]
+    checks: Optional[dict[str, dict[str, Any]]] = Field(
+        None, description="the family's consistency checks by un-sharded stage (after_load, after_run): "
+        "{passed, conditions, failures, ...}; a failed one makes the campaign check_failed")
+
+
+class CampaignResult(_Open):
+    """result.json"""
+    schema_version: int
+    kind: Literal["dbswarm-result"]
+    campaign_id: str
+    name: str
+    seed: int
+    created_at: float
+    status: str = Field(description="complete | complete_with_errors | check_failed (a consistency check of the "
+                        "database failed after a stage; the measurement is complete) | incomplete | interrupted | "
+                        "partial (| failed, set by the runner)")
+    campaign: Optional[dict[str, Any]] = Field(None, description="the campaign as submitted, secrets redacted")
+    runs: list[RunResult]
+    missing_shards: list[dict[str, Any]]
+    cost: Optional[dict[str, Any]] = Field(None, description="estimate: what the plan step estimated the campaign "
+                                           "would use in the cloud and cost (cost.estimate); measured: the worker "
+                                           "calls and seconds the shards used")
+
+
+def result_json_schema() -> dict:
+    schema = CampaignResult.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "dbswarm campaign result (result.json)"
+    return schema

@@ -1,0 +1,1 @@
+"""The result files: result.csv, timeseries.csv, summary.md and report.html."""

@@ -1,0 +1,359 @@
+"""Result files: result.csv, timeseries.csv, summary.md (white-paper tables), report.html.
+
+The white-paper tables are the families' (``Family.report_tables``: YCSB's rows are the
+target's instance label x threads, columns the workloads, cells throughput and read / write
+latency, SPEC 2.4); this module holds what every result has: status, missing shards, the
+runs table, CSV, timelines and the HTML page.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from dbswarm.families import base as families
+from dbswarm.errors import DbswarmError
+from dbswarm.measure.recorder import PERCENTILES, _pname
+
+
+def fmt(v, digits=0):
+    if v is None:
+        return "–"
+    if isinstance(v, float) and digits:
+        return f"{v:,.{digits}f}"
+    return f"{round(v):,}"
+
+
+def measured_phase(run):
+    """The phase that measures the workload: run, or load when only the load ran (S1)."""
+    ph = run["phases"]
+    for name in ("run", "load"):
+        if ph.get(name, {}).get("status") in ("complete", "partial"):
+            return name, ph[name]
+    return None, None
+
+
+def server_lines(result) -> list[str]:
+    """One Markdown line per instance: the server's version and durability settings, as it
+    reported them, and the client driver."""
+    servers = {}  # the server's version and durability settings, as it reported them
+    for r in result["runs"]:
+        for p in r["phases"].values():
+            bs = p.get("binding_settings") or {}
+            settings = bs.get("server")
+            if settings:
+                extra = {"client driver": bs["driver"]} if bs.get("driver") else {}
+                if "fallback" in str(bs.get("driver_choice", "")):
+                    extra["driver choice"] = bs["driver_choice"]
+                servers.setdefault(r["target"]["label"], {**extra, **settings})
+    return [f"- **{label}**: " + ", ".join(f"{k} `{v}`" for k, v in settings.items())
+            for label, settings in servers.items()]
+
+
+def white_paper_tables(result) -> str:
+    """Each family's tables of its runs (families.Family.report_tables), in registry order."""
+    out = []
+    for family in families.all_families():
+        runs = [r for r in result["runs"] if r["workload"]["family"] == family.name]
+        if runs:
+            out.append(family.report_tables(runs))
+    return "\n".join(t for t in out if t)
+
+
+def published_table(rows, cols) -> str:
+    """Vendor figures for the same instance class beside the measurement (SPEC 2.4): ``rows``
+    maps (instance label, threads, ...) to {workload name: run}, ``cols`` the workload names."""
+    from dbswarm.results.published import published_for
+    lines = []
+    for key, by_wl in rows.items():
+        some = next(iter(by_wl.values()))
+        filters = (some["target"].get("options") or {}).get("reference") or {}
+        published = published_for(key[0], cols, filters)
+        if not published:
+            continue
+        if not lines:
+            lines = ["### Published figures for the same instance class (OPS)", "",
+                     "| source | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+        measured = []
+        for c in cols:
+            _, p = measured_phase(by_wl[c]) if c in by_wl else (None, None)
+            measured.append(fmt(p["throughput"]) if p else "")
+        lines.append(f"| **measured: {key[0]}, {key[1]}** | " + " | ".join(measured) + " |")
+        for (engine, version, tier, topology, volume), figures in sorted(published.items()):
+            cells = [fmt(figures[c]) if c in figures else "" for c in cols]
+            lines.append(f"| {engine} {version}, {tier}, {topology}, {volume} volume | " + " | ".join(cells) + " |")
+    return ("\n".join(lines) + "\n") if lines else ""
+
+
+def summary_markdown(result) -> str:
+    lines = [f"# dbswarm campaign {result['name']} ({result['campaign_id']})", "",
+             f"Status: **{result['status']}**. Seed {result['seed']}."]
+    if result.get("interrupted"):
+        lines.append(f"\n**Interrupted** ({result['interrupted']['by']}): every shard stopped at its next operation "
+                     "and wrote what it measured; phases not finished are marked. Continue with "
+                     f"`{result['interrupted']['resume']}`.")
+    broken = [(r["run_id"], name, p) for r in result["runs"] for name, p in r["phases"].items() if p.get("problems")]
+    if broken:
+        lines.append("\n**Incomplete**: these phases did not do what was planned; their figures are not the "
+                     "workload's:\n")
+        for run_id, name, p in broken:
+            for problem in p["problems"]:
+                lines.append(f"- run {run_id}, {name} phase: {problem}")
+    if any(not r["target"]["is_real_database"] for r in result["runs"]):
+        lines.append("\n> Runs on the **noop** binding measure the load generator only, not a database.")
+    servers = server_lines(result)
+    if servers:
+        lines += ["", *servers]
+    failing = [(r["run_id"], name, p) for r in result["runs"] for name, p in r["phases"].items()
+               if p.get("status") == "complete_with_errors"]
+    if failing:
+        lines.append("\n**Errors above the threshold** (`results.max_error_rate`): these phases measured failures, "
+                     "not the workload:\n")
+        for run_id, name, p in failing:
+            for problem in p.get("error_problems") or []:
+                lines.append(f"- run {run_id}, {name} phase ({p['error_rate']:.1%} of calls failed): {problem}")
+    checks = [(r["run_id"], stage, c) for r in result["runs"] for stage, c in (r.get("checks") or {}).items()]
+    if checks:
+        lines.append("\n**Consistency checks** (the family's conditions on the database, after a stage):\n")
+        for run_id, stage, c in checks:
+            conds = c.get("conditions") or []
+            split = (f" in {c['ranges']} ranges at once, {c.get('wall_seconds', '?')} s elapsed"
+                     if (c.get("ranges") or 0) > 1 else "")
+            lines.append(f"- run {run_id}, {stage}: **{'passed' if c.get('passed') else 'FAILED'}** "
+                         f"({len(conds)} conditions, {c.get('seconds', '?')} s of checking{split})")
+            if c.get("error"):
+                lines.append(f"  - the check did not run: {c['error']}")
+            for f in (c.get("failures") or [])[:20]:
+                where = ", ".join(f"{k} {v}" for k, v in f.items()
+                                  if k not in ("condition", "title", "found") and v is not None)
+                lines.append(f"  - {f.get('condition')} {f.get('title', '')}: {where} (found {f.get('found')})")
+            if c.get("failures_total", 0) > 20:
+                lines.append(f"  - … {c['failures_total'] - 20} more in result.json")
+    if result["missing_shards"]:
+        lines.append("\n**Missing shards** (their data is absent; every other shard's data is kept):\n")
+        for m in result["missing_shards"]:
+            lines.append(f"- run {m['run_id']}, {m['phase']} phase, shard {m['shard']}: {m['reason']}")
+    stuck = [(r["run_id"], name, p["abandoned_threads"]) for r in result["runs"] for name, p in r["phases"].items()
+             if (p.get("abandoned_threads") or {}).get("count")]
+    if stuck:
+        lines.append("\n**Client threads abandoned** (still inside a database call "
+                     "DBSWARM_STUCK_THREAD_GRACE_S after the stop time; what they measured before is kept, and the "
+                     "phase's duration ends when the other threads stopped):\n")
+        for run_id, name, a in stuck:
+            shards = ", ".join(f"shard {s}: {n}" for s, n in sorted(a["per_shard"].items(), key=lambda x: int(x[0])))
+            lines.append(f"- run {run_id}, {name} phase: {a['count']} ({shards})")
+    lines += ["", white_paper_tables(result)]
+    lines += errors_table(result)
+    lines += paced_latency_table(result)
+    lines += server_counters_table(result)
+    warm = [(r["run_id"], name, p["warmup"]) for r in result["runs"] for name, p in r["phases"].items()
+            if p.get("warmup")]
+    if warm:
+        lines += ["", "### Warm-up (kept out of the latency percentiles above and of the steady window)", "",
+                  "| run | phase | warm-up s | operations | p99 µs by operation |", "|---|---|---|---|---|"]
+        for run_id, name, w in warm:
+            p99 = ", ".join(f"{op} {fmt(s.get('p99_us'))}" for op, s in w["operations"].items())
+            lines.append(f"| {run_id} | {name} | {w['seconds']:g} | {w['operations_total']:,} | {p99} |")
+    lines += ["### Runs", "", "| run | phase | shards ok/expected | ops | errors | duration s | ops/s overall "
+              "| ops/s steady (s) | mix | max start skew s |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in result["runs"]:
+        for name, p in r["phases"].items():
+            if "operations_total" not in p:
+                lines.append(f"| {r['run_id']} | {name} | 0/{r['shard_count']} | | | | | | {p.get('status')} | |")
+                continue
+            mix = ", ".join(f"{k} {v:.1%}" for k, v in sorted(p["mix"].items()))
+            st = p["steady"]
+            steady = "–" if st.get("ops_per_s") is None else f"{fmt(st['ops_per_s'])} ({st['seconds']})"
+            lines.append(
+                f"| {r['run_id']} | {name} | {len(p['shards']['complete'])}/{p['shards']['expected']} "
+                f"| {p['operations_total']:,} | {p['errors_total']:,} | {p['duration_s']} | {fmt(p['ops_per_s'])} "
+                f"| {steady} | {mix} | {p['start_skew_s']['max']} |")
+    lines += cost_lines(result)
+    if result.get("search"):
+        from dbswarm.campaign.search import search_markdown
+        lines += search_markdown(result["search"])
+    if result.get("compare"):
+        from dbswarm.results.verdict.regression import verdict_markdown
+        lines += verdict_markdown(result["compare"])
+    return "\n".join(lines) + "\n"
+
+
+def errors_table(result) -> list[str]:
+    """Every error class with its count and what the worker did with it (retried or not)."""
+    from dbswarm.results.report.html import error_rows
+    rows = error_rows(result)
+    if not rows:
+        return []
+    return ["", "### Errors by class", "", "| run | phase | operation | kind | class | count | what dbswarm did |",
+            "|---|---|---|---|---|---|---|",
+            *(f"| {a} | {b} | {c} | {d} | {e} | {f:,} | {g}{' (**retried**)' if d in ('retryable', 'connection') else ''} |"
+              for a, b, c, d, e, f, g in rows)]
+
+
+def server_counters_table(result) -> list[str]:
+    """What the client counted against what the server counted over the same window (the
+    server's own counters: MariaDB status, pg_stat_database / pg_stat_statements, MongoDB
+    serverStatus), and what could not be read."""
+    rows, warnings = [], []
+    for r in result["runs"]:
+        for name, p in r["phases"].items():
+            srv = p.get("server")
+            if not srv:
+                continue
+            for figure, c in (srv.get("cross_check") or {}).items():
+                ratio = f"{c['ratio']:.4f}" if c.get("ratio") is not None else "–"
+                rows.append(f"| {r['run_id']} | {name} | {figure} | {c['client']:,} | {c['server']:,} | {ratio} "
+                            f"| {srv['window_s']:g} |")
+            warnings += [f"- run {r['run_id']}, {name} phase: {w}" for w in srv.get("warnings") or []]
+    if not rows and not warnings:
+        return []
+    out = ["", "### Client-counted against server-counted (the server's own counters over the phase)", ""]
+    if rows:
+        out += ["| run | phase | figure | client | server | client/server | window s |",
+                "|---|---|---|---|---|---|---|", *rows, "",
+                "Server-wide counters include every other client of the server during the window.", ""]
+    if warnings:
+        out += ["", *warnings]
+    return out
+
+
+def cost_lines(result) -> list[str]:
+    """What the plan step estimated the campaign would use in the cloud, beside what the shards
+    measurably used (worker calls and their phase seconds)."""
+    cost = result.get("cost") or {}
+    est, got = cost.get("estimate"), cost.get("measured")
+    if not est or not got:
+        return []
+    lam, pr = est["lambda"], est["prices"]
+    return ["", "### Cloud usage: estimated at plan time, measured", "",
+            "| | worker calls | worker seconds | worker GB-s | price |", "|---|---|---|---|---|",
+            f"| estimate | {lam['worker_calls']:,} | {lam['worker_seconds']:,} | "
+            f"{lam['worker_seconds'] * lam['worker_memory_mb'] / 1024:,.1f} | "
+            f"{est['price']['total']:,.4f} {pr['currency']} ({pr['region']}, prices of {pr['date']}) |",
+            f"| measured | {got['worker_calls']:,} | {got['worker_seconds']:,} | {got.get('worker_gb_seconds', '–')} "
+            f"| – |", "",
+            "Measured seconds are the shards' phase time per call (start-up and result writing not included)."
+            + (" Assumed: " + "; ".join(est["assumptions"]) + "." if est.get("assumptions") else "")]
+
+
+def paced_latency_table(result) -> list[str]:
+    """Runs with a target rate: service time beside the response time from the intended start
+    (what a user waiting on the schedule saw; a stall shows here), and the late starts."""
+    rows = []
+    for r in result["runs"]:
+        for name, p in r["phases"].items():
+            sched = p.get("schedule")
+            if not sched:
+                continue
+            for op, s in sorted(p.get("operations", {}).items()):
+                i = s.get("intended")
+                if not i or not s.get("calls"):
+                    continue
+                rows.append(f"| {r['run_id']} | {name} | {op} | {fmt(sched['target_per_s'], 1)} | {fmt(s['p99_us'])} "
+                            f"| {fmt(s['max_us'])} | {fmt(i['p99_us'])} | {fmt(i['p99_9_us'])} | {fmt(i['max_us'])} "
+                            f"| {sched['late_starts']:,} of {sched['steps']:,} |")
+    if not rows:
+        return ["", "Latencies are service times, from each call's start (no run had a target rate: closed loop)."]
+    return ["", "### Latency at a target rate: service time and response time from the intended start, µs", "",
+            "| run | phase | operation | target /s | service p99 | service max | response p99 | response p99.9 "
+            "| response max | late starts |", "|---|---|---|---|---|---|---|---|---|---|", *rows,
+            "", "A step that starts more than one interval after its place on the schedule is a late start; "
+            "its wait counts in the response time (coordinated omission corrected), not in the service time."]
+
+
+CSV_FIELDS = ["run_id", "phase", "engine", "label", "family", "workload", "threads", "shards", "operation",
+              "count", "errors", "not_found", "ops_per_s", "avg_us"] + [_pname(p) for p in PERCENTILES] + ["max_us"] + [
+              "intended_p50_us", "intended_p99_us", "intended_max_us"]  # paced runs: from the intended start
+
+
+def _result_families(result) -> dict:
+    """The families of a result's runs that are known here, by name (a result read where a
+    plugin family is not installed still has its common columns)."""
+    out = {}
+    for r in result["runs"]:
+        name = r["workload"]["family"]
+        if name not in out:
+            try:
+                out[name] = families.get(name)
+            except DbswarmError:
+                out[name] = None
+    return out
+
+
+def result_csv(result) -> str:
+    """One row per run, phase and operation; then the columns each family of the result adds
+    (``Family.csv_fields``: e.g. its white-paper figures per phase, repeated on the phase's rows)."""
+    fams = _result_families(result)
+    extra = list(dict.fromkeys(f for fam in fams.values() if fam for f in fam.csv_fields()))
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, CSV_FIELDS + [f for f in extra if f not in CSV_FIELDS], extrasaction="ignore")
+    w.writeheader()
+    for r in result["runs"]:
+        fam = fams.get(r["workload"]["family"])
+        for name, p in r["phases"].items():
+            more = fam.csv_values(r, name, p) if fam else {}
+            for op, s in p.get("operations", {}).items():
+                w.writerow({"run_id": r["run_id"], "phase": name, "engine": r["target"]["engine"],
+                            "label": r["target"]["label"], "family": r["workload"]["family"],
+                            "workload": r["workload"]["name"], "threads": r["threads"],
+                            "shards": r["shard_count"], "operation": op, **s,
+                            **{f"intended_{k}": v for k, v in (s.get("intended") or {}).items()}, **more})
+    return buf.getvalue()
+
+
+def timeseries_csv(result) -> str:
+    """One row per run, phase, second and operation: its count, and the percentiles of the
+    operation over the interval (``report_interval``) that holds the second (the same on every
+    second of one interval), merged exactly across shards."""
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    pcols = [_pname(p) for p in PERCENTILES] + ["max_us"]
+    w.writerow(["run_id", "phase", "epoch_second", "second", "operation", "count", "errors_all_ops",
+                "avg_latency_us_all_ops", "interval_s", "interval_start"] + [f"interval_{c}" for c in pcols])
+    for r in result["runs"]:
+        for name, p in r["phases"].items():
+            tl = p.get("timeline")
+            if not tl or tl.get("start") is None:
+                continue
+            start, errs, lat = tl["start"], tl["errors"], tl["latency_us"]
+            n = max([len(v) for v in tl["ops"].values()] + [len(errs)], default=0)
+            totals = [sum(v[i] for v in tl["ops"].values() if i < len(v)) for i in range(n)]
+            iv = p.get("intervals") or {}
+            for op, seq in sorted(tl["ops"].items()):
+                series = (iv.get("by_operation") or {}).get(op)
+                for i, c in enumerate(seq):
+                    e = errs[i] if i < len(errs) else 0
+                    avg = round(lat[i] / totals[i], 1) if i < len(lat) and totals[i] else ""
+                    row = [r["run_id"], name, start + i, i, op, c, e, avg]
+                    k = (start + i - iv["start"]) // iv["interval_s"] if series else -1
+                    if 0 <= k < iv["intervals"]:
+                        row += [iv["interval_s"], iv["start"] + k * iv["interval_s"]]
+                        row += ["" if series[col][k] is None else series[col][k] for col in pcols]
+                    else:
+                        row += [""] * (2 + len(pcols))
+                    w.writerow(row)
+    return buf.getvalue()
+
+
+def report_html(result) -> str:
+    """The self-contained HTML page (htmlreport.py: overview, tables, charts drawn by uPlot)."""
+    from dbswarm.results.report.html import report_html as page
+    return page(result, summary_markdown(result))
+
+
+def write_reports(store, campaign_id, result) -> dict:
+    from dbswarm.credentials.redact import redact_doc
+    result = redact_doc(result)  # the HTML report embeds it escaped, out of the text redaction's reach
+    keys = {}
+    for name, text, ctype in (
+            ("result.json", json.dumps(result, indent=1), "application/json"),
+            ("result.csv", result_csv(result), "text/csv"),
+            ("timeseries.csv", timeseries_csv(result), "text/csv"),
+            ("summary.md", summary_markdown(result), "text/markdown; charset=utf-8"),
+            ("report.html", report_html(result), "text/html; charset=utf-8")):
+        keys[name] = store.key(campaign_id, name)
+        if name == "result.json":  # redacted as a document above: a text pass over JSON could cut a string
+            store.put_bytes(keys[name], text.encode(), ctype)
+        else:
+            store.put_text(keys[name], text, ctype)
+    return keys

@@ -1,0 +1,404 @@
+"""report.html: one self-contained page (opens offline) with the campaign's overview, the
+white-paper tables and, per run and phase, charts drawn by uPlot (vendored in
+``dbswarm/static`` with its MIT license, embedded in the page):
+
+- throughput over time (per operation type and in total, all shards summed; per shard in a
+  folded section when the result has ``shard_series``),
+- p50 / p99 / p99.9 latency over time (the per-interval histograms, merged across shards),
+- the latency percentile spectrum per operation type (HdrHistogram's percentile
+  distribution: x = 1 / (1 - percentile) on a log axis, labelled "90%, 99%, 99.9%, ..."),
+- errors by class, what was retried, the start skew per shard, and for a matrix campaign
+  throughput and p99 against threads.
+
+Each chart is a small JSON spec (``charts``); ``static/report.js`` draws them and writes what
+it drew into ``pre#dbswarm-render-status``, which the browser test reads back.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+import time
+from importlib import resources
+
+from dbswarm import __version__
+from dbswarm.measure.recorder import decode_histogram
+
+MIN_POINTS = 2  # a time chart needs two points; a shorter phase gets a note instead
+MIN_CHART_SECONDS = 3  # throughput over fewer seconds is a stub of a line: the phase gets a note instead
+COLORS = {"p50": "#16a34a", "p99": "#ea580c", "p99.9": "#dc2626", "max": "#6b7280", "total": "#111827",
+          "errors": "#dc2626"}
+# what the worker did after an error of each kind (errors.py)
+ERROR_KIND_ACTION = {"retryable": "rolled back and retried", "connection": "reconnected, then retried",
+                     "duplicate": "counted, not retried (a key that exists)", "fatal": "counted, not retried"}
+
+
+def _static(name: str) -> str:
+    return resources.files("dbswarm").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def _e(v) -> str:
+    return html.escape(str(v))
+
+
+def _fmt(v, digits=0) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float) and digits:
+        return f"{v:,.{digits}f}"
+    return f"{round(v):,}"
+
+
+def _when(epoch) -> str:
+    if not isinstance(epoch, (int, float)):
+        return "–" if epoch is None else str(epoch)
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))
+
+
+def _slug(*parts) -> str:
+    return "c-" + "-".join("".join(ch if ch.isalnum() else "_" for ch in str(p)) for p in parts)
+
+
+# ---- chart specs -----------------------------------------------------------------------------
+
+def throughput_chart(cid, run_id, phase, p) -> dict | None:
+    tl = p.get("timeline") or {}
+    ops = {op: seq for op, seq in (tl.get("ops") or {}).items() if any(seq)}
+    if tl.get("start") is None or not ops:
+        return None
+    n = max(len(v) for v in ops.values())
+    if n < max(MIN_POINTS, MIN_CHART_SECONDS):
+        return None
+    totals = [sum(v[i] for v in ops.values() if i < len(v)) for i in range(n)]
+    series = []
+    if len(ops) > 1:
+        series.append({"label": "all operations", "values": totals, "color": COLORS["total"], "width": 2})
+    for op, seq in sorted(ops.items()):
+        series.append({"label": op, "values": list(seq) + [0] * (n - len(seq))})
+    errs = tl.get("errors") or []
+    if any(errs):
+        series.append({"label": "errors", "values": (list(errs) + [0] * n)[:n], "color": COLORS["errors"],
+                       "dash": [4, 3]})
+    steady = (p.get("steady") or {}).get("window")
+    note = ""
+    if steady and steady[1] > steady[0]:
+        note = f"; steady window {steady[0] - tl['start']}–{steady[1] - tl['start']} s"
+    return {"id": _slug(cid, run_id, phase, "tput"), "title": f"{run_id} · {phase}: throughput, all shards{note}",
+            "x": list(range(n)), "xlabel": "seconds since the phase started", "ylabel": "operations / s",
+            "yunit": " /s", "series": series}
+
+
+def latency_chart(cid, run_id, phase, p) -> dict | None:
+    iv = p.get("intervals") or {}
+    allv = iv.get("all") or {}
+    tl = p.get("timeline") or {}
+    if len(allv.get("count") or []) < MIN_POINTS or tl.get("start") is None:
+        return None
+    x = [iv["start"] + k * iv["interval_s"] - tl["start"] for k in range(iv["intervals"])]
+    series = []
+    for label, key in (("p50", "p50_us"), ("p99", "p99_us"), ("p99.9", "p99_9_us"), ("max", "max_us")):
+        values = [v if v else None for v in allv.get(key) or []]  # a log axis: no zeros
+        if any(v is not None for v in values):
+            series.append({"label": label, "values": values, "color": COLORS[label],
+                           "dash": [2, 3] if label == "max" else None})
+    if not series:
+        return None
+    return {"id": _slug(cid, run_id, phase, "lat"),
+            "title": f"{run_id} · {phase}: latency per {iv['interval_s']} s interval, all operations, all shards",
+            "x": x, "xlabel": "seconds since the phase started", "ylabel": "latency, µs (log)", "ylog": True,
+            "yunit": " µs", "series": series}
+
+
+def percentile_spectrum(text: str, grid: list[float]) -> list:
+    """The latency at percentile 100 (1 - 1/x) for each x of ``grid`` (HdrHistogram's
+    percentile distribution), None past what the histogram's count can resolve."""
+    h = decode_histogram(text)
+    n = h.get_total_count()
+    return [h.get_value_at_percentile(100.0 * (1 - 1 / x)) if n and x <= n else None for x in grid]
+
+
+def spectrum_chart(cid, run_id, phase, p) -> dict | None:
+    hists = {op: t for op, t in (p.get("histograms") or {}).items() if t}
+    counts = {op: (p.get("operations") or {}).get(op, {}).get("calls") or
+              (p.get("operations") or {}).get(op, {}).get("count") or 0 for op in hists}
+    top = max(counts.values(), default=0)
+    if not hists or top < 2:
+        return None
+    steps = 8  # points per decade of 1 / (1 - p)
+    grid = [10 ** (k / steps) for k in range(int(math.log10(top) * steps) + 1)]
+    series = []
+    for op, text in sorted(hists.items()):
+        values = percentile_spectrum(text, grid)
+        if any(v for v in values):
+            series.append({"label": op, "values": [v or None for v in values]})
+    if not series:
+        return None
+    return {"id": _slug(cid, run_id, phase, "spec"),
+            "title": f"{run_id} · {phase}: latency percentile spectrum (after warm-up)", "x": grid,
+            "xlabel": "percentile", "xlog": True, "xpercent": True, "ylabel": "latency, µs (log)", "ylog": True,
+            "yunit": " µs", "series": series}
+
+
+def shard_chart(cid, run_id, phase, p) -> dict | None:
+    ss = p.get("shard_series") or {}
+    per = {s: seq for s, seq in (ss.get("ops") or {}).items() if any(seq)}
+    tl = p.get("timeline") or {}
+    if not per or ss.get("start") is None or tl.get("start") is None:
+        return None
+    n = max(len(v) for v in per.values())
+    step = ss.get("step_s", 1)
+    if n * step < MIN_CHART_SECONDS or n < MIN_POINTS:  # a short load: one point per shard says nothing over time
+        return None
+    x = [ss["start"] - tl["start"] + k * step for k in range(n)]
+    series = [{"label": f"shard {s}", "values": [v / step for v in seq] + [0] * (n - len(seq))}
+              for s, seq in sorted(per.items(), key=lambda kv: int(kv[0]))]
+    return {"id": _slug(cid, run_id, phase, "shards"), "title": f"{run_id} · {phase}: throughput per shard"
+            + (f" ({step} s steps)" if step != 1 else ""), "x": x, "xlabel": "seconds since the phase started",
+            "ylabel": "operations / s", "yunit": " /s", "series": series}
+
+
+def scaling_charts(cid, result) -> list[dict]:
+    """A matrix over threads: throughput and p99 of the measured phase against threads, one
+    line per (instance, workload)."""
+    from dbswarm.results.report.files import measured_phase
+    groups: dict = {}
+    for r in result["runs"]:
+        _, p = measured_phase(r)
+        if not p:
+            continue
+        key = f"{r['target']['label']} · {r['workload']['name']}"
+        p99 = max((s.get("p99_us") or 0 for s in (p.get("operations") or {}).values()), default=0) or None
+        groups.setdefault(key, {})[r["threads"]] = (p.get("throughput"), p99)
+    groups = {k: v for k, v in groups.items() if len(v) > 1}
+    if not groups:
+        return []
+    threads = sorted({t for g in groups.values() for t in g})
+    tput = [{"label": k, "values": [g.get(t, (None, None))[0] for t in threads]} for k, g in groups.items()]
+    p99 = [{"label": k, "values": [g.get(t, (None, None))[1] for t in threads]} for k, g in groups.items()]
+    return [{"id": _slug(cid, "scaling", "tput"), "title": "Throughput against client threads (steady state)",
+             "x": threads, "xlabel": "client threads", "ylabel": "operations / s", "yunit": " /s", "series": tput},
+            {"id": _slug(cid, "scaling", "p99"), "title": "p99 latency against client threads (slowest operation type)",
+             "x": threads, "xlabel": "client threads", "ylabel": "p99, µs (log)", "ylog": True, "yunit": " µs",
+             "series": p99}]
+
+
+def search_charts(cid, result) -> list[dict]:
+    """A peak search (result.search): throughput and p99 against the stepped key, with the
+    chosen peak and the knee marked as their own points."""
+    out = []
+    for i, c in enumerate((result.get("search") or {}).get("cells") or []):
+        curve = [s for s in c.get("curve") or [] if s.get("throughput") is not None]
+        if not curve:
+            continue
+        x = [s["value"] for s in curve]
+        key = c.get("key") or "value"
+
+        def mark(name, field):
+            m = c.get(name)
+            return [(s.get(field) if m and s["value"] == m["value"] else None) for s in curve]
+        tput = [{"label": "throughput", "values": [s["throughput"] for s in curve]}]
+        tput += [{"label": name, "values": mark(name, "throughput")} for name in ("peak", "knee") if c.get(name)]
+        out.append({"id": _slug(cid, "search", str(i), "tput"), "x": x, "xlabel": key, "ylabel": "operations / s",
+                    "yunit": " /s", "series": tput,
+                    "title": f"Peak search over {key} ({c['cell']}): throughput; stopped: "
+                             f"{(c.get('stop') or {}).get('rule', 'not finished')}"})
+        p99 = [s.get("p99_us") for s in curve]
+        if any(v for v in p99):
+            series = [{"label": "worst p99", "values": [v or None for v in p99]}]
+            series += [{"label": name, "values": mark(name, "p99_us")} for name in ("peak", "knee") if c.get(name)]
+            out.append({"id": _slug(cid, "search", str(i), "p99"), "x": x, "xlabel": key, "ylabel": "p99, µs (log)",
+                        "ylog": True, "yunit": " µs", "series": series,
+                        "title": f"Peak search over {key} ({c['cell']}): p99 latency (slowest operation type)"})
+    return out
+
+
+def history_charts(cid, result) -> list[dict]:
+    """The nightly history the verdict compared with (result.compare.series): every run's
+    figure oldest first, tonight's runs, the reference segment and the change points marked as
+    their own points."""
+    out = []
+    for i, s in enumerate(((result.get("compare") or {}).get("series")) or []):
+        values = s.get("values") or []
+        if not values:
+            continue
+        x = list(range(1, len(values) + 1))
+        tonight, ref_from, cps = s["tonight_from"], s.get("reference_from", 0), set(s.get("change_points") or [])
+
+        def only(keep):
+            return [v if keep(k) else None for k, v in enumerate(values)]
+        series = [{"label": "history", "values": only(lambda k: k < tonight), "color": "#6b7280"},
+                  {"label": "reference segment", "values": only(lambda k: ref_from <= k < tonight),
+                   "color": "#2563eb", "width": 2.5},
+                  {"label": "tonight", "values": only(lambda k: k >= tonight), "color": "#16a34a", "width": 2.5}]
+        if cps:
+            series.append({"label": "change point", "values": only(lambda k: k in cps), "color": "#dc2626"})
+        latency = s["metric"] != "throughput"
+        where = ", ".join(f"run {k + 1} ({s['campaigns'][k]})" for k in sorted(cps) if k < len(s["campaigns"]))
+        out.append({"id": _slug(cid, "history", str(i), s["metric"]), "x": x, "xlabel": "run (oldest first)",
+                    "ylabel": "p99, µs" if latency else "operations / s", "yunit": " µs" if latency else " /s",
+                    "series": series,
+                    "title": f"History of {s['run_id']} {s['metric']}: {len(values)} runs; change points: "
+                             f"{where or 'none'}"})
+    return out
+
+
+# ---- HTML --------------------------------------------------------------------------------------
+
+def _table(head, rows, cls="") -> str:
+    return (f"<table class='{cls}'><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr></thead><tbody>"
+            + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows) + "</tbody></table>")
+
+
+def error_rows(result) -> list[tuple]:
+    """(run, phase, operation, kind, name, count, what was done) for every error class."""
+    rows = []
+    for r in result["runs"]:
+        for name, p in r["phases"].items():
+            for key, count in sorted((p.get("errors") or {}).items()):
+                op, _, rest = key.partition(":")
+                kind, _, cls = rest.partition(":")
+                rows.append((r["run_id"], name, op, kind, cls, count, ERROR_KIND_ACTION.get(kind, "")))
+    return rows
+
+
+def overview_html(result) -> str:
+    items = [("campaign", f"{_e(result['name'])} (<code>{_e(result['campaign_id'])}</code>)"),
+             ("status", f"<b class='status-{_e(result['status'])}'>{_e(result['status'])}</b>"),
+             ("created", _e(_when(result.get("created_at")))), ("seed", _e(result.get("seed"))),
+             ("dbswarm", f"{_e(__version__)}, result schema {_e(result.get('schema_version'))}"),
+             ("runs", f"{len(result['runs'])}" + (f", missing shards: {len(result['missing_shards'])}"
+                                                  if result.get("missing_shards") else ""))]
+    out = ["<h2>Overview</h2><table class='kv'>"
+           + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in items) + "</table>"]
+    targets = {}
+    for r in result["runs"]:
+        t = r["target"]
+        entry = targets.setdefault((t["label"], t["engine"]), {"url": t.get("url"), "driver": set(), "server": {}})
+        for p in r["phases"].values():
+            bs = p.get("binding_settings") or {}
+            if bs.get("driver"):
+                entry["driver"].add(str(bs["driver"]) + (f" ({bs['driver_choice']})" if bs.get("driver_choice") else ""))
+            if isinstance(bs.get("server"), dict) and not entry["server"]:
+                entry["server"] = bs["server"]
+        if not t.get("is_real_database"):
+            entry["note"] = "noop binding: measures the load generator only"
+    rows = []
+    for (label, engine), e in targets.items():
+        server = ", ".join(f"{_e(k)} <code>{_e(v)}</code>" for k, v in e["server"].items()) or "–"
+        rows.append((_e(label), _e(engine), f"<code>{_e(e['url'] or '–')}</code>",
+                     _e(", ".join(sorted(e["driver"])) or "–"), server + (f" <i>{_e(e['note'])}</i>" if e.get("note") else "")))
+    out.append("<h3>Targets: server version and durability settings, as the server reported them</h3>"
+               + _table(["instance", "engine", "URL (redacted)", "client driver", "server settings"], rows, "left"))
+    errs = error_rows(result)
+    if errs:
+        out.append("<h3>Errors by class</h3>" + _table(
+            ["run", "phase", "operation", "kind", "class", "count", "what dbswarm did"],
+            [(_e(a), _e(b), _e(c), _e(d), _e(e), _fmt(f), _e(g) + (" <b>(retried)</b>" if d in ("retryable", "connection") else ""))
+             for a, b, c, d, e, f, g in errs]))
+    else:
+        out.append("<p>No database errors in any phase.</p>")
+    return "\n".join(out)
+
+
+def phase_html(cid, r, name, p, charts) -> str:
+    head = (f"<h3 id='{_slug(cid, r['run_id'], name)}'>{_e(r['run_id'])} · {_e(name)} "
+            f"<small>{_e(r['workload']['family'])} {_e(r['workload']['name'])}, {r['threads']} threads, "
+            f"{r['shard_count']} shard{'s' if r['shard_count'] != 1 else ''}, {_e(p.get('status'))}</small></h3>")
+    if "operations_total" not in p:
+        return head + "<p>No shard of this phase reported a measurement.</p>"
+    st = p.get("steady") or {}
+    facts = [("operations", _fmt(p["operations_total"])), ("errors", _fmt(p.get("errors_total"))),
+             ("duration", f"{p.get('duration_s')} s"), ("ops/s overall", _fmt(p.get("ops_per_s"))),
+             ("ops/s steady", f"{_fmt(st['ops_per_s'])} over {st.get('seconds')} s" if st.get("ops_per_s") is not None
+              else "– (no steady window)")]
+    skew = p.get("start_skew_s") or {}
+    if skew.get("max") is not None:  # None: no shard call waited at the start barrier (continuations)
+        per = ", ".join(f"{s}: {v * 1000:.1f} ms" for s, v in sorted((skew.get("per_shard") or {}).items(),
+                                                                     key=lambda kv: int(kv[0])) if v is not None)
+        facts.append(("start skew", f"max {skew['max'] * 1000:.1f} ms" + (f" <small>({per})</small>" if per else "")))
+    out = [head, "<p class='facts'>" + " · ".join(f"{k} <b>{v}</b>" for k, v in facts) + "</p>"]
+    ops = p.get("operations") or {}
+    if ops:
+        cols = ["count", "errors", "avg_us", "p50_us", "p90_us", "p95_us", "p99_us", "p99_9_us", "max_us"]
+        out.append(_table(["operation", "count", "errors", "avg µs", "p50", "p90", "p95", "p99", "p99.9", "max µs"],
+                          [(_e(op),) + tuple(_fmt(s.get(c), 1 if c == "avg_us" else 0) for c in cols)
+                           for op, s in sorted(ops.items())], "ops"))
+    for maker in (throughput_chart, latency_chart, spectrum_chart):
+        spec = maker(cid, r["run_id"], name, p)
+        if spec:
+            charts.append(spec)
+            out.append(f"<div class='chart' id='{spec['id']}'></div>")
+        elif maker is throughput_chart and (p.get("timeline") or {}).get("start") is not None:
+            out.append(f"<p class='note'>The phase lasted {p.get('duration_s')} s: too short for a chart over "
+                       "time (one point per second).</p>")
+    spec = shard_chart(cid, r["run_id"], name, p)
+    if spec:
+        charts.append(spec)
+        out.append(f"<details><summary>Throughput per shard</summary><div class='chart' id='{spec['id']}'></div>"
+                   "</details>")
+    srv = (p.get("server") or {}).get("cross_check") or {}
+    if srv:
+        out.append("<h4>Client-counted against server-counted</h4>" + _table(
+            ["figure", "client", "server", "client/server"],
+            [(_e(f), _fmt(c.get("client")), _fmt(c.get("server")),
+              f"{c['ratio']:.4f}" if c.get("ratio") is not None else "–") for f, c in srv.items()]))
+    return "\n".join(out)
+
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#111827}
+h1{font-size:1.6em}h2{border-bottom:2px solid #e5e7eb;padding-bottom:.2em;margin-top:1.8em}
+h3 small{font-weight:normal;color:#6b7280}
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
+td,th{border:1px solid #d1d5db;padding:3px 8px;text-align:right}
+th{background:#f3f4f6}
+table.left td,table.kv td,table.kv th{text-align:left}
+code{font-size:.9em}
+.facts{color:#374151}.note{color:#6b7280;font-style:italic}
+.chart{margin:.8em 0}
+.status-complete{color:#15803d}.status-partial,.status-complete_with_errors,.status-failed{color:#b91c1c}
+.status-incomplete,.status-interrupted,.status-check_failed{color:#b45309}
+details{margin:.5em 0}
+pre#dbswarm-render-status{display:none}
+"""
+
+
+def report_html(result, summary_md: str) -> str:
+    import markdown_it  # rich depends on it, so it is always installed
+    cid = result["campaign_id"]
+    charts: list[dict] = []
+    sections = [overview_html(result)]
+    search = search_charts(cid, result)
+    if search:
+        charts += search
+        sections.append("<h2>Peak search</h2>" + "".join(f"<div class='chart' id='{s['id']}'></div>" for s in search))
+    history = history_charts(cid, result)
+    if history:
+        charts += history
+        sections.append("<h2>History</h2>" + "".join(f"<div class='chart' id='{h['id']}'></div>" for h in history))
+    scaling = scaling_charts(cid, result)
+    if scaling:
+        charts += scaling
+        sections.append("<h2>Scaling</h2>" + "".join(f"<div class='chart' id='{s['id']}'></div>" for s in scaling))
+    # the title, status and server lines are the overview's
+    from dbswarm.results.report.files import server_lines
+    skip = set(server_lines(result))
+    tables = "\n".join(line for line in summary_md.splitlines()[3:] if line not in skip)
+    sections.append("<h2>Tables</h2>" + markdown_it.MarkdownIt("commonmark").enable("table").render(tables))
+    sections.append("<h2>Runs</h2>")
+    toc = []
+    for r in result["runs"]:
+        for name, p in r["phases"].items():
+            toc.append(f"<a href='#{_slug(cid, r['run_id'], name)}'>{_e(r['run_id'])} · {_e(name)}</a>")
+            sections.append(phase_html(cid, r, name, p, charts))
+    sections.insert(1, "<p class='toc'>" + " · ".join(toc) + "</p>")
+    data = json.dumps(charts, separators=(",", ":")).replace("</", "<\\/")
+    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>dbswarm {_e(result['name'])} · {_e(cid)}</title>"
+            f"<style>{_static('uPlot.min.css')}</style><style>{CSS}</style></head><body>"
+            f"<h1>dbswarm campaign {_e(result['name'])}</h1>" + "\n".join(sections)
+            + "<pre id='dbswarm-render-status'></pre>"
+            + f"<script type='application/json' id='dbswarm-charts'>{data}</script>"
+            + "<!-- uPlot 1.6.32, MIT License, Copyright (c) 2022 Leon Sorokin -->"
+            + f"<script>{_static('uPlot.iife.min.js')}</script><script>{_static('report.js')}</script>"
+            + "</body></html>")

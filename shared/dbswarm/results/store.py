@@ -1,0 +1,176 @@
+"""Where results live: a local folder or any S3-compatible object store (S3, OBS, MinIO).
+
+Keys are relative to the store; a campaign's files are under ``campaign_prefix(id)``:
+``<id>/`` in a local folder (./results/<id>/...), ``campaigns/<id>/`` in a bucket
+(SPEC section 5). Baselines are under ``baselines/`` in both.
+"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import tempfile
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from dbswarm.errors import ResultsNotWritten
+from dbswarm.credentials.redact import redact_doc, redact_text
+
+_NO_SPACE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
+
+
+class Store:
+    url: str
+    local_root: Path | None = None
+
+    def campaign_prefix(self, campaign_id: str) -> str:
+        raise NotImplementedError
+
+    def key(self, campaign_id: str, *parts: str) -> str:
+        return self.campaign_prefix(campaign_id) + "/".join(parts)
+
+    def put_bytes(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+        raise NotImplementedError
+
+    def get_bytes(self, key: str) -> bytes:
+        """Raises KeyError when absent."""
+        raise NotImplementedError
+
+    def list(self, prefix: str) -> list[str]:
+        raise NotImplementedError
+
+    # every JSON and text document goes through the one redaction (dbswarm.credentials.redact)
+    def put_json(self, key: str, obj) -> None:
+        self.put_bytes(key, json.dumps(redact_doc(obj), indent=1, sort_keys=False).encode(), "application/json")
+
+    def get_json(self, key: str):
+        return json.loads(self.get_bytes(key))
+
+    def put_text(self, key: str, text: str, content_type: str = "text/plain; charset=utf-8") -> None:
+        self.put_bytes(key, redact_text(text).encode(), content_type)
+
+    def get_text(self, key: str) -> str:
+        return self.get_bytes(key).decode()
+
+    def location(self, key: str) -> str:
+        """A user-facing address of a key (path or s3:// URL)."""
+        raise NotImplementedError
+
+
+class LocalStore(Store):
+    def __init__(self, root):
+        self.local_root = Path(root).expanduser().resolve()
+        self.url = str(self.local_root)
+
+    def campaign_prefix(self, campaign_id):
+        return f"{campaign_id}/"
+
+    def _path(self, key) -> Path:
+        p = (self.local_root / key).resolve()
+        if self.local_root not in p.parents and p != self.local_root:
+            raise ValueError(f"key escapes the results folder: {key}")
+        return p
+
+    def put_bytes(self, key, data, content_type="application/octet-stream"):
+        p = self._path(key)
+        tmp = None
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            # write-then-rename: a reader never sees half a file, a killed writer leaves none,
+            # and a full disk leaves the previous version of the file as it was
+            fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, p)
+            tmp = None
+        except OSError as exc:
+            if exc.errno not in _NO_SPACE:
+                raise
+            raise ResultsNotWritten(not_written_message(self.location(key), exc)) from None
+        finally:
+            if tmp is not None:  # no debris: the partial temporary file goes
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+    def get_bytes(self, key):
+        try:
+            return self._path(key).read_bytes()
+        except FileNotFoundError:
+            raise KeyError(key) from None
+
+    def list(self, prefix):
+        base = self._path(prefix) if prefix else self.local_root
+        root = base if base.is_dir() else base.parent
+        if not root.exists():
+            return []
+        out = []
+        for p in root.rglob("*"):
+            if p.is_file() and not p.name.startswith(".tmp-"):
+                key = p.relative_to(self.local_root).as_posix()
+                if key.startswith(prefix):
+                    out.append(key)
+        return sorted(out)
+
+    def location(self, key):
+        return str(self._path(key))
+
+
+class S3Store(Store):
+    """s3://bucket/prefix; endpoint from AWS_ENDPOINT_URL / DBSWARM_S3_ENDPOINT (OBS, MinIO)."""
+
+    def __init__(self, url: str, client=None):
+        parts = urlsplit(url)
+        self.bucket = parts.netloc
+        self.prefix = parts.path.strip("/")
+        self.prefix = self.prefix + "/" if self.prefix else ""
+        self.url = f"s3://{self.bucket}/{self.prefix}".rstrip("/")
+        self._client = client
+
+    @property
+    def client(self):
+        if self._client is None:
+            import boto3
+            endpoint = os.environ.get("DBSWARM_S3_ENDPOINT") or os.environ.get("AWS_ENDPOINT_URL_S3") \
+                or os.environ.get("AWS_ENDPOINT_URL")
+            self._client = boto3.client("s3", endpoint_url=endpoint or None)
+        return self._client
+
+    def campaign_prefix(self, campaign_id):
+        return f"campaigns/{campaign_id}/"
+
+    def put_bytes(self, key, data, content_type="application/octet-stream"):
+        self.client.put_object(Bucket=self.bucket, Key=self.prefix + key, Body=data, ContentType=content_type)
+
+    def get_bytes(self, key):
+        try:
+            return self.client.get_object(Bucket=self.bucket, Key=self.prefix + key)["Body"].read()
+        except self.client.exceptions.NoSuchKey:
+            raise KeyError(key) from None
+
+    def list(self, prefix):
+        out = []
+        paginator = self.client.get_paginator("list_objects_v2")
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=self.prefix + prefix):
+            out += [o["Key"][len(self.prefix):] for o in page.get("Contents", [])]
+        return sorted(out)
+
+    def location(self, key):
+        return f"s3://{self.bucket}/{self.prefix}{key}"
+
+
+def not_written_message(where: str, exc: OSError) -> str:
+    reason = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
+              errno.EFBIG: "file too large", errno.EROFS: "read-only file system"}.get(exc.errno, exc.strerror)
+    return (f"results not written: {reason} ({where}); the files written before are unchanged: "
+            "free space (or give --results elsewhere), then `dbswarm resume <campaign-id>`")
+
+
+def open_store(url: str | None) -> Store:
+    url = url or "./results"
+    if url.startswith("s3://"):
+        return S3Store(url)
+    if "://" in url and not url.startswith("file://"):
+        raise ValueError(f"results: unsupported location {url!r} (a folder or s3://bucket/prefix)")
+    return LocalStore(url.removeprefix("file://"))

@@ -1,0 +1,1 @@
+"""Regression verdicts: the statistics and the compare step."""

@@ -1,0 +1,369 @@
+"""The regression verdict of a campaign (the compare step).
+
+Per matrix cell and metric, this campaign's samples (one per run: ``repeat: N`` gives N)
+are judged against a reference, chosen in this order:
+
+1. the baseline configuration measured in this campaign (``repeat: {count, baseline}``,
+   interleaved B A B A …);
+2. the history of this campaign's name (``history/<name>/``, one document per compared
+   campaign), from its newest change point on: the stable segment the present is compared
+   with;
+3. the stored baseline (``baselines/<name>.json``).
+
+With enough samples for the test to say anything (its smallest p-value below alpha), the
+verdict is statistical (``dbswarm.results.verdict.stats.judge``: Mann–Whitney U, one-sided; the median's
+change with a bootstrap interval; Cliff's delta; Holm's correction over every metric and
+cell). One run against its history is judged by the history's prediction interval; too
+little history is "inconclusive" (which does not fail); against a single stored baseline
+value the fixed threshold (``results.thresholds``, default 10 %) decides, and the result says
+so. Over the history, E-Divisive means
+marks change points (those among the ``recent`` newest campaigns are marked); one on tonight's
+runs whose later segment is worse fails the verdict. Everything goes into result.json (``compare``) and summary.md.
+"""
+from __future__ import annotations
+
+import time
+
+from dbswarm.results.verdict import stats as V
+from dbswarm.results.report.files import write_reports
+
+DEFAULT_THRESHOLD = 0.10
+# metric -> (how to read it from a run's phase, True when higher is better)
+METRICS = {
+    "throughput": (lambda p: p.get("throughput"), True),
+    "read_p99_us": (lambda p: (p.get("read_latency") or {}).get("p99_us"), False),
+    "write_p99_us": (lambda p: (p.get("write_latency") or {}).get("p99_us"), False),
+    "read_avg_us": (lambda p: (p.get("read_latency") or {}).get("avg_us"), False),
+    "write_avg_us": (lambda p: (p.get("write_latency") or {}).get("avg_us"), False),
+}
+MIN_PREDICTION_REFERENCE = 5  # history runs a single run tonight is judged against (prediction interval)
+JUDGED = ("throughput", "read_p99_us", "write_p99_us")  # the statistical verdict's metrics (avg follows p99)
+HISTORY_SCHEMA_VERSION = 1
+
+
+def _phase(run):
+    return run["phases"].get("run") or run["phases"].get("load") or {}
+
+
+def metrics_of(result: dict) -> dict:
+    """{cell: {metric: value}} of the candidate runs' run phase (load when no run phase):
+    the median over repetitions."""
+    return {cell: {m: V.median(v) for m, v in ms.items()}
+            for cell, ms in samples_of(result).get("candidate", {}).items()}
+
+
+def samples_of(result: dict) -> dict:
+    """{arm: {cell: {metric: [one value per run]}}}: arm candidate (every run when there is
+    no baseline configuration) or baseline."""
+    out: dict = {}
+    for r in result["runs"]:
+        p = _phase(r)
+        if "operations_total" not in p or p.get("status") not in ("complete", None):
+            continue
+        if r.get("search_step"):
+            continue  # a search's steps are not repetitions of one configuration
+        cell = r.get("cell") or r["run_id"]
+        arm = r.get("arm") or "candidate"
+        for m, (get, _) in METRICS.items():
+            v = get(p)
+            if v is not None:
+                out.setdefault(arm, {}).setdefault(cell, {}).setdefault(m, []).append(v)
+    return out
+
+
+def compare_metrics(baseline: dict, current: dict, thresholds: dict) -> list[dict]:
+    """The fixed-threshold rule: one value against one value per metric."""
+    deltas = []
+    for run_id, base in baseline.items():
+        now = current.get(run_id)
+        if now is None:
+            deltas.append({"run_id": run_id, "metric": "run", "baseline": "present", "value": "missing",
+                           "change": -1.0, "threshold": 0.0, "regressed": True, "method": "threshold"})
+            continue
+        for metric, bval in base.items():
+            if metric not in now or metric not in METRICS or not bval:
+                continue
+            deltas.append(_threshold_delta(run_id, metric, [now[metric]], [bval], thresholds, "baseline"))
+    return deltas
+
+
+def _threshold_delta(cell, metric, values, ref, thresholds, source) -> dict:
+    higher_better = METRICS[metric][1]
+    value, bval = V.median(values), V.median(ref)
+    change = (value - bval) / bval if bval else 0.0
+    worse = -change if higher_better else change
+    limit = float(thresholds.get(metric, thresholds.get("default", DEFAULT_THRESHOLD)))
+    return {"run_id": cell, "metric": metric, "baseline": bval, "value": value, "change": round(change, 4),
+            "threshold": limit, "regressed": worse > limit, "method": "threshold", "reference": source,
+            "n": len(values), "n_reference": len(ref),
+            "why": f"{cell} {metric}: {'regressed' if worse > limit else 'no regression'}: {_num(bval)} → "
+                   f"{_num(value)} ({change:+.1%}); {len(values)} vs {len(ref)} sample(s) of {source}: too few for "
+                   f"a test (smallest p {V.min_p(len(values), len(ref)):.3g}); fixed threshold {limit:.0%}"}
+
+
+# ---- the history -------------------------------------------------------------------------------
+
+def history_prefix(name: str) -> str:
+    return f"history/{name}/"
+
+
+def read_history(store, name: str, limit: int) -> list[dict]:
+    keys = [k for k in store.list(history_prefix(name)) if k.endswith(".json")][-limit:]
+    out = []
+    for k in keys:
+        try:
+            out.append(store.get_json(k))
+        except (KeyError, ValueError):
+            continue
+    return out
+
+
+def append_history(store, name: str, result: dict, samples: dict, verdict: str) -> str:
+    at = result.get("created_at") or time.time()
+    key = f"{history_prefix(name)}{at:017.6f}-{result['campaign_id']}.json"
+    store.put_json(key, {"schema_version": HISTORY_SCHEMA_VERSION, "campaign_id": result["campaign_id"], "at": at,
+                         "verdict": verdict, "samples": samples})
+    return key
+
+
+def _series(history: list[dict], cell: str, metric: str):
+    """The history's samples of one cell and metric, oldest first: (values, campaign of each)."""
+    values, owners = [], []
+    for h in history:
+        for v in ((h.get("samples") or {}).get(cell) or {}).get(metric) or []:
+            values.append(v)
+            owners.append(h["campaign_id"])
+    return values, owners
+
+
+# ---- the verdict ------------------------------------------------------------------------------
+
+def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict, settings: dict,
+                   baseline_name=None) -> dict:
+    """The verdict document (result.json's ``compare``) from the result, the history (oldest
+    first, this campaign not in it) and the stored baseline (or None)."""
+    alpha = float(settings.get("alpha", 0.05))
+    min_effect = float(settings.get("min_effect", 0.02))
+    recent = int(settings.get("recent", 5))
+    samples = samples_of(result)
+    current = samples.get("candidate", {})
+    in_campaign = samples.get("baseline")
+    use_history = bool(history) and not in_campaign
+    # with the history, two detectors share the false-alarm budget (Bonferroni): the test of the
+    # present against the stable segment, and the change points among the newest campaigns
+    alpha_test = alpha / 2 if use_history else alpha
+    seed = int(result.get("seed") or 0)
+    deltas, stats, change_points, series = [], [], [], []
+    base_metrics = (base_doc or {}).get("metrics") or {}
+    base_samples = (base_doc or {}).get("samples") or {}
+    for cell, metrics in current.items():
+        for metric, values in metrics.items():
+            if metric not in JUDGED and not (metric in (base_metrics.get(cell) or {}) and not in_campaign):
+                continue
+            ref, source = None, None
+            if in_campaign:
+                ref = (in_campaign.get(cell) or {}).get(metric)
+                source = "baseline configuration, interleaved in this campaign"
+            else:
+                if use_history:
+                    hist, owners = _series(history, cell, metric)
+                    if hist:
+                        change_points += _change_points(hist, owners, values, result, cell, metric, history,
+                                                        alpha, min_effect, recent, seed)
+                        last = _segment_start(hist, owners, history, alpha, seed)
+                        ref = hist[last:]
+                        series.append(_series_doc(cell, metric, hist, owners, values, result, last,
+                                                  [c for c in change_points if c["run_id"] == cell
+                                                   and c["metric"] == metric]))
+                        source = f"history/{result['name']}/ since {owners[last]} ({len(ref)} sample(s))"
+                short_history = ref is None or len(hist) < MIN_PREDICTION_REFERENCE
+                if (short_history and not _testable(values, ref, alpha_test)) and cell in base_metrics:
+                    ref = base_samples.get(cell, {}).get(metric) or (
+                        [base_metrics[cell][metric]] if metric in base_metrics[cell] else None)
+                    source = f"baseline {baseline_name}"
+            if not ref:
+                continue
+            if V.min_p(len(values), len(ref)) < alpha_test:
+                j = V.judge(values, ref, METRICS[metric][1], alpha=alpha_test, min_effect=min_effect, seed=seed)
+                d = {"run_id": cell, "metric": metric, "baseline": j["reference_median"], "value": j["median"],
+                     "change": j["change"], "threshold": min_effect, "method": "statistical", "reference": source,
+                     **{k: j[k] for k in ("n", "n_reference", "ci", "confidence", "p", "test", "cliffs_delta",
+                                          "worse_by")}}
+                stats.append(d)
+            elif _testable(values, ref, alpha_test):
+                j = V.predict(values[0], ref, METRICS[metric][1])
+                d = {"run_id": cell, "metric": metric, "baseline": j["reference_median"], "value": j["median"],
+                     "change": j["change"], "threshold": min_effect, "method": "prediction", "reference": source,
+                     **{k: j[k] for k in ("n", "n_reference", "p", "test", "worse_by")}}
+                stats.append(d)
+            elif source.startswith("history/"):
+                d = {"run_id": cell, "metric": metric, "baseline": V.median(ref), "value": V.median(values),
+                     "change": round(V.median(values) / V.median(ref) - 1, 4) if V.median(ref) else 0.0,
+                     "threshold": min_effect, "method": "inconclusive", "reference": source,
+                     "n": len(values), "n_reference": len(ref), "regressed": False,
+                     "why": f"{cell} {metric}: inconclusive: {len(values)} vs {len(ref)} sample(s) of {source} "
+                            f"are too few for a test (a run needs {MIN_PREDICTION_REFERENCE} to be judged alone)"}
+            else:
+                d = _threshold_delta(cell, metric, values, ref, thresholds, source)
+            deltas.append(d)
+    if stats:
+        for d, p_adj in zip(stats, V.holm([d["p"] for d in stats])):
+            d["p_adjusted"] = round(p_adj, 6)
+            d["alpha"] = alpha_test
+            d["regressed"] = bool(p_adj < alpha_test and (d["worse_by"] or 0) > min_effect)
+            d["why"] = _why(d)
+    for cell in base_metrics:
+        if cell not in current and not in_campaign:
+            deltas.append({"run_id": cell, "metric": "run", "baseline": "present", "value": "missing",
+                           "change": -1.0, "threshold": 0.0, "regressed": True, "method": "threshold",
+                           "why": "the baseline's run is missing from this campaign"})
+    regressed = [d for d in deltas if d["regressed"]] + [c for c in change_points if c["regressed"]]
+    if not deltas and not change_points:
+        verdict = "no-baseline"
+    elif regressed:
+        verdict = "regressed"
+    elif all(d["method"] == "inconclusive" for d in deltas):
+        verdict = "inconclusive"  # not a failed execution: there is nothing yet to judge against
+    else:
+        verdict = "pass"
+    reasons = [d["why"] if "why" in d else "" for d in deltas if d["regressed"]]
+    reasons += [f"{c['run_id']} {c['metric']}: change point at {c['campaign_id']} (p {c['p']:.3f}), median "
+                f"{_num(c['before_median'])} → {_num(c['after_median'])} ({c['change']:+.1%})"
+                for c in change_points if c["regressed"]]
+    return {"baseline": baseline_name, "verdict": verdict, "deltas": deltas, "change_points": change_points,
+            "reasons": reasons, "alpha": alpha, "min_effect": min_effect, "series": series,
+            "history": {"campaigns": len(history), "name": result["name"]} if use_history else None}
+
+
+def _testable(values, ref, alpha_test) -> bool:
+    """Whether a test can say anything: Mann–Whitney's smallest p below alpha, or one run against
+    enough history for a prediction interval."""
+    if not ref:
+        return False
+    return V.min_p(len(values), len(ref)) < alpha_test or (len(values) == 1
+                                                           and len(ref) >= MIN_PREDICTION_REFERENCE)
+
+
+def _change_points(hist, owners, values, result, cell, metric, history, alpha, min_effect, recent, seed):
+    """E-Divisive over the history plus tonight. A change point fails the verdict only when it
+    falls on tonight's runs: one among the recent campaigns was either reported on its night
+    or tonight is judged against the level after it (the stable segment), so the nights after a
+    single drop, each at the new level, no longer fail again."""
+    out = []
+    first_new = len(hist)
+    newest = [h["campaign_id"] for h in history][-(recent - 1):] if recent > 1 else []
+    for cp in V.e_divisive(hist + values, alpha=alpha / 2, seed=seed):
+        i = cp["index"]
+        at = owners[i] if i < len(owners) else result["campaign_id"]
+        worse = (-(cp["change"] or 0) if METRICS[metric][1] else (cp["change"] or 0))
+        out.append({"run_id": cell, "metric": metric, "index": i, "campaign_id": at, "p": cp["p"],
+                    "before_median": cp["before_median"], "after_median": cp["after_median"],
+                    "change": round(cp["change"], 4) if cp["change"] is not None else None,
+                    "recent": i >= first_new or at in newest, "tonight": i >= first_new,
+                    "regressed": bool(i >= first_new and worse > min_effect)})
+    return out
+
+
+def _series_doc(cell, metric, hist, owners, values, result, reference_from, cps) -> dict:
+    """The compared series for the report's history chart: every sample oldest first (the
+    history, then tonight's), the campaign of each, where tonight and the reference start, and
+    the change points' indexes."""
+    return {"run_id": cell, "metric": metric, "values": list(hist) + list(values),
+            "campaigns": list(owners) + [result["campaign_id"]] * len(values), "tonight_from": len(hist),
+            "reference_from": reference_from, "change_points": [c["index"] for c in cps],
+            "regressed_change_points": [c["index"] for c in cps if c["regressed"]]}
+
+
+def _segment_start(hist, owners, history, alpha, seed) -> int:
+    """Where the stable segment the present is compared with starts: after the history's own
+    newest change point (found in the history alone: a change at the present must not shrink
+    the reference to its edge), or at the newest campaign already reported as regressed (its
+    drop was said once: the level from it on is the one to compare with)."""
+    last = max([cp["index"] for cp in V.e_divisive(hist, alpha=alpha / 2, seed=seed)], default=0)
+    reported = [h["campaign_id"] for h in history if h.get("verdict") == "regressed" and h["campaign_id"] in owners]
+    if reported:
+        last = max(last, owners.index(reported[-1]))
+    return last
+
+
+def _num(v):
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
+def _why(d) -> str:
+    if d["method"] == "prediction":
+        state = "regressed" if d["regressed"] else "no regression"
+        return (f"{d['run_id']} {d['metric']}: {state}: one run {_num(d['value'])} against median "
+                f"{_num(d['baseline'])} ({d['change']:+.1%}), {d['test']} p {d['p_adjusted']:.3g} (Holm) "
+                f"vs alpha {d['alpha']:g}, 1 vs {d['n_reference']} runs ({d['reference']})")
+    ci = f", {d['confidence']:.0%} CI {d['ci'][0]:+.1%} … {d['ci'][1]:+.1%}" if d.get("ci") else ""
+    state = "regressed" if d["regressed"] else "no regression"
+    return (f"{d['run_id']} {d['metric']}: {state}: median {_num(d['baseline'])} → {_num(d['value'])} "
+            f"({d['change']:+.1%}{ci}), Mann–Whitney p {d['p_adjusted']:.3g} (Holm) vs alpha {d['alpha']:g}, "
+            f"Cliff's delta {d['cliffs_delta']:+.2f}, {d['n']} vs {d['n_reference']} runs ({d['reference']})")
+
+
+def compare_with_baseline(store, campaign_id, baseline, thresholds, save_baseline=False) -> dict:
+    result_key = store.key(campaign_id, "result.json")
+    result = store.get_json(result_key)
+    settings = (((result.get("campaign") or {}).get("results") or {}).get("verdict") or {})
+    use_history = settings.get("history", True)
+    history = read_history(store, result["name"], int(settings.get("history_runs", 60))) if use_history else []
+    base_doc = None
+    if baseline:
+        try:
+            base_doc = store.get_json(f"baselines/{baseline}.json")
+        except KeyError:
+            base_doc = None
+    out = {"campaign_id": campaign_id, "baseline": baseline}
+    doc = judge_campaign(result, history, base_doc, thresholds or {}, settings, baseline)
+    result["compare"] = doc
+    if doc["verdict"] == "regressed":
+        result["status"] = "regressed"
+    samples = samples_of(result).get("candidate", {})
+    if use_history and samples and result["status"] in ("complete", "regressed"):
+        out["history_key"] = append_history(store, result["name"], result, samples, doc["verdict"])
+    write_reports(store, campaign_id, result)
+    out.update(verdict=doc["verdict"], regressions=sum(bool(d["regressed"]) for d in doc["deltas"])
+               + sum(c["regressed"] for c in doc["change_points"]), reasons=doc["reasons"][:5])
+    # the execution's failure cause (the Regressed state's CausePath): why, in a few lines
+    out["cause"] = (("; ".join(r for r in doc["reasons"] if r) or f"verdict {doc['verdict']}")
+                    + f" (result.json compare, campaign {campaign_id})")[:4000]
+    if save_baseline and baseline and doc["verdict"] != "regressed":
+        store.put_json(f"baselines/{baseline}.json", {"schema_version": 1, "campaign_id": campaign_id,
+                                                      "saved_at": time.time(), "metrics": metrics_of(result),
+                                                      "samples": samples})
+        out["baseline_saved"] = True
+    return out | {"deltas": len(doc["deltas"])}
+
+
+def verdict_markdown(c: dict) -> list[str]:
+    """summary.md's section: the verdict and why (metric, effect, interval, p, change points)."""
+    title = f"### Verdict: **{c['verdict']}**" + (f" (baseline `{c['baseline']}`)" if c.get("baseline") else "")
+    lines = ["", title, ""]
+    for r in c.get("reasons") or []:
+        lines.append(f"- {r}")
+    if c.get("deltas"):
+        lines += ["", "| run | metric | reference | now | change | 95% CI | p (Holm) | Cliff's δ | n | method "
+                  "| regressed |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for d in c["deltas"]:
+            if d["metric"] == "run":
+                lines.append(f"| {d['run_id']} | run | present | missing | | | | | | | yes |")
+                continue
+            ci = f"{d['ci'][0]:+.1%} … {d['ci'][1]:+.1%}" if d.get("ci") else ""
+            p = f"{d['p_adjusted']:.3g}" if "p_adjusted" in d else ""
+            delta = f"{d['cliffs_delta']:+.2f}" if "cliffs_delta" in d else ""
+            method = {"statistical": "Mann–Whitney", "prediction": "prediction interval",
+                      "inconclusive": "inconclusive"}.get(d["method"], f"threshold {d['threshold']:.0%}")
+            lines.append(f"| {d['run_id']} | {d['metric']} | {_num(d['baseline'])} | {_num(d['value'])} | "
+                         f"{d['change']:+.1%} | {ci} | {p} | {delta} | {d.get('n', 1)} vs {d.get('n_reference', 1)} "
+                         f"| {method} | {'yes' if d['regressed'] else ''} |")
+    if c.get("change_points"):
+        lines += ["", "Change points in the history (E-Divisive means):", "",
+                  "| run | metric | at campaign | p | median before → after | recent | regressed |",
+                  "|---|---|---|---|---|---|---|"]
+        for cp in c["change_points"]:
+            lines.append(f"| {cp['run_id']} | {cp['metric']} | {cp['campaign_id']} | {cp['p']:.3f} | "
+                         f"{_num(cp['before_median'])} → {_num(cp['after_median'])} ({cp['change']:+.1%}) | "
+                         f"{'yes' if cp['recent'] else ''} | {'yes' if cp['regressed'] else ''} |")
+    return lines

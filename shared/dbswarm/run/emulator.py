@@ -1,0 +1,643 @@
+"""The SAM application on this machine: the state machine of template.yaml executed by
+moto's Step Functions engine (an ASL interpreter), every Lambda call run by the real
+handler (``functions/<name>/app.py``) in its own OS process.
+
+How it fits together (moto 5.2.5, pinned: the Lambda hook below is a private API):
+
+- ``mock_aws`` with ``stepfunctions.execute_state_machine`` makes moto *run* the
+  definition — Map (inline and distributed, items from S3), Choice loops, Retry/Catch,
+  execution history. Map iterations run in threads, so parallel shards are parallel.
+- moto's Docker-free Lambda backend only echoes its input; ``LambdaSimpleBackend.invoke``
+  is replaced by a function that hands the call to a new process (forked from a
+  forkserver that has the library imported), waits for its answer, and returns it in
+  Lambda's shape — errors as ``x-amz-function-error: Unhandled`` with
+  errorType/errorMessage, a process that dies as ``Runtime.ExitError``, one that
+  outlives its function's Timeout as ``Sandbox.Timedout``.
+- The functions and the state machine are created from what template.yaml says
+  (``dbswarm.run.template``): names, handlers, timeouts, environment,
+  DefinitionSubstitutions.
+- The processes get the caller's environment (so a local results folder or a real
+  S3-compatible endpoint given with AWS_ENDPOINT_URL is used as is), or, with
+  ``emulate_for_functions=True``, a ThreadedMotoServer sharing the in-process moto
+  state, so that functions reach the emulated S3 bucket and Secrets Manager.
+- Inside the emulation the caller's own AWS clients would be intercepted; configured
+  endpoint URLs are ignored meanwhile (AWS_IGNORE_CONFIGURED_ENDPOINT_URLS) so the
+  engine's calls stay in moto, and ``external_client`` makes a client that moto never
+  intercepts, for the user's real store.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import io
+import json
+import logging
+import multiprocessing as mp
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+import uuid
+import zipfile
+from collections import Counter
+from multiprocessing.connection import wait as _wait_any
+from typing import Callable, Optional
+
+from dbswarm.errors import DbswarmError
+from dbswarm.run.template import FunctionSpec, SamApp
+
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+FAKE_KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+GRACE_S = 2.0                      # beyond a function's Timeout before its process is killed
+PRELOAD = ["dbswarm.run.emulator", "dbswarm.run.service", "dbswarm.bindings.sqlite", "boto3"]
+# Test hook, never set in production: make a function call fail on purpose. JSON:
+#   {"function": "WorkerFunction", "match": {"phase": "run", "shard": 3}, "mode": "raise" | "kill",
+#    "after_s": 0.5}
+# "raise" raises before the handler runs; "kill" SIGKILLs the process after_s seconds into
+# the call. Only calls without an "action" (not arm / record_failure) match.
+FAULT_ENV = "DBSWARM_EMULATOR_FAULT"
+
+
+# ==== inside a function's process ==============================================================
+
+class LambdaContext:
+    """What AWS passes as ``context`` (the parts handlers may use, via dbswarm.run.context)."""
+
+    def __init__(self, name, arn, memory, timeout_s, request_id):
+        self.function_name = name
+        self.function_version = "$LATEST"
+        self.invoked_function_arn = arn
+        self.memory_limit_in_mb = str(memory)
+        self.aws_request_id = request_id
+        self.log_group_name = f"/aws/lambda/{name}"
+        self.log_stream_name = f"local/{os.getpid()}"
+        self._deadline = time.time() + timeout_s
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._deadline - time.time()) * 1000))
+
+
+def _load_handler(job):
+    code_dir = job["code_dir"]
+    if code_dir not in sys.path:
+        sys.path.insert(0, code_dir)
+    spec = importlib.util.spec_from_file_location(f"dbswarm_function_{job['logical_id']}", job["module_file"])
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, job["function_name"])
+
+
+def _fault_for(job) -> Optional[dict]:
+    text = job["env"].get(FAULT_ENV)
+    if not text:
+        return None
+    fault = json.loads(text)
+    event = job["event"]
+    if fault.get("function", job["logical_id"]) != job["logical_id"] or event.get("action"):
+        return None
+    if any(event.get(k) != v for k, v in (fault.get("match") or {}).items()):
+        return None
+    return fault
+
+
+def _apply_fault(fault):
+    if fault.get("mode") == "kill":
+        t = threading.Timer(float(fault.get("after_s", 0)), lambda: os.kill(os.getpid(), signal.SIGKILL))
+        t.daemon = True
+        t.start()
+    else:
+        raise RuntimeError(f"fault injected by {FAULT_ENV} (test hook)")
+
+
+def _function_main(job, conn):
+    """A function call: the real handler with the function's environment and a context."""
+    from dbswarm.run.interrupt import in_function_process
+    in_function_process()  # SIGINT is the runner's; SIGTERM stops the shard; dies with its parent
+    try:
+        os.chdir(job["cwd"])
+        os.environ.clear()
+        os.environ.update(job["env"])
+        handler = _load_handler(job)
+        context = LambdaContext(job["name"], job["arn"], job["memory"], job["timeout"], job["request_id"])
+        fault = _fault_for(job)
+        if fault:
+            _apply_fault(fault)
+        result = handler(job["event"], context)
+        conn.send(("ok", json.dumps(result)))
+    except BaseException as exc:  # everything goes back in Lambda's error shape
+        conn.send(("error", {"errorMessage": str(exc), "errorType": type(exc).__name__,
+                             "requestId": job["request_id"],
+                             "stackTrace": traceback.format_tb(exc.__traceback__)[-5:]}))
+    finally:
+        conn.close()
+
+
+def _warm_boto():
+    """In the forkserver: read botocore's data files once, so that a function process forked
+    from it creates its clients in milliseconds instead of ~0.25 s of CPU. Nothing that
+    depends on the environment is resolved here (credentials, region and endpoints are read
+    in the function's process, when it creates a client)."""
+    import boto3
+    loader = boto3._get_default_session()._session.get_component("data_loader")
+    for service in ("s3", "secretsmanager", "stepfunctions"):
+        for kind in ("service-2", "endpoint-rule-set-1", "paginators-1"):
+            try:
+                loader.load_service_model(service, kind)
+            except Exception:
+                pass
+    for name in ("endpoints", "partitions", "sdk-default-configuration", "_retry"):
+        try:
+            loader.load_data(name)
+        except Exception:
+            pass
+
+
+if os.environ.get("DBSWARM_FORKSERVER_WARM") == "1":  # set while the forkserver starts
+    _warm_boto()
+
+
+def _import_interpreter():
+    """Import moto's ASL interpreter without the package ``moto.batch``.
+
+    The interpreter imports ``moto.batch.utils`` (for its Batch task integration, which no
+    dbswarm state machine uses); the package's ``__init__`` imports Batch's models and with
+    them all of ``moto.ec2``, whose region tables load botocore's EC2 model three times:
+    about 1 s of the 3 s between ``dbswarm run`` and the first operation. A bare package
+    module stands in for ``moto.batch`` while the interpreter is imported, so only
+    ``moto.batch.utils`` is loaded; both are forgotten afterwards, so a later ``import
+    moto.batch`` (e.g. a test's own ``mock_aws`` reaching Batch) runs the real package.
+    moto is pinned (5.2.5); tests/unit/test_asl_local.py checks the shortcut still applies."""
+    if "moto.stepfunctions.parser.models" in sys.modules or "moto.batch" in sys.modules:
+        import moto.stepfunctions.parser.models  # noqa: F401
+        return
+    import types
+    spec = importlib.util.find_spec("moto.batch")
+    stand_in = types.ModuleType("moto.batch")
+    stand_in.__path__ = list(spec.submodule_search_locations or [])
+    sys.modules["moto.batch"] = stand_in
+    try:
+        import moto.stepfunctions.parser.models  # noqa: F401
+    finally:
+        # forget what was imported under the stand-in: a later import gets the real package
+        for name in [n for n in sys.modules if n == "moto.batch" or n.startswith("moto.batch.")]:
+            del sys.modules[name]
+
+
+# ==== the processes ============================================================================
+
+class FunctionProcesses:
+    """One OS process per call; a call that dies or outlives its timeout becomes an error."""
+
+    def __init__(self, preload=PRELOAD):
+        self.ctx = mp.get_context("forkserver")
+        self.ctx.set_forkserver_preload(list(preload))
+        from multiprocessing import forkserver
+        os.environ["DBSWARM_FORKSERVER_WARM"] = "1"
+        try:
+            forkserver.ensure_running()
+        finally:
+            os.environ.pop("DBSWARM_FORKSERVER_WARM", None)
+        self.active: dict[int, mp.Process] = {}
+        self.lock = threading.Lock()
+        self.closed = False
+
+    def call(self, job: dict, timeout_s: float):
+        """("ok", json text) or ("error", {"errorType", "errorMessage", ...})."""
+        parent, child = self.ctx.Pipe(duplex=False)
+        proc = self.ctx.Process(target=_function_main, args=(job, child), daemon=True,
+                                name=f"dbswarm-{job['logical_id']}")
+        with self.lock:
+            if self.closed:
+                return "error", _error("Runtime.Cancelled", "the local emulation is shutting down", job)
+            proc.start()
+            self.active[proc.pid] = proc
+        child.close()
+        try:
+            msg = None
+            deadline = time.monotonic() + timeout_s + GRACE_S
+            while msg is None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    proc.kill()
+                    proc.join(5)
+                    return "error", _error("Sandbox.Timedout", f"Task timed out after {timeout_s:.2f} seconds", job)
+                ready = _wait_any([parent, proc.sentinel], timeout=min(left, 1.0))
+                if parent in ready or (proc.sentinel in ready and parent.poll()):
+                    try:
+                        msg = parent.recv()
+                    except EOFError:
+                        break
+                elif proc.sentinel in ready:
+                    break
+            proc.join(5)
+            if msg is None:
+                code = proc.exitcode
+                how = f"signal: {signal.Signals(-code).name}" if code and code < 0 else f"exit status {code}"
+                return "error", _error("Runtime.ExitError",
+                                       f"RequestId: {job['request_id']} Error: Runtime exited with error: {how}", job)
+            return msg
+        finally:
+            with self.lock:
+                self.active.pop(proc.pid, None)
+            parent.close()
+
+    def running(self) -> int:
+        with self.lock:
+            return sum(p.is_alive() for p in self.active.values())
+
+    def close(self):
+        with self.lock:
+            self.closed = True
+            procs = list(self.active.values())
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+        for p in procs:
+            p.join(5)
+
+
+def _error(kind, message, job):
+    return {"errorType": kind, "errorMessage": message, "requestId": job["request_id"]}
+
+
+# ==== moto's Lambda backend, patched ===========================================================
+
+_registry: dict[str, tuple["LocalCloud", FunctionSpec]] = {}
+_registry_lock = threading.Lock()
+_patcher = None
+_original_invoke = None
+
+
+def _invoke(backend, function_name, qualifier, body, headers, response_headers):
+    entry = _registry.get(function_name)
+    if entry is None:  # not one of ours: moto's own behaviour
+        return _original_invoke(backend, function_name, qualifier, body, headers, response_headers)
+    cloud, spec = entry
+    payload, error = cloud.run_function(spec, body)
+    if error is not None:
+        response_headers["x-amz-function-error"] = "Unhandled"
+        return json.dumps(error).encode()
+    return payload.encode()
+
+
+def _register(cloud, functions):
+    global _patcher, _original_invoke
+    from unittest import mock
+
+    from moto.awslambda_simple.models import LambdaSimpleBackend
+    from moto.stepfunctions.parser.asl.component.common.path import result_path
+    from moto.stepfunctions.parser.asl.utils import json_path
+    with _registry_lock:
+        for spec in functions.values():
+            _registry[spec.name] = _registry[spec.arn] = (cloud, spec)
+        if _patcher is None:
+            _original_invoke = LambdaSimpleBackend.invoke
+            # moto's engine parses every JSONPath at every evaluation (jsonpath_ng builds a
+            # parser each time, ~20 ms of CPU under the GIL); the parsed paths are immutable
+            _patcher = [mock.patch.object(LambdaSimpleBackend, "invoke", _invoke),
+                        mock.patch.object(json_path, "parse", functools.lru_cache(maxsize=4096)(json_path.parse)),
+                        mock.patch.object(result_path, "parse", functools.lru_cache(maxsize=4096)(result_path.parse))]
+            for p in _patcher:
+                p.start()
+
+
+def _unregister(cloud):
+    global _patcher
+    with _registry_lock:
+        for key in [k for k, (c, _) in _registry.items() if c is cloud]:
+            del _registry[key]
+        if not _registry and _patcher is not None:
+            for p in reversed(_patcher):
+                p.stop()
+            _patcher = None
+
+
+# ==== the emulated deployment ==================================================================
+
+class LocalCloud:
+    """template.yaml deployed into moto, with the state machine executing for real.
+
+    with LocalCloud() as cloud:
+        arn = cloud.start({"campaign": {...}}, name="demo-1")
+        cloud.wait(arn)
+        cloud.trace(arn)
+    """
+
+    def __init__(self, template=None, parameters: Optional[dict] = None, *, emulate_for_functions=False,
+                 extra_env: Optional[dict] = None, on_call: Optional[Callable] = None,
+                 after_call: Optional[Callable] = None, stack_name="dbswarm", validate_definition=True):
+        # validate_definition=False: moto's create_state_machine does not parse the definition
+        # (its execution parses it again: the first parse is a second of start-up, and the
+        # template's definition is validated by the tests, through this same create call)
+        self.validate_definition = validate_definition
+        self._saved_validate = None
+        self.app = SamApp(template, parameters, stack_name=stack_name, region=REGION, account=ACCOUNT)
+        self.functions = self.app.functions()
+        self.machine = self.app.state_machine()
+        self.emulate_for_functions = emulate_for_functions
+        self.extra_env = dict(extra_env or {})
+        self.on_call, self.after_call = on_call, after_call
+        self.endpoint: Optional[str] = None
+        self.calls = Counter()
+        self.call_seconds = Counter()
+        self.running = Counter()   # calls under way, per function
+        self.peak = Counter()      # the most calls of a function under way at once (a Map's parallelism)
+        self._stats_lock = threading.Lock()
+        self._mock = self._server = self._processes = None
+        self._saved_env: dict = {}
+        self._saved_log_level = None
+        self.base_env: dict = {}
+        self.refusing = False   # a graceful stop: the engine's calls fail fast, direct invokes run
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def __enter__(self) -> "LocalCloud":
+        from moto import mock_aws
+        _import_interpreter()
+        if _registry:
+            raise DbswarmError("another LocalCloud is active in this process (one emulation at a time)")
+        self.base_env = dict(os.environ)
+        self._mock = mock_aws(config={
+            "stepfunctions": {"execute_state_machine": True},
+            "lambda": {"use_docker": False},
+            # keep the user's credentials: their results store may be a real endpoint
+            "core": {"mock_credentials": False, "passthrough": {"urls": [], "services": []},
+                     "reset_boto3_session": True, "service_whitelist": None}})
+        self._mock.start()
+        # the engine and our clients must reach moto, not an endpoint configured for the user's store
+        self._set_env("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "true")
+        # moto logs every caught Task error and IsPresent miss; the execution history has them
+        engine_log = logging.getLogger("moto.stepfunctions.parser")
+        self._saved_log_level = engine_log.level
+        engine_log.setLevel(logging.CRITICAL)
+        if not self.validate_definition:
+            from moto.stepfunctions.parser.models import StepFunctionsParserBackend as _Backend
+            self._saved_validate = _Backend.__dict__["_validate_definition"]
+            _Backend._validate_definition = staticmethod(lambda definition: None)
+        try:
+            self._processes = FunctionProcesses()
+            if self.emulate_for_functions:
+                self._start_server()
+            self._deploy()
+            _register(self, self.functions)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        if self._processes:
+            self._processes.close()   # from now on calls fail fast (Runtime.Cancelled)
+        self._drain()
+        _unregister(self)
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+        if self._mock is not None:
+            self._mock.stop()
+            self._mock = None
+        if self._saved_validate is not None:
+            from moto.stepfunctions.parser.models import StepFunctionsParserBackend as _Backend
+            _Backend._validate_definition = self._saved_validate
+            self._saved_validate = None
+        if self._saved_log_level is not None:
+            logging.getLogger("moto.stepfunctions.parser").setLevel(self._saved_log_level)
+            self._saved_log_level = None
+        for key, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        self._saved_env = {}
+
+    def _drain(self, timeout_s=20.0):
+        """Stop the executions still running and wait for the engine to finish them: its
+        threads must not outlive the emulation (they would call real AWS endpoints)."""
+        sfn = getattr(self, "sfn", None)
+        if sfn is None or self._mock is None:
+            return
+        try:
+            running = [e["executionArn"] for e in sfn.list_executions(
+                stateMachineArn=self.machine.arn, statusFilter="RUNNING", maxResults=1000)["executions"]]
+            for arn in running:
+                sfn.stop_execution(executionArn=arn, error="dbswarm.Cancelled", cause="the local emulation closed")
+            deadline = time.monotonic() + timeout_s
+            while running and time.monotonic() < deadline:
+                time.sleep(0.1)
+                running = [a for a in running if sfn.describe_execution(executionArn=a)["status"] == "RUNNING"]
+        except Exception:  # closing must not fail
+            pass
+
+    def _set_env(self, key, value):
+        self._saved_env.setdefault(key, os.environ.get(key))
+        os.environ[key] = value
+
+    def _start_server(self):
+        from moto.server import ThreadedMotoServer
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self._server.start()
+        host, port = self._server._server.server_address  # private, moto pinned at 5.2.5
+        self.endpoint = f"http://{host}:{port}"
+
+    # -- clients ------------------------------------------------------------------------------
+    def client(self, service: str):
+        """A client of the emulated service (intercepted by moto)."""
+        import boto3
+        return boto3.client(service, region_name=REGION, **{k.lower(): v for k, v in FAKE_KEYS.items()})
+
+    def external_client(self, service: str, endpoint_url: Optional[str] = None):
+        """A client moto never intercepts, with the caller's own credentials and endpoint
+        (what a results store outside the emulation needs)."""
+        import boto3
+        from moto.core.models import botocore_stubber
+        env = self.base_env
+        if endpoint_url is None and service == "s3":
+            endpoint_url = env.get("DBSWARM_S3_ENDPOINT") or env.get("AWS_ENDPOINT_URL_S3")
+        endpoint_url = endpoint_url or env.get("AWS_ENDPOINT_URL")
+        kwargs = {}
+        if env.get("AWS_ACCESS_KEY_ID") and env.get("AWS_SECRET_ACCESS_KEY"):
+            kwargs = {"aws_access_key_id": env["AWS_ACCESS_KEY_ID"],
+                      "aws_secret_access_key": env["AWS_SECRET_ACCESS_KEY"],
+                      "aws_session_token": env.get("AWS_SESSION_TOKEN")}
+        region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+        c = boto3.client(service, endpoint_url=endpoint_url, region_name=region, **kwargs)
+        c.meta.events.unregister("before-send", botocore_stubber)
+        return c
+
+    # -- deployment ---------------------------------------------------------------------------
+    def bucket(self, logical_id="ResultsBucket") -> str:
+        return self.app.physical_name(logical_id)
+
+    def _deploy(self):
+        iam = self.client("iam")
+        trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                         "Principal": {"Service": ["lambda.amazonaws.com",
+                                                                                   "states.amazonaws.com"]}}]}
+        role = iam.create_role(RoleName=f"{self.app.stack_name}-local",
+                               AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+        s3 = self.client("s3")
+        for lid, res in self.app.resources.items():
+            if res["Type"] == "AWS::S3::Bucket":
+                s3.create_bucket(Bucket=self.app.physical_name(lid))
+        lam = self.client("lambda")
+        for spec in self.functions.values():
+            lam.create_function(FunctionName=spec.name, Runtime=spec.runtime, Role=role, Handler=spec.handler,
+                                Code={"ZipFile": _zip_folder(spec.code_dir)}, Timeout=spec.timeout,
+                                MemorySize=spec.memory, Environment={"Variables": spec.environment})
+        sfn = self.client("stepfunctions")
+        arn = sfn.create_state_machine(name=self.machine.name, definition=self.machine.definition_text,
+                                       roleArn=role, type="STANDARD")["stateMachineArn"]
+        if arn != self.machine.arn:
+            raise DbswarmError(f"emulated state machine ARN {arn} differs from the template's {self.machine.arn}")
+        self.sfn = sfn
+
+    @property
+    def state_machine_arn(self) -> str:
+        return self.machine.arn
+
+    def function_environment(self, function) -> dict:
+        """The environment a function's process gets (function: logical id or FunctionSpec)."""
+        spec = function if isinstance(function, FunctionSpec) else self.functions[function]
+        env = dict(self.base_env)
+        env.update(spec.environment)
+        env.update({"AWS_LAMBDA_FUNCTION_NAME": spec.name, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory),
+                    "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST", "AWS_EXECUTION_ENV": "dbswarm-local"})
+        if self.endpoint:
+            for key in [k for k in env if k.startswith("AWS_ENDPOINT_URL") or k in (
+                    "DBSWARM_S3_ENDPOINT", "AWS_PROFILE", "AWS_SESSION_TOKEN")]:
+                del env[key]
+            env.update(FAKE_KEYS)
+            env.update({"AWS_ENDPOINT_URL": self.endpoint, "AWS_REGION": REGION, "AWS_DEFAULT_REGION": REGION})
+        else:
+            env.setdefault("AWS_REGION", env.get("AWS_DEFAULT_REGION", REGION))
+            env.setdefault("AWS_DEFAULT_REGION", env["AWS_REGION"])
+        env.update(self.extra_env)
+        return env
+
+    # -- calls ------------------------------------------------------------------------------
+    def run_function(self, spec: FunctionSpec, body, direct: bool = False) -> tuple[Optional[str], Optional[dict]]:
+        """One invocation (called on the engine's thread): (payload JSON, None) or (None, error)."""
+        if isinstance(body, bytes):
+            body = body.decode()
+        event = json.loads(body) if body else {}
+        if self.refusing and not direct:
+            return None, _error("Runtime.Cancelled", "the campaign is stopping (interrupted)", {"request_id": ""})
+        if self.on_call:
+            self.on_call(spec.logical_id, event)
+        job = {"logical_id": spec.logical_id, "name": spec.name, "arn": spec.arn, "memory": spec.memory,
+               "timeout": spec.timeout, "code_dir": str(spec.code_dir), "module_file": str(spec.module_file),
+               "function_name": spec.function_name, "event": event, "cwd": os.getcwd(),
+               "env": self.function_environment(spec), "request_id": str(uuid.uuid4())}
+        t0 = time.monotonic()
+        with self._stats_lock:
+            self.running[spec.logical_id] += 1
+            self.peak[spec.logical_id] = max(self.peak[spec.logical_id], self.running[spec.logical_id])
+        try:
+            status, value = self._processes.call(job, spec.timeout)
+        finally:
+            with self._stats_lock:
+                self.running[spec.logical_id] -= 1
+        with self._stats_lock:
+            self.calls[spec.logical_id] += 1
+            self.call_seconds[spec.logical_id] += time.monotonic() - t0
+        result = json.loads(value) if status == "ok" else None
+        error = value if status != "ok" else None
+        if self.after_call:
+            result = self.after_call(spec.logical_id, event, result, error)
+        return (json.dumps(result), None) if error is None else (None, error)
+
+    def invoke(self, logical_id: str, event: dict):
+        """Call one function directly (as `sam remote invoke` would); raises on its error."""
+        payload, error = self.run_function(self.functions[logical_id], json.dumps(event), direct=True)
+        if error:
+            raise DbswarmError(f"{logical_id} failed: {error['errorType']}: {error['errorMessage']}")
+        return json.loads(payload)
+
+    # -- executions ---------------------------------------------------------------------------
+    def start(self, execution_input: dict, name: str) -> str:
+        """Start an execution (always named: moto 5.2.5 mishandles unnamed ones)."""
+        return self.sfn.start_execution(stateMachineArn=self.machine.arn, name=name,
+                                        input=json.dumps(execution_input))["executionArn"]
+
+    def describe(self, arn: str) -> dict:
+        return self.sfn.describe_execution(executionArn=arn)
+
+    def wait(self, arn: str, tick: Optional[Callable] = None, poll_s=0.1, timeout_s: Optional[float] = None) -> dict:
+        t0 = time.monotonic()
+        while True:
+            desc = self.describe(arn)
+            if desc["status"] != "RUNNING":
+                return desc
+            if timeout_s is not None and time.monotonic() - t0 > timeout_s:
+                raise TimeoutError(f"execution {arn} still running after {timeout_s} s")
+            if tick:
+                tick()
+            time.sleep(poll_s)
+
+    def stop(self, arn: str, cause="stopped locally"):
+        try:
+            self.sfn.stop_execution(executionArn=arn, error="dbswarm.Cancelled", cause=cause)
+        finally:
+            self._processes.close()
+
+    def history(self, arn: str) -> list[dict]:
+        events, token = [], None
+        while True:
+            kw = {"nextToken": token} if token else {}
+            page = self.sfn.get_execution_history(executionArn=arn, maxResults=1000, **kw)
+            events += page["events"]
+            token = page.get("nextToken")
+            if not token:
+                return events
+
+    def trace(self, arn: str) -> dict:
+        """What proves the state machine ran: the execution and a summary of its history."""
+        import moto
+        desc = self.describe(arn)
+        events = self.history(arn)
+        entered = Counter(e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e)
+        kinds = Counter(e["type"] for e in events)
+        failures = [{"type": e["type"], **{k: v for k, v in d.items() if k in ("error", "cause")}}
+                    for e in events for key, d in e.items()
+                    if key.endswith("FailedEventDetails") and isinstance(d, dict)]
+        return {
+            "kind": "dbswarm-execution-trace", "schema_version": 1,
+            "engine": f"moto {moto.__version__} Step Functions (ASL interpreter, execute_state_machine)",
+            "state_machine": {"name": self.machine.name, "arn": self.machine.arn,
+                              "definition": os.path.relpath(self.machine.definition_path, self.app.root),
+                              "definition_sha256": hashlib.sha256(self.machine.definition_text.encode()).hexdigest(),
+                              "template": os.path.relpath(self.app.path, self.app.root)},
+            "execution": {"arn": arn, "name": desc.get("name"), "status": desc["status"],
+                          "started": _iso(desc.get("startDate")), "stopped": _iso(desc.get("stopDate")),
+                          "error": desc.get("error"), "cause": desc.get("cause")},
+            "history_events": len(events),
+            "event_types": dict(sorted(kinds.items())),
+            "states_entered": dict(sorted(entered.items())),
+            "function_calls": dict(sorted(self.calls.items())),
+            "function_seconds": {k: round(v, 3) for k, v in sorted(self.call_seconds.items())},
+            "function_peak_concurrency": dict(sorted(self.peak.items())),
+            "failures": failures[:50],
+        }
+
+
+def _iso(value):
+    return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+def _zip_folder(folder) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for root, _, files in os.walk(folder):
+            for name in files:
+                if name.endswith(".pyc"):
+                    continue
+                path = os.path.join(root, name)
+                zf.write(path, os.path.relpath(path, folder))
+    return buf.getvalue()

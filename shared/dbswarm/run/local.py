@@ -1,0 +1,457 @@
+"""Local mode: the campaign's state machine (statemachines/campaign.asl.json, as
+template.yaml deploys it) executed on this machine by moto's Step Functions engine, with
+every function call — plan, prepare, each shard's worker call, aggregate, compare — run
+by the real handler in its own OS process (``dbswarm.run.emulator``). A shard answering
+"continue" is called again with its checkpoint, in a new process, as Lambda would be.
+
+``ProgressBoard`` shows live progress from the files shards write to
+DBSWARM_PROGRESS_DIR; ``run_campaign`` is what ``dbswarm run`` calls.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Optional
+
+from dbswarm.run import service
+from dbswarm.errors import CONNECTION, RETRYABLE, DbswarmError
+from dbswarm.run.interrupt import STOP_FILE_ENV, GracefulStop
+from dbswarm.credentials.redact import redact_text
+from dbswarm.campaign.spec import load_campaign, read_campaign_data
+from dbswarm.results.store import S3Store, open_store
+
+POLL_S = 0.25  # the execution and the progress files, 4 times a second: about 1 % of a CPU (0.1 s: 3 %)
+
+
+class ProgressBoard:
+    """Reads the shards' progress files; renders a rich progress bar with the current OPS."""
+
+    def __init__(self, progress_dir, console=None, enabled=True):
+        self.dir = progress_dir
+        self.enabled = enabled
+        self.progress = None
+        self.task = None
+        self._last = (0, time.time())
+        self._ops = 0.0
+        if enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+            from rich.table import Column
+            from rich.text import Text
+
+            board = self
+
+            class Count(ProgressColumn):
+                def render(self, task):
+                    return Text(_count_text(task))
+
+            class Errors(ProgressColumn):
+                def render(self, task):
+                    return Text(board.errors_text(task))
+            # at 80 columns the description and the bar give way; counts, ops/s, errors and the
+            # elapsed time are never cut
+            keep = {"no_wrap": True, "overflow": "ignore"}
+            self.console = console or Console(stderr=True)
+            self.progress = Progress(
+                TextColumn("{task.description}", table_column=Column(ratio=3, no_wrap=True, overflow="ellipsis",
+                                                                     min_width=8)),
+                BarColumn(bar_width=None, table_column=Column(ratio=1, min_width=4)),
+                Count(table_column=Column(**keep)),
+                TextColumn("[bold]{task.fields[ops]:,.0f}[/] ops/s", table_column=Column(**keep)),
+                Errors(table_column=Column(**keep)),
+                TimeElapsedColumn(table_column=Column(**keep)),
+                console=self.console, transient=False, expand=True)
+
+    def start_phase(self, description, total, prefix):
+        self.prefix = prefix
+        self._last = (0, time.time())
+        self._ops = 0.0
+        if self.progress:
+            if not self.progress.live.is_started:
+                self.progress.start()
+            self.task = self.progress.add_task(description, total=total or None, ops=0.0, errors=0, classes={})
+
+    def errors_text(self, task) -> str:
+        """"N err" and the most frequent error class, marked when the worker retries it; the
+        class is abbreviated (then the mark) so that at the console's width the counts, ops/s and
+        elapsed time beside it stay uncut."""
+        n = task.fields.get("errors", 0)
+        base = f"{n:,} err"
+        top = _top_error_class(task.fields.get("classes") or {})
+        if not n or not top:
+            return base
+        name, retried = top
+        # what the other columns need: the count, "N ops/s", the elapsed time, separators and the
+        # description's and the bar's minimum widths
+        others = len(_count_text(task)) + len(f"{task.fields.get('ops', 0):,.0f} ops/s") + 7 + 5 + 8 + 4
+        budget = self.console.width - others - len(base) - 1
+        for mark in ((" retried", " (r)") if retried else ("",)):
+            room = budget - len(mark)
+            if room >= len(name):
+                return f"{base} {name}{mark}"
+            if room >= 5:
+                return f"{base} {name[:room - 1]}…{mark}"
+        return base + (" (r)" if retried and budget >= 4 else "")
+
+    def poll(self):
+        done = errors = 0
+        classes: dict[str, int] = {}
+        for name in os.listdir(self.dir):
+            if name.startswith(self.prefix) and name.endswith(".json"):
+                try:
+                    with open(os.path.join(self.dir, name)) as fh:
+                        d = json.load(fh)
+                except (OSError, ValueError):
+                    continue
+                done += d["done"]
+                errors += d["errors"]
+                for key, n in (d.get("error_classes") or {}).items():
+                    classes[key] = classes.get(key, 0) + n
+        now = time.time()
+        last_done, last_t = self._last
+        if now - last_t >= 1.0:
+            self._ops = max(0.0, (done - last_done) / (now - last_t))
+            self._last = (done, now)
+        if self.progress and self.task is not None:
+            self.progress.update(self.task, completed=done, ops=self._ops, errors=errors, classes=classes)
+        return done, errors
+
+    def end_phase(self):
+        done, _ = self.poll()
+        if self.progress and self.task is not None:
+            t = self.progress.tasks[-1]
+            # a finished phase shows its average rate, not the last second's (0 once it stopped)
+            ops = done / t.elapsed if t.elapsed else self._ops
+            self.progress.update(self.task, ops=ops, **({} if t.total else {"total": t.completed}))
+            self.progress.stop_task(self.task)
+
+    def stop(self):
+        if self.progress and self.progress.live.is_started:
+            self.progress.stop()
+
+
+def _count_text(task) -> str:
+    total = f"/{task.total:,.0f}" if task.total else ""
+    return f"{task.completed:,.0f}{total}"
+
+
+def _top_error_class(classes: dict) -> Optional[tuple[str, bool]]:
+    """The most frequent error class over all operations ("OP:kind:name" keys) and whether the
+    worker retries its kind (errors.py: retryable and connection errors are retried)."""
+    by_class: dict[tuple[str, str], int] = {}
+    for key, n in classes.items():
+        _, _, rest = key.partition(":")
+        kind, _, name = rest.partition(":")
+        by_class[(kind, name or kind)] = by_class.get((kind, name or kind), 0) + n
+    if not by_class:
+        return None
+    (kind, name), _ = max(by_class.items(), key=lambda kv: (kv[1], kv[0]))
+    return name, kind in (RETRYABLE, CONNECTION)
+
+
+# template parameters for local executions: any target host (this machine's user chose it)
+LOCAL_PARAMETERS = {"RetryIntervalSeconds": 1, "AllowedTargets": "*"}
+
+
+def template_path() -> Path:
+    """template.yaml of this checkout (local mode runs what it deploys), or $DBSWARM_TEMPLATE."""
+    from dbswarm.run.template import REPO_ROOT
+    path = Path(os.environ.get("DBSWARM_TEMPLATE") or REPO_ROOT / "template.yaml")
+    if not path.is_file():
+        raise DbswarmError(f"local mode executes the SAM application's state machine, but {path} is missing: "
+                           "install dbswarm from its repository (pip install -e .) or set DBSWARM_TEMPLATE")
+    return path
+
+
+def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int] = None,
+                 max_call_seconds: Optional[float] = None, show_progress: bool = True,
+                 lead_seconds: float = 0.5, console=None, log=print, quiet: bool = False) -> dict:
+    """Plan, run and aggregate a campaign locally by executing the campaign state machine;
+    returns the aggregate step's answer plus "store", "compare" (when compared) and
+    "execution" (the state machine execution's status; its trace is execution.json)."""
+    from dbswarm.run.emulator import LocalCloud
+    data = read_campaign_data(source)
+    if shards:
+        data = dict(data, fanout={**(data.get("fanout") or {}), "shards": shards, "threads_per_shard": None})
+        data["fanout"] = {k: v for k, v in data["fanout"].items() if v is not None}
+    campaign, _ = load_campaign(data)  # a bad file is reported before anything starts
+    cid = service.new_campaign_id(campaign.name[:56])  # the execution's name (at most 80 characters)
+    request = {"campaign": data, "results": results, "lead_seconds": lead_seconds}
+    if max_call_seconds:
+        request["max_call_seconds"] = max_call_seconds
+    # shards report progress (and their pid) in small files; a caller may choose the folder
+    given_dir = os.environ.get("DBSWARM_PROGRESS_DIR")
+    progress_dir = given_dir or tempfile.mkdtemp(prefix="dbswarm-progress-")
+    board = ProgressBoard(progress_dir, console, enabled=show_progress)
+    watch = _Watch(cid, log, board)
+    watch.quiet = quiet
+    stop_file = os.path.join(progress_dir, f"STOP-{cid}")
+    interrupted = None
+    try:
+        with GracefulStop(stop_file) as stopper, \
+                LocalCloud(template_path(), LOCAL_PARAMETERS,
+                           extra_env={"DBSWARM_PROGRESS_DIR": progress_dir, STOP_FILE_ENV: stop_file},
+                           on_call=watch.on_call, after_call=watch.after_call, validate_definition=False) as cloud:
+            watch.cloud = cloud
+
+            def tick():
+                watch.tick()
+                if stopper.requested:
+                    raise _Stopping
+            arn = cloud.start(request, name=cid)
+            try:
+                desc = cloud.wait(arn, tick=tick, poll_s=POLL_S)
+            except _Stopping:
+                interrupted = stopper.requested
+                desc = _stop_gracefully(cloud, arn, watch, interrupted)
+            except KeyboardInterrupt:
+                cloud.stop(arn, "interrupted")
+                raise
+            watch.tick()
+            watch.end_phase()
+            trace = cloud.trace(arn)
+            history = cloud.history(arn)
+            if interrupted:
+                return watch.interrupted(cloud, trace, interrupted)
+    finally:
+        board.stop()
+        if not given_dir:
+            shutil.rmtree(progress_dir, ignore_errors=True)
+        else:
+            try:
+                os.unlink(stop_file)
+            except OSError:
+                pass
+    return watch.outcome(desc, trace, history)
+
+
+class _Stopping(Exception):
+    """The first Ctrl-C / SIGTERM arrived (raised from the wait loop's tick)."""
+
+
+def _stop_gracefully(cloud, arn, watch, signame) -> dict:
+    """Shards stop at their next operation and write; no new call starts; then the execution
+    is stopped. A second signal (KeyboardInterrupt) aborts."""
+    from dbswarm.engine.worker import STUCK_THREAD_GRACE_S
+    watch.log(f"campaign {watch.cid}: {signame}: stopping every shard at its next operation "
+              "(interrupt again to abort)")
+    cloud.refusing = True
+    deadline = time.monotonic() + STUCK_THREAD_GRACE_S + 20
+    while cloud._processes.running() and time.monotonic() < deadline:
+        watch.tick()
+        time.sleep(POLL_S)
+    try:
+        cloud.sfn.stop_execution(executionArn=arn, error="dbswarm.Interrupted", cause=f"{signame} (graceful stop)")
+    except Exception:
+        pass
+    return cloud.describe(arn)
+
+
+class _Watch:
+    """What the state machine's function calls tell the local runner: the plan (for the
+    progress totals), the phase the shards are in, failed shards, and the answers of
+    aggregate and compare. Calls arrive on the engine's threads; the board and the log
+    are driven from the main thread (``tick``)."""
+
+    def __init__(self, cid, log, board):
+        self.cid, self.log, self.board = cid, log, board
+        self.cloud = None
+        self.lock = threading.Lock()
+        self.plan = None
+        self.full_plan = None
+        self.current = None        # (run_id, phase) of the latest worker call
+        self.shown = None          # (run_id, phase) on the board
+        self.messages: list[str] = []
+        self.outputs: dict = {}
+
+    # -- engine threads ------------------------------------------------------------------
+    def on_call(self, function, event):
+        if function != "WorkerFunction":
+            return
+        with self.lock:
+            if event.get("action") == "record_failure":
+                self.messages.append(f"  shard {event['shard']} of {event['run_id']}/{event['phase']} failed: "
+                                     f"{service.redact_error(event, _error_text(event.get('error')))}")
+            else:
+                self.current = (event["run_id"], event["phase"])
+
+    def after_call(self, function, event, result, error):
+        if error is None and function == "PlanFunction":
+            result = self._planned(result, step=event.get("action") == "next_step")
+        if error is None and event.get("action") == "check_merge" and result and result.get("ranges"):
+            with self.lock:  # a check can take minutes with nothing on the board: say how it ended
+                self.messages.append(f"  {event['run_id']} {event['stage']} consistency check "
+                                     f"({result['ranges']} range{'' if result['ranges'] == 1 else 's'} in parallel): "
+                                     + ("passed" if result["passed"] else "did not run everywhere (see the result)"
+                                        if result.get("error") else
+                                        f"FAILED ({result.get('failures_total', 0)} failures)"))
+        if error is None:
+            with self.lock:
+                self.outputs[function] = result
+        return result
+
+    def _planned(self, plan, step=False):
+        """The plan step's answer (or a search's next step: its one new run)."""
+        store = self.user_store(plan["store"])
+        full = service.load_plan(store, plan["campaign_id"], plan["runs"][0]["run_id"] if plan["runs"] else None)
+        mirrored = False
+        for run in plan["runs"]:
+            if run.get("items_key"):
+                # a Distributed Map reads its items from S3: the emulated bucket gets a copy
+                self.cloud.client("s3").put_object(Bucket=self.cloud.bucket(), Key=run["items_key"],
+                                                   Body=store.get_bytes(run["items_key"]))
+                mirrored = True
+        if mirrored:
+            plan = dict(plan, bucket=self.cloud.bucket(), items_prefix="")
+        with self.lock:
+            self.plan, self.full_plan = plan, full
+            if step:
+                if plan["runs"] and not getattr(self, "quiet", False):
+                    self.messages.append(f"search: next step {plan['runs'][0]['run_id']}")
+            elif not getattr(self, "quiet", False):
+                self.messages.append(f"campaign {plan['campaign_id']}: {len(plan['runs'])} run(s)"
+                                     + (" (a search: one step at a time)" if plan.get("search") else "")
+                                     + f"; results in {plan['store']}")
+        return plan
+
+    def user_store(self, url):
+        """The results store, reached past the emulation (a folder, or S3 at the user's endpoint)."""
+        if url.startswith("s3://") and self.cloud is not None:
+            return S3Store(url, client=self.cloud.external_client("s3"))
+        return open_store(url)
+
+    # -- main thread -----------------------------------------------------------------------
+    def tick(self):
+        with self.lock:
+            messages, self.messages = self.messages, []
+            current, full = self.current, self.full_plan
+        if current != self.shown and full is not None:
+            self.end_phase()
+            run = full.run(current[0])
+            n = run.shard_count
+            self.board.start_phase(f"{current[0]} {current[1]} ({n} shard{'' if n == 1 else 's'})",
+                                   _phase_total(run, current[1]), f"{current[0]}.{current[1]}.")
+            self.shown = current
+        for m in messages:
+            self._say(m)
+        if self.shown:
+            self.board.poll()
+
+    def end_phase(self):
+        if self.shown:
+            self.board.end_phase()
+        with self.lock:
+            messages, self.messages = self.messages, []
+        for m in messages:
+            self._say(m)
+
+    def _say(self, message):
+        message = redact_text(message)
+        if self.board.progress is not None and self.board.progress.live.is_started:
+            self.board.progress.console.print(message, markup=False, highlight=False)
+        else:
+            self.log(message)
+
+    # -- the end -----------------------------------------------------------------------------
+    def interrupted(self, cloud, trace, signame) -> dict:
+        """After a graceful stop: aggregate what the shards wrote, status interrupted."""
+        if self.plan is None:
+            raise DbswarmError(f"campaign {self.cid}: interrupted ({signame}) before it was planned: nothing was "
+                               "written")
+        store = open_store(self.plan["store"])
+        store.put_json(store.key(self.cid, "execution.json"), trace)
+        agg = cloud.invoke("AggregateFunction", {"store": self.plan["store"], "campaign_id": self.cid,
+                                                 "interrupted": signame})
+        return dict(agg, store=self.plan["store"], signal=signame,
+                    execution={"arn": trace["execution"]["arn"], "status": trace["execution"]["status"],
+                               "error": "dbswarm.Interrupted", "trace_key": store.key(self.cid, "execution.json")})
+
+    def outcome(self, desc, trace, history) -> dict:
+        status, error = desc["status"], desc.get("error")
+        cause = _error_text(desc.get("cause"))
+        if self.plan is None:
+            # the plan step refused the campaign: its own one-line message, as local validation's
+            raise DbswarmError(_unwrapped(error, cause) or f"campaign {self.cid}: the state machine ended {status} "
+                               "before planning")
+        store = open_store(self.plan["store"])
+        store.put_json(store.key(self.cid, "execution.json"), trace)
+        agg = self.outputs.get("AggregateFunction")
+        if agg is None:
+            raise DbswarmError(f"campaign {self.cid}: the state machine ended {status} ({error}: {cause}); "
+                               f"what the shards measured is in {store.location(store.key(self.cid, 'runs'))}")
+        out = dict(agg, store=self.plan["store"],
+                   execution={"arn": trace["execution"]["arn"], "status": status, "error": error,
+                              "trace_key": store.key(self.cid, "execution.json")})
+        if "CompareFunction" in self.outputs:
+            out["compare"] = self.outputs["CompareFunction"]
+        if error == "dbswarm.RunFailed":
+            # a phase that did not do what was planned (a load cut short, then the next step
+            # failed on the same dead target) stays incomplete: result.json says so, the exit is 6
+            if not (out.get("status") == "incomplete" and _a_phase_incomplete(store, self.cid)):
+                out["status"] = "failed"   # (phases "not run" alone: the campaign failed, exit 3)
+            self.log(redact_text(f"campaign {self.cid}: a run stopped early: {_run_error(history)}"))
+        elif status != "SUCCEEDED" and error != "dbswarm.Regressed":
+            out["status"] = "failed"
+            self.log(redact_text(f"campaign {self.cid}: the state machine ended {status} ({error}: {cause})"))
+        return out
+
+
+def _a_phase_incomplete(store, cid) -> bool:
+    """result.json has a phase that ran and did not do what was planned (status incomplete)."""
+    try:
+        result = store.get_json(store.key(cid, "result.json"))
+    except (KeyError, ValueError, OSError):
+        return False
+    return any(p.get("status") == "incomplete" for r in result.get("runs", []) for p in r.get("phases", {}).values())
+
+
+def _error_text(err) -> str:
+    """A Step Functions error ({"Error", "Cause"} or a cause string holding Lambda's error JSON)."""
+    if isinstance(err, dict):
+        name, cause = err.get("Error", ""), _error_text(err.get("Cause"))
+        return cause if cause.startswith(name) else f"{name}: {cause}"
+    if isinstance(err, str):
+        try:
+            doc = json.loads(err)
+        except ValueError:
+            return err.strip()
+        if isinstance(doc, dict) and "errorType" in doc:
+            return f"{doc['errorType']}: {doc.get('errorMessage', '')}"
+    return "" if err is None else str(err)
+
+
+def _unwrapped(error, cause: str) -> str:
+    """A function's error as the user's message: "ValueError: ValueError: results: ..." (the
+    state's error name, then Lambda's errorType and errorMessage) becomes "results: ..."."""
+    text = (cause or "").strip()
+    for name in (error, *(n.rsplit(".", 1)[-1] for n in (error or "",))):
+        while name and text.startswith(f"{name}:"):
+            text = text[len(name) + 1:].strip()
+    while True:  # errorType prefixes left in the cause ("ValueError: ", "dbswarm.CampaignError: ")
+        m = _ERROR_TYPE.match(text)
+        if not m:
+            return text
+        text = text[m.end():].strip()
+
+
+_ERROR_TYPE = re.compile(r"[A-Za-z_][\w.]*(Error|Exception): ")
+
+
+def _run_error(history) -> str:
+    for e in history:
+        d = e.get("stateEnteredEventDetails") or {}
+        if d.get("name") == "Aggregate":
+            return _error_text(json.loads(d.get("input") or "{}").get("run_error"))
+    return "(no detail in the execution history)"
+
+
+def _phase_total(run, phase):
+    if phase == "load":
+        return sum(s.load_count for s in run.shards)
+    return run.operation_total or None

@@ -1,0 +1,115 @@
+"""``dbswarm resume <campaign-id>``: finish a campaign that was interrupted, or whose shards
+died, by running what is missing and merging it with what exists (issue 20, item 3).
+
+Per run, in order: a run none of whose shards ever wrote is prepared and run in full; a
+phase's shards that are done stay as they are; a shard that was interrupted or died after
+writing continues from the checkpoint its file keeps (``resume_checkpoint``: the operations
+each thread did and the family client's state, as a Lambda continuation does), adding to the
+same file; a shard that never wrote runs from its start. The secondary-index step (and its consistency
+check) follows a load that resumed. Every call runs the real worker handler in its own process, as ``dbswarm
+run`` does; the campaign is then aggregated again (exact: counts and histograms add up).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from typing import Callable, Optional
+
+from dbswarm.engine import checks
+from dbswarm.run import service
+from dbswarm.results.aggregate import shard_key
+from dbswarm.errors import DbswarmError
+from dbswarm.run.interrupt import STOP_FILE_ENV, GracefulStop
+from dbswarm.results.store import open_store
+
+
+def _shard_state(store, cid, run_id, phase, i):
+    try:
+        doc = store.get_json(shard_key(store, cid, run_id, phase, i))
+    except KeyError:
+        return None, None
+    last = doc["segments"][-1] if doc.get("segments") else {}
+    if doc.get("status") == "done" and not last.get("interrupted"):
+        return "done", None
+    return "resume", doc.get("resume_checkpoint")
+
+
+def resume_campaign(campaign_id: str, results: Optional[str] = None, log: Callable = print,
+                    lead_seconds: float = 1.0) -> dict:
+    from dbswarm.run.emulator import LocalCloud
+    from dbswarm.run.local import LOCAL_PARAMETERS, template_path
+    store = open_store(results or "./results")
+    try:
+        plan = service.load_plan(store, campaign_id)
+    except KeyError:
+        raise DbswarmError(f"resume: no campaign {campaign_id} in {store.url} (give --results)") from None
+    base = {"store": store.url, "campaign_id": campaign_id}
+    progress_dir = tempfile.mkdtemp(prefix="dbswarm-progress-")
+    stop_file = os.path.join(progress_dir, "STOP")
+    work = 0
+    try:
+        with GracefulStop(stop_file) as stopper, \
+                LocalCloud(template_path(), LOCAL_PARAMETERS,
+                           extra_env={"DBSWARM_PROGRESS_DIR": progress_dir, STOP_FILE_ENV: stop_file}) as cloud:
+            for run in plan.runs:
+                phases = [p for p in ("load", "run") if p in plan.phases]
+                states = {ph: [_shard_state(store, campaign_id, run.run_id, ph, i) for i in range(run.shard_count)]
+                          for ph in phases}
+                untouched = all(st[0] is None for ph in phases for st in states[ph])
+                if any(st[0] != "done" for ph in phases for st in states[ph]):
+                    service.lock_run(dict(base, run_id=run.run_id))  # fails fast if another campaign took the tables
+                if untouched and "prepare" in plan.phases:
+                    log(f"resume {campaign_id}: run {run.run_id}: prepare")
+                    cloud.invoke("PrepareFunction", dict(base, run_id=run.run_id, stage="before_load"))
+                for ph in phases:
+                    todo = [(i, cp) for i, (state, cp) in enumerate(states[ph]) if state != "done"]
+                    if not todo:
+                        continue
+                    if stopper.requested:
+                        break
+                    log(f"resume {campaign_id}: run {run.run_id}, {ph} phase: shards "
+                        f"{', '.join(str(i) for i, _ in todo)}")
+                    work += len(todo)
+                    start_at = service.arm({"lead_seconds": lead_seconds})["start_at"]
+                    errors = _run_shards(cloud, dict(base, run_id=run.run_id, phase=ph, start_at=start_at), todo)
+                    for e in errors:
+                        log(f"resume {campaign_id}: {e}")
+                    if ph == "load" and not stopper.requested:
+                        step = cloud.invoke("PrepareFunction", dict(base, run_id=run.run_id, stage="after_load"))
+                        # the stage's consistency check, as the state machine's CheckRanges + CheckMerge
+                        checks.drive(lambda ev: cloud.invoke("PrepareFunction", ev),
+                                     dict(base, run_id=run.run_id, stage="after_load"), step.get("check_ranges") or [])
+                if stopper.requested:
+                    break
+            event = dict(base, interrupted=stopper.requested) if stopper.requested else base
+            out = cloud.invoke("AggregateFunction", event)
+    finally:
+        shutil.rmtree(progress_dir, ignore_errors=True)
+    out = dict(out, store=store.url, resumed_shards=work)
+    if stopper.requested:
+        out["signal"] = stopper.requested
+    return out
+
+
+def _run_shards(cloud, event, todo) -> list[str]:
+    """Each shard in its own thread, calling the worker function (a process per call) until done."""
+    errors = []
+
+    def one(i, checkpoint):
+        ev = dict(event, shard=i, checkpoint=checkpoint)
+        try:
+            while True:
+                answer = cloud.invoke("WorkerFunction", ev)
+                if answer["status"] != "continue":
+                    return
+                ev = dict(ev, checkpoint=answer["checkpoint"])
+        except Exception as exc:  # the shard stays as it is; the result names it
+            errors.append(f"shard {i} of {event['run_id']}/{event['phase']}: {exc}")
+    threads = [threading.Thread(target=one, args=(i, cp), daemon=True) for i, cp in todo]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors

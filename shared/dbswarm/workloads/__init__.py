@@ -1,1 +1,0 @@
-"""Workloads as data: YCSB CoreWorkload and sysbench OLTP, plus their presets."""
