@@ -85,7 +85,8 @@ def measure(engine: str, env: dict, a) -> dict:
     from dbswarm.bindings.base import Connection
     from dbswarm import bindings
     from dbswarm.families.base import ThreadContext
-    from dbswarm.measure.recorder import Measured, Recorder
+    from dbswarm.engine.calls import Measured
+    from dbswarm.measure.recorder import Recorder
     from dbswarm.engine.worker import ThreadRandom
     from dbswarm.families.ycsb import key_name
 

@@ -38,6 +38,11 @@ def results_not_written(err) -> "str | None":
     return line[:end + len("dbswarm resume <campaign-id>`")] if end >= 0 else line
 
 
+class TargetNotAllowed(DbswarmError):
+    """A connection reached an address outside the deployment's AllowedTargets (checked on the
+    connected socket, after the plan-time check of the URL): the connection is closed, nothing runs."""
+
+
 class SecretError(DbswarmError):
     """A secret reference cannot be resolved (the message never contains the secret)."""
 
@@ -52,7 +57,7 @@ class FamilyError(DbswarmError):
 
 # ---- error kinds: what the worker does with a failed database call ------------------------
 # Bindings say which kind each driver exception is (``Binding.classify``); the one retry and
-# reconnect policy (``measure.Measured``) acts on the kind, for every engine alike.
+# reconnect policy (``engine.calls.Measured``) acts on the kind, for every engine alike.
 RETRYABLE = "retryable"    # deadlock, lock wait timeout, serialization failure: retry the event
 CONNECTION = "connection"  # the connection is gone: reconnect, count, go on
 DUPLICATE = "duplicate"    # duplicate key on insert (a resumed load): counted, not fatal

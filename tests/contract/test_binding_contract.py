@@ -16,7 +16,8 @@ import time
 import pytest
 
 from dbswarm.errors import CONNECTION, DUPLICATE, RETRYABLE, ErrorClass
-from dbswarm.measure.recorder import FAILED, Measured, Recorder
+from dbswarm.engine.calls import Measured
+from dbswarm.measure.recorder import FAILED, Recorder
 from dbswarm.families.sysbench import SysbenchClient, SysbenchTables, SysbenchWorkload
 from tests import servers
 

@@ -17,7 +17,8 @@ from dbswarm.bindings.base import Connection
 from dbswarm.bindings.noop import NoopBinding
 from dbswarm.errors import FATAL, RETRYABLE, ErrorClass
 from dbswarm.families.base import ThreadContext
-from dbswarm.measure.recorder import FatalError, Measured, Recorder
+from dbswarm.engine.calls import FatalError, Measured
+from dbswarm.measure.recorder import Recorder
 from dbswarm.engine.worker import ThreadRandom
 from dbswarm.families.sysbench import SysbenchClient, SysbenchTables
 

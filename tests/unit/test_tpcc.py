@@ -362,7 +362,8 @@ def test_a_retryable_error_rolls_back_reruns_once_and_commits_once(tmp_path):
     """A New-Order whose first attempt updated the district and then hit a retryable error
     (SQLite's 'database is locked', as a deadlock on a server): Measured.event rolls it back
     and runs it again; one retry counted, one New-Order timed, one order committed."""
-    from dbswarm.measure.recorder import Measured, Recorder
+    from dbswarm.engine.calls import Measured
+    from dbswarm.measure.recorder import Recorder
     b, st = _sqlite_session(tmp_path)
     c = _client()
     attempts = []
@@ -383,7 +384,8 @@ def test_a_retryable_error_rolls_back_reruns_once_and_commits_once(tmp_path):
 def _band_client(tmp_path, warm_end_from_now_s):
     """A virtual user on SQLite (warehouse 1, district 1 at d_next_o_id 3001) whose recorder's
     ramp-up ends ``warm_end_from_now_s`` from now, set after the client was built (as the worker does)."""
-    from dbswarm.measure.recorder import Measured, Recorder
+    from dbswarm.engine.calls import Measured
+    from dbswarm.measure.recorder import Recorder
     b, st = _sqlite_session(tmp_path)
     c = _client()
     rec = Recorder()

@@ -136,8 +136,8 @@ def test_every_operation_type_runs_on_sqlite(tmp_path, preset):
 
 def test_unreachable_target_ends_the_shard_instead_of_spinning(tmp_path, monkeypatch):
     import time
-    from dbswarm.measure import recorder as measure
-    monkeypatch.setattr(measure, "RECONNECT_GIVE_UP_S", 0.5)
+    from dbswarm.engine import calls
+    monkeypatch.setattr(calls, "RECONNECT_GIVE_UP_S", 0.5)
     plan, rid = _plan(tmp_path, {"preset": "S6", "recordcount": 100, "operationcount": 100}, phases=("run",))
     store = open_store(plan["store"])
     p = service.load_plan(store, plan["campaign_id"])

@@ -12,7 +12,8 @@ from dbswarm.families import base as families
 from dbswarm.bindings.base import Connection
 from dbswarm.bindings.noop import NoopBinding
 from dbswarm.families.base import ThreadContext
-from dbswarm.measure.recorder import Measured, Recorder
+from dbswarm.engine.calls import Measured
+from dbswarm.measure.recorder import Recorder
 from dbswarm.engine.worker import ThreadRandom
 from dbswarm.families import ycsb
 from dbswarm.families.generators import ScrambledZipfian, Uniform

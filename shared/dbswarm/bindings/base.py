@@ -138,7 +138,7 @@ class Binding:
     # alone (and the value), made once per client thread, so that a YCSB operation is one
     # call into the driver's own statement call instead of read → session → driver. Valid
     # until the connection changes: a caller takes new ones after every reconnect
-    # (``measure.Measured.on_reconnect``). Engines override them where the driver allows a
+    # (``engine.calls.Measured.on_reconnect``). Engines override them where the driver allows a
     # shorter path (mysqlclient, PostgreSQL's prepared statements); these defaults are the
     # methods themselves, so every engine has them.
     # the type of the keys ``reader`` and ``updater``'s functions take: str, or bytes where the

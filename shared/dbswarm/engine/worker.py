@@ -22,7 +22,8 @@ from dbswarm.families import base as families
 from dbswarm.bindings.base import Connection
 from dbswarm.results.documents import RunPlan, ShardPlan
 from dbswarm.families.base import Exhausted, ThreadContext
-from dbswarm.measure.recorder import Measured, Measurement, Recorder
+from dbswarm.engine.calls import Measured
+from dbswarm.measure.recorder import Measurement, Recorder
 from dbswarm.campaign.plan import derive_seed
 from dbswarm.credentials.secrets import redact_url
 

@@ -64,7 +64,7 @@ class RunLimits:
 @dataclass
 class ThreadContext:
     """What a family's client gets for one client thread of one shard call."""
-    m: Any                         # measure.Measured: the timing wrapper; m.binding is the connection
+    m: Any                         # engine.calls.Measured: the timing wrapper; m.binding is the connection
     rng: random.Random             # seeded from the run's seed, the phase and the thread's global index; continued across segments
     thread: int                    # global index of the thread in the run (0 .. threads - 1)
     threads: int                   # client threads of the run, all shards

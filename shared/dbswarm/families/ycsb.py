@@ -125,7 +125,7 @@ def key_name(keynum: int, ordered: bool, zeropadding: int) -> str:
 class YcsbClient:
     def __init__(self, w, rng: random.Random, thread_index: int, total_threads: int,
                  inserted: int = 0, expected_inserts: int = 0, m=None):
-        self.m = m  # measure.Measured: every operation goes through it
+        self.m = m  # engine.calls.Measured: every operation goes through it
         self.w = w
         self.rng = rng
         self.table = w.table

@@ -8,8 +8,11 @@
 - ``Measurement``: both, plus error counts by class, free counters (sysbench queries) and
   free integer records (``records``: lists merged by concatenation, e.g. TPC-C's New-Orders
   committed around the ramp-up's end).
-- ``Recorder``: the per-thread hot path that fills a Measurement; ``Measured`` is the one
-  timing wrapper every binding call goes through (bindings never time themselves).
+- ``Recorder``: the per-thread hot path that fills a Measurement (``engine.calls.Measured``,
+  the one timing wrapper every binding call goes through, records into it; bindings never
+  time themselves).
+
+This package imports nothing else of dbswarm (the import contract in pyproject.toml).
 
 Percentiles are computed only from merged histograms (``summary()``).
 """
@@ -20,7 +23,6 @@ import copy
 import ctypes
 import itertools
 import math
-import os
 import time
 import zlib
 from array import array
@@ -30,7 +32,6 @@ from typing import Optional
 import pyhdrh  # HdrHistogram's C codec (hdrhistogram's own extension)
 from hdrh.histogram import HdrHistogram
 
-from dbswarm.errors import CONNECTION, DUPLICATE, FATAL
 
 HIST_LOWEST_US = 1
 HIST_HIGHEST_US = 3_600_000_000  # one hour
@@ -718,147 +719,6 @@ class Recorder:
 
     def wall_time(self, perf_ns: int) -> float:
         return self.second0 + (perf_ns - self.base) / NS_PER_S
-
-
-RECONNECT_GIVE_UP_S = float(os.environ.get("DBSWARM_RECONNECT_GIVE_UP_S", "60"))
-
-
-class TargetUnreachable(Exception):
-    """Reconnecting failed for longer than RECONNECT_GIVE_UP_S."""
-
-
-class FatalError(Exception):
-    """A call failed with a fatal error class (an undefined table, permission denied, a
-    statement the server refuses): the thread ends and its shard is not complete, instead of
-    counting failures as the workload."""
-
-
-class Measured:
-    """The one timing wrapper: every binding call of a worker thread goes through it.
-
-    It times, records, classifies errors (``binding.classify``) and applies the one retry /
-    reconnect policy: connection loss -> reconnect (with back-off) and count; retryable
-    errors in a multi-statement event -> roll back and run the event again, as sysbench does.
-    """
-    __slots__ = ("binding", "rec", "should_stop", "_perf", "ok", "paced", "on_reconnect", "last_error_kind")
-
-    def __init__(self, binding, recorder: Recorder, should_stop=lambda: False, paced: bool = False):
-        self.binding = binding
-        self.rec = recorder
-        self.should_stop = should_stop
-        self._perf = time.perf_counter_ns
-        # paced (a target rate): every operation's response time from its intended start too
-        self.paced = paced
-        self.ok = recorder.ok_paced if paced else recorder.ok
-        # called after every successful reconnect: what a client bound to the old connection
-        # (Binding.reader / updater) takes again
-        self.on_reconnect: list = []
-        self.last_error_kind: Optional[str] = None  # the kind of the last failed call's error
-
-    def call(self, op: str, fn, *args):
-        """One operation; returns fn's result, or ``FAILED`` after recording the error."""
-        perf = self._perf
-        t0 = perf()
-        try:
-            result = fn(*args)
-        except Exception as exc:  # drivers raise many types; classify decides
-            self.failed(op, exc)
-            return FAILED
-        self.ok(op, t0, perf())
-        return result
-
-    def call_rows(self, op: str, n: int, fn, *args):
-        """A batch of n rows (load phase): retried until it succeeds or the worker stops,
-        since batches are idempotent. Returns True when the rows were written."""
-        while True:
-            t0 = self._perf()
-            try:
-                fn(*args)
-            except Exception as exc:
-                kind = self.failed(op, exc)
-                if kind == DUPLICATE:
-                    return True
-                if kind == FATAL or self.should_stop():
-                    return False
-                self.rec.count("retries")
-                continue
-            self.rec.ok(op, t0, self._perf(), n)
-            return True
-
-    def event(self, op: str, body, session, state, max_attempts: int = 100) -> bool:
-        """A multi-statement event (a transaction): ``body(session, state)`` — the family's
-        statements on the binding's session, and what its thread keeps (sysbench: its query
-        counters) — timed as one, rolled back and run again on retryable and connection errors
-        (as sysbench does); True when it committed."""
-        t0 = self._perf()
-        try:
-            body(session, state)
-        except Exception as exc:
-            return self.event_failed(op, body, session, state, t0, exc, max_attempts - 1)
-        self.ok(op, t0, self._perf())
-        return True
-
-    def event_failed(self, op: str, body, session, state, t0: int, exc: Exception, attempts_left: int = 99) -> bool:
-        """An attempt of an event started at ``t0`` failed with ``exc`` (in ``event``, or in a
-        client's own loop of events: sysbench's hot loop): the error recorded, the
-        transaction rolled back, and ``body`` run again, up to ``attempts_left`` more times,
-        while the errors are retryable or of the connection and the worker is not stopping
-        (as sysbench does); True when an attempt committed, timed from ``t0``."""
-        while True:
-            kind = self.failed(op, exc)
-            try:
-                self.binding.rollback()
-            except Exception:
-                pass
-            if kind == FATAL or self.should_stop():
-                return False
-            self.rec.count("retries")
-            if attempts_left <= 0:
-                return False
-            attempts_left -= 1
-            try:
-                body(session, state)
-            except Exception as again:
-                exc = again
-                continue
-            self.ok(op, t0, self._perf())
-            return True
-
-    def failed(self, op, exc) -> str:
-        """Record a failed operation's error and apply the policy (reconnect, or raise on a
-        fatal one); returns the error's kind. A client that times an operation itself (the
-        YCSB hot path, through Binding.reader) calls it in its ``except``."""
-        cls = self.binding.classify(exc)
-        self.last_error_kind = cls.kind
-        self.rec.error(op, cls.kind, cls.name)
-        if cls.kind == CONNECTION:
-            self.reconnect()
-        elif cls.kind == FATAL:
-            raise FatalError(f"{op}: fatal error {cls.name}: {str(exc)[:300]}") from None
-        return cls.kind
-
-    def reconnect(self):
-        """Reconnect with back-off until it works or the worker must stop; a target that
-        stays unreachable for RECONNECT_GIVE_UP_S ends the thread (TargetUnreachable) instead
-        of spinning until the deadline."""
-        delay = 0.05
-        give_up = time.monotonic() + RECONNECT_GIVE_UP_S
-        while not self.should_stop():
-            try:
-                self.binding.reconnect()
-                self.rec.count("reconnects")
-                for rebind in self.on_reconnect:
-                    rebind()
-                return True
-            except Exception as exc:
-                self.rec.count("reconnect_failures")
-                if time.monotonic() >= give_up:
-                    cls = self.binding.classify(exc)
-                    raise TargetUnreachable(f"target unreachable for {RECONNECT_GIVE_UP_S:g} s "
-                                            f"({cls.kind}: {cls.name})") from None
-                time.sleep(delay)
-                delay = min(delay * 2, 1.0)
-        return False
 
 
 class _Failed:
