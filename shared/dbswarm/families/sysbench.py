@@ -390,6 +390,17 @@ class SysbenchClient:
         lo, n = (self.ids.lo, self.ids.n) if uniform else (0, 0)
         next_id, more_writes = self._next_id, self._writes
         counted = hasattr(rng, "words")  # worker.ThreadRandom (a test's random.Random counts nothing)
+        # the queries of the warm-up's events, taken at the first event that ends after it (an
+        # event ending before ``warm_until_ns`` is the warm-up's, as the recorder counts it):
+        # its own queries (an event that committed at its first attempt: queries_per_event) are
+        # the measured window's, so TPS and QPS count the same events. That event always takes
+        # the slow path below (the lane's ``until`` is never past the warm-up's end)
+        rec, per_event = m.rec, self.queries_per_event()
+        self.warm_q = None
+
+        def warm_edge(t1: int) -> None:
+            if t1 >= rec.warm_until_ns:
+                self.warm_q = [q[i] - per_event[i] for i in range(3)]
 
         def run_for(deadline_ns: int, max_steps: int) -> int:
             b = st.b
@@ -439,6 +450,8 @@ class SysbenchClient:
                     else:
                         ok("TRANSACTION", t0, t1)
                         lats, until = lane.lats, lane.until
+                        if self.warm_q is None:
+                            warm_edge(t1)
                     steps += 1
                     if t1 >= deadline_ns:
                         break
@@ -467,9 +480,9 @@ class _EventClient(Client):
     count toward ``events``), the queries counted as sysbench counts them."""
 
     def __init__(self, w, ctx: ThreadContext):
-        self.m = ctx.m
+        self.m, self.w = ctx.m, w
         self.q = [0, 0, 0]
-        client = SysbenchClient(w, ctx.rng)
+        self.client = client = SysbenchClient(w, ctx.rng)
         tables = SysbenchTables(ctx.m.binding)
         ctx.m.on_reconnect.append(tables.reset_counters)
         prepared = tables.prepare_all(client.statement_kinds(), w.tables)
@@ -489,6 +502,12 @@ class _EventClient(Client):
         rec.count("queries_read", q[READ])
         rec.count("queries_write", q[WRITE])
         rec.count("queries_other", q[OTHER])
+        if self.w.warmuptime:
+            # the warm-up's share (every query when the thread never got past it)
+            warm = self.client.warm_q if self.client.warm_q is not None else q
+            rec.count("queries_read_warmup", warm[READ])
+            rec.count("queries_write_warmup", warm[WRITE])
+            rec.count("queries_other_warmup", warm[OTHER])
 
 
 class Sysbench(Family):
@@ -554,13 +573,28 @@ class Sysbench(Family):
             return None
         c = measurement.counters
         trx = measurement.operations.get("TRANSACTION")
-        q = c.get("queries_read", 0) + c.get("queries_write", 0) + c.get("queries_other", 0)
+        # as sysbench's --warmup-time: the warm-up's transactions and queries are left out of
+        # both counts and its seconds out of the time they are divided by
+        warm_s = float(w.get("warmuptime") or 0)
+        kinds = ("queries_read", "queries_write", "queries_other")
+        measured = {k: c.get(k, 0) - c.get(f"{k}_warmup", 0) for k in kinds}
+        q = sum(measured.values())
         n = trx.count if trx else 0
+        seconds = max(duration - warm_s, 1e-9)
+        out_warm = {}
+        if warm_s:
+            warm_trx = ((measurement.warmup or {}).get("TRANSACTION"))
+            out_warm = {"warmup": {"seconds": warm_s, "transactions": warm_trx.count if warm_trx else 0,
+                                   "queries": sum(c.get(f"{k}_warmup", 0) for k in kinds)}}
         return {
-            "transactions": n, "tps": round(n / duration, 2),
-            "queries": q, "qps": round(q / duration, 2),
-            "queries_read": c.get("queries_read", 0), "queries_write": c.get("queries_write", 0),
-            "queries_other": c.get("queries_other", 0),
+            "transactions": n, "tps": round(n / seconds, 2),
+            "queries": q, "qps": round(q / seconds, 2),
+            "seconds": round(seconds, 3),
+            "basis": ("transactions and queries of the events that ended after the warm-up, per second of the "
+                      "phase after it (as sysbench's --warmup-time)" if warm_s else
+                      "transactions and queries per second of the phase"),
+            "queries_read": measured["queries_read"], "queries_write": measured["queries_write"],
+            "queries_other": measured["queries_other"], **out_warm,
             "errors": measurement.total_errors, "reconnects": c.get("reconnects", 0),
             "latency_avg_ms": round(trx.histogram.get_mean_value() / 1000, 3) if n else None,
             "latency_p95_ms": round(trx.histogram.get_value_at_percentile(95) / 1000, 3) if n else None,
