@@ -32,7 +32,8 @@ from dbswarm.errors import DbswarmError
 from dbswarm.campaign.admission import MAX_CALL_SECONDS, positive_number
 from dbswarm.engine.parallel import run_in_threads
 from dbswarm.campaign.plan import INLINE_MAP_LIMIT, split
-from dbswarm.results.store import open_store
+from dbswarm.results.store import load_plan, open_store, redact_error
+from dbswarm.engine.worker import make_binding
 
 STAGES = ("after_load", "after_run")
 CHECK_CALL_SECONDS = 600.0  # a check call stops after this (the prepare function's limit is 900 s)
@@ -89,7 +90,6 @@ def start(store, plan: Plan, run: RunPlan, stage: str) -> list[int]:
 
 def check_range(event: dict) -> dict:
     """One call of one range of a stage's check (the CheckRanges Map's task). -> {"more"}."""
-    from dbswarm.run.service import load_plan
     ev = CheckEvent.of(event)
     store = open_store(ev.store)
     plan = load_plan(store, ev.campaign_id, ev.run_id)
@@ -152,12 +152,10 @@ def _check_range(ev: CheckEvent, store, plan: Plan, run: RunPlan) -> dict:
 
 
 def _binding(run):
-    from dbswarm.engine.worker import make_binding
     return make_binding(run, secrets.resolve(run.target.get("password")))
 
 
 def _redacted(event, text) -> str:
-    from dbswarm.run.service import redact_error
     return redact_error(event, text)
 
 
@@ -168,7 +166,6 @@ def merge_check(event: dict) -> dict:
     start to the last one's end), calls, ranges}). A range that recorded an error (after the
     run) or did not finish makes the check failed with that error; after the load, one that did
     not finish raises (the run fails, as the stage's other steps)."""
-    from dbswarm.run.service import load_plan
     ev = CheckEvent.of(event)
     store = open_store(ev.store)
     plan = load_plan(store, ev.campaign_id, ev.run_id)

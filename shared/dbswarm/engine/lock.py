@@ -33,7 +33,9 @@ import threading
 import time
 from typing import Optional
 
+from dbswarm.engine.worker import make_binding
 from dbswarm.errors import DUPLICATE, DbswarmError
+from dbswarm.families import base as families
 
 LOCK_TABLE = "dbswarm_lock"
 FIELDS = 4   # field0 campaign id, field1 started at (epoch), field2 heartbeat (epoch), field3 run id
@@ -56,7 +58,6 @@ def stale_seconds() -> float:
 
 def wanted(run) -> bool:
     """Whether this run takes the lock: a real database, tables named, no opt-out."""
-    from dbswarm.families import base as families
     if not run.is_real_database:
         return False
     opt = (run.target.get("options") or {}).get(SHARED_OPTION, False)
@@ -67,7 +68,6 @@ def wanted(run) -> bool:
 
 
 def _tables(run) -> list[str]:
-    from dbswarm.families import base as families
     family = families.get(run.family)
     return sorted(set(family.tables(family.workload(run.workload))))
 
@@ -180,7 +180,6 @@ def release(b, run, campaign_id: str) -> None:
 
 def on_target(run, password: Optional[str], fn, *args):
     """``fn(binding, run, *args)`` on a fresh connection to the run's target."""
-    from dbswarm.engine.worker import make_binding
     b = make_binding(run, password)
     b.connect()
     try:

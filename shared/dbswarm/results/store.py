@@ -10,11 +10,16 @@ import errno
 import json
 import os
 import tempfile
+import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from dbswarm.errors import ResultsNotWritten
+from typing import Optional
+
+from dbswarm.credentials import secrets
 from dbswarm.credentials.redact import redact_doc, redact_text
+from dbswarm.errors import ResultsNotWritten
+from dbswarm.results.documents import Plan
 
 _NO_SPACE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
 
@@ -174,3 +179,41 @@ def open_store(url: str | None) -> Store:
     if "://" in url and not url.startswith("file://"):
         raise ValueError(f"results: unsupported location {url!r} (a folder or s3://bucket/prefix)")
     return LocalStore(url.removeprefix("file://"))
+
+
+# ---- a campaign's plan, as every step reads it ------------------------------------------------
+
+_plan_cache: dict = {}
+_plan_lock = threading.Lock()
+
+
+def load_plan(store, campaign_id, run_id: Optional[str] = None) -> Plan:
+    """plan.json, cached per process; read again when it lacks ``run_id`` (a search plans its
+    runs one step at a time: a warm function may hold an older plan)."""
+    key = (store.url, campaign_id)
+    with _plan_lock:
+        cached = _plan_cache.get(key)
+        if cached is not None and (run_id is None or any(r.run_id == run_id for r in cached.runs)):
+            return cached
+    plan = Plan.of(store.get_json(store.key(campaign_id, "plan.json")))
+    with _plan_lock:
+        _plan_cache[key] = plan
+    return plan
+
+
+def cache_plan(store, campaign_id, plan: Plan) -> None:
+    """The plan a step just wrote (a search's next run) is the one this process reads next."""
+    with _plan_lock:
+        _plan_cache[(store.url, campaign_id)] = plan
+
+
+def redact_error(event: dict, text) -> str:
+    """An error text as it may be stored or printed: the run's password (when it can be
+    resolved) and any credentials in URLs replaced by ***."""
+    text = str(text)
+    try:
+        run = load_plan(open_store(event["store"]), event["campaign_id"], event["run_id"]).run(event["run_id"])
+        text = secrets.Redactor(secrets.resolve(run.target.get("password")))(text)
+    except Exception:  # no plan, no secret: URL redaction still applies
+        pass
+    return redact_text(text)

@@ -38,17 +38,14 @@ from dbswarm.measure.recorder import Measurement
 from dbswarm.campaign.plan import check_shard_limit, make_plan
 from dbswarm.results.report.files import write_reports
 from dbswarm.campaign.admission import MAX_CALL_SECONDS, MAX_LEAD_SECONDS, check_targets, positive_number
-from dbswarm.credentials.redact import redact_text
 from dbswarm.campaign.spec import check_deployed_references, load_campaign, redacted_campaign
-from dbswarm.results.store import LocalStore, open_store
+from dbswarm.results.store import LocalStore, cache_plan, load_plan, open_store, redact_error
 from dbswarm.engine.worker import ShardPhase, make_binding, prepare_target, read_window_edge
 
 DEFAULT_LEAD_SECONDS = 2.0
 SAFETY_MARGIN_S = 15.0   # stop this long before the platform kills the function
 PERSIST_INTERVAL_S = 15.0  # a running shard writes what it measured this often (a crash loses at most this)
 PERSIST_INTERVAL_ENV = "DBSWARM_PERSIST_INTERVAL_S"
-_plan_cache: dict = {}
-_lock = threading.Lock()
 
 
 def new_campaign_id(name: str) -> str:
@@ -57,21 +54,6 @@ def new_campaign_id(name: str) -> str:
 
 def _store(event):
     return open_store(event["store"])
-
-
-def load_plan(store, campaign_id, run_id: Optional[str] = None) -> Plan:
-    """plan.json, cached per process; read again when it lacks ``run_id`` (a search plans its
-    runs one step at a time: a warm function may hold an older plan)."""
-    key = (store.url, campaign_id)
-    with _lock:
-        cached = _plan_cache.get(key)
-        if cached is not None and (run_id is None or any(r.run_id == run_id for r in cached.runs)):
-            return cached
-    plan = Plan.of(store.get_json(store.key(campaign_id, "plan.json")))
-    with _lock:
-        _plan_cache[key] = plan
-    return plan
-
 
 
 # ---- plan ---------------------------------------------------------------------------------
@@ -160,8 +142,7 @@ def next_step(event: dict) -> dict:
     if new_run is not None:
         plan.runs.append(new_run)
         store.put_json(store.key(cid, "plan.json"), plan.to_dict())
-        with _lock:
-            _plan_cache[(store.url, cid)] = plan
+        cache_plan(store, cid, plan)
     store.put_json(store.key(cid, "search.json"), doc)
     state["runs"] = [_run_item(store, cid, new_run)] if new_run is not None else []
     state["more"] = new_run is not None
@@ -521,18 +502,6 @@ def record_shard_failure(event: dict) -> dict:
     key = failure_key(store, ev.campaign_id, ev.run_id, ev.phase, ev.shard)
     store.put_json(key, {"shard": ev.shard, "error": str(err)[:1000], "at": time.time()})
     return {"shard": ev.shard, "status": "failed"}
-
-
-def redact_error(event: dict, text) -> str:
-    """An error text as it may be stored or printed: the run's password (when it can be
-    resolved) and any credentials in URLs replaced by ***."""
-    text = str(text)
-    try:
-        run = load_plan(_store(event), event["campaign_id"], event["run_id"]).run(event["run_id"])
-        text = secrets.Redactor(secrets.resolve(run.target.get("password")))(text)
-    except Exception:  # no plan, no secret: URL redaction still applies
-        pass
-    return redact_text(text)
 
 
 def _progress_writer(run_id, phase, shard):
