@@ -59,6 +59,13 @@ class Binding:
     def classify(self, exc: BaseException) -> ErrorClass:
         return ErrorClass(FATAL, type(exc).__name__)
 
+    def peer_addresses(self) -> Optional[list[str]]:
+        """The addresses this (open) connection is connected to, as the socket says (an IP
+        address; a unix socket's path, or '@name' for an abstract one), read after connect and
+        checked against the deployment's AllowedTargets (``admission.check_connected``).
+        None: the driver does not say (the plan-time check of the URL is then the only one)."""
+        return None
+
     def describe(self) -> dict:
         """Settings recorded in the result (write concern, isolation ...): no secrets."""
         return {}

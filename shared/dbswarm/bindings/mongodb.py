@@ -171,6 +171,11 @@ class MongoBinding(Binding):
         if client is not None:
             client.close()
 
+    def peer_addresses(self):
+        """Every server the client knows after its ping: the seeds and the members a replica
+        set named (host names: the check resolves them)."""
+        return [str(host) for host, _port in self.client.topology_description.server_descriptions()]
+
     def describe(self):
         out = {"driver": f"pymongo {pymongo.version}", "database": self._database,
                "write_concern": dict(self._wc), "read_preference": self._read_pref,

@@ -87,6 +87,30 @@ def parse_mysql_url(url: str) -> dict:
     return kw
 
 
+def socket_peer(db) -> Optional[list[str]]:
+    """[the peer address] of a MySQL connection's socket, where the driver exposes it."""
+    import os
+    import socket
+    sock = getattr(db, "_sock", None)            # PyMySQL
+    if sock is None:
+        sock = getattr(getattr(db, "_socket", None), "sock", None)   # MySQL Connector (pure Python)
+    if sock is not None:
+        return [_peer_name(sock.getpeername())]
+    fileno = getattr(db, "fileno", None)         # mysqlclient
+    if callable(fileno):
+        with socket.socket(fileno=os.dup(fileno())) as s:
+            return [_peer_name(s.getpeername())]
+    return None
+
+
+def _peer_name(peer) -> str:
+    if isinstance(peer, tuple):
+        return str(peer[0])
+    if isinstance(peer, bytes):                  # an abstract unix socket
+        return "@" + peer.lstrip(b"\0").decode("utf-8", "replace")
+    return str(peer)
+
+
 class PyMysqlDriver:
     """PyMySQL: pure Python, the portable fallback. A driver adapter (this one, or MysqlclientDriver in
     bindings/mysqlclient.py) gives the binding its exception classes (``Error``,
@@ -253,6 +277,11 @@ class MysqlBinding(SqlBinding):
             self._driver.close(db)
         if hasattr(st, "detach"):  # its prepared statements, now detached from the closed connection
             st.detach()
+
+    def peer_addresses(self):
+        """The connected socket's peer: PyMySQL's socket, or mysqlclient's (its fileno); None
+        for MySQL Connector's C extension, which does not expose its socket."""
+        return socket_peer(self.db)
 
     def describe(self):
         out = {**self._driver.describe(self._hot is not None),

@@ -44,6 +44,9 @@ class NoopBinding(Binding):
         with slots:
             time.sleep(self._service_s)
 
+    def peer_addresses(self):
+        return []   # no network
+
     def describe(self):
         return {"note": "noop binding: generator only, no database"}
 

@@ -142,6 +142,17 @@ class PostgresBinding(SqlBinding):
         if db is not None:
             db.close()
 
+    def peer_addresses(self):
+        """libpq's PQhostaddr: the address it connected to (of a host list, the one it chose);
+        a unix socket's path when local."""
+        info = self.db.info
+        if info.hostaddr:
+            return [info.hostaddr]
+        host = info.host or ""
+        if host.startswith("/"):
+            return [f"{host.rstrip('/')}/.s.PGSQL.{info.port}"]
+        return [host] if host else None
+
     def describe(self):
         out = {"driver": f"psycopg {psycopg.__version__} ({pq.__impl__})",
                "prepared_statements": "server-side (libpq PQprepare / PQexecPrepared via psycopg.pq)"

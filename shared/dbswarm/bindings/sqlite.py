@@ -46,6 +46,9 @@ class SqliteBinding(SqlBinding):
             db.close()
             self.db = None
 
+    def peer_addresses(self):
+        return []   # no network
+
     def describe(self):
         return {"journal_mode": self.conn.options.get("journal_mode", "WAL"),
                 "synchronous": self.conn.options.get("synchronous", "NORMAL")}

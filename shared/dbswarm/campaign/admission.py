@@ -19,7 +19,8 @@ import socket
 from typing import Any, Iterable, Optional
 from urllib.parse import parse_qsl, urlsplit
 
-from dbswarm.errors import CampaignError
+from dbswarm.errors import CampaignError, TargetNotAllowed
+from dbswarm.credentials.redact import redact_text
 
 # ---- sizes ------------------------------------------------------------------------------------
 MAX_RUNS = int(os.environ.get("DBSWARM_MAX_RUNS") or 1000)             # runs of one campaign's matrix
@@ -141,53 +142,174 @@ def positive_int(value: Any, name: str, maximum: int) -> Optional[int]:
 
 
 # ---- networks a target may be in --------------------------------------------------------------
+# The check reads a target's URL with the parser its driver uses (libpq's own for PostgreSQL,
+# the binding's for MySQL/MariaDB, pymongo's for MongoDB), so that it sees exactly the hosts the
+# driver connects to; a URL that parsers could read differently (two '@' before the path, a
+# fragment, control characters) is refused rather than guessed at.
 
 def allowed_targets() -> Optional[str]:
     return os.environ.get("DBSWARM_ALLOWED_TARGETS") or None
 
 
-def target_hosts(target: dict) -> list[str]:
-    """Every network host a target connects to: its URL's (several for a MongoDB seed list),
-    a libpq keyword string's, and those of URLs inside its options. Unix socket paths are not
-    hosts."""
+_NO_HOSTS = ("sqlite", "sqlite3", "file", "noop")
+_PG_SCHEMES = ("postgresql", "postgres")
+_MYSQL_SCHEMES = ("mysql", "mariadb", "mysql+pymysql")
+_MONGO_SCHEMES = ("mongodb", "mongodb+srv")
+_CONTROL = re.compile(r"[\x00-\x20\x7f\\]")
+LIBPQ_DEFAULT_SOCKET = "(libpq's default: a local socket)"
+
+
+def target_endpoints(target: dict) -> tuple[list[str], list[str], list[str]]:
+    """(network hosts, unix socket paths, problems) of every connection a target makes: its
+    URL's and those of URLs and host keys inside its options. A problem: a URL that cannot be
+    read unambiguously (the check refuses it)."""
     hosts: list[str] = []
-    _hosts_of(target.get("url"), hosts)
-    _hosts_in_options(target.get("options") or {}, hosts)
-    return [h for h in hosts if h and not h.startswith("/")]
+    sockets: list[str] = []
+    problems: list[str] = []
+    _endpoints_of(target.get("url"), hosts, sockets, problems, "url")
+    _endpoints_in_options(target.get("options") or {}, hosts, sockets, problems, "options")
+    return hosts, sockets, problems
 
 
-def _hosts_in_options(value, hosts):
+def target_hosts(target: dict) -> list[str]:
+    """Every network host a target connects to: its URL's (several for a PostgreSQL host list
+    or a MongoDB seed list), a libpq keyword string's, and those of URLs inside its options.
+    Unix socket paths are not hosts (``target_endpoints`` has them)."""
+    return target_endpoints(target)[0]
+
+
+def _add_host(value: str, hosts, sockets):
+    if value.startswith("/") or value.startswith("@"):   # libpq: '@name' is an abstract socket
+        sockets.append(value)
+    else:
+        hosts.append(value)
+
+
+def _endpoints_in_options(value, hosts, sockets, problems, where):
     if isinstance(value, dict):
         for k, v in value.items():
-            if isinstance(v, str) and ("://" in v or k in ("host", "hostaddr")):
+            if isinstance(v, str) and ("://" in v or k in ("host", "hostaddr", "unix_socket")):
                 if "://" in v:
-                    _hosts_of(v, hosts)
+                    _endpoints_of(v, hosts, sockets, problems, f"{where}.{k}")
+                elif k == "unix_socket":
+                    sockets.append(v)
                 else:
-                    hosts.extend(x.strip() for x in v.split(","))
+                    for x in v.split(","):
+                        if x.strip():
+                            _add_host(x.strip(), hosts, sockets)
             else:
-                _hosts_in_options(v, hosts)
+                _endpoints_in_options(v, hosts, sockets, problems, f"{where}.{k}")
     elif isinstance(value, list):
-        for v in value:
-            _hosts_in_options(v, hosts)
+        for i, v in enumerate(value):
+            _endpoints_in_options(v, hosts, sockets, problems, f"{where}[{i}]")
 
 
-def _hosts_of(url, hosts):
+def _ambiguity(url: str) -> Optional[str]:
+    """Why parsers could read ``url``'s authority differently, or None."""
+    if _CONTROL.search(url):
+        return "contains a space, a control character or a backslash"
+    rest = url.partition("://")[2]
+    head = rest.split("/", 1)[0]          # libpq's authority ends at the first '/' only
+    if head.count("@") > 1:
+        return "has more than one '@' before the host (a user name's '@' is written %40)"
+    at = head.find("@")
+    if at >= 0 and any(0 <= head.find(c) < at for c in "?#"):
+        return "has a '?' or '#' before the '@' of its user name"
+    return None
+
+
+def _endpoints_of(url, hosts, sockets, problems, where):
     if not isinstance(url, str) or not url:
         return
-    if "://" in url:
-        scheme, _, rest = url.partition("://")
-        if scheme in ("sqlite", "file", "noop"):
-            return
-        netloc = rest.split("/", 1)[0].split("?", 1)[0].rpartition("@")[2]
-        for part in netloc.split(","):
-            hosts.append(_strip_port(part))
-        query = urlsplit(url).query
-        for k, v in parse_qsl(query):
-            if k in ("host", "hostaddr"):
-                hosts.extend(x.strip() for x in v.split(","))
-    elif "=" in url:
-        for m in re.finditer(r"(?:^|\s)(host|hostaddr)\s*=\s*('[^']*'|\S+)", url):
-            hosts.extend(x.strip() for x in m.group(2).strip("'").split(","))
+    scheme = url.partition("://")[0].lower() if "://" in url else None
+    if scheme in _NO_HOSTS:
+        return
+    why = _ambiguity(url) if scheme else None
+    if why:
+        problems.append(f"{where}: the URL {why}; refused: it cannot be read unambiguously")
+        return
+    try:
+        if scheme is None or scheme in _PG_SCHEMES:
+            if scheme is None and "=" not in url:
+                raise ValueError("not a URL nor a libpq keyword string (host=... dbname=...)")
+            _libpq_endpoints(url, hosts, sockets)
+        elif scheme in _MYSQL_SCHEMES:
+            _mysql_endpoints(url, hosts, sockets)
+        elif scheme in _MONGO_SCHEMES:
+            _mongo_endpoints(url, hosts, sockets)
+        else:
+            _generic_endpoints(url, hosts, sockets)
+    except Exception as exc:  # the driver's own parser refused it: so does the check
+        problems.append(f"{where}: the URL cannot be read ({type(exc).__name__}: "
+                        f"{redact_text(str(exc))[:200]}); refused")
+
+
+def _libpq_endpoints(url, hosts, sockets):
+    """Hosts libpq connects to, by libpq's own parser (PQconninfoParse): a host list
+    (host1,host2), host= / hostaddr= in the query or keywords (hostaddr is what is connected
+    to where given), empty entries and sockets; PGHOST / PGHOSTADDR where the URL has none."""
+    from psycopg.conninfo import conninfo_to_dict
+    params = conninfo_to_dict(url)
+    for key in ("service", "servicefile"):
+        if params.get(key):
+            raise ValueError(f"{key}= takes hosts from a service file: give host= instead")
+    host = params.get("host")
+    if host is None:
+        host = os.environ.get("PGHOST", "")
+    hostaddr = params.get("hostaddr")
+    if hostaddr is None:
+        hostaddr = os.environ.get("PGHOSTADDR", "")
+    names, addrs = str(host).split(","), str(hostaddr).split(",") if hostaddr else []
+    if addrs and len(addrs) != len(names) and not (len(names) == 1 and not names[0]):
+        raise ValueError(f"{len(names)} host names for {len(addrs)} hostaddr values")
+    n = max(len(names), len(addrs))
+    for i in range(n):
+        name = names[i].strip() if i < len(names) else ""
+        addr = addrs[i].strip() if i < len(addrs) else ""
+        if addr:
+            hosts.append(addr)          # libpq connects to hostaddr; host is only for TLS/passwords
+        elif name:
+            _add_host(name, hosts, sockets)
+        else:
+            sockets.append(LIBPQ_DEFAULT_SOCKET)
+
+
+def _mysql_endpoints(url, hosts, sockets):
+    """The MySQL binding's own parser (``bindings.mysql.parse_mysql_url``)."""
+    if "#" in url:
+        raise ValueError("a fragment ('#') has no meaning in a MySQL URL")
+    from dbswarm.bindings.mysql import parse_mysql_url
+    kw = parse_mysql_url(url)
+    if kw.get("unix_socket"):
+        sockets.append(kw["unix_socket"])
+        return
+    host = str(kw["host"])
+    if "%" in host or "," in host:
+        raise ValueError(f"host {host!r}: MySQL takes one host, not percent-encoded")
+    hosts.append(host)
+
+
+def _mongo_endpoints(url, hosts, sockets):
+    """pymongo's parser: the seed list (mongodb+srv: the hosts of its SRV record, looked up)."""
+    if "#" in url:
+        raise ValueError("a fragment ('#') has no meaning in a MongoDB URL")
+    from pymongo import uri_parser
+    parsed = uri_parser.parse_uri(url)
+    for host, _port in parsed["nodelist"]:
+        _add_host(str(host), hosts, sockets)
+
+
+def _generic_endpoints(url, hosts, sockets):
+    parts = urlsplit(url)
+    if parts.fragment:
+        raise ValueError("a fragment ('#') has no meaning in a connection URL")
+    netloc = parts.netloc.rpartition("@")[2]
+    for part in netloc.split(","):
+        if part.strip():
+            h = _strip_port(part)
+            if "%" in h:
+                raise ValueError(f"host {h!r} is percent-encoded")
+            _add_host(h, hosts, sockets)
 
 
 def _strip_port(part: str) -> str:
@@ -199,18 +321,23 @@ def _strip_port(part: str) -> str:
     return part
 
 
-def host_allowed(host: str, allowed: str, resolve=socket.getaddrinfo) -> bool:
+def _rules(allowed: str):
     rules = [r.strip() for r in allowed.split(",") if r.strip()]
-    if "*" in rules:
-        return True
     nets, patterns = [], []
     for r in rules:
         try:
             nets.append(ipaddress.ip_network(r, strict=False))
         except ValueError:
             patterns.append(r.lower())
+    return "*" in rules, nets, patterns
+
+
+def host_allowed(host: str, allowed: str, resolve=socket.getaddrinfo) -> bool:
+    anything, nets, patterns = _rules(allowed)
+    if anything:
+        return True
     try:
-        addrs = [ipaddress.ip_address(host)]
+        addrs = [ipaddress.ip_address(host.split("%")[0] if ":" in host else host)]
     except ValueError:
         if any(fnmatch.fnmatchcase(host.lower(), p) for p in patterns):
             return True
@@ -221,6 +348,13 @@ def host_allowed(host: str, allowed: str, resolve=socket.getaddrinfo) -> bool:
     return bool(addrs) and all(any(a in n for n in nets) for a in addrs)
 
 
+def socket_allowed(path: str, allowed: str) -> bool:
+    """A unix socket is in no network: it passes under ``*`` or a pattern that names its path
+    (``/var/run/postgresql/*``)."""
+    anything, _nets, patterns = _rules(allowed)
+    return anything or any(p.startswith("/") and fnmatch.fnmatchcase(path, p) for p in patterns)
+
+
 def target_network_problems(targets: Iterable[tuple[str, dict]], allowed: Optional[str] = None) -> list[str]:
     """(where, target dict) pairs checked against the deployment's AllowedTargets."""
     allowed = allowed if allowed is not None else allowed_targets()
@@ -228,11 +362,47 @@ def target_network_problems(targets: Iterable[tuple[str, dict]], allowed: Option
         return []
     out = []
     for where, target in targets:
-        for host in target_hosts(target):
+        hosts, sockets, problems = target_endpoints(target)
+        out += [f"{where}.{p}" for p in problems]
+        for host in hosts:
             if not host_allowed(host, allowed):
                 out.append(f"{where}.url: host {host!r} is not in the networks this deployment may reach "
                            f"(template parameter AllowedTargets: {allowed})")
+        for path in sockets:
+            if not socket_allowed(path, allowed):
+                out.append(f"{where}.url: unix socket {path!r} is not in the networks this deployment may reach "
+                           f"(template parameter AllowedTargets: {allowed}; a socket passes under a pattern "
+                           "naming its path, e.g. /var/run/postgresql/*)")
     return sorted(set(out), key=out.index)
+
+
+def check_connected(binding, allowed: Optional[str] = None) -> None:
+    """After a binding connected, before any workload: the addresses it is actually connected
+    to (``Binding.peer_addresses``: the socket's peer) must be in AllowedTargets too — a name
+    that resolved differently at plan time, a replica set member the server named. Raises
+    TargetNotAllowed (the connection closed) naming the address."""
+    allowed = allowed if allowed is not None else allowed_targets()
+    if not allowed:
+        return
+    try:
+        peers = binding.peer_addresses()
+    except Exception as exc:
+        peers, why = None, f"{type(exc).__name__}"
+    else:
+        why = "the driver does not say"
+    if peers is None:
+        bad = f"the address connected to could not be read ({why})"
+    else:
+        bad = next((f"address {p!r}" for p in peers
+                    if not (socket_allowed(p, allowed) if p.startswith("/") or p.startswith("@")
+                            else host_allowed(p, allowed))), None)
+    if bad:
+        try:
+            binding.close()
+        except Exception:
+            pass
+        raise TargetNotAllowed(f"target: connected to {bad}, which is not in the networks this deployment "
+                               f"may reach (template parameter AllowedTargets: {allowed}); nothing was run")
 
 
 def check_targets(runs, allowed: Optional[str] = None) -> None:

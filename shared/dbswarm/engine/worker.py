@@ -26,6 +26,8 @@ from dbswarm.engine.calls import Measured
 from dbswarm.measure.recorder import Measurement, Recorder
 from dbswarm.campaign.plan import derive_seed
 from dbswarm.credentials.secrets import redact_url
+from dbswarm.campaign import admission as limits
+from dbswarm.errors import TargetNotAllowed
 
 PROGRESS_INTERVAL_S = 0.5
 # how often a client thread looks at the stop event and snapshot requests between steps (the
@@ -50,7 +52,18 @@ def make_binding(run: RunPlan, password: Optional[str]):
     cls = bindings.get(t["engine"])
     conn = Connection(engine=t["engine"], url=t.get("url"), password=password,
                       options=dict(t.get("options") or {}), display=redact_url(t.get("url")) or t["engine"])
-    return cls(conn)
+    b = cls(conn)
+    allowed = limits.allowed_targets()
+    if allowed and allowed.strip() != "*":
+        # the deployment's AllowedTargets, again on the connected socket: every connect and
+        # reconnect of this binding checks the address it reached before anything runs on it
+        connect = b.connect
+
+        def checked_connect():
+            connect()
+            limits.check_connected(b, allowed)
+        b.connect = checked_connect
+    return b
 
 
 # ---- un-sharded steps -------------------------------------------------------------------
@@ -521,6 +534,8 @@ class ShardPhase:
         try:
             try:
                 binding.connect()
+            except TargetNotAllowed:
+                raise
             except Exception as exc:
                 cls = binding.classify(exc)
                 rec.error("CONNECT", cls.kind, cls.name)
