@@ -7,11 +7,14 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from dbswarm.run.template import SamApp, TemplateError, load_yaml, placeholders, substitute
+
+from tests import timing
 
 from .conftest import ROOT
 
@@ -185,7 +188,14 @@ def test_template_promises():
     assert "AdministratorAccess" not in text and '"Resource": "*"' not in text
     layers = {n: r for n, r in res.items() if r["Type"] == "AWS::Serverless::LayerVersion"}
     assert layers["DbswarmLayer"]["Metadata"]["BuildMethod"] == "makefile"
-    assert layers["DriversLayer"]["Metadata"]["BuildMethod"] == "python3.12"
+    # the drivers layer is built from the runtime's wheels by tag (any Python 3 with pip builds it: Debian 12
+    # has no python3.12), so sam build's python3.12 builder is not what builds it
+    assert layers["DriversLayer"]["Metadata"]["BuildMethod"] == "makefile"
+    makefile = (ROOT / "layers" / "drivers" / "Makefile").read_text()
+    assert "build-DriversLayer:" in makefile and "--only-binary=:all:" in makefile
+    assert "RUNTIME_PYTHON ?= 3.12" in makefile and "manylinux2014_x86_64" in makefile
+    assert doc["Globals"]["Function"]["Runtime"] == "python3.12" == layers["DriversLayer"]["Properties"][
+        "CompatibleRuntimes"][0]
     reqs = (ROOT / "layers" / "drivers" / "requirements.txt").read_text()
     for pkg in ("pymongo", "PyMySQL", "psycopg[binary]", "hdrhistogram", "pydantic", "PyYAML"):
         assert re.search(rf"^{re.escape(pkg)}[<>=]", reqs, re.M), pkg
@@ -224,27 +234,70 @@ def test_sam_translator_expands_the_template(monkeypatch):
     assert sm["DefinitionS3Location"] and "WorkerFunctionArn" in sm["DefinitionSubstitutions"]
 
 
+def _python312():
+    """A CPython 3.12 (the Lambda runtime's) if this machine has one: on PATH, or pyenv's."""
+    found = shutil.which("python3.12")
+    candidates = [found] if found else []
+    candidates += sorted(Path(os.path.expanduser("~/.pyenv/versions")).glob("3.12.*/bin/python3.12"))
+    for c in candidates:
+        proc = subprocess.run([str(c), "-c", "import sys; print(sys.version_info[:2] == (3, 12))"],
+                              capture_output=True, text=True)
+        if proc.stdout.strip() == "True":   # pyenv's shim on PATH fails when 3.12 is not selected
+            return str(c)
+    return None
+
+
+def _wheel_tags(layer: Path) -> dict[str, list[str]]:
+    """Each installed distribution of a layer and the tags of the wheel it came from."""
+    out = {}
+    for wheel in layer.glob("*.dist-info/WHEEL"):
+        name = wheel.parent.name.split("-")[0].lower().replace("_", "-")
+        out[name] = [line.split(":", 1)[1].strip() for line in wheel.read_text().splitlines()
+                     if line.startswith("Tag:")]
+    return out
+
+
 @pytest.mark.slow
 def test_sam_build_makes_both_layers(tmp_path):
+    """`sam build` as docs/serverless.md says, with no python3.12 on PATH (a stock Debian 12): the
+    drivers layer holds the Lambda runtime's wheels (CPython 3.12, manylinux x86_64), proved by their
+    tags, and imports under a 3.12 interpreter when this machine has one."""
     assert _sam(), "aws-sam-cli is not installed: scripts/install --test installs it into /opt/sam-cli"
-    assert shutil.which("python3.12") or Path(os.path.expanduser("~/.pyenv/versions/3.12.1/bin/python3.12")).exists(), \
-        "sam build needs a python3.12 (the Lambda runtime) on PATH"
     env = _fake_aws_env()
-    env["PATH"] = os.path.expanduser("~/.pyenv/versions/3.12.1/bin") + os.pathsep + env["PATH"]
+    # no Python 3.12 reachable by sam: only directories without a working python3.12 stay on PATH
+    env["PATH"] = os.pathsep.join(d for d in env["PATH"].split(os.pathsep)
+                                  if "3.12" not in d and not (Path(d) / "python3.12").exists())
+    env.setdefault("PYTHON", sys.executable)   # the Makefile's pip: this test's Python (3.11 here)
     proc = subprocess.run([_sam(), "build", "--build-dir", str(tmp_path / "build"), "--cache-dir",
                            str(tmp_path / "cache"), "--template-file", str(TEMPLATE)], cwd=ROOT,
-                          capture_output=True, text=True, env=env, timeout=900)
+                          capture_output=True, text=True, env=env, timeout=timing.timeout(900))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     lib = tmp_path / "build" / "DbswarmLayer" / "python" / "dbswarm"
     drivers = tmp_path / "build" / "DriversLayer" / "python"
-    assert (lib / "service.py").is_file() and (lib / "runtime.py").is_file()
-    for pkg in ("pymongo", "pymysql", "psycopg", "pydantic", "yaml", "hdrh"):
+    assert (lib / "run" / "service.py").is_file() and (lib / "run" / "context.py").is_file()
+    for pkg in ("pymongo", "pymysql", "psycopg", "psycopg_binary", "pydantic", "pydantic_core", "yaml", "hdrh",
+                "mysql"):
         assert (drivers / pkg).is_dir(), pkg
+    # every wheel is for the runtime: pure Python, or CPython 3.12 (or the stable ABI) on manylinux x86_64
+    tags = _wheel_tags(drivers)
+    for dist in ("pydantic-core", "hdrhistogram", "pymongo", "psycopg-binary", "mysql-connector-python", "pyyaml"):
+        assert any(re.fullmatch(r"cp312-(cp312|abi3)-(many)?linux\w*_x86_64", t) for t in tags[dist]), (dist, tags[dist])
+    for dist, ts in tags.items():
+        assert all(re.fullmatch(r"(py3|py2)-none-any|cp312-(cp312|abi3)-(many)?linux\w*_x86_64", t) for t in ts), \
+            (dist, ts)
+    # the C extensions are the 3.12 builds: the mysql binding's C driver in Lambda, hdrhistogram's encoder
+    for so in ("_mysql_connector", "pyhdrh"):
+        assert list(drivers.glob(f"{so}.cpython-312-x86_64-linux-gnu.so")), so
+    assert list((drivers / "pydantic_core").glob("_pydantic_core.cpython-312-x86_64-linux-gnu.so"))
+    python312 = _python312()
+    if python312 is None:
+        return  # the tags above are the proof on a machine without 3.12
     # the layers import under the Lambda runtime's Python, handlers on top
-    python312 = shutil.which("python3.12", path=env["PATH"])
-    check = ("import sys; sys.path[:0] = [%r, %r, %r]; import app, dbswarm.run.service, dbswarm.run.api, psycopg, pymysql, "
-             "pymongo; print('ok')" % (str(lib.parent), str(drivers), str(tmp_path / "build" / "WorkerFunction")))
-    proc = subprocess.run([python312, "-c", check], capture_output=True, text=True, env=env, timeout=120)
+    check = ("import sys; sys.path[:0] = [%r, %r, %r]; import app, dbswarm.run.service, dbswarm.run.api, psycopg, "
+             "pymysql, pymongo, pydantic, pydantic_core, hdrh.histogram, yaml, mysql.connector; "
+             "assert mysql.connector.HAVE_CEXT and psycopg.pq.__impl__ == 'binary'; print('ok')"
+             % (str(lib.parent), str(drivers), str(tmp_path / "build" / "WorkerFunction")))
+    proc = subprocess.run([python312, "-c", check], capture_output=True, text=True, timeout=timing.timeout(120))
     assert proc.stdout.strip() == "ok", proc.stderr
 
 
