@@ -3,6 +3,7 @@ shard can carry, and a next step that cannot be planned; the interleaving of rep
 import pytest
 
 from dbswarm.campaign import search as S
+from dbswarm.results import peak
 from dbswarm.errors import CampaignError
 from dbswarm.campaign.plan import make_plan
 from dbswarm.campaign.spec import load_campaign
@@ -123,7 +124,7 @@ def test_the_peak_table_has_a_row_per_instance_class_and_workload(tmp_path):
         # out of order, as the narrowing runs them: the table sorts by value
         c["steps"] = [_step(search, v, t * scale) for v, t in ((1, 1), (2, 1.9), (8, 2.0), (4, 3.0), (3, 2.95))]
         c["stop"], c["phase"] = {"rule": "plateau", "reason": "r", "at": 8}, "done"
-    md = "\n".join(S.search_markdown(S.result_section(doc)))
+    md = "\n".join(peak.search_markdown(peak.result_section(doc)))
     assert "### Peak per instance class and workload (search over threads)" in md
     assert "| db.r6g.large | S2 | 300 | 4 | 1.00 | 3 | 295 | plateau |" in md
     assert "| db.r6g.large | S6 | 900 | 4 | 1.00 | 3 | 885 | plateau |" in md

@@ -32,7 +32,10 @@ import os
 from importlib import resources
 from typing import Optional
 
+from dbswarm.campaign.plan import INLINE_MAP_LIMIT, plan_run
+from dbswarm.campaign.search import possible_steps
 from dbswarm.errors import DbswarmError
+from dbswarm.families import base as families
 
 WORKER_MEMORY_MB = 1769      # template.yaml WorkerMemorySize's default
 WORKER_TIMEOUT_S = 900       # WorkerTimeoutSeconds' default
@@ -76,8 +79,6 @@ def estimate(campaign, runs, *, worker_memory_mb: Optional[int] = None, worker_t
              cpu_count: Optional[int] = 1, price_table: Optional[dict] = None) -> dict:
     """The cloud usage and price of ``campaign`` (spec.load_campaign's pair) on a deployment
     with the given worker memory and time limit (template.yaml's defaults when not given)."""
-    from dbswarm.families import base as families
-    from dbswarm.campaign.plan import INLINE_MAP_LIMIT, plan_run
     mem = (worker_memory_mb or int(os.environ.get("DBSWARM_WORKER_MEMORY_MB") or WORKER_MEMORY_MB)) / 1024
     timeout = worker_timeout_s or int(os.environ.get("DBSWARM_WORKER_TIMEOUT_S") or WORKER_TIMEOUT_S)
     per_call = max(1.0, timeout - CALL_RESERVE_S)
@@ -86,7 +87,6 @@ def estimate(campaign, runs, *, worker_memory_mb: Optional[int] = None, worker_t
     assumptions: set[str] = set()
     search_steps = 0
     if getattr(campaign, "search", None):
-        from dbswarm.campaign.search import possible_steps
         runs = possible_steps(campaign, runs)
         search_steps = len(runs)
         assumptions.add(f"a peak search is counted as an upper bound: every geometric step up to search.max and "

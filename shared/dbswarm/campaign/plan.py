@@ -9,50 +9,21 @@ its own seed derived from the campaign seed.
 from __future__ import annotations
 
 import hashlib
-import math
-import os
 
 from dbswarm import bindings
 from dbswarm.families import base as families
+from dbswarm.families.base import split
 from dbswarm.results.documents import Plan, RunPlan, ShardPlan
 from dbswarm.errors import CampaignError
-from dbswarm.campaign.spec import Campaign, Run
+from dbswarm.campaign.admission import threads_per_shard_problems
+from dbswarm.campaign.spec import Campaign, Run, shard_count
 
 INLINE_MAP_LIMIT = 40  # above this many shards the state machine uses a Distributed Map
-
-
-def split(total: int, parts: int) -> list[int]:
-    """``total`` as ``parts`` integers differing by at most one, larger first; sum preserved."""
-    if parts <= 0:
-        raise ValueError("parts must be positive")
-    q, r = divmod(total, parts)
-    return [q + 1 if i < r else q for i in range(parts)]
 
 
 def derive_seed(seed: int, *path) -> int:
     digest = hashlib.sha256("/".join(str(p) for p in (seed, *path)).encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on: its affinity mask (taskset, a container's cpuset),
-    not the machine's count. Shard processes are this process's children and inherit it:
-    two shards on one usable CPU only take the GIL and the CPU from each other."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):  # not Linux
-        return os.cpu_count() or 1
-
-
-def shard_count(campaign: Campaign, threads: int, cpu_count: int | None = None) -> int:
-    f = campaign.fanout
-    if f.shards:
-        n = f.shards
-    elif f.threads_per_shard:
-        n = math.ceil(threads / f.threads_per_shard)
-    else:
-        n = cpu_count or usable_cpus()
-    return max(1, min(n, threads, f.max_shards))
 
 
 def plan_run(campaign: Campaign, run: Run, cpu_count: int | None = None) -> list[ShardPlan]:
@@ -103,7 +74,6 @@ def make_plan(campaign: Campaign, runs: list[Run], campaign_id: str, cpu_count: 
             operation_total=families.get(run.workload.family).limits(run.workload).count,
             threads=run.workload.threads, shard_count=len(shards),
             map_mode="DISTRIBUTED" if len(shards) > INLINE_MAP_LIMIT else "INLINE", shards=shards))
-    from dbswarm.campaign.admission import threads_per_shard_problems
     problems = threads_per_shard_problems(runs, {r.run_id: r.shard_count for r in out_runs})
     if problems:
         raise CampaignError(problems)

@@ -5,7 +5,8 @@ machine: the plan step plans the first step's run; after each run the state mach
 ``next_step`` (the plan function, ``action: next_step``), which merges the run's shards,
 records the step, decides, and plans the next run (or none); a Choice loops back to the
 per-run Map. Every step's shard data stays under ``runs/<run>/``; the decision and its reason
-are in ``search.json`` and result.json (``search``).
+are in ``search.json`` and result.json (``search``). The settings (``Search``), the curve's
+marks and result.json's section are ``dbswarm.results.peak``'s (the results read them too).
 
 Stepping: geometric (start, start·factor, …) until a stop rule fires or ``max`` /
 ``max_steps``; then ``refine`` steps narrow the edge (geometric midpoints): the smallest
@@ -17,43 +18,11 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Stop(_Strict):
-    gain_below: float = Field(0.05, ge=0, description="throughput gain over the best step so far below this "
-                              "fraction ...")
-    gain_steps: int = Field(1, ge=1, description="... for this many steps in a row: the plateau")
-    p99_ms: Optional[float] = Field(None, gt=0, description="latency SLO: the worst operation's p99 (response time "
-                                    "from the intended start at a target rate) above this fails the step")
-    error_rate: Optional[float] = Field(0.01, ge=0, le=1, description="failed calls above this fraction fail the step")
-    achieved_below: Optional[float] = Field(None, gt=0, le=1, description="rate search: throughput below this "
-                                            "fraction of the target rate fails the step")
-
-
-class Search(_Strict):
-    key: str = Field("threads", description="the workload key stepped: threads (virtual users), or the family's "
-                     "rate key (YCSB target, sysbench rate)")
-    start: float = Field(1, gt=0)
-    factor: float = Field(2.0, gt=1)
-    max: float = Field(1024, gt=0)
-    max_steps: int = Field(12, ge=2, le=100)
-    refine: int = Field(2, ge=0, le=10, description="narrowing steps after the geometric ones")
-    stop: Stop = Field(default_factory=Stop)
-
-    @model_validator(mode="after")
-    def _range(self):
-        if self.start > self.max:
-            raise ValueError("start is above max")
-        return self
-
-    @property
-    def integer(self) -> bool:
-        return self.key == "threads"
+from dbswarm.campaign.plan import check_shard_limit, make_plan
+from dbswarm.campaign.spec import Campaign, Run, Target, _slug
+from dbswarm.errors import CampaignError
+from dbswarm.families import base as families
+from dbswarm.results.peak import Search, summarize
 
 
 # ---- one step's figures ------------------------------------------------------------------------
@@ -166,97 +135,9 @@ def _edge(search: Search, state: dict):
     return (max(below) if below else None), knee["value"]
 
 
-def summarize(search: Search, state: dict) -> dict:
-    """The curve's marks: ``peak`` (the highest throughput of a passing step) and ``knee``
-    (the smallest value whose throughput is within gain_below of the peak: where more
-    concurrency stops paying) — the chosen operating point."""
-    passing = sorted([s for s in state["steps"] if not s["failed"] and s["throughput"] is not None],
-                     key=lambda s: s["value"])
-    if not passing:
-        return {"peak": None, "knee": None}
-    peak = max(passing, key=lambda s: s["throughput"])
-    knee = next(s for s in passing if s["throughput"] >= (1 - search.stop.gain_below) * peak["throughput"])
-    return {"peak": {k: peak[k] for k in ("value", "run_id", "throughput", "p99_us")},
-            "knee": {k: knee[k] for k in ("value", "run_id", "throughput", "p99_us")}}
-
-
-def result_section(doc: dict) -> dict:
-    """result.json's ``search``: per cell, the curve (every step, by value), the stop and its
-    reason, the peak and the knee (report.html draws the curve from ``cells[].curve``)."""
-    search = Search.model_validate(doc["spec"])
-    cells = []
-    for c in doc["cells"]:
-        marks = summarize(search, c) if c["steps"] else {"peak": None, "knee": None}
-        cells.append({"cell": c["cell"], "key": search.key, "done": c.get("phase") == "done",
-                      "instance": _instance(c), "workload": _workload_name(c), "stop": c.get("stop"), **marks,
-                      "curve": sorted(c["steps"], key=lambda s: s["value"]),
-                      "order": [s["value"] for s in c["steps"]]})
-    return {"key": search.key, "spec": doc["spec"], "cells": cells}
-
-
-def _instance(cell: dict) -> str:
-    target = cell.get("target") or {}
-    return target.get("label") or target.get("engine") or ""
-
-
-def _workload_name(cell: dict) -> str:
-    from dbswarm.families import base as families
-    w = cell.get("workload") or {}
-    try:
-        return families.get(w["family"]).workload(w).name
-    except Exception:  # an old search.json or an unknown family: the table still renders
-        return w.get("name") or w.get("preset") or w.get("test") or ""
-
-
-def peak_table(section: dict) -> list[str]:
-    """The white-paper table of a search: the peak and the knee per instance class and
-    workload, one row per searched cell."""
-    cells = [c for c in section["cells"] if c.get("peak")]
-    if not cells:
-        return []
-    key = section["key"]
-    lines = ["", f"### Peak per instance class and workload (search over {key})", "",
-             f"| instance | workload | peak ops/s | at {key} | p99 ms at peak | knee {key} | ops/s at knee | stopped |",
-             "|---|---|---|---|---|---|---|---|"]
-    for c in sorted(cells, key=lambda c: (c.get("instance") or "", c.get("workload") or "")):
-        pk, kn = c["peak"], c["knee"]
-        p99 = f"{pk['p99_us'] / 1000:.2f}" if pk.get("p99_us") is not None else ""
-        lines.append(f"| {c.get('instance') or c['cell']} | {c.get('workload') or ''} | {pk['throughput']:,.0f} | "
-                     f"{pk['value']:g} | {p99} | {kn['value']:g} | {kn['throughput']:,.0f} | "
-                     f"{(c.get('stop') or {}).get('rule', 'not finished')} |")
-    return lines
-
-
-def search_markdown(section: dict) -> list[str]:
-    lines = peak_table(section)
-    for c in section["cells"]:
-        key = c["key"]
-        stop = c.get("stop") or {}
-        lines += ["", f"### Peak search over {key}: {c['cell']}", "",
-                  f"Stopped: **{stop.get('rule', 'not finished')}**: {stop.get('reason', '')}."]
-        if c.get("peak"):
-            lines.append(f"Peak: {c['peak']['throughput']:,.0f} ops/s at {key} {c['peak']['value']:g}; knee (the "
-                         f"smallest {key} within the gain threshold of the peak): {c['knee']['value']:g} "
-                         f"({c['knee']['throughput']:,.0f} ops/s).")
-        lines += ["", f"| {key} | run | shards | ops/s | gain | worst p99 ms | error rate | achieved | step | "
-                  "mark |", "|---|---|---|---|---|---|---|---|---|---|"]
-        for s in c["curve"]:
-            marks = [m for m in ("peak", "knee") if c.get(m) and c[m]["value"] == s["value"]]
-            gain = f"{s['gain']:+.1%}" if s.get("gain") is not None else ""
-            p99 = f"{s['p99_us'] / 1000:.2f}" if s.get("p99_us") is not None else ""
-            err = f"{s['error_rate']:.2%}" if s.get("error_rate") is not None else ""
-            ach = f"{s['achieved']:.0%}" if s.get("achieved") is not None else ""
-            thr = f"{s['throughput']:,.0f}" if s.get("throughput") is not None else ""
-            lines.append(f"| {s['value']:g} | {s['run_id']} | {s['shards']} | {thr} | {gain} | {p99} | {err} | "
-                         f"{ach} | {s.get('kind', '')} | {' '.join(marks)}{' ✗ ' + s['failed'] if s['failed'] else ''} |")
-    return lines
-
-
 # ---- planning the steps (called by service.plan_campaign and service.next_step) -----------------
 
 def _step_run(search: Search, cell: dict, index: int, value, kind: str, step: int):
-    from dbswarm.families import base as families
-    from dbswarm.campaign.spec import Run, Target, _slug
     fam = families.get(cell["workload"]["family"])
     workload = fam.workload({**cell["workload"], search.key: value})
     run_id = f"{index:03d}-{_slug(cell['cell'][4:] or cell['cell'])}-{search.key}{_slug(f'{value:g}')}"[:80]
@@ -294,8 +175,6 @@ def first_step(campaign, cells: list, cpu_count=None, max_shards: int = 0) -> tu
     value the search can reach is planned too, so that a max no shard can carry (threads per
     shard) or above the deployment's MaxShards is refused now, naming search.max, not after
     hours of steps."""
-    from dbswarm.errors import CampaignError
-    from dbswarm.campaign.plan import check_shard_limit, make_plan
     search = Search.model_validate(campaign.search.model_dump())
     problems = [f"search.key: {search.key!r} is not a key of the {c.workload.family} workload"
                 for c in cells if search.key not in type(c.workload).model_fields]
@@ -325,9 +204,6 @@ def advance(doc: dict, plan, last_run, phases: dict, campaign_doc: dict, max_sha
     """Record the step ``last_run`` measured, decide, and return the next step's RunPlan (or
     None: every cell's search is done). ``doc`` (search.json's content) is updated in place. A
     next value that cannot be planned stops the cell's growth as its ``max``."""
-    from dbswarm.errors import CampaignError
-    from dbswarm.campaign.plan import check_shard_limit, make_plan
-    from dbswarm.campaign.spec import Campaign
     search = Search.model_validate(doc["spec"])
     cell = doc["cells"][doc["current"]]
     meta = last_run.search_step or {}

@@ -8,6 +8,7 @@ engines, their aliases and capabilities to the binding registry (``dbswarm.bindi
 from __future__ import annotations
 
 import itertools
+import math
 import json
 import os
 import re
@@ -21,10 +22,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from dbswarm import bindings
 from dbswarm.families import base as families
 from dbswarm.errors import CampaignError, FamilyError
-from dbswarm.campaign.search import Search
+from dbswarm.results.peak import Search
 
 PHASES = ("prepare", "load", "run", "cleanup")
-from dbswarm.credentials.redact import SECRET_HINT, option_password_problems, reference_problems, url_password_problems
+from dbswarm.campaign.admission import check_campaign_size, threads_per_shard_problems
+from dbswarm.credentials.redact import (SECRET_HINT, option_password_problems, redact_doc, reference_problems,
+                                       url_password_problems)
 
 
 class _Strict(BaseModel):
@@ -411,18 +414,36 @@ def _slug(value):
     return re.sub(r"[^A-Za-z0-9.]+", "_", str(value)).strip("_") or "x"
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask (taskset, a container's cpuset),
+    not the machine's count. Shard processes are this process's children and inherit it:
+    two shards on one usable CPU only take the GIL and the CPU from each other."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def shard_count(campaign: Campaign, threads: int, cpu_count: int | None = None) -> int:
+    f = campaign.fanout
+    if f.shards:
+        n = f.shards
+    elif f.threads_per_shard:
+        n = math.ceil(threads / f.threads_per_shard)
+    else:
+        n = cpu_count or usable_cpus()
+    return max(1, min(n, threads, f.max_shards))
+
+
 def load_campaign(source) -> tuple[Campaign, list[Run]]:
     """Parse (path, YAML/JSON text, or dict) and validate; raises CampaignError."""
     data = read_campaign_data(source)
-    from dbswarm.campaign.admission import check_campaign_size
     check_campaign_size(data)  # before the matrix is expanded
     try:
         campaign = Campaign.model_validate(data)
     except ValidationError as err:
         raise CampaignError(_messages(err)) from None
     runs = expand_runs(campaign)
-    from dbswarm.campaign.admission import threads_per_shard_problems
-    from dbswarm.campaign.plan import shard_count
     problems = threads_per_shard_problems(runs, {r.run_id: shard_count(campaign, r.workload.threads) for r in runs})
     for run in runs:
         engine = bindings.engine(run.target.engine)
@@ -514,7 +535,6 @@ def json_schema() -> dict:
 def redacted_campaign(campaign: Campaign) -> dict:
     """The campaign as stored in campaign.json: secret references kept, credentials redacted
     (dbswarm.credentials.redact: the store applies the same to every document)."""
-    from dbswarm.credentials.redact import redact_doc
     return redact_doc(campaign.model_dump(mode="json", exclude_none=True))
 
 

@@ -36,6 +36,14 @@ STAGES = ("before_load", "after_load", "after_run", "cleanup")
 MAX_AUTO_INTERVALS = 600  # the default report_interval keeps a run at about this many intervals
 
 
+def split(total: int, parts: int) -> list[int]:
+    """``total`` as ``parts`` integers differing by at most one, larger first; sum preserved."""
+    if parts <= 0:
+        raise ValueError("parts must be positive")
+    q, r = divmod(total, parts)
+    return [q + 1 if i < r else q for i in range(parts)]
+
+
 class WorkloadModel(BaseModel):
     """Base of every family's campaign model: strict, and the keys every family has."""
     model_config = ConfigDict(extra="forbid", validate_default=True)
@@ -158,7 +166,6 @@ class Family:
     def split_load(self, w, threads: int) -> list[list[int]]:
         """[start, count] of the load for each client thread of the run: contiguous shares of
         ``load_range`` (a family may split otherwise, e.g. by warehouse)."""
-        from dbswarm.campaign.plan import split
         start, total = self.load_range(w)
         out = []
         for c in split(total, threads):

@@ -15,6 +15,7 @@ from dbswarm.families import base as families
 from dbswarm.results.documents import RESULT_SCHEMA_VERSION, CampaignResult, Plan, RunPlan, ShardResult
 from dbswarm.measure.recorder import Measurement, OperationStats
 from dbswarm.credentials.secrets import redact_url
+from dbswarm.results.peak import result_section
 
 READ_OPS = ("READ",)
 WRITE_OPS = ("UPDATE", "INSERT", "READ-MODIFY-WRITE")
@@ -365,7 +366,6 @@ def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
     except KeyError:
         search_doc = None
     if search_doc:
-        from dbswarm.campaign.search import result_section
         result["search"] = result_section(search_doc)
     CampaignResult.model_validate(result)  # what schema/result.schema.json publishes is what is written
     return result

@@ -31,11 +31,12 @@ from typing import Callable, Optional
 from dbswarm.engine import checks, lock
 from dbswarm.run import interrupt
 from dbswarm.credentials import secrets
-from dbswarm.results.aggregate import aggregate, failure_key, shard_key
+from dbswarm.results.aggregate import aggregate, failure_key, run_phases, shard_key
 from dbswarm.results.documents import Plan, PrepareEvent, ShardAnswer, ShardBinding, ShardEvent, ShardFailureEvent, ShardResult
 from dbswarm.errors import DbswarmError
 from dbswarm.measure.recorder import Measurement
 from dbswarm.campaign.plan import check_shard_limit, make_plan
+from dbswarm.campaign.search import advance, first_step
 from dbswarm.results.report.files import write_reports
 from dbswarm.campaign.admission import MAX_CALL_SECONDS, MAX_LEAD_SECONDS, check_targets, positive_number
 from dbswarm.campaign.spec import check_deployed_references, load_campaign, redacted_campaign
@@ -78,7 +79,6 @@ def plan_campaign(event: dict) -> dict:
     search_doc = None
     cells = runs  # the matrix's cells: a search's cost is estimated over every step it could run
     if campaign.search:
-        from dbswarm.campaign.search import first_step
         runs, search_doc = first_step(campaign, runs, event.get("cpu_count"),
                                       int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
     plan = make_plan(campaign, runs, cid, event.get("cpu_count"), sqlite_url=sqlite_url)
@@ -128,8 +128,6 @@ def next_step(event: dict) -> dict:
     run just measured, record the step in search.json, decide, and plan the next run.
     Returns the state machine's state (``event["state"]``) with ``runs`` = [the next run] and
     ``more``: whether to loop back to the per-run Map."""
-    from dbswarm.results.aggregate import run_phases
-    from dbswarm.campaign.search import advance
     state = dict(event["state"])
     store = open_store(state["store"])
     cid = state["campaign_id"]

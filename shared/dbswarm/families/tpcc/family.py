@@ -37,7 +37,7 @@ from typing import Literal, Optional
 from pydantic import Field, model_validator
 
 from dbswarm.families import base as families
-from dbswarm.families.base import Client, Exhausted, Family, RunLimits, ThreadContext, WorkloadModel
+from dbswarm.families.base import Client, Exhausted, Family, RunLimits, ThreadContext, WorkloadModel, split
 from dbswarm.families.tpcc import sql as S
 from dbswarm.families.generators import pool_string
 
@@ -776,7 +776,6 @@ class Tpcc(Family):
     def split_load(self, w, threads):
         """ITEM (units 0..9) to global thread 0, then the districts in contiguous ranges of whole
         warehouses (of districts when there are more threads than warehouses)."""
-        from dbswarm.campaign.plan import split
         W = w.warehouses
         if threads <= W:
             shares = [n * DISTRICTS for n in split(W, threads)]

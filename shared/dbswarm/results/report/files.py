@@ -14,6 +14,7 @@ import json
 from dbswarm.families import base as families
 from dbswarm.errors import DbswarmError
 from dbswarm.measure.recorder import PERCENTILES, _pname
+from dbswarm.results.peak import search_markdown
 
 
 def fmt(v, digits=0):
@@ -170,7 +171,6 @@ def summary_markdown(result) -> str:
                 f"| {steady} | {mix} | {p['start_skew_s']['max']} |")
     lines += cost_lines(result)
     if result.get("search"):
-        from dbswarm.campaign.search import search_markdown
         lines += search_markdown(result["search"])
     if result.get("compare"):
         from dbswarm.results.verdict.regression import verdict_markdown
