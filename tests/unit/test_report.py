@@ -7,7 +7,7 @@ import pytest
 
 from dbswarm.results.aggregate import merge_phase as merge_run_phase
 from dbswarm.measure.recorder import Measurement, Timeline
-from dbswarm.results.published import published_for
+from dbswarm.families.published import published_for
 from dbswarm.results.report.files import CSV_FIELDS, result_csv, summary_markdown, timeseries_csv
 
 

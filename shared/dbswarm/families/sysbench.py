@@ -20,6 +20,7 @@ from dbswarm.families.base import BatchLoader, Client, Family, RunLimits, Thread
 from dbswarm.measure.recorder import Lane
 from dbswarm.families.generators import MT_RANDOM, SysbenchUniform, hot_next, pool_string, sysbench_rand
 from dbswarm.families.presets import SYSBENCH_TESTS
+from dbswarm.families.tables import fmt
 
 _DIGITS = "0123456789"
 _POOL = 1 << 15
@@ -602,7 +603,6 @@ class Sysbench(Family):
              if trx and trx.intended.get_total_count() else {})
 
     def report_tables(self, runs):
-        from dbswarm.results.report.files import fmt
         if not runs:
             return ""
         lines = ["### sysbench OLTP", "",

@@ -25,6 +25,7 @@ from dbswarm.errors import DUPLICATE
 from dbswarm.measure.recorder import FAILED, Lane
 from dbswarm.families.generators import _LOW16, _MASK64, _P5, CACHE_LIMIT, FNV_PRIME_64, MT_RANDOM, Hotspot, ScrambledZipfian, SkewedLatest, Uniform, _memo_miss, fnvhash64, memo_table, pool_string, slot_list
 from dbswarm.families.presets import PRESET_DESCRIPTIONS, YCSB_DEFAULT_MIX, YCSB_PRESETS, ycsb_preset
+from dbswarm.families.tables import fmt, measured_phase, published_table
 
 PROPORTIONS = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
                "readmodifywriteproportion")
@@ -616,7 +617,6 @@ class Ycsb(Family):
     def report_tables(self, runs):
         """The white papers' tables: rows instance x threads (x records when they vary),
         columns the workloads, cells throughput and read / write latency (avg / p99)."""
-        from dbswarm.results.report.files import fmt, measured_phase, published_table
         if not runs:
             return ""
         rows, cols = OrderedDict(), []

@@ -40,6 +40,7 @@ from dbswarm.families import base as families
 from dbswarm.families.base import Client, Exhausted, Family, RunLimits, ThreadContext, WorkloadModel, split
 from dbswarm.families.tpcc import sql as S
 from dbswarm.families.generators import pool_string
+from dbswarm.families.tables import fmt
 
 ITEMS = 100_000
 DISTRICTS = 10
@@ -1052,7 +1053,6 @@ class Tpcc(Family):
         return out
 
     def report_tables(self, runs):
-        from dbswarm.results.report.files import fmt
         if not runs:
             return ""
         lines = ["### TPC-C", "",

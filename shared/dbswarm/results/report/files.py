@@ -11,44 +11,14 @@ import csv
 import io
 import json
 
+from dbswarm.credentials.redact import redact_doc
 from dbswarm.families import base as families
+from dbswarm.families.tables import fmt, measured_phase
 from dbswarm.errors import DbswarmError
 from dbswarm.measure.recorder import PERCENTILES, _pname
 from dbswarm.results.peak import search_markdown
-
-
-def fmt(v, digits=0):
-    if v is None:
-        return "–"
-    if isinstance(v, float) and digits:
-        return f"{v:,.{digits}f}"
-    return f"{round(v):,}"
-
-
-def measured_phase(run):
-    """The phase that measures the workload: run, or load when only the load ran (S1)."""
-    ph = run["phases"]
-    for name in ("run", "load"):
-        if ph.get(name, {}).get("status") in ("complete", "partial"):
-            return name, ph[name]
-    return None, None
-
-
-def server_lines(result) -> list[str]:
-    """One Markdown line per instance: the server's version and durability settings, as it
-    reported them, and the client driver."""
-    servers = {}  # the server's version and durability settings, as it reported them
-    for r in result["runs"]:
-        for p in r["phases"].values():
-            bs = p.get("binding_settings") or {}
-            settings = bs.get("server")
-            if settings:
-                extra = {"client driver": bs["driver"]} if bs.get("driver") else {}
-                if "fallback" in str(bs.get("driver_choice", "")):
-                    extra["driver choice"] = bs["driver_choice"]
-                servers.setdefault(r["target"]["label"], {**extra, **settings})
-    return [f"- **{label}**: " + ", ".join(f"{k} `{v}`" for k, v in settings.items())
-            for label, settings in servers.items()]
+from dbswarm.results.report.html import error_rows, server_lines
+from dbswarm.results.report.html import report_html as page
 
 
 def white_paper_tables(result) -> str:
@@ -59,31 +29,6 @@ def white_paper_tables(result) -> str:
         if runs:
             out.append(family.report_tables(runs))
     return "\n".join(t for t in out if t)
-
-
-def published_table(rows, cols) -> str:
-    """Vendor figures for the same instance class beside the measurement (SPEC 2.4): ``rows``
-    maps (instance label, threads, ...) to {workload name: run}, ``cols`` the workload names."""
-    from dbswarm.results.published import published_for
-    lines = []
-    for key, by_wl in rows.items():
-        some = next(iter(by_wl.values()))
-        filters = (some["target"].get("options") or {}).get("reference") or {}
-        published = published_for(key[0], cols, filters)
-        if not published:
-            continue
-        if not lines:
-            lines = ["### Published figures for the same instance class (OPS)", "",
-                     "| source | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
-        measured = []
-        for c in cols:
-            _, p = measured_phase(by_wl[c]) if c in by_wl else (None, None)
-            measured.append(fmt(p["throughput"]) if p else "")
-        lines.append(f"| **measured: {key[0]}, {key[1]}** | " + " | ".join(measured) + " |")
-        for (engine, version, tier, topology, volume), figures in sorted(published.items()):
-            cells = [fmt(figures[c]) if c in figures else "" for c in cols]
-            lines.append(f"| {engine} {version}, {tier}, {topology}, {volume} volume | " + " | ".join(cells) + " |")
-    return ("\n".join(lines) + "\n") if lines else ""
 
 
 def summary_markdown(result) -> str:
@@ -173,14 +118,12 @@ def summary_markdown(result) -> str:
     if result.get("search"):
         lines += search_markdown(result["search"])
     if result.get("compare"):
-        from dbswarm.results.verdict.regression import verdict_markdown
         lines += verdict_markdown(result["compare"])
     return "\n".join(lines) + "\n"
 
 
 def errors_table(result) -> list[str]:
     """Every error class with its count and what the worker did with it (retried or not)."""
-    from dbswarm.results.report.html import error_rows
     rows = error_rows(result)
     if not rows:
         return []
@@ -337,12 +280,46 @@ def timeseries_csv(result) -> str:
 
 def report_html(result) -> str:
     """The self-contained HTML page (htmlreport.py: overview, tables, charts drawn by uPlot)."""
-    from dbswarm.results.report.html import report_html as page
     return page(result, summary_markdown(result))
 
 
+def short_number(v) -> str:
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
+def verdict_markdown(c: dict) -> list[str]:
+    """summary.md's section: the verdict and why (metric, effect, interval, p, change points)."""
+    title = f"### Verdict: **{c['verdict']}**" + (f" (baseline `{c['baseline']}`)" if c.get("baseline") else "")
+    lines = ["", title, ""]
+    for r in c.get("reasons") or []:
+        lines.append(f"- {r}")
+    if c.get("deltas"):
+        lines += ["", "| run | metric | reference | now | change | 95% CI | p (Holm) | Cliff's δ | n | method "
+                  "| regressed |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for d in c["deltas"]:
+            if d["metric"] == "run":
+                lines.append(f"| {d['run_id']} | run | present | missing | | | | | | | yes |")
+                continue
+            ci = f"{d['ci'][0]:+.1%} … {d['ci'][1]:+.1%}" if d.get("ci") else ""
+            p = f"{d['p_adjusted']:.3g}" if "p_adjusted" in d else ""
+            delta = f"{d['cliffs_delta']:+.2f}" if "cliffs_delta" in d else ""
+            method = {"statistical": "Mann–Whitney", "prediction": "prediction interval",
+                      "inconclusive": "inconclusive"}.get(d["method"], f"threshold {d['threshold']:.0%}")
+            lines.append(f"| {d['run_id']} | {d['metric']} | {short_number(d['baseline'])} | {short_number(d['value'])} | "
+                         f"{d['change']:+.1%} | {ci} | {p} | {delta} | {d.get('n', 1)} vs {d.get('n_reference', 1)} "
+                         f"| {method} | {'yes' if d['regressed'] else ''} |")
+    if c.get("change_points"):
+        lines += ["", "Change points in the history (E-Divisive means):", "",
+                  "| run | metric | at campaign | p | median before → after | recent | regressed |",
+                  "|---|---|---|---|---|---|---|"]
+        for cp in c["change_points"]:
+            lines.append(f"| {cp['run_id']} | {cp['metric']} | {cp['campaign_id']} | {cp['p']:.3f} | "
+                         f"{short_number(cp['before_median'])} → {short_number(cp['after_median'])} ({cp['change']:+.1%}) | "
+                         f"{'yes' if cp['recent'] else ''} | {'yes' if cp['regressed'] else ''} |")
+    return lines
+
+
 def write_reports(store, campaign_id, result) -> dict:
-    from dbswarm.credentials.redact import redact_doc
     result = redact_doc(result)  # the HTML report embeds it escaped, out of the text redaction's reach
     keys = {}
     for name, text, ctype in (

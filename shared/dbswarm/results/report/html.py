@@ -22,6 +22,7 @@ import time
 from importlib import resources
 
 from dbswarm import __version__
+from dbswarm.families.tables import measured_phase
 from dbswarm.measure.recorder import decode_histogram
 
 MIN_POINTS = 2  # a time chart needs two points; a shorter phase gets a note instead
@@ -160,7 +161,6 @@ def shard_chart(cid, run_id, phase, p) -> dict | None:
 def scaling_charts(cid, result) -> list[dict]:
     """A matrix over threads: throughput and p99 of the measured phase against threads, one
     line per (instance, workload)."""
-    from dbswarm.results.report.files import measured_phase
     groups: dict = {}
     for r in result["runs"]:
         _, p = measured_phase(r)
@@ -363,6 +363,23 @@ pre#dbswarm-render-status{display:none}
 """
 
 
+def server_lines(result) -> list[str]:
+    """One Markdown line per instance: the server's version and durability settings, as it
+    reported them, and the client driver."""
+    servers = {}  # the server's version and durability settings, as it reported them
+    for r in result["runs"]:
+        for p in r["phases"].values():
+            bs = p.get("binding_settings") or {}
+            settings = bs.get("server")
+            if settings:
+                extra = {"client driver": bs["driver"]} if bs.get("driver") else {}
+                if "fallback" in str(bs.get("driver_choice", "")):
+                    extra["driver choice"] = bs["driver_choice"]
+                servers.setdefault(r["target"]["label"], {**extra, **settings})
+    return [f"- **{label}**: " + ", ".join(f"{k} `{v}`" for k, v in settings.items())
+            for label, settings in servers.items()]
+
+
 def report_html(result, summary_md: str) -> str:
     import markdown_it  # rich depends on it, so it is always installed
     cid = result["campaign_id"]
@@ -381,7 +398,6 @@ def report_html(result, summary_md: str) -> str:
         charts += scaling
         sections.append("<h2>Scaling</h2>" + "".join(f"<div class='chart' id='{s['id']}'></div>" for s in scaling))
     # the title, status and server lines are the overview's
-    from dbswarm.results.report.files import server_lines
     skip = set(server_lines(result))
     tables = "\n".join(line for line in summary_md.splitlines()[3:] if line not in skip)
     sections.append("<h2>Tables</h2>" + markdown_it.MarkdownIt("commonmark").enable("table").render(tables))

@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 
 from dbswarm.results.verdict import stats as V
+from dbswarm.results.report.files import short_number as _num
 from dbswarm.results.report.files import write_reports
 
 DEFAULT_THRESHOLD = 0.10
@@ -286,10 +287,6 @@ def _segment_start(hist, owners, history, alpha, seed) -> int:
     return last
 
 
-def _num(v):
-    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
-
-
 def _why(d) -> str:
     if d["method"] == "prediction":
         state = "regressed" if d["regressed"] else "no regression"
@@ -335,35 +332,3 @@ def compare_with_baseline(store, campaign_id, baseline, thresholds, save_baselin
                                                       "samples": samples})
         out["baseline_saved"] = True
     return out | {"deltas": len(doc["deltas"])}
-
-
-def verdict_markdown(c: dict) -> list[str]:
-    """summary.md's section: the verdict and why (metric, effect, interval, p, change points)."""
-    title = f"### Verdict: **{c['verdict']}**" + (f" (baseline `{c['baseline']}`)" if c.get("baseline") else "")
-    lines = ["", title, ""]
-    for r in c.get("reasons") or []:
-        lines.append(f"- {r}")
-    if c.get("deltas"):
-        lines += ["", "| run | metric | reference | now | change | 95% CI | p (Holm) | Cliff's δ | n | method "
-                  "| regressed |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-        for d in c["deltas"]:
-            if d["metric"] == "run":
-                lines.append(f"| {d['run_id']} | run | present | missing | | | | | | | yes |")
-                continue
-            ci = f"{d['ci'][0]:+.1%} … {d['ci'][1]:+.1%}" if d.get("ci") else ""
-            p = f"{d['p_adjusted']:.3g}" if "p_adjusted" in d else ""
-            delta = f"{d['cliffs_delta']:+.2f}" if "cliffs_delta" in d else ""
-            method = {"statistical": "Mann–Whitney", "prediction": "prediction interval",
-                      "inconclusive": "inconclusive"}.get(d["method"], f"threshold {d['threshold']:.0%}")
-            lines.append(f"| {d['run_id']} | {d['metric']} | {_num(d['baseline'])} | {_num(d['value'])} | "
-                         f"{d['change']:+.1%} | {ci} | {p} | {delta} | {d.get('n', 1)} vs {d.get('n_reference', 1)} "
-                         f"| {method} | {'yes' if d['regressed'] else ''} |")
-    if c.get("change_points"):
-        lines += ["", "Change points in the history (E-Divisive means):", "",
-                  "| run | metric | at campaign | p | median before → after | recent | regressed |",
-                  "|---|---|---|---|---|---|---|"]
-        for cp in c["change_points"]:
-            lines.append(f"| {cp['run_id']} | {cp['metric']} | {cp['campaign_id']} | {cp['p']:.3f} | "
-                         f"{_num(cp['before_median'])} → {_num(cp['after_median'])} ({cp['change']:+.1%}) | "
-                         f"{'yes' if cp['recent'] else ''} | {'yes' if cp['regressed'] else ''} |")
-    return lines
