@@ -6,7 +6,20 @@ import json
 import sys
 from pathlib import Path
 
-from dbswarm.errors import DbswarmError
+from dbswarm.campaign.cost import check_max_cost, estimate, summary
+from dbswarm.campaign.plan import plan_run
+from dbswarm.campaign.spec import json_schema, load_campaign
+from dbswarm.credentials.redact import redact_text
+from dbswarm.engine.lock import CampaignLocked
+from dbswarm.errors import DbswarmError, results_not_written
+from dbswarm.families import base as families
+from dbswarm.results.documents import result_json_schema
+from dbswarm.results.report.files import summary_markdown
+from dbswarm.results.store import open_store
+from dbswarm.run import tpcc_check
+from dbswarm.run.local import run_campaign
+from dbswarm.run.remote import add_remote_commands
+from dbswarm.run.resume import resume_campaign
 
 
 def _print_summary(result_md: str, console=None):
@@ -31,7 +44,6 @@ def _n(count: int, noun: str) -> str:
 
 
 def cmd_run(args):
-    from dbswarm.run.local import run_campaign
     if args.shards is not None and args.shards < 1:
         raise DbswarmError("--shards: expected a whole number >= 1, got " + str(args.shards))
     if args.max_call_seconds is not None and not (0 < args.max_call_seconds <= 86400):
@@ -45,7 +57,6 @@ def cmd_run(args):
 def report_outcome(out: dict, as_json: bool = False) -> int:
     """Print a finished (or interrupted) campaign's tables and, on stderr in every mode, why it
     is not complete; the exit status (EXIT_CODES)."""
-    from dbswarm.results.store import open_store
     store = open_store(out["store"])
     cid = out["campaign_id"]
     result = None
@@ -96,7 +107,6 @@ def report_outcome(out: dict, as_json: bool = False) -> int:
 
 
 def _reasons(result, out) -> list[str]:
-    from dbswarm.credentials.redact import redact_text
     lines = []
     if result:
         for r in result.get("runs", []):
@@ -112,15 +122,11 @@ def _reasons(result, out) -> list[str]:
 
 
 def cmd_resume(args):
-    from dbswarm.run.resume import resume_campaign
     out = resume_campaign(args.campaign_id, args.results, log=lambda msg: print(msg, file=sys.stderr))
     return report_outcome(out, args.json)
 
 
 def cmd_validate(args):
-    from dbswarm.campaign.cost import check_max_cost, estimate, summary
-    from dbswarm.campaign.plan import plan_run
-    from dbswarm.campaign.spec import load_campaign
     campaign, runs = load_campaign(args.campaign)
     cost = estimate(campaign, runs)
     check_max_cost(cost, campaign.max_cost)  # refused before anything says "valid"
@@ -136,8 +142,14 @@ def cmd_validate(args):
     return 0
 
 
+def cmd_check(args):
+    if args.jobs is not None and args.jobs < 1:
+        raise DbswarmError(f"--jobs: expected a whole number >= 1, got {args.jobs}")
+    results = tpcc_check.check_campaign(args.campaign, args.after_load, args.jobs, tpcc_check.stderr_progress)
+    return tpcc_check.print_results(results, args.json)
+
+
 def cmd_presets(args):
-    from dbswarm.families import base as families
     blocks = ["\n".join(f.presets_text()) for f in families.all_families() if f.presets_text()]
     print("\n\n".join(blocks))
     return 0
@@ -154,9 +166,7 @@ def _find_result(ref: str) -> Path:
 
 
 def cmd_show(args):
-    from dbswarm.results.report.files import summary_markdown
     if args.result.startswith("s3://"):
-        from dbswarm.results.store import open_store
         bucket_url, _, key = args.result.partition("/campaigns/")
         store = open_store(bucket_url)
         result = store.get_json("campaigns/" + key.rstrip("/") + ("" if key.endswith(".json") else "/result.json"))
@@ -171,10 +181,8 @@ def cmd_show(args):
 
 def cmd_schema(args):
     if args.result:
-        from dbswarm.results.documents import result_json_schema
         print(json.dumps(result_json_schema(), indent=2))
     else:
-        from dbswarm.campaign.spec import json_schema
         print(json.dumps(json_schema(), indent=2))
     return 0
 
@@ -202,6 +210,15 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="validate a campaign file and show its runs and shards")
     v.add_argument("campaign")
     v.set_defaults(fn=cmd_validate)
+    ck = sub.add_parser("check", help="TPC-C's consistency conditions (clause 3.3.2) on the target of every "
+                        "TPC-C run of a campaign, on the database as it is now (exit 1 when one fails)")
+    ck.add_argument("campaign")
+    ck.add_argument("--after-load", action="store_true", help="also 3.3.2.11 (holds only before any run)")
+    ck.add_argument("--jobs", type=int, default=None, metavar="N",
+                    help=f"warehouse ranges checked at once, each on its own connection (default: "
+                         f"min({tpcc_check.DEFAULT_JOBS}, warehouses))")
+    ck.add_argument("--json", action="store_true")
+    ck.set_defaults(fn=cmd_check)
     pr = sub.add_parser("presets", help="list every workload family's presets")
     pr.set_defaults(fn=cmd_presets)
     s = sub.add_parser("show", help="print a result's tables")
@@ -211,11 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc = sub.add_parser("schema", help="print the campaign file's JSON Schema (--result: result.json's)")
     sc.add_argument("--result", action="store_true", help="the JSON Schema of result.json instead")
     sc.set_defaults(fn=cmd_schema)
-    try:
-        from dbswarm.run.remote import add_remote_commands  # submit / status / cancel / results
-        add_remote_commands(sub)
-    except ImportError:
-        pass
+    add_remote_commands(sub)  # submit / status / cancel / results
     return p
 
 
@@ -224,14 +237,11 @@ def main(argv=None) -> int:
     try:
         return args.fn(args)
     except DbswarmError as err:
-        from dbswarm.errors import results_not_written
-        from dbswarm.credentials.redact import redact_text
         full = results_not_written(err)
         if full:  # disk full (or quota, read-only) under the results folder: one line, exit 7
             print(redact_text(f"dbswarm: {full}"), file=sys.stderr)
             return EXIT_CODES["not_written"]
         print(redact_text(f"dbswarm: {err}"), file=sys.stderr)
-        from dbswarm.engine.lock import CampaignLocked
         return EXIT_CODES["failed"] if isinstance(err, CampaignLocked) else 2
     except KeyboardInterrupt:
         print("dbswarm: aborted (a second interrupt): shard files written so far are kept; "

@@ -325,14 +325,14 @@ def test_the_check_after_the_run_is_split_over_the_shards_and_names_warehouse_2(
 
 
 def test_the_check_command_with_two_jobs_names_warehouse_2(env, tmp_path):
-    """`python -m dbswarm.families.tpcc.family check --jobs 2`: warehouses 1 and 2 checked on two
+    """`dbswarm check --jobs 2`: warehouses 1 and 2 checked on two
     connections at once, a progress line per warehouse on stderr; the broken condition of
     warehouse 2 (the second range) named, exit status 1; the same failures with --jobs 1."""
     import yaml
     path = tmp_path / "tpcc.yaml"
     path.write_text(yaml.safe_dump({"name": "tpcc-check-command", "target": servers.target("postgresql", env),
                                     "workload": {"family": "tpcc", "warehouses": WAREHOUSES}}))
-    command = [sys.executable, "-m", "dbswarm.families.tpcc.family", "check", str(path)]
+    command = [sys.executable, "-m", "dbswarm", "check", str(path)]
     run_env = dict(os.environ, PYTHONPATH=f"{ROOT / 'shared'}:{ROOT}")
     b = connect("postgresql", env)
     try:

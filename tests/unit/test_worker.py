@@ -243,7 +243,9 @@ def test_connecting_is_outside_the_measured_window(tmp_path):
                                               "target": 1000, "threads": 4}, options={"connect_ms": 400})
     phase = store.get_json(out["result_key"])["runs"][0]["phases"]["run"]
     assert 900 <= phase["operations_total"] <= 1_050, phase["operations_total"]
-    assert phase["schedule"]["late_starts"] < 50
+    # connecting inside the window made about 600 of the 1,000 starts late; a loaded machine
+    # (threads descheduled for a few ms) makes some late too, so the bound is far from both
+    assert phase["schedule"]["late_starts"] < 300, phase["schedule"]
 
 
 def test_a_backlog_on_the_schedule_survives_the_segments(tmp_path, monkeypatch):

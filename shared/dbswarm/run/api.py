@@ -32,6 +32,7 @@ from dbswarm.run.service import new_campaign_id
 from dbswarm.campaign.admission import MAX_BODY_BYTES, MAX_CALL_SECONDS, MAX_LEAD_SECONDS, check_targets, positive_int, positive_number, threads_per_shard_problems
 from dbswarm.campaign.spec import check_deployed_references, load_campaign
 from dbswarm.results.store import S3Store, Store, open_store
+from dbswarm.campaign.cost import check_max_cost, estimate
 
 LIST_LIMIT = 50
 URL_EXPIRES_S = 3600
@@ -95,7 +96,6 @@ def submit(dep: Deployment, text: str, *, max_call_seconds: Optional[float] = No
     if problems:
         raise CampaignError(problems)
     check_targets(runs, dep.allowed_targets)
-    from dbswarm.campaign.cost import check_max_cost, estimate
     cost = estimate(campaign, runs)
     check_max_cost(cost, campaign.max_cost)  # 400 before anything is stored or started
     cid = new_campaign_id(campaign.name[:56])

@@ -25,6 +25,9 @@ from dbswarm.run.interrupt import STOP_FILE_ENV, GracefulStop
 from dbswarm.credentials.redact import redact_text
 from dbswarm.campaign.spec import load_campaign, read_campaign_data
 from dbswarm.results.store import S3Store, open_store
+from dbswarm.engine.worker import STUCK_THREAD_GRACE_S
+from dbswarm.run.emulator import LocalCloud
+from dbswarm.run.template import REPO_ROOT
 
 POLL_S = 0.25  # the execution and the progress files, 4 times a second: about 1 % of a CPU (0.1 s: 3 %)
 
@@ -161,7 +164,6 @@ LOCAL_PARAMETERS = {"RetryIntervalSeconds": 1, "AllowedTargets": "*"}
 
 def template_path() -> Path:
     """template.yaml of this checkout (local mode runs what it deploys), or $DBSWARM_TEMPLATE."""
-    from dbswarm.run.template import REPO_ROOT
     path = Path(os.environ.get("DBSWARM_TEMPLATE") or REPO_ROOT / "template.yaml")
     if not path.is_file():
         raise DbswarmError(f"local mode executes the SAM application's state machine, but {path} is missing: "
@@ -175,7 +177,6 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
     """Plan, run and aggregate a campaign locally by executing the campaign state machine;
     returns the aggregate step's answer plus "store", "compare" (when compared) and
     "execution" (the state machine execution's status; its trace is execution.json)."""
-    from dbswarm.run.emulator import LocalCloud
     data = read_campaign_data(source)
     if shards:
         data = dict(data, fanout={**(data.get("fanout") or {}), "shards": shards, "threads_per_shard": None})
@@ -238,7 +239,6 @@ class _Stopping(Exception):
 def _stop_gracefully(cloud, arn, watch, signame) -> dict:
     """Shards stop at their next operation and write; no new call starts; then the execution
     is stopped. A second signal (KeyboardInterrupt) aborts."""
-    from dbswarm.engine.worker import STUCK_THREAD_GRACE_S
     watch.log(f"campaign {watch.cid}: {signame}: stopping every shard at its next operation "
               "(interrupt again to abort)")
     cloud.refusing = True

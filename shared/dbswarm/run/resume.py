@@ -23,6 +23,8 @@ from dbswarm.results.aggregate import shard_key
 from dbswarm.errors import DbswarmError
 from dbswarm.run.interrupt import STOP_FILE_ENV, GracefulStop
 from dbswarm.results.store import open_store
+from dbswarm.run.emulator import LocalCloud
+from dbswarm.run.local import LOCAL_PARAMETERS, template_path
 
 
 def _shard_state(store, cid, run_id, phase, i):
@@ -38,8 +40,6 @@ def _shard_state(store, cid, run_id, phase, i):
 
 def resume_campaign(campaign_id: str, results: Optional[str] = None, log: Callable = print,
                     lead_seconds: float = 1.0) -> dict:
-    from dbswarm.run.emulator import LocalCloud
-    from dbswarm.run.local import LOCAL_PARAMETERS, template_path
     store = open_store(results or "./results")
     try:
         plan = service.load_plan(store, campaign_id)

@@ -37,6 +37,9 @@ from dbswarm.errors import DbswarmError
 from dbswarm.measure.recorder import Measurement
 from dbswarm.campaign.plan import check_shard_limit, make_plan
 from dbswarm.campaign.search import advance, first_step
+from dbswarm.campaign.cost import check_max_cost, estimate
+from dbswarm.families import base as families
+from dbswarm.results.verdict.regression import compare_with_baseline
 from dbswarm.results.report.files import write_reports
 from dbswarm.campaign.admission import MAX_CALL_SECONDS, MAX_LEAD_SECONDS, check_targets, positive_number
 from dbswarm.campaign.spec import check_deployed_references, load_campaign, redacted_campaign
@@ -83,7 +86,6 @@ def plan_campaign(event: dict) -> dict:
                                       int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
     plan = make_plan(campaign, runs, cid, event.get("cpu_count"), sqlite_url=sqlite_url)
     check_shard_limit({run.run_id: run.shard_count for run in plan.runs}, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
-    from dbswarm.campaign.cost import check_max_cost, estimate
     cost = estimate(campaign, cells, cpu_count=event.get("cpu_count"))
     check_max_cost(cost, campaign.max_cost)  # refused before anything is written or run
     store.put_json(store.key(cid, "campaign.json"), redacted_campaign(campaign))
@@ -281,7 +283,6 @@ def _warmup_edge(event, run, phase, index, start_at) -> Optional["_Cancel"]:
     shards' warm-up ends (the start barrier + warmuptime). None when nothing is to be read
     (another shard, another phase, no warm-up, already read, or the instant has passed: the
     window then starts before the shards, and the family's summary says so)."""
-    from dbswarm.families import base as families
     if phase != "run" or index != 0 or not start_at:
         return None
     family = families.get(run.family)
@@ -556,7 +557,6 @@ def check_call(event: dict) -> dict:
 
 
 def compare_campaign(event: dict) -> dict:
-    from dbswarm.results.verdict.regression import compare_with_baseline
     return compare_with_baseline(_store(event), event["campaign_id"], event.get("baseline"),
                                  event.get("thresholds") or {}, bool(event.get("save_baseline")))
 

@@ -1093,25 +1093,4 @@ class Tpcc(Family):
         return "\n".join(lines) + "\n"
 
 
-if __name__ != "__main__":  # run as a command, the module registers when the command imports it by name
-    families.register(Tpcc())
-
-
-# ---- the check as a command: python -m dbswarm.families.tpcc.family check CAMPAIGN (tpcc_check) --------
-
-def check_campaign(source, after_load: bool = False, jobs=None, progress=None) -> list[dict]:
-    """The consistency conditions on the target of every TPC-C run of a campaign file (see
-    ``tpcc_check.check_campaign``)."""
-    from dbswarm.families.tpcc.check import check_campaign as _check_campaign
-    return _check_campaign(source, after_load, jobs, progress)
-
-
-def main(argv=None) -> int:
-    from dbswarm.families.tpcc.check import main as _main
-    return _main(argv)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    import sys
-    from dbswarm.families.tpcc.family import main as _main
-    sys.exit(_main())
+families.register(Tpcc())  # the consistency check as a command: `dbswarm check` (run/tpcc_check.py)
