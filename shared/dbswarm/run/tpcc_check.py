@@ -1,7 +1,7 @@
 """TPC-C's consistency check as a command, on the database as it is now (after a load, a run,
 or another tool's load):
 
-    python -m dbswarm.families.tpcc.family check CAMPAIGN [--after-load] [--jobs N] [--json]
+    dbswarm check CAMPAIGN [--after-load] [--jobs N] [--json]
 
 Everything in one call: the warehouses of each TPC-C run's target split into ``--jobs``
 contiguous ranges (default: up to 4), each checked in its own thread on its own connection
@@ -10,13 +10,19 @@ warehouse checked. The outcome is the same whatever the jobs: failures in wareho
 """
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
 from typing import Callable, Optional
 
-from dbswarm.engine.parallel import run_in_threads
+from dbswarm import bindings
+from dbswarm.bindings.base import Connection
+from dbswarm.campaign.spec import load_campaign
+from dbswarm.credentials import secrets
+from dbswarm.credentials.secrets import redact_url
 from dbswarm.engine.checks import range_bounds
+from dbswarm.engine.parallel import run_in_threads
 from dbswarm.families.tpcc.family import Tpcc, check_result, check_warehouse, refresh_statistics
 
 DEFAULT_JOBS = 4
@@ -62,11 +68,6 @@ def check_campaign(source, after_load: bool = False, jobs: Optional[int] = None,
     """The consistency conditions on the target of every TPC-C run of a campaign file. One entry
     per run: {"run_id", "label", "check": ``check_result``'s dict}. ``progress(label, warehouse,
     checked, total, failures)`` after each warehouse."""
-    from dbswarm import bindings
-    from dbswarm.credentials import secrets
-    from dbswarm.bindings.base import Connection
-    from dbswarm.credentials.secrets import redact_url
-    from dbswarm.campaign.spec import load_campaign
     _, runs = load_campaign(source)
     out, seen = [], set()
     for run in runs:
@@ -89,30 +90,17 @@ def check_campaign(source, after_load: bool = False, jobs: Optional[int] = None,
     return out
 
 
-def _stderr_progress(label, warehouse, checked, total, failures):
+def stderr_progress(label, warehouse, checked, total, failures):
+    """A progress line on stderr per warehouse checked (``dbswarm check``)."""
     print(f"check {label}: warehouse {warehouse} checked ({checked}/{total}, {failures} failure"
           f"{'' if failures == 1 else 's'} so far)", file=sys.stderr, flush=True)
 
 
-def main(argv=None) -> int:
-    import argparse
-    import json
-    p = argparse.ArgumentParser(prog="python -m dbswarm.families.tpcc.family",
-                                description="TPC-C consistency conditions (clause 3.3.2) on a campaign's targets")
-    sub = p.add_subparsers(dest="command", required=True)
-    c = sub.add_parser("check", help="check every TPC-C run's target as it is now")
-    c.add_argument("campaign")
-    c.add_argument("--after-load", action="store_true", help="also 3.3.2.11 (holds only before any run)")
-    c.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help=f"warehouse ranges checked at once, each on its own connection (default: "
-                        f"min({DEFAULT_JOBS}, warehouses))")
-    c.add_argument("--json", action="store_true")
-    args = p.parse_args(argv)
-    if args.jobs is not None and args.jobs < 1:
-        p.error("--jobs: at least 1")
-    results = check_campaign(args.campaign, args.after_load, args.jobs, _stderr_progress)
+def print_results(results: list[dict], as_json: bool = False) -> int:
+    """``check_campaign``'s outcome on stdout (one block per run, or JSON); the exit status:
+    0 when every run's check passed, else 1."""
     ok = all(r["check"]["passed"] for r in results)
-    if args.json:
+    if as_json:
         print(json.dumps(results, indent=1))
     else:
         for r in results:
