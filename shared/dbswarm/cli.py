@@ -35,7 +35,7 @@ def _print_summary(result_md: str, console=None):
 
 EXIT_CODES = {  # documented in README "Failure and safety"
     "complete": 0, "invalid": 2, "partial": 3, "failed": 3, "regressed": 4, "complete_with_errors": 5,
-    "incomplete": 6, "not_written": 7, "check_failed": 8, "interrupted": 130}
+    "incomplete": 6, "not_written": 7, "check_failed": 8, "client_bound": 9, "interrupted": 130}
 
 
 def _n(count: int, noun: str) -> str:
@@ -101,9 +101,28 @@ def report_outcome(out: dict, as_json: bool = False) -> int:
     if status != "complete":
         print(f"campaign finished with status {status}", file=sys.stderr)
         return 3
+    bound = client_bound_phases(result)
+    if bound:
+        print("campaign finished complete, but the load generator was the bottleneck (client verdict bound; "
+              "docs/client-health.md): its figures are the client's ceiling, not the database's. Set "
+              "results.allow_client_bound: true to accept them", file=sys.stderr)
+        for line in bound:
+            print(line, file=sys.stderr)
+        return 9
     if out.get("compare", {}).get("verdict") == "regressed":
         return 4
     return 0
+
+
+def client_bound_phases(result) -> list[str]:
+    """One line per phase whose client verdict is bound and not allowed (exit 9)."""
+    lines = []
+    for r in (result or {}).get("runs", []):
+        for name, p in r.get("phases", {}).items():
+            c = p.get("client") or {}
+            if c.get("verdict") == "bound" and not c.get("allowed"):
+                lines.append(f"  run {r['run_id']}, {name} phase: {c.get('reason', '')}")
+    return lines
 
 
 def _reasons(result, out) -> list[str]:

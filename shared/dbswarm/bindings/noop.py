@@ -6,7 +6,14 @@ peak search: at most ``capacity`` calls are served at once (per process, i.e. pe
 ``fanout: {shards: 1}`` makes it the whole run's), each taking ``service_time_ms``; so
 throughput rises with the client threads up to capacity / service time and stays there.
 ``connect_ms`` makes every connection take that long to open (a server's authentication):
-what a shard does before its measured window."""
+what a shard does before its measured window. ``busy_us`` makes every call spin on the
+CPU that long (holding the interpreter lock, as a client's own Python does): a client that
+is its own bottleneck, for tests of the client-health verdict (docs/client-health.md).
+``noise: {file, runs, stall_s, every_s}`` injects a noisy neighbour into some runs, for tests
+of the peak search's noise-aware decision: the processes that serve calls are numbered in the
+order they serve their first one (a counter in ``file``; one process per run with one shard),
+and in those whose number is in ``runs`` every call waits out a stall of ``stall_s`` seconds
+at the start of each ``every_s`` seconds of the wall clock."""
 from __future__ import annotations
 
 import threading
@@ -17,6 +24,24 @@ from dbswarm.bindings.base import Binding
 
 _servers: dict = {}
 _servers_lock = threading.Lock()
+_ordinal: list = []  # this process's number among those that served a call (the noise option)
+
+
+def _process_ordinal(path: str) -> int:
+    """This process's number (1, 2, ...) among the processes that served a call: a counter in
+    ``path``, incremented under an exclusive lock once per process."""
+    with _servers_lock:
+        if not _ordinal:
+            import fcntl
+            with open(path, "a+") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX)
+                fh.seek(0)
+                n = int(fh.read().strip() or 0) + 1
+                fh.seek(0)
+                fh.truncate()
+                fh.write(str(n))
+            _ordinal.append(n)
+        return _ordinal[0]
 
 
 @register("noop")
@@ -31,11 +56,28 @@ class NoopBinding(Binding):
         cap = options.get("capacity")
         self._service_s = float(options.get("service_time_ms") or 0) / 1000
         self._slots = None
+        self._busy_s = float(options.get("busy_us") or 0) / 1e6
+        self._noise = options.get("noise") or None
         if cap:
             with _servers_lock:
                 self._slots = _servers.setdefault(int(cap), threading.BoundedSemaphore(int(cap)))
 
+    def _stall(self):
+        noise = self._noise
+        if _process_ordinal(noise["file"]) in noise.get("runs", ()):
+            every, stall = float(noise["every_s"]), float(noise["stall_s"])
+            into = time.time() % every
+            if into < stall:
+                time.sleep(stall - into)
+
     def _serve(self):
+        if getattr(self, "_noise", None):
+            self._stall()
+        busy = getattr(self, "_busy_s", 0)
+        if busy:
+            until = time.perf_counter() + busy
+            while time.perf_counter() < until:
+                pass
         slots = getattr(self, "_slots", None)
         if slots is None:
             if getattr(self, "_service_s", 0):

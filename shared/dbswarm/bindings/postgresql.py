@@ -202,6 +202,13 @@ class PostgresBinding(SqlBinding):
             row = self.fetchone("SELECT sum(calls) FROM pg_stat_statements "
                                 "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())")
             out["statements"] = int(row[0] or 0)
+            # the server's own execution time per statement kind (the first word), for the
+            # client-health verdict's server-vs-client latency (docs/client-health.md)
+            rows = self.fetchall("SELECT upper(split_part(ltrim(query), ' ', 1)), sum(calls), sum(total_exec_time) "
+                                 "FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database "
+                                 "WHERE datname = current_database()) GROUP BY 1")
+            out["statement_times"] = {k: {"calls": int(c or 0), "exec_us": float(t or 0) * 1000} for k, c, t in rows if k}
+            out["statement_source"] = "pg_stat_statements total_exec_time (this database, every client)"
         except psycopg.Error as exc:  # not installed in this database, or not in shared_preload_libraries
             reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
             out["warnings"] = [f"{self.STATEMENTS_MISSING} ({reason})"]

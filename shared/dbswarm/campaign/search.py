@@ -16,13 +16,14 @@ error or rate failure (NoSQLBench's findmax: geometric, then narrowing).
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from typing import Any, Optional
 
 from dbswarm.campaign.plan import check_shard_limit, make_plan
 from dbswarm.campaign.spec import Campaign, Run, Target, _slug
 from dbswarm.errors import CampaignError
 from dbswarm.families import base as families
-from dbswarm.results.peak import Search, summarize
+from dbswarm.results.peak import Search, by_value, pooled, summarize
 
 
 # ---- one step's figures ------------------------------------------------------------------------
@@ -39,12 +40,40 @@ def step_figures(search: Search, value, run_id: str, phase: dict, shard_count: i
     out = {"value": value, "run_id": run_id, "shards": shard_count, "status": phase.get("status"),
            "throughput": thr, "p99_us": max(p99s) if p99s else None, "error_rate": phase.get("error_rate"),
            "achieved": round(thr / value, 4) if thr is not None and search.key != "threads" and value else None}
+    out["se"], out["intervals"] = interval_spread(phase)
+    client = phase.get("client") or {}
+    out["client"] = client.get("verdict")
+    if client.get("verdict") == "bound" and not client.get("allowed"):
+        # the load generator's ceiling, not the database's: never a peak, and the growth stops here
+        # (docs/client-health.md)
+        out["client_bound"] = client.get("reason") or "the load generator was the bottleneck"
     out["failed"] = _failure(search, out)
     return out
 
 
+def interval_spread(phase: dict) -> tuple[Optional[float], int]:
+    """The standard error of a step's throughput from the spread of its per-second totals over
+    the steady window (every shard running, after the warm-up), and how many seconds: (None, n)
+    with fewer than two."""
+    tl = phase.get("timeline") or {}
+    window = (phase.get("steady") or {}).get("window")
+    if tl.get("start") is None or not window:
+        return None, 0
+    start, seqs = tl["start"], list((tl.get("ops") or {}).values())
+    values = [sum(seq[sec - start] for seq in seqs if 0 <= sec - start < len(seq))
+              for sec in range(window[0], window[1])]
+    n = len(values)
+    if n < 2:
+        return None, n
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    return round(sd / math.sqrt(n), 3), n
+
+
 def _failure(search: Search, s: dict) -> Optional[str]:
     st = search.stop
+    if s.get("client_bound"):
+        return f"client-bound: {s['client_bound']}"
     if s["status"] in (None, "missing", "not run", "partial", "interrupted", "incomplete") or s["throughput"] is None:
         return f"the run did not complete ({s['status']})"
     if st.error_rate is not None and (s["error_rate"] or 0) > st.error_rate:
@@ -63,15 +92,34 @@ def _round(search: Search, v: float):
     return max(1, int(round(v))) if search.integer else round(v, 3)
 
 
-def _gains(steps: list[dict]) -> list[Optional[float]]:
-    """Each geometric step's throughput gain over the best passing step before it."""
-    out, best = [], None
-    for s in steps:
-        if s["failed"] or s["throughput"] is None:
-            out.append(None)
+def gain_tests(search: Search, steps: list[dict]) -> list[dict]:
+    """Each geometric value's gain over the best passing value before it, both with their
+    samples pooled (``peak.pooled``), and the noise-aware test of it: ``below`` when the gain's
+    one-sided upper confidence bound (``stop.confidence``; its standard error from the two
+    values' standard errors, by the delta method) is below ``stop.gain_below``, ``inconclusive``
+    when only the gain itself is, ``above`` otherwise (None: the first value, or a failed one).
+    One noisy run no longer ends the growth: it must be surely below the threshold."""
+    z = NormalDist().inv_cdf(search.stop.confidence)
+    groups = by_value(steps)
+    order = list(dict.fromkeys(s["value"] for s in steps))
+    out, best = [], None  # best: (throughput, standard error) of the best passing value so far
+    for v in order:
+        samples = groups.get(v)
+        if not samples:
+            out.append({"value": v, "samples": 0, "gain": None, "upper": None, "test": None})
             continue
-        out.append(None if best is None else s["throughput"] / best - 1 if best else None)
-        best = s["throughput"] if best is None else max(best, s["throughput"])
+        mean, se = pooled(samples)
+        row = {"value": v, "samples": len(samples), "throughput": mean, "se": se, "gain": None, "upper": None,
+               "test": None}
+        if best is not None and best[0]:
+            gain = mean / best[0] - 1
+            rel = math.sqrt(sum((e / t) ** 2 for t, e in ((mean, se), best) if e is not None and t))
+            upper = gain + z * (1 + gain) * rel
+            row.update(gain=gain, upper=upper, test="below" if upper < search.stop.gain_below
+                       else "inconclusive" if gain < search.stop.gain_below else "above")
+        out.append(row)
+        if best is None or mean > best[0]:
+            best = (mean, se)
     return out
 
 
@@ -81,19 +129,30 @@ def decide(search: Search, state: dict) -> Optional[Any]:
     steps = state["steps"]
     last = steps[-1]
     if state.get("phase", "grow") == "grow":
-        grow = [s for s in steps if s.get("kind") == "grow"]
-        gains = _gains(grow)
-        for s, g in zip(grow, gains):
-            s["gain"] = None if g is None else round(g, 4)
+        grow = [s for s in steps if s.get("kind") in ("grow", "repeat")]
+        tests = gain_tests(search, grow)
+        by = {t["value"]: t for t in tests}
+        for s in grow:  # every sample of a value shows the value's pooled gain and test
+            t = by[s["value"]]
+            s["gain"] = None if t["gain"] is None else round(t["gain"], 4)
+            s["gain_upper"] = None if t["upper"] is None else round(t["upper"], 4)
+            s["gain_test"] = t["test"]
         reason = rule = None
         k = search.stop.gain_steps
-        recent = gains[-k:]
+        recent = tests[-k:]
         if last["failed"]:
-            rule, reason = "failure", f"{search.key} {last['value']:g}: {last['failed']}"
-        elif len(grow) > k and all(g is not None and g < search.stop.gain_below for g in recent):
+            rule = "client-bound" if last.get("client_bound") else "failure"
+            reason = f"{search.key} {last['value']:g}: {last['failed']}"
+        elif tests[-1]["test"] == "inconclusive" and tests[-1]["samples"] <= search.stop.repeats \
+                and len(steps) < search.max_steps:
+            state["next_kind"] = "repeat"  # the same value again: one more sample of it
+            return last["value"]
+        elif len(tests) > k and all(t["test"] == "below" for t in recent):
             rule = "plateau"
-            reason = (f"throughput gain below {search.stop.gain_below:.0%} for {k} step(s): "
-                      + ", ".join(f"{s['value']:g} → {g:+.1%}" for s, g in zip(grow[-k:], recent)))
+            reason = (f"throughput gain below {search.stop.gain_below:.0%} for {k} step(s), surely (upper "
+                      f"{search.stop.confidence:.0%} bound): "
+                      + ", ".join(f"{t['value']:g} → {t['gain']:+.1%} (≤ {t['upper']:+.1%}"
+                                  + (f", {t['samples']} samples)" if t["samples"] > 1 else ")") for t in recent))
         elif _round(search, last["value"] * search.factor) > search.max:
             rule, reason = "max", f"the next step would exceed max {search.max:g}"
         elif len(steps) >= search.max_steps:
@@ -217,6 +276,8 @@ def advance(doc: dict, plan, last_run, phases: dict, campaign_doc: dict, max_sha
     while True:
         value = decide(search, cell)
         kind = "grow" if cell["phase"] == "grow" else "refine"
+        if cell.pop("next_kind", None) == "repeat":
+            kind = "repeat"
         if value is None:
             cell["phase"] = "done"
             doc["current"] += 1

@@ -117,6 +117,10 @@ class Fanout(_Strict):
     threads_per_shard: Optional[int] = Field(None, ge=1)
     shards: Optional[int] = Field(None, ge=1, le=10_000)
     max_shards: int = Field(1000, ge=1, le=10_000)
+    start_lead_s: Optional[float] = Field(
+        None, gt=0, le=600, description="seconds from arming a phase to its shards' start barrier (every shard "
+        "begins at that instant). Default: the runner's lead, which locally grows with the shards (each is an OS "
+        "process started on this machine: 0.5 s + 0.9 CPU-seconds per shard over the CPUs), in the cloud 2 s")
 
     @model_validator(mode="after")
     def _one(self):
@@ -148,6 +152,28 @@ class VerdictSettings(_Strict):
                         "with the later segment worse, fails the verdict")
 
 
+def _pair(name: str, near: float, bound: float):
+    return Field((near, bound), description=f"[near, bound] of {name}")
+
+
+class ClientThresholds(_Strict):
+    """When a shard's load generator is near its limit or the bottleneck (the client verdict;
+    docs/client-health.md): [near, bound] per signal, each a fraction."""
+    cpu_share: tuple[float, float] = _pair("the shard process's CPU time over the CPU it may use", 0.7, 0.9)
+    loop_share: tuple[float, float] = _pair("the client threads' time outside their timed calls", 0.25, 0.5)
+    wakeup_share: tuple[float, float] = _pair("the wake-up delay (a CPU and the interpreter lock) over the mean "
+                                              "latency", 0.2, 0.5)
+    runqueue_share: tuple[float, float] = _pair("the client threads' run-queue wait over their time", 0.2, 0.5)
+
+    @model_validator(mode="after")
+    def _order(self):
+        for name in type(self).model_fields:
+            near, bound = getattr(self, name)
+            if not 0 < near <= bound:
+                raise ValueError(f"{name}: [near, bound] must satisfy 0 < near <= bound, got [{near:g}, {bound:g}]")
+        return self
+
+
 class Results(_Strict):
     location: str = Field("./results", description="local folder or s3://bucket/prefix")
 
@@ -168,6 +194,13 @@ class Results(_Strict):
     max_error_rate: float = Field(0.01, ge=0, le=1, description="a phase whose failed calls exceed this fraction "
                                   "of its calls ends complete_with_errors (and dbswarm run exits 5): it measured "
                                   "something else than the workload")
+    client_thresholds: ClientThresholds = Field(default_factory=lambda: ClientThresholds(),
+                                                description="the load generator's health signals: [near, bound] "
+                                                "per signal (docs/client-health.md)")
+    allow_client_bound: Optional[bool] = Field(None, description="a phase whose load generator was the bottleneck "
+                                               "(client verdict bound) makes dbswarm run exit 9 and is never a "
+                                               "search's peak, unless true; default: false for a real database, "
+                                               "true for the noop engine (it measures the load generator itself)")
 
 
 class RepeatBaseline(_Strict):

@@ -22,6 +22,7 @@ from dbswarm.families import base as families
 from dbswarm.bindings.base import Connection
 from dbswarm.results.documents import RunPlan, ShardPlan
 from dbswarm.families.base import Exhausted, ThreadContext
+from dbswarm.measure import headroom
 from dbswarm.engine.calls import Measured
 from dbswarm.measure.recorder import Measurement, Recorder
 from dbswarm.campaign.plan import derive_seed
@@ -127,6 +128,10 @@ def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: st
                 said = value.pop("warnings")
                 if edge == "start":
                     out["warnings"].extend(said)
+            if key == "server" and isinstance(value, dict) and "statement_times" in value:
+                # the server's own time per statement kind: beside the client's (aggregate.server_vs_client)
+                out["statement_times"] = value.pop("statement_times")
+                out["statement_source"] = value.pop("statement_source", None)
             if value is not None:
                 out[key] = value
         out["at"] = time.time()
@@ -201,6 +206,17 @@ _ENDED_STREAMS_MAX = 4096
 
 # ---- sharded phases ---------------------------------------------------------------------
 
+_capacity_seen: list = []
+
+
+def _capacity() -> dict:
+    """headroom.cpu_capacity(), read once per process (a Lambda's memory and a host's quota do
+    not change while it lives)."""
+    if not _capacity_seen:
+        _capacity_seen.append(headroom.cpu_capacity())
+    return dict(_capacity_seen[0])
+
+
 @dataclass
 class ThreadState:
     index: int                 # within the shard
@@ -214,6 +230,9 @@ class ThreadState:
     ended_at: Optional[float] = None  # wall time its loop ended (this segment)
     ready: bool = False        # connected and its client built (waiting for the armed instant)
     recorder: Optional[Recorder] = None  # what it measured (this segment)
+    # its loop's own clock (this segment): [wall s, on-CPU ns, run-queue wait ns, s slept
+    # pacing] (headroom.thread_sched, read where the loop begins and ends); None: not run
+    health: Optional[list] = None
 
 
 @dataclass
@@ -341,6 +360,8 @@ class ShardPhase:
         self._wait_ready(ready, len(threads))
         began_wall, began_perf, skew = self._arm()
         self._cpu0 = time.process_time()
+        self._sampler = headroom.Sampler()
+        self._sampler.start()
         go.set()
         monitor, joined = None, threading.Event()
         if self.progress:
@@ -348,6 +369,7 @@ class ShardPhase:
             monitor.start()
         self._snapshots(threads, began_wall, began_perf, skew)
         self._join(threads)
+        self._sampler.stop()
         joined.set()  # also ends the monitor when abandoned threads are still alive
         if monitor:
             monitor.join()
@@ -461,11 +483,36 @@ class ShardPhase:
         if status == "continue" or interrupted:  # interrupted: kept for `dbswarm resume`
             checkpoint = self._checkpoint(elapsed, [self._thread_checkpoint(st) for st in self.states])
         info = self._info(began_wall, ended_wall, elapsed, sum(st.done for st in self.states), skew)
+        info["client"] = self._client_info(measurement, info["cpu_s"], ended_wall - began_wall)
         if interrupted:
             info["interrupted"] = True
         if abandoned:
             info["abandoned_threads"] = abandoned
         return ShardOutcome(status, measurement, checkpoint, info, self.server_settings)
+
+    def _client_info(self, measurement: Measurement, cpu_s: float, wall_s: float) -> dict:
+        """The client's own figures of this call (``headroom``; aggregate judges them): the
+        CPU it may use, its threads' loop time, on-CPU time, run-queue wait and (paced) sleep
+        summed over the threads, the latencies they recorded and the operations, and the
+        per-second samples of the process's CPU and run-queue wait."""
+        ran = [st.health for st in self.states if st.health is not None]
+        known = [h for h in ran if h[2] is not None]
+        tl = measurement.timeline
+        out = {**_capacity(), "wall_s": round(max(wall_s, 0.0), 3), "cpu_s": cpu_s, "threads": len(ran),
+               "thread_s": round(sum(h[0] for h in ran), 4), "slept_s": round(sum(h[3] for h in ran), 4),
+               "latency_s": round(sum(tl.latency_us) / 1e6, 4),
+               "ops": measurement.total_ops + measurement.warmup_ops}
+        if known and len(known) == len(ran):
+            out["on_cpu_s"] = round(sum(h[1] for h in known) / 1e9, 4)
+            out["runqueue_wait_s"] = round(sum(h[2] for h in known) / 1e9, 4)
+        sampler = getattr(self, "_sampler", None)
+        series = sampler.series() if sampler is not None else None
+        wake = sampler.wakeup() if sampler is not None else None
+        if wake:
+            out["wakeup_delay"] = wake
+        if series:
+            out["series"] = series
+        return out
 
     def _checkpoint(self, elapsed: float, threads: list[dict]) -> dict:
         """Where the next segment (a continuation, a retry, `dbswarm resume`) begins."""
@@ -626,13 +673,15 @@ class ShardPhase:
             start, steps = perf_ns(), 0
             if st is not None:
                 st.schedule = {"origin_s": (start - zero) / 1e9, "steps": 0}
-        state = [steps, 0, steps]  # steps scheduled (the phase's), late starts (this segment's), steps before it
+        # steps scheduled (the phase's), late starts (this segment's), steps before it, ns slept
+        state = [steps, 0, steps, 0]
 
         def wait():
             due = start + state[0] * interval
             state[0] += 1
             now = perf_ns()
             if due > now:
+                state[3] += due - now
                 time.sleep((due - now) / 1e9)
             elif now - due > interval:
                 state[1] += 1
@@ -660,6 +709,7 @@ class ShardPhase:
             quota = sys.maxsize
         done = st.done
         seen = self._snap_gen
+        sched0, perf0 = headroom.thread_sched(), perf()
         try:
             while True:
                 if done >= quota:
@@ -687,8 +737,11 @@ class ShardPhase:
             st.finished = True
         finally:
             st.done = done
+            sched1 = headroom.thread_sched() if sched0 is not None else None
+            st.health = [perf() - perf0, *((sched1[0] - sched0[0], sched1[1] - sched0[1]) if sched1 else (None, None)),
+                         schedule[3] / 1e9 if wait else 0.0]
             if wait:
-                steps, late, before = schedule
+                steps, late, before, _ = schedule
                 st.schedule["steps"] = steps
                 if rec is not None:
                     rec.count("late_starts", late)

@@ -8,11 +8,13 @@ operations over the phase's wall-clock span) is reported beside it.
 from __future__ import annotations
 
 import math
+import os
 import time
 from typing import Optional
 
 from dbswarm.families import base as families
 from dbswarm.results.documents import RESULT_SCHEMA_VERSION, CampaignResult, Plan, RunPlan, ShardResult
+from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Measurement, OperationStats
 from dbswarm.credentials.secrets import redact_url
 from dbswarm.results.peak import result_section
@@ -53,6 +55,10 @@ def window_deltas(start: Optional[dict], end: Optional[dict]) -> Optional[dict]:
                  "edges_at": [start["at"], end["at"]]}
     if start.get("after_warmup_s"):  # the start edge was read when the warm-up ended (service._warmup_edge)
         out["after_warmup_s"] = start["after_warmup_s"]
+    times = statement_time_deltas(start.get("statement_times"), end.get("statement_times"))
+    if times:
+        out["statement_times"] = times
+        out["statement_source"] = end.get("statement_source")
     for key in ("server", "family"):
         a, b = start.get(key), end.get(key)
         if isinstance(a, dict) and isinstance(b, dict):
@@ -76,7 +82,7 @@ def cross_check(client: Optional[dict], server: Optional[dict]) -> dict:
 def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
                 shard_docs, failures: dict[int, str], max_error_rate: float = 0.01,
                 window: Optional[dict] = None, load_counts: Optional[list[int]] = None,
-                failed_at: Optional[dict[int, float]] = None) -> dict:
+                failed_at: Optional[dict[int, float]] = None, client_settings: Optional[dict] = None) -> dict:
     """One run's phase from its shard documents (``shard_docs.get(i)``: a ShardResult, or
     None when shard i wrote nothing); ``window``: ``window_deltas`` of the phase's measured
     window (the server's own counters), when both edges were read. ``load_counts``: the
@@ -91,6 +97,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
     client_cpu = 0.0  # the shard processes' CPU over their calls (worker: segments' cpu_s)
     worker_calls, worker_s = 0, 0.0  # what the worker function was used for (cost: measured beside the estimate)
     per_shard = {}  # shard -> (first second, operations per second): the report's per-shard view
+    client_figs, client_series = {}, {}  # shard -> its client figures (headroom), its per-second samples
     for i in range(expected):
         doc = shard_docs.get(i)
         if doc is not None:
@@ -100,6 +107,9 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
             continue
         shard_m = Measurement.from_dict(doc.measurement)
         per_shard[i] = (shard_m.timeline.start, shard_m.timeline.totals())
+        client_figs[i] = headroom.shard_figures(doc.segments)
+        client_series[i] = [seg["client"]["series"] for seg in doc.segments
+                            if isinstance(seg.get("client"), dict) and seg["client"].get("series")]
         measurement.merge(shard_m)
         starts.append(doc.started_at)
         ends.append(doc.ended_at)
@@ -171,6 +181,9 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
         "usage": {"worker_calls": worker_calls, "worker_seconds": round(worker_s, 3)},
         "mix": {name: round(s.count / measured, 6) for name, s in measurement.operations.items()} if measured else {},
     })
+    caveat = start_caveat(phase, out["start_skew_s"]["max"], duration, steady_ops is not None, steady_seconds)
+    if caveat:
+        out["throughput_caveat"] = caveat
     if problems:
         out["problems"] = problems
     if integrity.lost_seconds:
@@ -215,6 +228,184 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
     out["timeline"] = tl.to_dict(histograms=False)
     out["intervals"] = tl.interval_summary()
     out["shard_series"] = shard_series(per_shard)
+    out["client"] = client_section(client_figs, client_series, measurement, window, client_settings)
+    return out
+
+
+START_SKEW_SHARE = 0.1  # a start skew above this share of the phase makes its figure one to read with care
+
+
+def start_caveat(phase: str, max_skew: Optional[float], duration: float, steady: bool,
+                 steady_seconds: int) -> Optional[str]:
+    """Why a phase's throughput is not what every shard did at once (None: nothing to say): the
+    start barrier was missed by a large share of the phase (the shards ran partly one after
+    another), or no steady window (MIN_STEADY_SECONDS whole seconds with every shard running,
+    after the warm-up) exists, so the figure is the whole phase's. summary.md says it first."""
+    if phase != "run":
+        return None
+    why = []
+    if max_skew is not None and duration > 0 and max_skew > START_SKEW_SHARE * duration:
+        why.append(f"the shards started up to {max_skew:.2f} s after the start barrier, {max_skew / duration:.0%} of "
+                   f"the {duration:.1f} s phase (more than {START_SKEW_SHARE:.0%}): they ran partly one after "
+                   "another (a longer start lead: fanout.start_lead_s)")
+    if not steady:
+        why.append(f"no steady window: {steady_seconds} whole second(s) with every shard running after the warm-up "
+                   f"(at least {MIN_STEADY_SECONDS} needed), so the throughput is the whole phase's")
+    return "; ".join(why) or None
+
+
+# ---- the load generator's own health (issue 31; measure/headroom.py, docs/client-health.md) ------
+
+ALLOW_CLIENT_BOUND_ENV = "DBSWARM_ALLOW_CLIENT_BOUND"
+CLIENT_SERIES_SHARDS = 50  # the client-health chart's shards (the first ones; the verdict covers all)
+
+
+def _client_settings(store, cid, run: RunPlan) -> dict:
+    """The campaign's results.client_thresholds and results.allow_client_bound (campaign.json),
+    and whether a bound phase fails the run: by default for a real database only (the noop
+    engine measures the load generator itself: being bound is what it is for)."""
+    try:
+        results = (store.get_json(store.key(cid, "campaign.json")) or {}).get("results") or {}
+    except (KeyError, ValueError, AttributeError):
+        results = {}
+    allow = results.get("allow_client_bound")
+    env = os.environ.get(ALLOW_CLIENT_BOUND_ENV, "").strip().lower()
+    if allow is None and env in ("1", "true", "yes"):
+        # the host's default (a shared CI machine whose load is not the campaign's): the campaign's own wins
+        return {"thresholds": results.get("client_thresholds"), "allow": True, "allow_source": ALLOW_CLIENT_BOUND_ENV}
+    try:
+        from dbswarm import bindings
+        embedded = bindings.engine(run.target["engine"]).embedded
+    except Exception:
+        embedded = False
+    # the noop engine measures the load generator itself; an embedded database (SQLite) runs
+    # inside it: their client figures are the database's too, so a bound one fails nothing
+    own = not run.is_real_database or embedded
+    return {"thresholds": results.get("client_thresholds"),
+            "allow": own if allow is None else bool(allow),
+            "allow_source": "results.allow_client_bound" if allow is not None else
+            ("default: the noop engine" if not run.is_real_database else
+             "default: an embedded database (it runs in the load generator)" if embedded else "default")}
+
+
+def statement_time_deltas(start: Optional[dict], end: Optional[dict]) -> Optional[dict]:
+    """The server's own time per statement kind over the window (``Binding.server_counters``'
+    ``statement_times``: {kind: {"calls", "exec_us"}} cumulative): end - start per kind."""
+    if not isinstance(start, dict) or not isinstance(end, dict):
+        return None
+    out = {}
+    for kind, b in end.items():
+        a = start.get(kind) or {"calls": 0, "exec_us": 0.0}
+        calls, us = b.get("calls", 0) - a.get("calls", 0), b.get("exec_us", 0.0) - a.get("exec_us", 0.0)
+        if calls > 0:
+            out[kind] = {"calls": int(calls), "exec_us": round(us, 1), "mean_us": round(us / calls, 1)}
+    return out or None
+
+
+# which statement kinds of the server a client operation is made of (one statement per
+# operation: the server's mean beside the client's; others: the server's time per operation)
+_OP_STATEMENTS = {"READ": "SELECT", "UPDATE": "UPDATE", "INSERT": "INSERT", "SCAN": "SELECT", "DELETE": "DELETE"}
+
+
+def server_vs_client(measurement: Measurement, window: Optional[dict]) -> Optional[dict]:
+    """The server's own execution time beside the client's mean latency, per operation kind
+    where an operation is one statement kind (YCSB), and overall (all statements' time per
+    client operation): what the server spent against what the client measured for the same
+    window. The rest is the network, the driver and the client's own scheduling."""
+    times = (window or {}).get("statement_times")
+    if not times:
+        return None
+    out = {"source": (window or {}).get("statement_source", "the server's statement statistics"), "by_operation": {}}
+    ops = measurement.operations
+    for op, stats in sorted(ops.items()):
+        kind = _OP_STATEMENTS.get(op)
+        calls = stats.histogram.get_total_count()
+        if not calls:
+            continue
+        client_mean = round(stats.histogram.get_mean_value(), 1)
+        entry = {"client_mean_us": client_mean}
+        # a kind shared by two operations (READ and SCAN are both SELECTs) is not one operation's
+        shared = kind and sum(1 for o in ops if _OP_STATEMENTS.get(o) == kind) > 1
+        if kind and kind in times and not shared:
+            entry.update({"server_statement": kind, "server_mean_us": times[kind]["mean_us"],
+                          "server_calls": times[kind]["calls"],
+                          "server_share": round(times[kind]["mean_us"] / client_mean, 4) if client_mean else None})
+        out["by_operation"][op] = entry
+    calls = sum(s.histogram.get_total_count() for s in ops.values())
+    lat = sum(s.histogram.get_mean_value() * s.histogram.get_total_count() for s in ops.values())
+    exec_us = sum(t["exec_us"] for t in times.values())
+    if calls:
+        out["server_us_per_op"] = round(exec_us / calls, 1)
+        out["client_mean_us"] = round(lat / calls, 1)
+        out["server_share"] = round(exec_us / lat, 4) if lat else None
+    out["statements"] = times
+    return out
+
+
+def client_section(figs: dict, series: dict, measurement: Measurement, window: Optional[dict],
+                   settings: Optional[dict]) -> dict:
+    """The phase's ``client``: each shard's figures and verdict (``headroom.judge``), the
+    phase's (its worst shard's verdict; the largest shares, the operations' mean wait), the
+    server's time beside the client's, the advice, and the per-second samples for the chart."""
+    settings = settings or {}
+    thresholds = headroom.thresholds_of(settings.get("thresholds"))
+    shards = {}
+    for i, fig in sorted(figs.items()):
+        shards[str(i)] = {**(fig or {}), **headroom.judge(fig, thresholds)}
+    measured = [f for f in figs.values() if f]
+
+    def worst(key):
+        vals = [f[key] for f in measured if f.get(key) is not None]
+        return max(vals) if vals else None
+    ops = sum(f["ops"] for f in measured)
+    rq = [f for f in measured if f.get("runqueue_wait_us_per_op") is not None]
+    verdicts = [s["verdict"] for s in shards.values()]
+    verdict = max(verdicts, key=lambda v: headroom.VERDICT_ORDER[v]) if verdicts else "unmeasured"
+    bound = [int(i) for i, s in shards.items() if s["verdict"] == "bound"]
+    near = [int(i) for i, s in shards.items() if s["verdict"] == "near"]
+    out = {"verdict": verdict,
+           "cpu_share": worst("cpu_share"), "loop_share": worst("loop_share"),
+           "runqueue_wait_us_per_op": round(sum(f["runqueue_wait_us_per_op"] * f["ops"] for f in rq) / ops, 1)
+           if rq and ops else None,
+           "runqueue_share": worst("runqueue_share"), "wakeup_delay_us": worst("wakeup_delay_us"),
+           "wakeup_share": worst("wakeup_share"),
+           "server_vs_client_latency": server_vs_client(measurement, window),
+           "bound_shards": bound, "near_shards": near,
+           "thresholds": {k: list(v) for k, v in thresholds.items()},
+           "allowed": bool(settings.get("allow")), "allowed_by": settings.get("allow_source", "default"),
+           "shards": shards}
+    judged = [(int(i), s) for i, s in shards.items() if s["verdict"] in ("bound", "near")]
+    if verdict in ("bound", "near"):
+        first = [s for _, s in judged if s["verdict"] == verdict]
+        # a thread's wait for a CPU and the interpreter lock, at most the latency it is part of
+        delay = max(min(max(s.get("wakeup_delay_us") or 0, s.get("runqueue_wait_us_per_op") or 0),
+                        s.get("mean_latency_us") or float("inf")) for s in first)
+        advice = min(a for a in (headroom.advice_threads(s, thresholds) for s in first) if a is not None) \
+            if any(s.get("threads") for s in first) else None
+        which = ", ".join(str(i) for i in (bound if verdict == "bound" else near))
+        out["reason"] = (f"{'the load generator was the bottleneck' if verdict == 'bound' else 'the load generator was near its limit'} "
+                         f"in shard{'s' if len(first) > 1 else ''} {which}: up to {delay:,.0f} µs of each latency is "
+                         "client scheduling" + (f"; use at most {advice} thread{'s' if advice > 1 else ''} per shard or "
+                                                "more shards" if advice else "")
+                         + f" ({first[0]['reason']})")
+        out["max_threads_per_shard"] = advice
+        out["client_scheduling_us"] = round(delay, 1)
+    elif verdict == "ok":
+        out["reason"] = "every shard's signals were below their near thresholds"
+    else:
+        out["reason"] = "no shard recorded client figures"
+    chart = {}
+    for i in sorted(series)[:CLIENT_SERIES_SHARDS]:
+        segs = series[i]
+        if not segs:
+            continue
+        cap = (figs.get(i) or {}).get("capacity") or 1.0
+        chart[str(i)] = [{"start": s["start"], "step_s": s["step_s"],
+                          "cpu_share": [round(c / (s["step_s"] * cap), 3) for c in s["cpu_s"]],
+                          "wakeup_delay_us": s.get("wakeup_delay_us"),
+                          "runqueue_wait_s": s.get("runqueue_wait_s")} for s in segs]
+    if chart:
+        out["series"] = chart
     return out
 
 
@@ -300,6 +491,7 @@ def run_phases(plan: Plan, store, run: RunPlan, missing_all: Optional[list] = No
     cid = plan.campaign_id
     missing_all = [] if missing_all is None else missing_all
     phases = {}
+    client_settings = _client_settings(store, cid, run)
     for phase in [p for p in plan.phases if p in ("load", "run")]:
         failures, failed_at = {}, {}
         for i in range(run.shard_count):
@@ -324,7 +516,7 @@ def run_phases(plan: Plan, store, run: RunPlan, missing_all: Optional[list] = No
         merged = merge_phase(run.family, run.workload, run.shard_count, phase, docs, failures,
                              plan.max_error_rate, window=window_deltas(*edges),
                              load_counts=[s.load_count for s in run.shards] if phase == "load" else None,
-                             failed_at=failed_at)
+                             failed_at=failed_at, client_settings=client_settings)
         phases[phase] = merged
         for m in merged["shards"]["missing"]:
             missing_all.append({"run_id": run.run_id, "phase": phase, **m})

@@ -102,6 +102,8 @@ class Plan(_Doc):
     phases: list[str]
     runs: list[RunPlan]
     max_error_rate: float = Field(0.01, description="results.max_error_rate of the campaign")
+    start_lead_s: Optional[float] = Field(None, description="fanout.start_lead_s of the campaign (None: the "
+                                          "runner's lead)")
     _check_version = _version(PLAN_SCHEMA_VERSION)
 
     def run(self, run_id: str) -> RunPlan:
@@ -228,6 +230,9 @@ class PhaseResult(_Open):
     steady: Optional[dict[str, Any]] = Field(None, description="window [start, end) epoch seconds, seconds, ops_per_s")
     throughput: Optional[float] = Field(None, description="steady-state ops/s, else the whole phase's")
     throughput_basis: Optional[str] = None
+    throughput_caveat: Optional[str] = Field(
+        None, description="why the throughput is not what every shard did at once, when it is not: the start "
+        "skew was a large share of the phase, or no steady window exists (summary.md says it first)")
     latency_basis: Optional[str] = Field(None, description="service time only (closed loop), or also the "
                                          "response time from the intended start (a target rate)")
     schedule: Optional[dict[str, Any]] = Field(None, description="a target rate's schedule: target_per_s, "
@@ -258,6 +263,47 @@ class PhaseResult(_Open):
         None, description="each shard's operations per step (the report's per-shard chart): start (epoch second), "
         "step_s (whole seconds, chosen so that shards x steps stays within 20,000 numbers), ops {shard: [count per "
         "step]}")
+    client: Optional["ClientHealth"] = Field(None, description="the load generator's own health over the phase "
+                                             "(docs/client-health.md): was the client, not the database, what the "
+                                             "figures show?")
+
+
+class ClientHealth(_Open):
+    """A phase's ``client``: its shards' load-generator signals and verdict (measure/headroom.py)."""
+    verdict: Literal["ok", "near", "bound", "unmeasured"] = Field(
+        description="the worst shard's: bound (the load generator was the bottleneck: a signal at its bound "
+        "threshold), near (a signal at its near threshold), ok, unmeasured (no shard recorded the figures)")
+    reason: str = Field(description="which shards, how much of each latency is client scheduling, and what to do")
+    cpu_share: Optional[float] = Field(None, description="the largest shard's process CPU time over the CPU it may "
+                                       "use (affinity, cgroup quota or Lambda memory; at most one CPU per process)")
+    loop_share: Optional[float] = Field(None, description="the largest shard's share of its threads' time outside "
+                                        "their timed calls (and, at a target rate, their pacing sleeps)")
+    runqueue_wait_us_per_op: Optional[float] = Field(None, description="the client threads' run-queue wait "
+                                                     "(/proc/thread-self/schedstat) per operation, all shards")
+    runqueue_share: Optional[float] = Field(None, description="the largest shard's run-queue wait over its "
+                                            "threads' time")
+    wakeup_delay_us: Optional[float] = Field(None, description="the largest shard's mean wake-up delay: how late "
+                                             "a sleeping thread of the shard runs Python again (a CPU, the "
+                                             "interpreter lock), probed 20 times a second")
+    wakeup_share: Optional[float] = Field(None, description="the largest shard's wake-up delay over its mean "
+                                          "latency")
+    server_vs_client_latency: Optional[dict[str, Any]] = Field(
+        None, description="the server's own execution time (pg_stat_statements, performance_schema digests, "
+        "serverStatus opLatencies) beside the client's mean latency, per operation and overall, same window")
+    bound_shards: list[int] = Field(default_factory=list)
+    near_shards: list[int] = Field(default_factory=list)
+    thresholds: dict[str, list[float]] = Field(default_factory=dict, description="[near, bound] per signal")
+    allowed: bool = Field(False, description="a bound verdict does not fail the run (results.allow_client_bound, "
+                          "or the noop engine by default)")
+    allowed_by: Optional[str] = None
+    max_threads_per_shard: Optional[int] = Field(None, description="near or bound: the threads per shard under "
+                                                 "which the signals would be below their near thresholds (scaled)")
+    client_scheduling_us: Optional[float] = Field(None, description="near or bound: up to this many µs of each "
+                                                  "latency is client scheduling")
+    shards: dict[str, dict[str, Any]] = Field(default_factory=dict, description="per shard: its figures, verdict "
+                                              "and reason")
+    series: Optional[dict[str, Any]] = Field(None, description="per shard (the first 50): per-second cpu_share, "
+                                             "wakeup_delay_us, runqueue_wait_s (the client-health chart)")
 
 
 class RunResult(_Open):

@@ -31,9 +31,61 @@ def white_paper_tables(result) -> str:
     return "\n".join(t for t in out if t)
 
 
+def client_first_lines(result) -> list[str]:
+    """The phases whose load generator was the bottleneck (client verdict bound), and those
+    near it: the first thing summary.md says after the status (docs/client-health.md)."""
+    bound, near = [], []
+    for r in result["runs"]:
+        for name, p in r["phases"].items():
+            c = p.get("client") or {}
+            if c.get("verdict") == "bound":
+                bound.append(f"- run {r['run_id']}, {name} phase: {c.get('reason', '')}"
+                             + (f" (accepted: {c.get('allowed_by')})" if c.get("allowed") else ""))
+            elif c.get("verdict") == "near":
+                near.append(f"- run {r['run_id']}, {name} phase: {c.get('reason', '')}")
+    out = []
+    if bound:
+        out += ["", "**The load generator was the bottleneck** (client verdict `bound`): these figures are the "
+                "client's ceiling and its scheduling delay, not the database's:", "", *bound]
+    if near:
+        out += ["", "**The load generator was near its limit** (client verdict `near`):", "", *near]
+    return out
+
+
+def client_health_table(result) -> list[str]:
+    """Per run phase: the client verdict, its signals and the server's time beside the client's."""
+    rows = []
+    for r in result["runs"]:
+        for name, p in r["phases"].items():
+            c = p.get("client")
+            if not c or c.get("verdict") == "unmeasured":
+                continue
+
+            def f(v, fmt):
+                return format(v, fmt) if v is not None else "–"
+            svc = c.get("server_vs_client_latency") or {}
+            server = (f"{svc['server_us_per_op']:,.0f} / {svc['client_mean_us']:,.0f}"
+                      if svc.get("server_us_per_op") is not None else "–")
+            rows.append(f"| {r['run_id']} | {name} | {c['verdict']} | {f(c.get('cpu_share'), '.2f')} | "
+                        f"{f(c.get('wakeup_delay_us'), ',.0f')} | {f(c.get('runqueue_wait_us_per_op'), ',.0f')} | "
+                        f"{f(c.get('loop_share'), '.2f')} | {server} |")
+    if not rows:
+        return []
+    return ["", "### Client health (the load generator's own headroom; docs/client-health.md)", "",
+            "| run | phase | verdict | CPU share | wake-up delay µs | run-queue wait µs/op | loop share | "
+            "server µs/op / client mean µs |", "|---|---|---|---|---|---|---|---|", *rows]
+
+
 def summary_markdown(result) -> str:
     lines = [f"# dbswarm campaign {result['name']} ({result['campaign_id']})", "",
              f"Status: **{result['status']}**. Seed {result['seed']}."]
+    lines += client_first_lines(result)  # a load generator that was the bottleneck: said before anything else
+    caveats = [(r["run_id"], name, p["throughput_caveat"]) for r in result["runs"]
+               for name, p in r["phases"].items() if p.get("throughput_caveat")]
+    if caveats:
+        lines.append("\n**Throughput to read with care** (marked ⚠ below; result.json: the phase's "
+                     "`throughput_caveat`):\n")
+        lines += [f"- run {run_id}, {name} phase: {why}" for run_id, name, why in caveats]
     if result.get("interrupted"):
         lines.append(f"\n**Interrupted** ({result['interrupted']['by']}): every shard stopped at its next operation "
                      "and wrote what it measured; phases not finished are marked. Continue with "
@@ -50,6 +102,7 @@ def summary_markdown(result) -> str:
     servers = server_lines(result)
     if servers:
         lines += ["", *servers]
+    lines += client_health_table(result)
     failing = [(r["run_id"], name, p) for r in result["runs"] for name, p in r["phases"].items()
                if p.get("status") == "complete_with_errors"]
     if failing:
@@ -110,6 +163,8 @@ def summary_markdown(result) -> str:
             mix = ", ".join(f"{k} {v:.1%}" for k, v in sorted(p["mix"].items()))
             st = p["steady"]
             steady = "–" if st.get("ops_per_s") is None else f"{fmt(st['ops_per_s'])} ({st['seconds']})"
+            if p.get("throughput_caveat"):
+                steady += " ⚠"
             lines.append(
                 f"| {r['run_id']} | {name} | {len(p['shards']['complete'])}/{p['shards']['expected']} "
                 f"| {p['operations_total']:,} | {p['errors_total']:,} | {p['duration_s']} | {fmt(p['ops_per_s'])} "

@@ -158,6 +158,66 @@ def shard_chart(cid, run_id, phase, p) -> dict | None:
             "ylabel": "operations / s", "yunit": " /s", "series": series}
 
 
+def client_charts(cid, run_id, phase, p) -> list[dict]:
+    """The client-health chart per shard over time (``client.series``: per-second samples of
+    each shard's CPU share and wake-up delay; docs/client-health.md)."""
+    c = p.get("client") or {}
+    series = c.get("series") or {}
+    tl = p.get("timeline") or {}
+    if not series or tl.get("start") is None:
+        return []
+    t0 = tl["start"]
+    grids: dict = {"cpu_share": {}, "wakeup_delay_us": {}}
+    n = 0
+    for shard, segs in series.items():
+        for seg in segs:
+            step = seg.get("step_s") or 1
+            for key, grid in grids.items():
+                row = grid.setdefault(shard, {})
+                for k, v in enumerate(seg.get(key) or []):
+                    sec = int(round(seg["start"] - t0 + (k + 1) * step))
+                    if v is not None and sec >= 0:
+                        row[sec] = v
+                        n = max(n, sec + 1)
+    if n < MIN_POINTS:
+        return []
+    x = list(range(n))
+    out = []
+    for key, title, ylabel, unit, log in (
+            ("cpu_share", "client CPU share per shard (process CPU over what it may use)", "share of its CPU", "",
+             False),
+            ("wakeup_delay_us", "client wake-up delay per shard (waiting for a CPU and the interpreter lock)",
+             "µs (log)", " µs", True)):
+        rows = grids[key]
+        lines = [{"label": f"shard {s}", "values": [(rows[s].get(i) or None) if log else rows[s].get(i)
+                                                    for i in range(n)]}
+                 for s in sorted(rows, key=int) if rows[s]]
+        if lines:
+            spec = {"id": _slug(cid, run_id, phase, "client", key), "title": f"{run_id} · {phase}: {title}",
+                    "x": x, "xlabel": "seconds since the phase started", "ylabel": ylabel, "yunit": unit,
+                    "series": lines}
+            if log:
+                spec["ylog"] = True
+            out.append(spec)
+    return out
+
+
+def client_alert_html(result) -> str:
+    """The phases whose load generator was the bottleneck: the first thing the report says."""
+    items = []
+    for r in result["runs"]:
+        for name, p in r["phases"].items():
+            c = p.get("client") or {}
+            if c.get("verdict") == "bound":
+                items.append(f"<li>run {_e(r['run_id'])}, {_e(name)} phase: {_e(c.get('reason', ''))}"
+                             + (f" <i>(accepted: {_e(c.get('allowed_by'))})</i>" if c.get("allowed") else "") + "</li>")
+    if not items:
+        return ""
+    return ("<div class='client-bound'><b>The load generator was the bottleneck</b> (client verdict "
+            "<code>bound</code>): these figures are the client's ceiling and its scheduling delay, not the "
+            "database's.<ul>" + "".join(items) + "</ul></div>")
+
+
 def scaling_charts(cid, result) -> list[dict]:
     """A matrix over threads: throughput and p99 of the measured phase against threads, one
     line per (instance, workload)."""
@@ -336,6 +396,13 @@ def phase_html(cid, r, name, p, charts) -> str:
         charts.append(spec)
         out.append(f"<details><summary>Throughput per shard</summary><div class='chart' id='{spec['id']}'></div>"
                    "</details>")
+    client = p.get("client") or {}
+    if client.get("verdict") and client["verdict"] != "unmeasured":
+        specs = client_charts(cid, r["run_id"], name, p)
+        charts += specs
+        out.append(f"<details{' open' if client['verdict'] == 'bound' else ''}><summary>Client health: "
+                   f"<b>{_e(client['verdict'])}</b> — {_e(client.get('reason', ''))}</summary>"
+                   + "".join(f"<div class='chart' id='{s['id']}'></div>" for s in specs) + "</details>")
     srv = (p.get("server") or {}).get("cross_check") or {}
     if srv:
         out.append("<h4>Client-counted against server-counted</h4>" + _table(
@@ -360,6 +427,7 @@ code{font-size:.9em}
 .status-incomplete,.status-interrupted,.status-check_failed{color:#b45309}
 details{margin:.5em 0}
 pre#dbswarm-render-status{display:none}
+.client-bound{border:2px solid #b91c1c;background:#fef2f2;padding:.6em 1em;margin:1em 0}
 """
 
 
@@ -412,7 +480,7 @@ def report_html(result, summary_md: str) -> str:
     return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>dbswarm {_e(result['name'])} · {_e(cid)}</title>"
             f"<style>{_static('uPlot.min.css')}</style><style>{CSS}</style></head><body>"
-            f"<h1>dbswarm campaign {_e(result['name'])}</h1>" + "\n".join(sections)
+            f"<h1>dbswarm campaign {_e(result['name'])}</h1>" + client_alert_html(result) + "\n".join(sections)
             + "<pre id='dbswarm-render-status'></pre>"
             + f"<script type='application/json' id='dbswarm-charts'>{data}</script>"
             + "<!-- uPlot 1.6.32, MIT License, Copyright (c) 2022 Leon Sorokin -->"

@@ -23,6 +23,7 @@ runs whose later segment is worse fails the verdict. Everything goes into result
 from __future__ import annotations
 
 import time
+from typing import Optional
 
 from dbswarm.results.verdict import stats as V
 from dbswarm.results.report.files import short_number as _num
@@ -119,12 +120,28 @@ def read_history(store, name: str, limit: int) -> list[dict]:
     return out
 
 
-def append_history(store, name: str, result: dict, samples: dict, verdict: str) -> str:
+def append_history(store, name: str, result: dict, samples: dict, verdict: str,
+                   regressions: Optional[list] = None) -> str:
+    """The campaign's samples in the history, with its verdict and what regressed and how
+    (``regressions``: [{run_id, metric, method}]; the later nights' reference moves past a
+    reported regression only for that run and metric, and only when a test showed it)."""
     at = result.get("created_at") or time.time()
     key = f"{history_prefix(name)}{at:017.6f}-{result['campaign_id']}.json"
     store.put_json(key, {"schema_version": HISTORY_SCHEMA_VERSION, "campaign_id": result["campaign_id"], "at": at,
-                         "verdict": verdict, "samples": samples})
+                         "verdict": verdict, "samples": samples, "regressed": list(regressions or [])})
     return key
+
+
+EVIDENCE = ("statistical", "prediction", "change point")  # the methods whose regression moves a reference
+
+
+def regressions_of(doc: dict) -> list[dict]:
+    """What a verdict document found regressed, per run and metric, and by which method."""
+    out = [{"run_id": d["run_id"], "metric": d["metric"], "method": d["method"]}
+           for d in doc.get("deltas") or [] if d.get("regressed")]
+    out += [{"run_id": c["run_id"], "metric": c["metric"], "method": "change point"}
+            for c in doc.get("change_points") or [] if c.get("regressed")]
+    return out
 
 
 def _series(history: list[dict], cell: str, metric: str):
@@ -161,7 +178,7 @@ def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict
         for metric, values in metrics.items():
             if metric not in JUDGED and not (metric in (base_metrics.get(cell) or {}) and not in_campaign):
                 continue
-            ref, source = None, None
+            ref, source, known = None, None, None
             if in_campaign:
                 ref = (in_campaign.get(cell) or {}).get(metric)
                 source = "baseline configuration, interleaved in this campaign"
@@ -171,12 +188,23 @@ def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict
                     if hist:
                         change_points += _change_points(hist, owners, values, result, cell, metric, history,
                                                         alpha, min_effect, recent, seed)
-                        last = _segment_start(hist, owners, history, alpha, seed)
+                        last, reported = _segment_start(hist, owners, history, alpha, seed, cell, metric)
                         ref = hist[last:]
                         series.append(_series_doc(cell, metric, hist, owners, values, result, last,
                                                   [c for c in change_points if c["run_id"] == cell
                                                    and c["metric"] == metric]))
                         source = f"history/{result['name']}/ since {owners[last]} ({len(ref)} sample(s))"
+                        if reported and not _testable(values, ref, alpha_test):
+                            # too few nights since a regression reported with evidence to judge
+                            # against its level: against the level before it, and only a drop
+                            # beyond the one reported fails (the nights after it are not blind)
+                            before = _level_before(hist, last, alpha, seed)
+                            if _testable(values, hist[before:last], alpha_test):
+                                known = (V.median(ref), reported)
+                                ref = hist[before:last]
+                                source = (f"history/{result['name']}/ from {owners[before]} to before {reported} "
+                                          f"({len(ref)} sample(s); the level reported there, {_num(known[0])}, has "
+                                          f"{len(hist) - last} sample(s))")
                 short_history = ref is None or len(hist) < MIN_PREDICTION_REFERENCE
                 if (short_history and not _testable(values, ref, alpha_test)) and cell in base_metrics:
                     ref = base_samples.get(cell, {}).get(metric) or (
@@ -206,6 +234,8 @@ def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict
                             f"are too few for a test (a run needs {MIN_PREDICTION_REFERENCE} to be judged alone)"}
             else:
                 d = _threshold_delta(cell, metric, values, ref, thresholds, source)
+            if known is not None and d["method"] in ("statistical", "prediction"):
+                d["reported_level"] = {"value": known[0], "campaign_id": known[1]}
             deltas.append(d)
     if stats:
         for d, p_adj in zip(stats, V.holm([d["p"] for d in stats])):
@@ -213,6 +243,16 @@ def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict
             d["alpha"] = alpha_test
             d["regressed"] = bool(p_adj < alpha_test and (d["worse_by"] or 0) > min_effect)
             d["why"] = _why(d)
+            known = d.get("reported_level")
+            if d["regressed"] and known:
+                level, higher = known["value"], METRICS[d["metric"]][1]
+                beyond = ((level - d["value"]) if higher else (d["value"] - level)) / level if level else 0.0
+                if beyond <= min_effect:
+                    d["regressed"] = False
+                    d["why"] += (f"; at the level already reported on {known['campaign_id']} ({_num(level)}, "
+                                 f"{-beyond if higher else beyond:+.1%}): not a new regression")
+                else:
+                    d["why"] += f"; beyond the level reported on {known['campaign_id']} ({_num(level)})"
     for cell in base_metrics:
         if cell not in current and not in_campaign:
             deltas.append({"run_id": cell, "metric": "run", "baseline": "present", "value": "missing",
@@ -275,16 +315,35 @@ def _series_doc(cell, metric, hist, owners, values, result, reference_from, cps)
             "regressed_change_points": [c["index"] for c in cps if c["regressed"]]}
 
 
-def _segment_start(hist, owners, history, alpha, seed) -> int:
+def _level_before(hist, last: int, alpha, seed) -> int:
+    """Where the stable segment before index ``last`` starts: after the newest change point of
+    the history before it (0: none)."""
+    return max([cp["index"] for cp in V.e_divisive(hist[:last], alpha=alpha / 2, seed=seed)], default=0)
+
+
+def _segment_start(hist, owners, history, alpha, seed, cell=None, metric=None) -> tuple[int, Optional[str]]:
     """Where the stable segment the present is compared with starts: after the history's own
     newest change point (found in the history alone: a change at the present must not shrink
-    the reference to its edge), or at the newest campaign already reported as regressed (its
-    drop was said once: the level from it on is the one to compare with)."""
+    the reference to its edge), or at the newest campaign already reported as regressed in this
+    run and metric by a test (its drop was said once: the level from it on is the one to compare
+    with); and that campaign when it moved the start (else None; None too for an older document). A regression found by the
+    fixed threshold, or in another metric, moves nothing: one alarm must not blind the nights
+    after it. History documents without ``regressed`` (written before it was recorded) move it
+    at any regressed verdict, as they always did."""
     last = max([cp["index"] for cp in V.e_divisive(hist, alpha=alpha / 2, seed=seed)], default=0)
-    reported = [h["campaign_id"] for h in history if h.get("verdict") == "regressed" and h["campaign_id"] in owners]
-    if reported:
-        last = max(last, owners.index(reported[-1]))
-    return last
+
+    def evidence(h) -> bool:
+        if h.get("verdict") != "regressed":
+            return False
+        if "regressed" not in h:
+            return True
+        return any(r.get("run_id") == cell and r.get("metric") == metric and r.get("method") in EVIDENCE
+                   for r in h["regressed"])
+    reported = [h for h in history if h["campaign_id"] in owners and evidence(h)]
+    if reported and owners.index(reported[-1]["campaign_id"]) > last:
+        h = reported[-1]
+        return owners.index(h["campaign_id"]), (h["campaign_id"] if "regressed" in h else None)
+    return last, None
 
 
 def _why(d) -> str:
@@ -300,6 +359,18 @@ def _why(d) -> str:
             f"Cliff's delta {d['cliffs_delta']:+.2f}, {d['n']} vs {d['n_reference']} runs ({d['reference']})")
 
 
+def client_bound_reasons(result: dict) -> list[str]:
+    """The run phases whose load generator was the bottleneck (client verdict bound, not
+    allowed): a regression verdict refuses to compare them."""
+    out = []
+    for r in result.get("runs", []):
+        p = (r.get("phases") or {}).get("run") or {}
+        c = p.get("client") or {}
+        if c.get("verdict") == "bound" and not c.get("allowed"):
+            out.append(f"run {r['run_id']}: {c.get('reason', 'the load generator was the bottleneck')}")
+    return out
+
+
 def compare_with_baseline(store, campaign_id, baseline, thresholds, save_baseline=False) -> dict:
     result_key = store.key(campaign_id, "result.json")
     result = store.get_json(result_key)
@@ -313,16 +384,32 @@ def compare_with_baseline(store, campaign_id, baseline, thresholds, save_baselin
         except KeyError:
             base_doc = None
     out = {"campaign_id": campaign_id, "baseline": baseline}
+    bound = client_bound_reasons(result)
+    if bound:
+        # the load generator's ceiling is not the database's: nothing to compare, nothing kept
+        # in the history or saved as a baseline (docs/client-health.md)
+        doc = {"baseline": baseline, "verdict": "client-bound", "deltas": [], "change_points": [],
+               "reasons": [f"not compared: {b}" for b in bound], "series": [], "history": None}
+        result["compare"] = doc
+        write_reports(store, campaign_id, result)
+        return out | {"verdict": "client-bound", "regressions": 0, "reasons": doc["reasons"][:5], "deltas": 0,
+                      "cause": "; ".join(doc["reasons"])[:4000], "fail": False}
     doc = judge_campaign(result, history, base_doc, thresholds or {}, settings, baseline)
     result["compare"] = doc
     if doc["verdict"] == "regressed":
         result["status"] = "regressed"
     samples = samples_of(result).get("candidate", {})
     if use_history and samples and result["status"] in ("complete", "regressed"):
-        out["history_key"] = append_history(store, result["name"], result, samples, doc["verdict"])
+        out["history_key"] = append_history(store, result["name"], result, samples, doc["verdict"],
+                                            regressions_of(doc))
     write_reports(store, campaign_id, result)
     out.update(verdict=doc["verdict"], regressions=sum(bool(d["regressed"]) for d in doc["deltas"])
                + sum(c["regressed"] for c in doc["change_points"]), reasons=doc["reasons"][:5])
+    # the state machine fails the execution on ``fail``: a regression, or an inconclusive night
+    # when the campaign asks (results.verdict.fail_inconclusive: a nightly job that must not pass
+    # blind)
+    out["fail"] = doc["verdict"] == "regressed" or (doc["verdict"] == "inconclusive"
+                                                    and bool(settings.get("fail_inconclusive")))
     # the execution's failure cause (the Regressed state's CausePath): why, in a few lines
     out["cause"] = (("; ".join(r for r in doc["reasons"] if r) or f"verdict {doc['verdict']}")
                     + f" (result.json compare, campaign {campaign_id})")[:4000]

@@ -1,0 +1,335 @@
+"""The load generator's own headroom, measured in every shard (issue 31): is the client, not
+the database, what a phase's figures show?
+
+What a shard records (``worker.ShardPhase``; docs/client-health.md says what each signal
+means, how it is measured and what it costs):
+
+- its process's CPU time against the CPU it may use (``cpu_capacity``): its affinity mask
+  and cgroup quota (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``) locally; on AWS Lambda the
+  function's memory size (``LAMBDA_MB_PER_VCPU``); and at most one CPU for the Python of one
+  process (the interpreter lock: a shard's client code runs on one CPU at a time);
+- the time its client threads were runnable but not running: the second field of
+  ``/proc/thread-self/schedstat`` (nanoseconds waiting on a run queue), read by each client
+  thread where its loop begins and ends (``thread_sched``), and per second for all the
+  shard's threads by a sampler thread (``Sampler``) for the client-health chart;
+- the time each thread spends outside its timed calls (the loop's own share: its wall time
+  less the latencies it recorded and, paced, the time it slept to keep the schedule).
+
+Everything here is read at segment ends or once a second, never per operation.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Optional
+
+# AWS Lambda documentation, "Configuring Lambda function memory" / "Memory and computing
+# power": "Lambda allocates CPU power in proportion to the amount of memory configured. ...
+# At 1,769 MB, a function has the equivalent of one vCPU (one vCPU-second of credits per
+# second)", up to 6 vCPUs at 10,240 MB.
+LAMBDA_MB_PER_VCPU = 1769
+LAMBDA_MAX_VCPUS = 6
+# a process's Python runs on one CPU at a time (CPython's interpreter lock): what one shard's
+# client threads can use of the CPUs it may run on (the drivers' network waits release it)
+PYTHON_PROCESS_CPUS = 1.0
+
+_SCHEDSTAT_SELF = "/proc/thread-self/schedstat"
+
+
+def _cgroup_quota() -> Optional[tuple[float, str]]:
+    """The CPUs the cgroup quota allows this process (the smallest along its cgroup's path),
+    or None when there is no quota or no cgroup file to read."""
+    try:
+        with open("/proc/self/cgroup") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    best = None
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, path = parts
+        if controllers == "":  # cgroup v2: cpu.max = "<quota|max> <period>"
+            p = path
+            while True:
+                try:
+                    with open(f"/sys/fs/cgroup{p.rstrip('/')}/cpu.max") as fh:
+                        quota, period = fh.read().split()[:2]
+                    if quota != "max":
+                        cpus = int(quota) / int(period)
+                        if best is None or cpus < best[0]:
+                            best = (cpus, f"cgroup v2 cpu.max ({p or '/'})")
+                except (OSError, ValueError):
+                    pass
+                if p in ("", "/"):
+                    break
+                p = os.path.dirname(p.rstrip("/"))
+        elif "cpu" in controllers.split(","):  # cgroup v1
+            names = ",".join(sorted(c for c in controllers.split(",") if c in ("cpu", "cpuacct")))
+            for base in (f"/sys/fs/cgroup/{names}{path.rstrip('/')}", f"/sys/fs/cgroup/cpu{path.rstrip('/')}",
+                         "/sys/fs/cgroup/cpu"):
+                try:
+                    with open(f"{base}/cpu.cfs_quota_us") as fh:
+                        quota = int(fh.read())
+                    with open(f"{base}/cpu.cfs_period_us") as fh:
+                        period = int(fh.read())
+                except (OSError, ValueError):
+                    continue
+                if quota > 0 and period > 0:
+                    cpus = quota / period
+                    if best is None or cpus < best[0]:
+                        best = (cpus, "cgroup v1 cpu.cfs_quota_us")
+                break
+    return best
+
+
+def cpu_capacity(environ=None) -> dict:
+    """The CPU a shard process may use: {"cpus": its CPUs (affinity, cgroup quota, Lambda
+    memory: the smallest), "source": which bound it is, "capacity": what its client Python
+    can use of them (at most PYTHON_PROCESS_CPUS)}. ``DBSWARM_CLIENT_CPUS`` overrides it
+    (tests, a host whose limit is not visible from inside)."""
+    env = os.environ if environ is None else environ
+    bounds = []
+    try:
+        bounds.append((float(len(os.sched_getaffinity(0)) or 1), "affinity"))
+    except (AttributeError, OSError):
+        bounds.append((float(os.cpu_count() or 1), "cpu_count"))
+    quota = _cgroup_quota()
+    if quota:
+        bounds.append(quota)
+    mem = env.get("AWS_LAMBDA_FUNCTION_MEMORY_SIZE")
+    if mem and env.get("AWS_EXECUTION_ENV", "").startswith("AWS_Lambda"):  # not the local emulator's
+        try:
+            bounds.append((min(LAMBDA_MAX_VCPUS, int(mem) / LAMBDA_MB_PER_VCPU),
+                           f"Lambda memory {int(mem)} MB ({LAMBDA_MB_PER_VCPU} MB = 1 vCPU)"))
+        except ValueError:
+            pass
+    if env.get("DBSWARM_CLIENT_CPUS"):
+        try:
+            bounds = [(float(env["DBSWARM_CLIENT_CPUS"]), "DBSWARM_CLIENT_CPUS")]
+        except ValueError:
+            pass
+    cpus, source = min(bounds, key=lambda b: b[0])
+    return {"cpus": round(cpus, 3), "source": source, "capacity": round(min(cpus, PYTHON_PROCESS_CPUS), 3)}
+
+
+def thread_sched() -> Optional[tuple[int, int]]:
+    """The calling thread's (ns on a CPU, ns runnable but waiting on a run queue) since it
+    began (/proc/thread-self/schedstat's first two fields); None where the kernel keeps no
+    scheduler statistics (not Linux, or CONFIG_SCHED_INFO off)."""
+    try:
+        with open(_SCHEDSTAT_SELF, "rb") as fh:
+            a, b = fh.read().split()[:2]
+        return int(a), int(b)
+    except (OSError, ValueError):
+        return None
+
+
+def process_sched() -> Optional[dict[int, tuple[int, int]]]:
+    """{thread id: (ns on a CPU, ns waiting on a run queue)} of every thread of this process."""
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    out = {}
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat", "rb") as fh:
+                a, b = fh.read().split()[:2]
+            out[int(tid)] = (int(a), int(b))
+        except (OSError, ValueError):
+            continue
+    return out or None
+
+
+def _precise_timers() -> None:
+    """The calling thread's timer slack to 1 ns (Linux prctl PR_SET_TIMERSLACK; default 50
+    µs), so that its sleeps end on time and what they overshoot is the scheduling delay."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(29, 1, 0, 0, 0)
+    except Exception:
+        pass
+
+
+class Sampler:
+    """A shard's client health while its threads run, from one thread of its own: every
+    ``probe_s`` it sleeps and measures how late it wakes up and runs Python again (the
+    wake-up delay: waiting for a CPU and the interpreter lock, what a client thread whose
+    database call has returned waits before it can take its time and go on, so part of the
+    latency it records); once a second, the process's CPU time and its threads' run-queue
+    wait in that second (the client-health chart per shard over time). Cost: 20 wake-ups a
+    second and, once a second, a read of /proc per thread (about 10 µs each)."""
+
+    def __init__(self, every_s: float = 1.0, probe_s: float = 0.05, max_points: int = 3600):
+        self.every_s, self.probe_s, self.max_points = every_s, probe_s, max_points
+        self.t0: Optional[float] = None
+        self.cpu: list[float] = []       # CPU seconds of the process per sample interval
+        self.runq: list = []             # run-queue wait seconds of its threads per interval
+        self.wake: list = []             # mean wake-up delay (µs) per interval
+        self.wake_sum_ns = self.wake_max_ns = self.probes = 0
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+
+    def start(self) -> None:
+        self.t0 = time.time()
+        self._thread = threading.Thread(target=self._loop, name="dbswarm-client-health", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        _precise_timers()
+        perf = time.perf_counter_ns
+        probe_ns = int(self.probe_s * 1e9)
+        per_sample = max(1, round(self.every_s / self.probe_s))
+        cpu0, sched0 = time.process_time(), process_sched()
+        stopped = self._stop.is_set
+        n = s_sum = s_n = 0
+        while not stopped():
+            due = perf() + probe_ns
+            time.sleep(self.probe_s)
+            late = perf() - due
+            if late < 0:
+                late = 0
+            self.wake_sum_ns += late
+            self.probes += 1
+            if late > self.wake_max_ns:
+                self.wake_max_ns = late
+            s_sum += late
+            s_n += 1
+            n += 1
+            if n < per_sample:
+                continue
+            n = 0
+            cpu1, sched1 = time.process_time(), process_sched()
+            wait = None
+            if sched0 is not None and sched1 is not None:
+                wait = sum(v[1] - sched0[k][1] for k, v in sched1.items() if k in sched0) / 1e9
+            if len(self.cpu) < self.max_points:
+                self.cpu.append(round(cpu1 - cpu0, 4))
+                self.runq.append(round(wait, 4) if wait is not None else None)
+                self.wake.append(round(s_sum / s_n / 1000, 1))
+            cpu0, sched0, s_sum, s_n = cpu1, sched1, 0, 0
+
+    def wakeup(self) -> Optional[dict]:
+        """The wake-up delay over the whole call: mean and max (µs), probes."""
+        if not self.probes:
+            return None
+        return {"mean_us": round(self.wake_sum_ns / self.probes / 1000, 1),
+                "max_us": round(self.wake_max_ns / 1000, 1), "probes": self.probes}
+
+    def series(self) -> Optional[dict]:
+        if self.t0 is None or not self.cpu:
+            return None
+        return {"start": round(self.t0, 3), "step_s": self.every_s, "cpu_s": list(self.cpu),
+                "runqueue_wait_s": list(self.runq), "wakeup_delay_us": list(self.wake)}
+
+
+# ---- the verdict (results.aggregate: per shard, per phase) ---------------------------------
+
+# signal -> (near, bound): a shard whose figure reaches ``near`` is near its limit, ``bound``
+# is the load generator's limit (campaign ``results.client_thresholds`` overrides them;
+# docs/client-health.md says why these values)
+DEFAULT_THRESHOLDS = {
+    "cpu_share": (0.7, 0.9),       # process CPU over what it may use (capacity)
+    "loop_share": (0.25, 0.5),     # threads' time outside their timed calls (and pacing sleeps)
+    "wakeup_share": (0.2, 0.5),    # wake-up delay over the mean latency it is part of
+    "runqueue_share": (0.2, 0.5),  # threads' run-queue wait over their time
+}
+SIGNAL_WORDS = {
+    "cpu_share": "the shard's CPU use against what it may use",
+    "loop_share": "the threads' time outside their timed calls",
+    "wakeup_share": "the wake-up delay (waiting for a CPU and the interpreter lock) against the mean latency",
+    "runqueue_share": "the threads' run-queue wait against their time",
+}
+VERDICT_ORDER = {"ok": 0, "near": 1, "bound": 2, "unmeasured": -1}
+
+
+def thresholds_of(settings: Optional[dict]) -> dict:
+    out = dict(DEFAULT_THRESHOLDS)
+    for k, v in (settings or {}).items():
+        if v is not None and k in out:
+            out[k] = (float(v[0]), float(v[1]))
+    return out
+
+
+def shard_figures(segments: list) -> Optional[dict]:
+    """One shard's client figures over its calls (the segments' ``client``), or None when no
+    call recorded them (an older shard file, a call that died before its end)."""
+    segs = [s["client"] for s in segments if isinstance(s.get("client"), dict)]
+    if not segs:
+        return None
+
+    def total(key):
+        return sum(float(s.get(key) or 0) for s in segs)
+    wall, cpu, thread_s, slept, lat, ops = (total(k) for k in ("wall_s", "cpu_s", "thread_s", "slept_s",
+                                                                  "latency_s", "ops"))
+    last = segs[-1]
+    capacity = float(last.get("capacity") or 1.0)
+    out = {"cpus": last.get("cpus"), "cpu_source": last.get("source"), "capacity": capacity,
+           "threads": max(int(s.get("threads") or 0) for s in segs), "ops": int(ops),
+           "cpu_s": round(cpu, 3), "wall_s": round(wall, 3)}
+    out["cpu_share"] = round(cpu / (wall * capacity), 4) if wall > 0 and capacity > 0 else None
+    out["client_cpu_us_per_op"] = round(cpu * 1e6 / ops, 1) if ops else None
+    out["loop_share"] = round(min(1.0, max(0.0, 1 - (lat + slept) / thread_s)), 4) if thread_s > 0 else None
+    out["mean_latency_us"] = round(lat * 1e6 / ops, 1) if ops else None
+    if all(s.get("runqueue_wait_s") is not None for s in segs):
+        rq = total("runqueue_wait_s")
+        out["runqueue_wait_us_per_op"] = round(rq * 1e6 / ops, 1) if ops else None
+        out["runqueue_share"] = round(rq / thread_s, 4) if thread_s > 0 else None
+    else:
+        out["runqueue_wait_us_per_op"] = out["runqueue_share"] = None
+    wakes = [s["wakeup_delay"] for s in segs if s.get("wakeup_delay")]
+    probes = sum(w["probes"] for w in wakes)
+    if probes:
+        out["wakeup_delay_us"] = round(sum(w["mean_us"] * w["probes"] for w in wakes) / probes, 1)
+        out["wakeup_delay_max_us"] = max(w["max_us"] for w in wakes)
+        mean = out["mean_latency_us"]
+        out["wakeup_share"] = round(out["wakeup_delay_us"] / mean, 4) if mean else None
+    else:
+        out["wakeup_delay_us"] = out["wakeup_share"] = None
+    return out
+
+
+def judge(fig: Optional[dict], thresholds: dict) -> dict:
+    """{verdict: ok | near | bound | unmeasured, reason, signals: the ones that reached a
+    threshold}. Any signal at its ``bound`` threshold makes the shard bound, any at ``near``
+    near: each is a way the load generator, not the database, sets the figures."""
+    if not fig:
+        return {"verdict": "unmeasured", "reason": "the shard recorded no client figures"}
+    hit = {}
+    for name, (near, bound) in thresholds.items():
+        v = fig.get(name)
+        if v is None:
+            continue
+        if v >= bound:
+            hit[name] = "bound"
+        elif v >= near:
+            hit[name] = "near"
+    if not hit:
+        return {"verdict": "ok", "reason": "every signal below its near threshold"}
+    verdict = "bound" if "bound" in hit.values() else "near"
+    parts = [f"{SIGNAL_WORDS[n]} {fig[n]:.2f} ≥ {thresholds[n][1 if lv == 'bound' else 0]:g} ({lv})"
+             for n, lv in sorted(hit.items(), key=lambda x: -VERDICT_ORDER[x[1]])]
+    return {"verdict": verdict, "reason": "; ".join(parts), "signals": hit}
+
+
+def advice_threads(fig: dict, thresholds: dict) -> Optional[int]:
+    """The threads per shard under which this shard's signals would be below their near
+    thresholds, scaled down in proportion from what it ran (a rough guide: the signals grow
+    faster than linearly with the threads per process)."""
+    threads = fig.get("threads") or 0
+    if not threads:
+        return None
+    scale = 1.0
+    for name, (near, _) in thresholds.items():
+        v = fig.get(name)
+        if v and v >= near:
+            scale = min(scale, near / v)
+    return max(1, int(threads * scale * 0.9)) if scale < 1 else threads

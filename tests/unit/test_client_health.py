@@ -1,0 +1,162 @@
+"""The load generator's own health (issue 31): the signals a shard records, the verdict per
+shard and phase, and what a bound verdict does (exit status, search, regression verdict)."""
+import json
+import threading
+import time
+
+import pytest
+
+from dbswarm.campaign.search import decide, step_figures
+from dbswarm.results.peak import Search, summarize
+from dbswarm.campaign.spec import Campaign
+from dbswarm.measure import headroom
+from dbswarm.measure.recorder import Measurement
+from dbswarm.results import aggregate
+
+
+def test_capacity_of_a_lambda_is_its_memory_share_and_the_local_emulator_is_not_a_lambda():
+    lam = headroom.cpu_capacity({"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "884", "AWS_EXECUTION_ENV": "AWS_Lambda_python3.11"})
+    assert lam["cpus"] == pytest.approx(884 / 1769, abs=1e-3) and lam["source"].startswith("Lambda memory 884 MB")
+    assert lam["capacity"] == lam["cpus"]
+    local = headroom.cpu_capacity({"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "884", "AWS_EXECUTION_ENV": "dbswarm-local"})
+    assert not local["source"].startswith("Lambda") and local["cpus"] >= 1
+    assert local["capacity"] == min(local["cpus"], headroom.PYTHON_PROCESS_CPUS)
+    forced = headroom.cpu_capacity({"DBSWARM_CLIENT_CPUS": "16"})
+    assert forced == {"cpus": 16.0, "source": "DBSWARM_CLIENT_CPUS", "capacity": 1.0}
+
+
+def test_a_thread_s_schedstat_counts_its_cpu_time():
+    before = headroom.thread_sched()
+    if before is None:
+        pytest.skip("no scheduler statistics on this kernel")
+    end = time.process_time() + 0.05
+    while time.process_time() < end:
+        pass
+    after = headroom.thread_sched()
+    assert after[0] - before[0] >= 10_000_000  # at least 10 ms of the 50 spent on a CPU
+    assert after[1] >= before[1]
+    tasks = headroom.process_sched()
+    assert tasks and threading.get_native_id() in tasks
+
+
+def test_the_sampler_probes_the_wake_up_delay_and_samples_each_second():
+    s = headroom.Sampler(every_s=0.1, probe_s=0.02)
+    s.start()
+    deadline = time.monotonic() + 30
+    while len(s.cpu) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    s.stop()
+    wake, series = s.wakeup(), s.series()
+    assert wake["probes"] >= 10 and 0 <= wake["mean_us"] <= wake["max_us"]
+    assert len(series["cpu_s"]) == len(series["runqueue_wait_s"]) == len(series["wakeup_delay_us"]) >= 2
+
+
+def _segment(**client):
+    base = {"cpus": 2.0, "source": "affinity", "capacity": 1.0, "wall_s": 10.0, "cpu_s": 1.0, "threads": 4,
+            "thread_s": 40.0, "slept_s": 0.0, "latency_s": 39.0, "ops": 39_000, "on_cpu_s": 1.0,
+            "runqueue_wait_s": 0.4, "wakeup_delay": {"mean_us": 50.0, "max_us": 900.0, "probes": 200}}
+    return {"segment": 0, "client": {**base, **client}}
+
+
+def test_shard_figures_and_verdicts():
+    th = headroom.thresholds_of(None)
+    ok = headroom.shard_figures([_segment()])
+    assert ok["cpu_share"] == 0.1 and ok["loop_share"] == 0.025 and ok["mean_latency_us"] == 1000.0
+    assert ok["runqueue_wait_us_per_op"] == pytest.approx(10.3, abs=0.1) and ok["wakeup_share"] == 0.05
+    assert headroom.judge(ok, th)["verdict"] == "ok"
+    # a shard using all the CPU it may use: bound, whatever else it shows
+    busy = headroom.shard_figures([_segment(cpu_s=9.5)])
+    j = headroom.judge(busy, th)
+    assert j["verdict"] == "bound" and j["signals"] == {"cpu_share": "bound"} and "CPU use" in j["reason"]
+    # its threads waiting to run again for most of each latency
+    late = headroom.shard_figures([_segment(wakeup_delay={"mean_us": 700.0, "max_us": 9000.0, "probes": 200})])
+    assert headroom.judge(late, th)["verdict"] == "bound"
+    near = headroom.shard_figures([_segment(latency_s=28.0)])  # 30 % of the threads' time outside their calls
+    assert headroom.judge(near, th)["verdict"] == "near"
+    # thresholds are the campaign's to set
+    assert headroom.judge(near, headroom.thresholds_of({"loop_share": [0.5, 0.8]}))["verdict"] == "ok"
+    # two calls of one shard add up; a call that recorded nothing leaves the shard unmeasured
+    two = headroom.shard_figures([_segment(), _segment(cpu_s=9.0)])
+    assert two["cpu_share"] == 0.5 and two["ops"] == 78_000
+    assert headroom.judge(headroom.shard_figures([{"segment": 0}]), th)["verdict"] == "unmeasured"
+    # paced: the time slept to keep the schedule is not the loop's
+    paced = headroom.shard_figures([_segment(latency_s=10.0, slept_s=29.0)])
+    assert paced["loop_share"] == 0.025
+
+
+def test_client_thresholds_are_validated():
+    Campaign.model_validate({"results": {"client_thresholds": {"cpu_share": [0.5, 0.8]}, "allow_client_bound": True}})
+    with pytest.raises(Exception, match="cpu_share"):
+        Campaign.model_validate({"results": {"client_thresholds": {"cpu_share": [0.9, 0.8]}}})
+    with pytest.raises(Exception, match="client_thresholds"):
+        Campaign.model_validate({"results": {"client_thresholds": {"cpu": [0.5, 0.8]}}})
+
+
+def _phase_client(figs, allow=False):
+    return aggregate.client_section(figs, {}, Measurement(), None, {"allow": allow, "allow_source": "test"})
+
+
+def test_the_phase_verdict_names_the_shards_the_delay_and_the_threads_to_use():
+    ok = headroom.shard_figures([_segment()])
+    bound = headroom.shard_figures([_segment(threads=64, cpu_s=9.6,
+                                             wakeup_delay={"mean_us": 3000.0, "max_us": 9e4, "probes": 200})])
+    c = _phase_client({0: ok, 1: bound})
+    assert c["verdict"] == "bound" and c["bound_shards"] == [1] and c["shards"]["0"]["verdict"] == "ok"
+    # at most the latency the delay is part of
+    assert c["client_scheduling_us"] == 1000.0
+    assert c["reason"].startswith("the load generator was the bottleneck in shard 1: up to 1,000 µs of each "
+                                  "latency is client scheduling; use at most ")
+    assert 1 <= c["max_threads_per_shard"] < 64
+    assert _phase_client({0: ok})["verdict"] == "ok"
+
+
+def _result(client):
+    phase = {"phase": "run", "status": "complete", "client": client}
+    return {"name": "x", "campaign_id": "x-1", "seed": 0, "status": "complete",
+            "runs": [{"run_id": "000", "target": {"is_real_database": True, "engine": "postgresql"},
+                      "phases": {"run": phase}}]}
+
+
+def test_summary_says_a_bound_phase_first():
+    bound = headroom.shard_figures([_segment(cpu_s=9.6)])
+    result = _result(_phase_client({0: bound}))
+    from dbswarm.results.report.files import client_first_lines, client_health_table
+    head = client_first_lines(result)
+    assert head[1].startswith("**The load generator was the bottleneck**") and "run 000, run phase" in head[3]
+    table = client_health_table(result)
+    assert any(line.startswith("| 000 | run | bound | 0.96 |") for line in table)
+
+
+def test_a_client_bound_step_stops_the_search_and_is_never_its_peak():
+    search = Search.model_validate({"key": "threads", "start": 1, "factor": 2, "max": 64})
+    state = {"steps": [], "phase": "grow"}
+    ok_client = {"verdict": "ok", "allowed": False}
+    bound_client = {"verdict": "bound", "allowed": False, "reason": "the load generator was the bottleneck in shard 0"}
+    for value, thr, client in ((1, 100.0, ok_client), (2, 190.0, ok_client), (4, 400.0, bound_client)):
+        phase = {"status": "complete", "throughput": thr, "error_rate": 0.0, "operations": {}, "client": client}
+        step = step_figures(search, value, f"r{value}", phase, 1)
+        step["kind"] = "grow"
+        state["steps"].append(step)
+        nxt = decide(search, state)
+    assert nxt is None and state["stop"]["rule"] == "client-bound"
+    assert "client-bound: the load generator was the bottleneck" in state["stop"]["reason"]
+    marks = summarize(search, state)
+    assert marks["peak"]["value"] == 2  # the bound step's higher throughput is the client's ceiling
+    # allowed (the noop engine, or results.allow_client_bound): an ordinary step
+    allowed = step_figures(search, 4, "r4", {"status": "complete", "throughput": 400.0, "error_rate": 0.0,
+                                              "client": {**bound_client, "allowed": True}}, 1)
+    assert allowed["failed"] is None and allowed["client"] == "bound"
+
+
+def test_exit_status_9_unless_allowed(tmp_path):
+    from dbswarm.cli import EXIT_CODES, report_outcome
+    from dbswarm.results.store import open_store
+    store = open_store(str(tmp_path))
+    bound = _phase_client({0: headroom.shard_figures([_segment(cpu_s=9.6)])})
+    for cid, client in (("bound-1", bound), ("allowed-1", {**bound, "allowed": True})):
+        result = _result(client)
+        result["campaign_id"] = cid
+        store.put_json(store.key(cid, "result.json"), result)
+    assert EXIT_CODES["client_bound"] == 9
+    assert report_outcome({"store": str(tmp_path), "campaign_id": "bound-1", "status": "complete"}, True) == 9
+    assert report_outcome({"store": str(tmp_path), "campaign_id": "allowed-1", "status": "complete"}, True) == 0
