@@ -25,7 +25,6 @@ from dbswarm.errors import CampaignError
 from dbswarm.families import base as families
 from dbswarm.results.peak import Search, by_value, pooled, summarize
 
-
 # ---- one step's figures ------------------------------------------------------------------------
 
 def step_figures(search: Search, value, run_id: str, phase: dict, shard_count: int) -> dict:

@@ -5,6 +5,7 @@ section (``result_section``) and its Markdown tables (``search_markdown``).
 """
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -25,6 +26,12 @@ class Stop(_Strict):
     error_rate: Optional[float] = Field(0.01, ge=0, le=1, description="failed calls above this fraction fail the step")
     achieved_below: Optional[float] = Field(None, gt=0, le=1, description="rate search: throughput below this "
                                             "fraction of the target rate fails the step")
+    confidence: float = Field(0.95, gt=0.5, lt=1, description="a gain counts as below gain_below only when its "
+                              "one-sided upper confidence bound is (the noise from the steps' per-second spread and "
+                              "their repeated samples)")
+    repeats: int = Field(2, ge=0, le=10, description="a step whose gain is below gain_below but not surely "
+                         "(inconclusive: within the noise) is run again up to this many times, its samples pooled; "
+                         "still inconclusive, it does not stop the growth")
 
 
 class Search(_Strict):
@@ -48,18 +55,48 @@ class Search(_Strict):
         return self.key == "threads"
 
 
+def pooled(samples: list[dict]) -> tuple[float, Optional[float]]:
+    """One value's throughput from its samples (runs; a search repeats an inconclusive step):
+    their mean, and its standard error: the larger of the runs' own (each from its per-second
+    spread, ``se``) pooled and, from two samples on, the spread between the runs."""
+    k = len(samples)
+    mean = sum(s["throughput"] for s in samples) / k
+    within = [s.get("se") for s in samples]
+    se = math.sqrt(sum(v * v for v in within)) / k if all(v is not None for v in within) else None
+    if k >= 2:
+        sd = math.sqrt(sum((s["throughput"] - mean) ** 2 for s in samples) / (k - 1))
+        se = max(se or 0.0, sd / math.sqrt(k))
+    return mean, se
+
+
+def by_value(steps: list[dict]) -> dict:
+    """Passing steps with a throughput, grouped by value in the order first measured."""
+    out: dict = {}
+    for s in steps:
+        if not s["failed"] and s["throughput"] is not None:
+            out.setdefault(s["value"], []).append(s)
+    return out
+
+
 def summarize(search: Search, state: dict) -> dict:
-    """The curve's marks: ``peak`` (the highest throughput of a passing step) and ``knee``
-    (the smallest value whose throughput is within gain_below of the peak: where more
-    concurrency stops paying) — the chosen operating point."""
-    passing = sorted([s for s in state["steps"] if not s["failed"] and s["throughput"] is not None],
-                     key=lambda s: s["value"])
-    if not passing:
+    """The curve's marks: ``peak`` (the highest throughput of a passing value, its samples
+    pooled) and ``knee`` (the smallest value whose throughput is within gain_below of the
+    peak: where more concurrency stops paying) — the chosen operating point."""
+    groups = by_value(state["steps"])
+    if not groups:
         return {"peak": None, "knee": None}
-    peak = max(passing, key=lambda s: s["throughput"])
-    knee = next(s for s in passing if s["throughput"] >= (1 - search.stop.gain_below) * peak["throughput"])
-    return {"peak": {k: peak[k] for k in ("value", "run_id", "throughput", "p99_us")},
-            "knee": {k: knee[k] for k in ("value", "run_id", "throughput", "p99_us")}}
+
+    def mark(samples):
+        first = samples[0]
+        out = {k: first[k] for k in ("value", "run_id", "throughput", "p99_us")}
+        if len(samples) > 1:
+            out["throughput"] = round(pooled(samples)[0], 2)
+            out["samples"] = len(samples)
+        return out
+    marks = sorted((mark(v) for v in groups.values()), key=lambda m: m["value"])
+    peak = max(marks, key=lambda m: m["throughput"])
+    knee = next(m for m in marks if m["throughput"] >= (1 - search.stop.gain_below) * peak["throughput"])
+    return {"peak": peak, "knee": knee}
 
 
 def result_section(doc: dict) -> dict:
@@ -124,6 +161,10 @@ def search_markdown(section: dict) -> list[str]:
         for s in c["curve"]:
             marks = [m for m in ("peak", "knee") if c.get(m) and c[m]["value"] == s["value"]]
             gain = f"{s['gain']:+.1%}" if s.get("gain") is not None else ""
+            if s.get("gain_upper") is not None:  # the noise-aware test (campaign.search.gain_tests)
+                gain += f" (≤ {s['gain_upper']:+.1%}, {s['gain_test']})"
+            if s.get("se") is not None and s.get("throughput") is not None:
+                gain = f"±{s['se']:,.0f}/s; {gain}" if gain else f"±{s['se']:,.0f}/s"
             p99 = f"{s['p99_us'] / 1000:.2f}" if s.get("p99_us") is not None else ""
             err = f"{s['error_rate']:.2%}" if s.get("error_rate") is not None else ""
             ach = f"{s['achieved']:.0%}" if s.get("achieved") is not None else ""

@@ -1,0 +1,82 @@
+"""The peak search on noisy measurements: a step's gain is tested against the noise (its
+per-second spread over the steady window, and its repeated samples), so one noisy run does not
+end the growth, and a step whose gain is within the noise is run again before anything is
+decided (campaign.search.gain_tests)."""
+from dbswarm.campaign import search as S
+from dbswarm.results import peak
+
+
+def _phase(per_second, start=1000):
+    """A merged run phase whose steady window holds these per-second totals."""
+    n = len(per_second)
+    return {"status": "complete", "throughput": sum(per_second) / n, "error_rate": 0.0,
+            "operations": {"READ": {"p99_us": 1000}},
+            "timeline": {"start": start, "ops": {"READ": list(per_second)}},
+            "steady": {"window": [start, start + n], "seconds": n}}
+
+
+def _step(search, value, per_second, kind="grow", index=0):
+    return {**S.step_figures(search, value, f"{index:03d}-threads{value:g}", _phase(per_second), 1), "kind": kind}
+
+
+CLEAN = {1: [200, 201, 199, 200, 200], 2: [400, 398, 402, 401, 399], 4: [800, 797, 803, 799, 801],
+         8: [1600, 1596, 1604, 1599, 1601], 16: [1601, 1598, 1603, 1600, 1598]}
+# 2 threads measured while a neighbour stalled the server two seconds in three: one number says
+# "no gain" (133/s against 200/s), its seconds say it knows nothing
+NOISY_2 = [0, 0, 400, 0, 0, 400]
+
+
+def test_one_noisy_sample_does_not_stop_the_growth_it_is_measured_again():
+    search = S.Search(max=64, refine=0, stop={"gain_below": 0.1, "gain_steps": 1})
+    steps = [_step(search, 1, CLEAN[1]), _step(search, 2, NOISY_2, index=1)]
+    state = {"steps": steps, "phase": "grow"}
+    # today's rule (one number against 10 %) calls this a plateau at 2 threads
+    assert steps[1]["throughput"] / steps[0]["throughput"] - 1 < 0.1
+    nxt = S.decide(search, state)
+    assert "stop" not in state and nxt == 2 and state["next_kind"] == "repeat"
+    assert steps[1]["gain_test"] == "inconclusive" and steps[1]["gain_upper"] > 0.1 > steps[1]["gain"]
+    assert steps[1]["se"] > 50 and steps[1]["intervals"] == 6
+    # the repeat, with the neighbour gone: the pooled gain is surely above 10 %: grow on
+    state.pop("next_kind")
+    steps.append(_step(search, 2, CLEAN[2], kind="repeat", index=2))
+    assert S.decide(search, state) == 4 and "stop" not in state
+    assert steps[1]["gain_test"] == steps[2]["gain_test"] == "above"
+    for i, v in enumerate((4, 8, 16)):
+        steps.append(_step(search, v, CLEAN[v], index=3 + i))
+        nxt = S.decide(search, state)
+    assert state["stop"]["rule"] == "plateau" and state["stop"]["at"] == 16 and nxt is None
+    assert "16 → " in state["stop"]["reason"] and "upper 95% bound" in state["stop"]["reason"]
+    marks = S.summarize(search, state)
+    assert marks["knee"]["value"] == 8 and marks["peak"]["value"] in (8, 16)
+    two = next(s for s in peak.result_section(
+        {"spec": search.model_dump(mode="json"), "cells": [{"cell": "c", "steps": steps, "phase": "done",
+                                                          "stop": state["stop"]}]})["cells"])
+    assert two["order"] == [1, 2, 2, 4, 8, 16]
+
+
+def test_a_step_that_stays_inconclusive_after_its_repeats_does_not_stop_the_growth():
+    search = S.Search(max=64, refine=0, stop={"gain_below": 0.1, "gain_steps": 1, "repeats": 1})
+    steps = [_step(search, 1, CLEAN[1]), _step(search, 2, NOISY_2, index=1),
+             _step(search, 2, [400, 0, 0, 400, 0, 0], kind="repeat", index=2)]
+    state = {"steps": steps, "phase": "grow"}
+    assert S.decide(search, state) == 4 and "stop" not in state and "next_kind" not in state
+    assert steps[-1]["gain_test"] == "inconclusive"
+
+
+def test_a_clean_plateau_stops_at_once():
+    search = S.Search(max=64, refine=0, stop={"gain_below": 0.1, "gain_steps": 1})
+    state = {"steps": [_step(search, v, CLEAN[v], index=i) for i, v in enumerate((1, 2, 4, 8, 16))],
+             "phase": "grow"}
+    assert S.decide(search, state) is None and state["stop"]["rule"] == "plateau"
+    assert [s["kind"] for s in state["steps"]] == ["grow"] * 5
+    assert state["steps"][-1]["gain_test"] == "below" and state["steps"][-1]["gain_upper"] < 0.1
+
+
+def test_a_step_without_per_second_figures_is_judged_as_before():
+    search = S.Search(stop={"gain_below": 0.05})
+    steps = [{**S.step_figures(search, v, f"r{v}", {"status": "complete", "throughput": t, "error_rate": 0,
+                                                   "operations": {}}, 1), "kind": "grow"}
+             for v, t in ((1, 100), (2, 190), (4, 195))]
+    state = {"steps": steps, "phase": "grow"}
+    S.decide(search, state)
+    assert state["stop"]["rule"] == "plateau" and steps[-1]["se"] is None
