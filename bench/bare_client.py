@@ -104,6 +104,7 @@ def mysql_prepared(conn):
 
 def mysql_statement(stmt_api, conn, handle, sql: str):
     from MySQLdb import OperationalError
+
     from dbswarm.bindings.mysql_stmt import Prepared
     return Prepared(stmt_api, conn, handle, sql, sql.count("%s"), "utf8", OperationalError)
 

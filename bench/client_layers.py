@@ -81,14 +81,14 @@ def _driver_read(engine: str, env: dict, keys: list[str]):
 
 
 def measure(engine: str, env: dict, a) -> dict:
-    from dbswarm.families import base as families
-    from dbswarm.bindings.base import Connection
     from dbswarm import bindings
-    from dbswarm.families.base import ThreadContext
+    from dbswarm.bindings.base import Connection
     from dbswarm.engine.calls import Measured
-    from dbswarm.measure.recorder import Recorder
     from dbswarm.engine.worker import ThreadRandom
+    from dbswarm.families import base as families
+    from dbswarm.families.base import ThreadContext
     from dbswarm.families.ycsb import key_name
+    from dbswarm.measure.recorder import Recorder
 
     t = C.target(engine, env)
     b = bindings.get(engine)(Connection(engine=engine, url=t["url"], password=C.password(env),

@@ -38,6 +38,7 @@ def _cpu(ru):
 def _shard_entry(event):
     import faulthandler
     import signal
+
     from dbswarm.run import service
     # bench/common.run_measured sends SIGUSR1 before it kills a campaign that overran its
     # timeout: the stacks of every thread land in the campaign's stderr
@@ -50,6 +51,7 @@ def run_fanout(campaign: dict, results_dir: str) -> dict:
     (service.run_steps), every shard of a phase in its own spawned process running
     service.run_shard, exactly what the worker function runs."""
     import multiprocessing as mp
+
     from dbswarm.run import service
     ctx = mp.get_context("spawn")
 
@@ -72,8 +74,8 @@ def main():
     campaign = json.loads(open(cpath).read())
     mode = os.environ.get("DBSWARM_BENCH_MODE", "campaign")
     t_import = time.perf_counter()
-    from dbswarm.run import local
     from dbswarm.measure.recorder import decode_histogram, new_histogram
+    from dbswarm.run import local
     c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     if mode == "fanout":

@@ -192,6 +192,7 @@ def bare_driver(engine, env, kind, seconds) -> dict:
     """The same statement as dbswarm's binding issues, straight through the driver."""
     import random
     import resource
+
     from dbswarm.families.ycsb import key_name
     rng = random.Random(1)
     pw = C.password(env)

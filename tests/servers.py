@@ -155,6 +155,7 @@ def pg_admin(env: dict):
 
 def mysql_admin(env: dict):
     import pymysql
+
     from dbswarm.bindings.mysql import parse_mysql_url
     return pymysql.connect(password=password(env), autocommit=True, **parse_mysql_url(env["DBSWARM_TEST_MYSQL_URL"]))
 

@@ -8,8 +8,8 @@ import pytest
 
 from dbswarm import bindings
 from dbswarm.bindings.base import Connection
-from dbswarm.families.sysbench import SysbenchTables
 from dbswarm.credentials.secrets import resolve
+from dbswarm.families.sysbench import SysbenchTables
 from tests import servers
 
 

@@ -15,10 +15,10 @@ import time
 
 import pytest
 
-from dbswarm.errors import CONNECTION, DUPLICATE, RETRYABLE, ErrorClass
 from dbswarm.engine.calls import Measured
-from dbswarm.measure.recorder import FAILED, Recorder
+from dbswarm.errors import CONNECTION, DUPLICATE, RETRYABLE, ErrorClass
 from dbswarm.families.sysbench import SysbenchClient, SysbenchTables, SysbenchWorkload
+from dbswarm.measure.recorder import FAILED, Recorder
 from tests import servers
 
 pytestmark = pytest.mark.servers
@@ -252,9 +252,9 @@ def test_ycsb_hot_path_goes_on_after_a_killed_connection(make, request):
     """The YCSB client's readers and updaters belong to a connection: after it is cut, the
     failed operation is counted once, Measured reconnects, and the client's hot path runs
     on the new connection (taken again through Measured.on_reconnect), every record found."""
+    from dbswarm.engine.worker import ThreadRandom
     from dbswarm.families import base as families
     from dbswarm.families.base import ThreadContext
-    from dbswarm.engine.worker import ThreadRandom
     from dbswarm.families.ycsb import key_name
     env = request.getfixturevalue("server_env") if make.engine != "sqlite" else None
     b = make()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from dbswarm.run import service
 from dbswarm.results.store import open_store
+from dbswarm.run import service
 from tests import servers
 
 pytestmark = [pytest.mark.servers]

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from dbswarm.run.local import run_campaign
 from dbswarm.families.ycsb import key_name
+from dbswarm.run.local import run_campaign
 from tests import servers
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]

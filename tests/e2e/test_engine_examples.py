@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dbswarm.run.local import run_campaign
 from dbswarm.campaign.spec import load_campaign
+from dbswarm.run.local import run_campaign
 from tests import servers
 
 ROOT = Path(__file__).resolve().parents[2]

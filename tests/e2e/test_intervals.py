@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 import io
 
-from dbswarm.run import service
 from dbswarm.results.store import open_store
+from dbswarm.run import service
 
 
 def test_per_interval_percentiles_in_the_result_and_timeseries(tmp_path):

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from dbswarm.run.local import run_campaign
 from dbswarm.campaign.spec import read_campaign_data
+from dbswarm.run.local import run_campaign
 from tests import servers
 
 pytestmark = [pytest.mark.slow]

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from dbswarm.run import service
 from dbswarm.engine import worker
 from dbswarm.results.store import open_store
+from dbswarm.run import service
 from tests import servers
 
 pytestmark = [pytest.mark.servers]

@@ -31,11 +31,11 @@ from pathlib import Path
 import pytest
 
 from dbswarm import bindings
-from dbswarm.families import base as families
-from dbswarm.run import service
 from dbswarm.bindings.base import Connection
-from dbswarm.run.local import run_campaign
+from dbswarm.families import base as families
 from dbswarm.results.report.files import fmt
+from dbswarm.run import service
+from dbswarm.run.local import run_campaign
 from tests import servers
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]

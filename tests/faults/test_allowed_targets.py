@@ -243,8 +243,8 @@ def test_urls_inside_options_are_read_by_their_own_grammar():
 
 def test_the_api_refuses_a_host_list_url(tmp_path):
     """The API under the template's default AllowedTargets: the issue's URL is a 400."""
-    from dbswarm.run import api
     from dbswarm.results.store import LocalStore
+    from dbswarm.run import api
     dep = api.Deployment("arn:aws:states:us-east-1:123456789012:stateMachine:dbswarm-campaign",
                          LocalStore(tmp_path / "r"), secret_prefix="dbswarm/", allowed_targets=DEFAULT)
     for url in ("postgresql://u@127.0.0.1,@10.0.0.5/db?port=5432", "postgresql://u@127.0.0.1,10.0.0.5/db"):
@@ -268,6 +268,7 @@ def test_the_address_connected_to_is_checked_before_anything_runs(servers_env, e
     member the server named): every connect of a worker's binding reads the address its socket
     reached and closes a connection outside AllowedTargets before the workload runs on it."""
     from types import SimpleNamespace
+
     from dbswarm.engine import worker
     from dbswarm.errors import TargetNotAllowed
     from tests import servers

@@ -22,8 +22,8 @@ def _run(engine, table, options=None):
 
 @pytest.mark.parametrize("engine", ["postgresql", "mysql", "mongodb", "sqlite"])
 def test_the_lock_on_every_engine(engine, tmp_path, monkeypatch):
-    from dbswarm.engine import lock
     from dbswarm.credentials import secrets
+    from dbswarm.engine import lock
     run = _run(engine, f"faults_lock_{engine}")
     if engine == "sqlite":
         run.target["url"] = str(tmp_path / "lock.db")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from dbswarm.errors import CampaignError
 from dbswarm.campaign.spec import load_campaign
+from dbswarm.errors import CampaignError
 from tests import servers
 from tests.faults.conftest import ROOT, dbswarm_env
 
@@ -120,8 +120,8 @@ def test_refused_form_is_not_echoed_by_the_cli(tmp_path, target):
 
 @pytest.mark.parametrize("target", ECHOING, ids=["engine-is-a-url", "url-of-no-engine", "url-user-info"])
 def test_refused_form_is_not_echoed_by_the_api(tmp_path, target):
-    from dbswarm.run import api
     from dbswarm.results.store import LocalStore
+    from dbswarm.run import api
     dep = api.Deployment("arn:aws:states:us-east-1:123456789012:stateMachine:dbswarm-campaign",
                          LocalStore(tmp_path / "r"), secret_prefix="dbswarm/", allowed_targets="10.0.0.0/8")
     out = api.handle({"requestContext": {"http": {"method": "POST"}}, "rawPath": "/campaigns",
@@ -192,9 +192,9 @@ def test_api_path_writes_no_secret_anywhere(tmp_path, env, capfd, monkeypatch):
     prefix, process credentials and hosts outside AllowedTargets; a campaign naming a Secrets
     Manager secret runs for real, and every object of the bucket, every event of the execution
     history and every line the functions logged are scanned for the password."""
+    from dbswarm.results.store import S3Store
     from dbswarm.run import api
     from dbswarm.run.emulator import LocalCloud
-    from dbswarm.results.store import S3Store
     real = servers.password(env)
     for key in [k for k in os.environ if k.startswith("AWS_ENDPOINT_URL") or k in ("AWS_PROFILE",
                                                                                    "AWS_SESSION_TOKEN")]:

@@ -87,9 +87,9 @@ def test_sigkilled_shard_loses_at_most_one_interval_and_resume_completes_it(tmp_
 def test_a_retried_call_continues_from_the_persisted_state(tmp_path, monkeypatch):
     """A Lambda retry re-sends the event the failed attempt got (its old checkpoint): the call
     continues from the shard file instead, and a shard already done is not run again."""
-    from dbswarm.run import service
     from dbswarm.measure.recorder import Measurement
     from dbswarm.results.store import LocalStore
+    from dbswarm.run import service
     monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", "0.6")
     written, real_put = [], LocalStore.put_json
 

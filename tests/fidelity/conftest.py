@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from dbswarm.run import service
 from dbswarm.engine.parallel import run_in_threads
+from dbswarm.run import service
 from tests import servers
 
 FIDELITY_DB = "dbswarm_fidelity"

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import contextlib
-
 import re
 import subprocess
 import time

@@ -9,8 +9,8 @@ import uuid
 import pytest
 
 from dbswarm.campaign.cost import estimate
-from dbswarm.run.template import load_yaml
 from dbswarm.campaign.spec import load_campaign
+from dbswarm.run.template import load_yaml
 
 from .conftest import FAST, ROOT, call_api, use_api_environment
 

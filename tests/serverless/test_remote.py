@@ -10,9 +10,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from dbswarm.run import api
 from dbswarm.cli import main
 from dbswarm.results.store import S3Store
+from dbswarm.run import api
 
 CAMPAIGN = """name: remote
 seed: 2

@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from dbswarm.run import context as runtime, service
+from dbswarm.run import context as runtime
+from dbswarm.run import service
 
 from .conftest import ROOT
 

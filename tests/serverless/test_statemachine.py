@@ -87,8 +87,9 @@ def test_api_rejects_invalid_campaigns_with_field_messages(api_env):
     code, body = call_api("PATCH", "/campaigns/x")
     assert code == 404
     # a REST API / FunctionGraph APIG event (payload 1.0 shape), body base64-encoded
-    from dbswarm.run import api
     import base64
+
+    from dbswarm.run import api
     response = api.handle({"httpMethod": "POST", "path": "/prod/campaigns", "isBase64Encoded": True,
                            "body": base64.b64encode(b"name: v1\nworkload: {threads: 0}\n").decode()})
     assert response["statusCode"] == 400 and response["isBase64Encoded"] is False

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from dbswarm.run.template import SamApp, TemplateError, load_yaml, placeholders, substitute
-
 from tests import timing
 
 from .conftest import ROOT

@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from dbswarm.run import api
+from dbswarm.campaign.spec import load_campaign
 from dbswarm.cli import main
 from dbswarm.errors import CampaignError
-from dbswarm.campaign.spec import load_campaign
 from dbswarm.results.store import LocalStore
+from dbswarm.run import api
 
 PG = "postgresql://u@db.internal/app"
 BIG_MATRIX = {"recordcount": list(range(1, 101)), "operationcount": list(range(1, 101)), "threads": list(range(1, 101))}
@@ -171,8 +171,8 @@ def test_corpus_size():
 
 
 def test_bogus_page_token_is_a_400_not_a_traceback(tmp_path, monkeypatch):
-    from moto import mock_aws
     import boto3
+    from moto import mock_aws
     for k, v in {"AWS_ACCESS_KEY_ID": "t", "AWS_SECRET_ACCESS_KEY": "t", "AWS_DEFAULT_REGION": "us-east-1"}.items():
         monkeypatch.setenv(k, v)
     with mock_aws():

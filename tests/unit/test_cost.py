@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from dbswarm.campaign.cost import check_max_cost, estimate
-from dbswarm.errors import DbswarmError
 from dbswarm.campaign.spec import load_campaign
+from dbswarm.errors import DbswarmError
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICES = {"date": "2024-12-01", "region": "us-east-1", "currency": "USD", "lambda_gb_second": 0.0000166667,

@@ -6,11 +6,19 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from dbswarm.run import service
-from dbswarm.results.documents import DocumentError, Plan, PrepareEvent, ShardAnswer, ShardEvent, ShardResult, result_json_schema
 from dbswarm.campaign.plan import make_plan
 from dbswarm.campaign.spec import load_campaign
+from dbswarm.results.documents import (
+    DocumentError,
+    Plan,
+    PrepareEvent,
+    ShardAnswer,
+    ShardEvent,
+    ShardResult,
+    result_json_schema,
+)
 from dbswarm.results.store import open_store
+from dbswarm.run import service
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,7 +4,16 @@ import struct
 
 import pytest
 
-from dbswarm.families.generators import Hotspot, ScrambledZipfian, SkewedLatest, SysbenchSpecial, Uniform, Zipfian, fnvhash64, zeta_static
+from dbswarm.families.generators import (
+    Hotspot,
+    ScrambledZipfian,
+    SkewedLatest,
+    SysbenchSpecial,
+    Uniform,
+    Zipfian,
+    fnvhash64,
+    zeta_static,
+)
 from dbswarm.families.ycsb import key_name
 
 # chi-square critical values at p = 0.001 (df -> value), so a correct generator fails 1 in 1000 seeds;

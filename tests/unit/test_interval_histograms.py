@@ -9,7 +9,16 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dbswarm.measure.recorder import PERCENTILES, Measurement, Recorder, Timeline, _pname, interval_bucket, interval_bucket_value, interval_percentiles
+from dbswarm.measure.recorder import (
+    PERCENTILES,
+    Measurement,
+    Recorder,
+    Timeline,
+    _pname,
+    interval_bucket,
+    interval_bucket_value,
+    interval_percentiles,
+)
 
 S0 = 1_800_000_000  # an epoch second, the same anchor for every recorder of a test
 NS = 1_000_000_000

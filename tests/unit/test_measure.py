@@ -2,7 +2,8 @@
 import copy
 import random
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dbswarm.measure.recorder import Measurement, OperationStats, Recorder, Timeline, new_histogram
 

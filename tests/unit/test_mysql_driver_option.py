@@ -9,8 +9,7 @@ import pytest
 
 from dbswarm import bindings
 from dbswarm.bindings.base import Connection
-from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE
-from dbswarm.errors import BindingError
+from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, BindingError
 
 URL = "mysql://bench@db.example:3307/ycsb"
 

@@ -1,6 +1,7 @@
 """Plan invariants, property-tested: load ranges cover [insertstart, insertstart+count) exactly,
 without overlap; threads, operations and target rate are preserved; seeds differ."""
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dbswarm.campaign.plan import derive_seed, make_plan, plan_run, split
 from dbswarm.campaign.spec import load_campaign

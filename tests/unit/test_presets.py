@@ -38,8 +38,9 @@ def test_read_write_ratio_presets():
 
 
 def test_sysbench_read_write_has_18_statements_and_20_queries():
-    from dbswarm.families.sysbench import SysbenchClient
     import random
+
+    from dbswarm.families.sysbench import SysbenchClient
     _, runs = load_campaign({"workload": {"family": "sysbench"}})
     r, w, o = SysbenchClient(runs[0].workload, random.Random(1)).queries_per_event()
     assert (r, w, o) == (14, 4, 2) and r + w == 18
@@ -49,8 +50,9 @@ def test_sysbench_read_write_has_18_statements_and_20_queries():
 def test_sysbench_point_select_body_matches_the_general_event(point_selects):
     """oltp_point_select runs a shortcut body; it must send what the general event sends
     (same tables, same ids, same draws) and count the same queries."""
-    from dbswarm.families.sysbench import SysbenchClient
     import random
+
+    from dbswarm.families.sysbench import SysbenchClient
 
     class Calls:
         """A session that logs what it is asked to run, on statements named kind:table
@@ -94,8 +96,9 @@ def test_sysbench_point_select_body_matches_the_general_event(point_selects):
 
 
 def test_sysbench_events_with_other_groups_use_the_general_event():
-    from dbswarm.families.sysbench import SysbenchClient
     import random
+
+    from dbswarm.families.sysbench import SysbenchClient
     for test in ("oltp_read_only", "oltp_read_write", "oltp_write_only"):
         _, runs = load_campaign({"workload": {"family": "sysbench", "test": test}})
         c = SysbenchClient(runs[0].workload, random.Random(1))

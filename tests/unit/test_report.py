@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from dbswarm.results.aggregate import merge_phase as merge_run_phase
-from dbswarm.measure.recorder import Measurement, Timeline
 from dbswarm.families.published import published_for
+from dbswarm.measure.recorder import Measurement, Timeline
+from dbswarm.results.aggregate import merge_phase as merge_run_phase
 from dbswarm.results.report.files import CSV_FIELDS, result_csv, summary_markdown, timeseries_csv
 
 
@@ -212,8 +212,8 @@ def test_report_html_shows_start_skew_server_cross_check_and_published_figures()
 
 
 def test_short_phases_get_a_note_not_a_stub_chart_and_no_steady_window_is_a_dash():
-    from dbswarm.results.report.html import throughput_chart
     from dbswarm.results.report.files import report_html
+    from dbswarm.results.report.html import throughput_chart
     result = _result(presets=("S2",))
     phase = result["runs"][0]["phases"]["run"]
     assert throughput_chart("c", "000-S2", "run", phase)["title"].endswith("steady window 0–4 s")

@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from dbswarm.errors import CampaignError
 from dbswarm.campaign.spec import json_schema, load_campaign
+from dbswarm.errors import CampaignError
 
 BAD_SPECS = [
     ({"nme": "x"}, "nme: unknown key"),
@@ -112,8 +112,8 @@ def test_published_schema_file_is_current():
 
 
 def test_example_campaigns_validate():
-    from pathlib import Path
     import os
+    from pathlib import Path
     os.environ.setdefault("DBSWARM_PASSWORD", "unused")
     for path in sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml")):
         load_campaign(str(path))

@@ -12,15 +12,15 @@ import time
 
 import pytest
 
-from dbswarm.families import base as families
 from dbswarm.bindings.base import Connection
 from dbswarm.bindings.noop import NoopBinding
-from dbswarm.errors import FATAL, RETRYABLE, ErrorClass
-from dbswarm.families.base import ThreadContext
 from dbswarm.engine.calls import FatalError, Measured
-from dbswarm.measure.recorder import Recorder
 from dbswarm.engine.worker import ThreadRandom
+from dbswarm.errors import FATAL, RETRYABLE, ErrorClass
+from dbswarm.families import base as families
+from dbswarm.families.base import ThreadContext
 from dbswarm.families.sysbench import SysbenchClient, SysbenchTables
+from dbswarm.measure.recorder import Recorder
 
 EVENTS = 400
 

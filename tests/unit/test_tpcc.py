@@ -10,9 +10,19 @@ from collections import Counter
 import pytest
 
 from dbswarm.families import base as families
-from dbswarm.measure.recorder import Measurement, OperationStats
 from dbswarm.families.tpcc import family as tpcc
-from dbswarm.families.tpcc.family import C_LAST_LOAD, DISTRICTS, ITEM_UNITS, Deck, Population, c_delta_ok, last_name, nurand, run_constants
+from dbswarm.families.tpcc.family import (
+    C_LAST_LOAD,
+    DISTRICTS,
+    ITEM_UNITS,
+    Deck,
+    Population,
+    c_delta_ok,
+    last_name,
+    nurand,
+    run_constants,
+)
+from dbswarm.measure.recorder import Measurement, OperationStats
 
 FAMILY = families.get("tpcc")
 
@@ -320,9 +330,9 @@ def test_home_warehouses_spread_evenly_over_the_shards_global_threads(tmp_path, 
     """Every virtual user's home warehouse from its global index: whatever the shard layout,
     every warehouse gets threads / warehouses of them, and no two share a home district
     while there are districts left."""
-    from dbswarm.run import service
     from dbswarm.results.documents import Plan
     from dbswarm.results.store import open_store
+    from dbswarm.run import service
     out = service.plan_campaign({"campaign": {"name": "h", "workload": {"family": "tpcc", "warehouses": warehouses,
                                                                         "threads": threads},
                                               "fanout": {"shards": shards}}, "results": str(tmp_path)})
@@ -572,6 +582,7 @@ def test_window_deltas_hand_the_start_snapshot_to_the_family_and_keep_it_out_of_
     """The start edge's snapshot reaches phase_summary (window["family_start"]); the merged phase
     (result.json) keeps the deltas only, and the shards' records through their documents."""
     import json
+
     from dbswarm.results.aggregate import merge_phase, window_deltas
     start = {"at": EDGE_S + 0.03, "warnings": [], "after_warmup_s": 10, "server": {"transactions": 5},
              "family": {"new_orders": 6100, "read_at": [EDGE_S, EDGE_S + 0.02],
@@ -679,9 +690,9 @@ def _check_campaign(tmp_path, warehouses, shards, stage="after_run", tables=True
     """A planned TPC-C campaign on SQLite with a check at ``stage``, its tables created empty
     (``tables``): (store, event of the stage's prepare call)."""
     from dbswarm import bindings
-    from dbswarm.run import service
     from dbswarm.bindings.base import Connection
     from dbswarm.results.store import open_store
+    from dbswarm.run import service
     plan = service.plan_campaign({"campaign": {
         "name": "c", "target": {"engine": "sqlite"}, "phases": ["run"], "fanout": {"shards": shards},
         "workload": {"family": "tpcc", "warehouses": warehouses, "threads": shards, "time": 1, "check": [stage]}},

@@ -202,6 +202,7 @@ def test_a_single_drop_fails_its_night_only():
 def test_the_compared_series_is_in_the_result_and_drawn_in_the_report():
     import json
     import re
+
     from dbswarm.results.report.files import report_html
     from tests.unit.test_report import _result as report_result
     rng = random.Random(4)

@@ -4,9 +4,9 @@ import threading
 
 import pytest
 
-from dbswarm.run import service
 from dbswarm.results.aggregate import shard_key
 from dbswarm.results.store import open_store
+from dbswarm.run import service
 
 
 def _plan(tmp_path, workload, shards=1, phases=("prepare", "load", "run")):
@@ -136,6 +136,7 @@ def test_every_operation_type_runs_on_sqlite(tmp_path, preset):
 
 def test_unreachable_target_ends_the_shard_instead_of_spinning(tmp_path, monkeypatch):
     import time
+
     from dbswarm.engine import calls
     monkeypatch.setattr(calls, "RECONNECT_GIVE_UP_S", 0.5)
     plan, rid = _plan(tmp_path, {"preset": "S6", "recordcount": 100, "operationcount": 100}, phases=("run",))
@@ -152,8 +153,8 @@ def test_unreachable_target_ends_the_shard_instead_of_spinning(tmp_path, monkeyp
 
 
 def test_shards_above_max_shards_is_an_error():
-    from dbswarm.errors import CampaignError
     from dbswarm.campaign.spec import load_campaign
+    from dbswarm.errors import CampaignError
     with pytest.raises(CampaignError, match="fanout: shards .4000. exceeds max_shards .1000."):
         load_campaign({"workload": {"threads": 4000}, "fanout": {"shards": 4000}})
 
@@ -303,6 +304,7 @@ def test_the_warm_up_end_is_known_in_every_call_on_the_start_barriers_clock(tmp_
     0's call reads the window's start edge), whatever the segment; without one, on the phase's
     elapsed clock."""
     import time
+
     from dbswarm.engine.worker import ShardPhase
     plan, rid = _plan(tmp_path, {"family": "tpcc", "warehouses": 1, "threads": 1, "time": 60, "rampup": 10},
                       phases=("run",))

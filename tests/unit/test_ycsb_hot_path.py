@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-from dbswarm.families import base as families
 from dbswarm.bindings.base import Connection
 from dbswarm.bindings.noop import NoopBinding
-from dbswarm.families.base import ThreadContext
 from dbswarm.engine.calls import Measured
-from dbswarm.measure.recorder import Recorder
 from dbswarm.engine.worker import ThreadRandom
+from dbswarm.families import base as families
 from dbswarm.families import ycsb
+from dbswarm.families.base import ThreadContext
 from dbswarm.families.generators import ScrambledZipfian, Uniform
+from dbswarm.measure.recorder import Recorder
 
 STEPS = 3000
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from dbswarm.bindings.base import Binding, Connection
 from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, BindingError, ErrorClass
 from dbswarm.plugins import load_plugins
-from dbswarm.bindings.base import Binding, Connection
 
 KV = "kv"
 SQL = "sql"

@@ -48,14 +48,22 @@ import pymongo
 from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 from pymongo import MongoClient
-from pymongo.errors import (AutoReconnect, BulkWriteError, ConnectionFailure, DuplicateKeyError,
-                            InvalidOperation, NetworkTimeout, OperationFailure, ProtocolError,
-                            ServerSelectionTimeoutError)
+from pymongo.errors import (
+    AutoReconnect,
+    BulkWriteError,
+    ConnectionFailure,
+    DuplicateKeyError,
+    InvalidOperation,
+    NetworkTimeout,
+    OperationFailure,
+    ProtocolError,
+    ServerSelectionTimeoutError,
+)
 
 from dbswarm.bindings import register
-from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 from dbswarm.bindings.base import Binding
 from dbswarm.bindings.sql import KEY
+from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 
 DEFAULT_WRITE_CONCERN = {"w": 1, "j": False}
 DEFAULT_DATABASE = "ycsb"

@@ -42,10 +42,9 @@ from __future__ import annotations
 from typing import Optional
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from dbswarm.errors import BindingError
 from dbswarm.bindings import register
-from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 from dbswarm.bindings.sql import SqlBinding
+from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, BindingError, ErrorClass
 
 DRIVERS = ("auto", "mysqlclient", "connector", "pymysql")
 ISOLATION_LEVELS = ("READ UNCOMMITTED", "READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE")

@@ -300,6 +300,7 @@ class PreparedStatements(Statements):
         """A Prepared for sql on this connection, or None (the server refused it: too many
         parameters for the fast path, a missing table, max_prepared_stmt_count)."""
         from MySQLdb import OperationalError
+
         from dbswarm.bindings.mysql_stmt import MAX_PARAMS, Prepared
         p = self._pending.pop(sql, None)
         if p is not None:

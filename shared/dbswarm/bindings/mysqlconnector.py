@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import math
 
-from dbswarm.errors import BindingError
 from dbswarm.bindings.mysqlclient import statement_template
+from dbswarm.errors import BindingError
 
 INSTALL_HINT = "pip install 'mysql-connector-python==8.4.*' (manylinux wheels with the C extension)"
 CLIENT_FOUND_ROWS = 2

@@ -31,7 +31,6 @@ server's), ``application_name`` (default ``dbswarm``), ``statement_timeout_ms``.
 from __future__ import annotations
 
 import time
-
 from typing import Optional
 
 import psycopg
@@ -40,8 +39,8 @@ from psycopg.adapt import Transformer
 from psycopg.errors import error_from_result
 
 from dbswarm.bindings import register
-from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 from dbswarm.bindings.sql import SqlBinding
+from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 
 ISOLATION_LEVELS = ("READ UNCOMMITTED", "READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE")
 MAX_PARAMS = 65535  # the protocol's limit of parameters per statement

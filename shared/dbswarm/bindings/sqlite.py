@@ -10,8 +10,8 @@ import os
 import sqlite3
 
 from dbswarm.bindings import register
-from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 from dbswarm.bindings.sql import SqlBinding
+from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 
 
 def sqlite_path(url: str | None) -> str:

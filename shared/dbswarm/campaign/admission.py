@@ -19,8 +19,8 @@ import socket
 from typing import Any, Iterable, Optional
 from urllib.parse import parse_qsl, urlsplit
 
-from dbswarm.errors import CampaignError, TargetNotAllowed
 from dbswarm.credentials.redact import redact_text
+from dbswarm.errors import CampaignError, TargetNotAllowed
 
 # ---- sizes ------------------------------------------------------------------------------------
 MAX_RUNS = int(os.environ.get("DBSWARM_MAX_RUNS") or 1000)             # runs of one campaign's matrix

@@ -8,8 +8,8 @@ engines, their aliases and capabilities to the binding registry (``dbswarm.bindi
 from __future__ import annotations
 
 import itertools
-import math
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -20,14 +20,19 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from dbswarm import bindings
-from dbswarm.families import base as families
 from dbswarm.errors import CampaignError, FamilyError
+from dbswarm.families import base as families
 from dbswarm.results.peak import Search
 
 PHASES = ("prepare", "load", "run", "cleanup")
 from dbswarm.campaign.admission import check_campaign_size, threads_per_shard_problems
-from dbswarm.credentials.redact import (SECRET_HINT, option_password_problems, redact_doc, reference_problems,
-                                       url_password_problems)
+from dbswarm.credentials.redact import (
+    SECRET_HINT,
+    option_password_problems,
+    redact_doc,
+    reference_problems,
+    url_password_problems,
+)
 
 
 class _Strict(BaseModel):

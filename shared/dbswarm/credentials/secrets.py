@@ -9,8 +9,8 @@ import json
 import os
 import threading
 
-from dbswarm.errors import SecretError
 from dbswarm.credentials.redact import credential_env, credential_path, redact_text, remember
+from dbswarm.errors import SecretError
 
 _cache: dict[str, str] = {}
 _lock = threading.Lock()

@@ -25,15 +25,15 @@ from __future__ import annotations
 import time
 from typing import Callable, Optional
 
-from dbswarm.families import base as families
-from dbswarm.credentials import secrets
-from dbswarm.results.documents import CheckEvent, Plan, RunPlan
-from dbswarm.errors import DbswarmError
 from dbswarm.campaign.admission import MAX_CALL_SECONDS, positive_number
-from dbswarm.engine.parallel import run_in_threads
 from dbswarm.campaign.plan import INLINE_MAP_LIMIT, split
-from dbswarm.results.store import load_plan, open_store, redact_error
+from dbswarm.credentials import secrets
+from dbswarm.engine.parallel import run_in_threads
 from dbswarm.engine.worker import make_binding
+from dbswarm.errors import DbswarmError
+from dbswarm.families import base as families
+from dbswarm.results.documents import CheckEvent, Plan, RunPlan
+from dbswarm.results.store import load_plan, open_store, redact_error
 
 STAGES = ("after_load", "after_run")
 CHECK_CALL_SECONDS = 600.0  # a check call stops after this (the prepare function's limit is 900 s)

@@ -18,17 +18,17 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from dbswarm import bindings
-from dbswarm.families import base as families
 from dbswarm.bindings.base import Connection
-from dbswarm.results.documents import RunPlan, ShardPlan
-from dbswarm.families.base import Exhausted, ThreadContext
-from dbswarm.measure import headroom
-from dbswarm.engine.calls import Measured
-from dbswarm.measure.recorder import Measurement, Recorder
+from dbswarm.campaign import admission as limits
 from dbswarm.campaign.plan import derive_seed
 from dbswarm.credentials.secrets import redact_url
-from dbswarm.campaign import admission as limits
+from dbswarm.engine.calls import Measured
 from dbswarm.errors import TargetNotAllowed
+from dbswarm.families import base as families
+from dbswarm.families.base import Exhausted, ThreadContext
+from dbswarm.measure import headroom
+from dbswarm.measure.recorder import Measurement, Recorder
+from dbswarm.results.documents import RunPlan, ShardPlan
 
 PROGRESS_INTERVAL_S = 0.5
 # how often a client thread looks at the stop event and snapshot requests between steps (the

@@ -17,10 +17,10 @@ from pydantic import Field, model_validator
 
 from dbswarm.families import base as families
 from dbswarm.families.base import BatchLoader, Client, Family, RunLimits, ThreadContext, WorkloadModel
-from dbswarm.measure.recorder import Lane
 from dbswarm.families.generators import MT_RANDOM, SysbenchUniform, hot_next, pool_string, sysbench_rand
 from dbswarm.families.presets import SYSBENCH_TESTS
 from dbswarm.families.tables import fmt
+from dbswarm.measure.recorder import Lane
 
 _DIGITS = "0123456789"
 _POOL = 1 << 15

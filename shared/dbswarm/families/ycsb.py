@@ -19,13 +19,29 @@ from typing import Literal, Optional
 
 from pydantic import Field, model_validator
 
+from dbswarm.errors import DUPLICATE
 from dbswarm.families import base as families
 from dbswarm.families.base import BatchLoader, Client, Family, RunLimits, ThreadContext, WorkloadModel
-from dbswarm.errors import DUPLICATE
-from dbswarm.measure.recorder import FAILED, Lane
-from dbswarm.families.generators import _LOW16, _MASK64, _P5, CACHE_LIMIT, FNV_PRIME_64, MT_RANDOM, Hotspot, ScrambledZipfian, SkewedLatest, Uniform, _memo_miss, fnvhash64, memo_table, pool_string, slot_list
+from dbswarm.families.generators import (
+    _LOW16,
+    _MASK64,
+    _P5,
+    CACHE_LIMIT,
+    FNV_PRIME_64,
+    MT_RANDOM,
+    Hotspot,
+    ScrambledZipfian,
+    SkewedLatest,
+    Uniform,
+    _memo_miss,
+    fnvhash64,
+    memo_table,
+    pool_string,
+    slot_list,
+)
 from dbswarm.families.presets import PRESET_DESCRIPTIONS, YCSB_DEFAULT_MIX, YCSB_PRESETS, ycsb_preset
 from dbswarm.families.tables import fmt, measured_phase, published_table
+from dbswarm.measure.recorder import FAILED, Lane
 
 PROPORTIONS = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
                "readmodifywriteproportion")

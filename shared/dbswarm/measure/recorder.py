@@ -32,7 +32,6 @@ from typing import Optional
 import pyhdrh  # HdrHistogram's C codec (hdrhistogram's own extension)
 from hdrh.histogram import HdrHistogram
 
-
 HIST_LOWEST_US = 1
 HIST_HIGHEST_US = 3_600_000_000  # one hour
 HIST_DIGITS = 3

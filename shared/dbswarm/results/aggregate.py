@@ -12,11 +12,11 @@ import os
 import time
 from typing import Optional
 
+from dbswarm.credentials.secrets import redact_url
 from dbswarm.families import base as families
-from dbswarm.results.documents import RESULT_SCHEMA_VERSION, CampaignResult, Plan, RunPlan, ShardResult
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Measurement, OperationStats
-from dbswarm.credentials.secrets import redact_url
+from dbswarm.results.documents import RESULT_SCHEMA_VERSION, CampaignResult, Plan, RunPlan, ShardResult
 from dbswarm.results.peak import result_section
 
 READ_OPS = ("READ",)

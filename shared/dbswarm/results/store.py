@@ -12,9 +12,8 @@ import os
 import tempfile
 import threading
 from pathlib import Path
-from urllib.parse import urlsplit
-
 from typing import Optional
+from urllib.parse import urlsplit
 
 from dbswarm.credentials import secrets
 from dbswarm.credentials.redact import redact_doc, redact_text

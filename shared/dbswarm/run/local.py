@@ -19,14 +19,14 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from dbswarm.run import service
-from dbswarm.errors import CONNECTION, RETRYABLE, DbswarmError
-from dbswarm.run.interrupt import STOP_FILE_ENV, GracefulStop
-from dbswarm.credentials.redact import redact_text
 from dbswarm.campaign.spec import load_campaign, read_campaign_data
-from dbswarm.results.store import S3Store, open_store
+from dbswarm.credentials.redact import redact_text
 from dbswarm.engine.worker import STUCK_THREAD_GRACE_S
+from dbswarm.errors import CONNECTION, RETRYABLE, DbswarmError
+from dbswarm.results.store import S3Store, open_store
+from dbswarm.run import service
 from dbswarm.run.emulator import LocalCloud
+from dbswarm.run.interrupt import STOP_FILE_ENV, GracefulStop
 from dbswarm.run.template import REPO_ROOT
 
 POLL_S = 0.25  # the execution and the progress files, 4 times a second: about 1 % of a CPU (0.1 s: 3 %)

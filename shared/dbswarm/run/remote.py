@@ -19,9 +19,9 @@ import urllib.request
 from pathlib import Path
 from typing import Optional
 
-from dbswarm.run import api
 from dbswarm.errors import CampaignError, DbswarmError
 from dbswarm.results.store import open_store
+from dbswarm.run import api
 
 DOWNLOAD_SKIP = ("runs/", "sqlite/")
 

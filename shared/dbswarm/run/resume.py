@@ -18,12 +18,12 @@ import threading
 from typing import Callable, Optional
 
 from dbswarm.engine import checks
-from dbswarm.run import service
-from dbswarm.results.aggregate import shard_key
 from dbswarm.errors import DbswarmError
-from dbswarm.run.interrupt import STOP_FILE_ENV, GracefulStop
+from dbswarm.results.aggregate import shard_key
 from dbswarm.results.store import open_store
+from dbswarm.run import service
 from dbswarm.run.emulator import LocalCloud
+from dbswarm.run.interrupt import STOP_FILE_ENV, GracefulStop
 from dbswarm.run.local import LOCAL_PARAMETERS, template_path
 
 

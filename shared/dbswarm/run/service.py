@@ -28,23 +28,31 @@ import threading
 import time
 from typing import Callable, Optional
 
-from dbswarm.engine import checks, lock
-from dbswarm.run import interrupt
-from dbswarm.credentials import secrets
-from dbswarm.results.aggregate import aggregate, failure_key, run_phases, shard_key
-from dbswarm.results.documents import Plan, PrepareEvent, ShardAnswer, ShardBinding, ShardEvent, ShardFailureEvent, ShardResult
-from dbswarm.errors import DbswarmError
-from dbswarm.measure.recorder import Measurement
+from dbswarm.campaign.admission import MAX_CALL_SECONDS, MAX_LEAD_SECONDS, check_targets, positive_number
+from dbswarm.campaign.cost import check_max_cost, estimate
 from dbswarm.campaign.plan import check_shard_limit, make_plan
 from dbswarm.campaign.search import advance, first_step
-from dbswarm.campaign.cost import check_max_cost, estimate
-from dbswarm.families import base as families
-from dbswarm.results.verdict.regression import compare_with_baseline
-from dbswarm.results.report.files import write_reports
-from dbswarm.campaign.admission import MAX_CALL_SECONDS, MAX_LEAD_SECONDS, check_targets, positive_number
 from dbswarm.campaign.spec import check_deployed_references, load_campaign, redacted_campaign
-from dbswarm.results.store import LocalStore, cache_plan, load_plan, open_store, redact_error
+from dbswarm.credentials import secrets
+from dbswarm.engine import checks, lock
 from dbswarm.engine.worker import ShardPhase, make_binding, prepare_target, read_window_edge
+from dbswarm.errors import DbswarmError
+from dbswarm.families import base as families
+from dbswarm.measure.recorder import Measurement
+from dbswarm.results.aggregate import aggregate, failure_key, run_phases, shard_key
+from dbswarm.results.documents import (
+    Plan,
+    PrepareEvent,
+    ShardAnswer,
+    ShardBinding,
+    ShardEvent,
+    ShardFailureEvent,
+    ShardResult,
+)
+from dbswarm.results.report.files import write_reports
+from dbswarm.results.store import LocalStore, cache_plan, load_plan, open_store, redact_error
+from dbswarm.results.verdict.regression import compare_with_baseline
+from dbswarm.run import interrupt
 
 DEFAULT_LEAD_SECONDS = 2.0
 SAFETY_MARGIN_S = 15.0   # stop this long before the platform kills the function

@@ -38,9 +38,9 @@ from pydantic import Field, model_validator
 
 from dbswarm.families import base as families
 from dbswarm.families.base import Client, Exhausted, Family, RunLimits, ThreadContext, WorkloadModel, split
-from dbswarm.families.tpcc import sql as S
 from dbswarm.families.generators import pool_string
 from dbswarm.families.tables import fmt
+from dbswarm.families.tpcc import sql as S
 
 ITEMS = 100_000
 DISTRICTS = 10

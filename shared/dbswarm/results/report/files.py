@@ -12,9 +12,9 @@ import io
 import json
 
 from dbswarm.credentials.redact import redact_doc
+from dbswarm.errors import DbswarmError
 from dbswarm.families import base as families
 from dbswarm.families.tables import fmt, measured_phase
-from dbswarm.errors import DbswarmError
 from dbswarm.measure.recorder import PERCENTILES, _pname
 from dbswarm.results.peak import search_markdown
 from dbswarm.results.report.html import error_rows, server_lines

@@ -25,9 +25,9 @@ from __future__ import annotations
 import time
 from typing import Optional
 
-from dbswarm.results.verdict import stats as V
 from dbswarm.results.report.files import short_number as _num
 from dbswarm.results.report.files import write_reports
+from dbswarm.results.verdict import stats as V
 
 DEFAULT_THRESHOLD = 0.10
 # metric -> (how to read it from a run's phase, True when higher is better)

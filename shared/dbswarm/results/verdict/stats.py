@@ -22,7 +22,6 @@ import math
 import random
 from typing import Optional, Sequence
 
-
 # ---- Mann–Whitney U -----------------------------------------------------------------------------
 
 def _u_distribution(m: int, n: int) -> list[int]:
