@@ -75,7 +75,7 @@ def population(b) -> dict:
 
 def _kill_after_first_district(event, engine, env):
     """Shard 1's load in its own process, killed as soon as it has committed a district."""
-    code = ("import json, sys; from dbswarm import service; "
+    code = ("import json, sys; from dbswarm.run import service; "
             "service.run_shard(json.loads(sys.argv[1]))")
     proc = subprocess.Popen([sys.executable, "-c", code, json.dumps(dict(event, shard=1))],
                             env=dict(os.environ, PYTHONPATH=f"{ROOT / 'shared'}:{ROOT}"))
