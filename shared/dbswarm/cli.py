@@ -29,8 +29,9 @@ def _print_summary(result_md: str, console=None):
         print(result_md)
         return
     from rich.console import Console
-    from rich.markdown import Markdown
-    (console or Console()).print(Markdown(result_md))
+
+    from dbswarm.results.report.terminal import print_markdown
+    print_markdown(result_md, console or Console())  # every figure whole, at 80 columns too
 
 
 EXIT_CODES = {  # documented in README "Failure and safety"

@@ -26,7 +26,7 @@ from dbswarm.errors import CONNECTION, RETRYABLE, DbswarmError
 from dbswarm.results.store import S3Store, open_store
 from dbswarm.run import service
 from dbswarm.run.emulator import LocalCloud
-from dbswarm.run.interrupt import STOP_FILE_ENV, GracefulStop
+from dbswarm.run.interrupt import FENCE_ENV, STOP_FILE_ENV, GracefulStop, claim_campaign, fence_path
 from dbswarm.run.template import REPO_ROOT
 
 POLL_S = 0.25  # the execution and the progress files, 4 times a second: about 1 % of a CPU (0.1 s: 3 %)
@@ -71,14 +71,22 @@ class ProgressBoard:
                 TimeElapsedColumn(table_column=Column(**keep)),
                 console=self.console, transient=False, expand=True)
 
-    def start_phase(self, description, total, prefix):
+    def start_phase(self, description, total, prefix, seconds=None, shards=None):
+        """A phase's bar: over its operation count (``total``), or, for a time-limited phase
+        (``seconds``: the phase ends when its time is up), over its time, the count beside it
+        without a total. ``shards``: how many shards report (the final figures wait for all)."""
         self.prefix = prefix
+        self.shards = shards
         self._last = (0, time.time())
         self._ops = 0.0
+        self._seconds = float(seconds) if seconds else None
+        self._began = None  # the earliest shard start reported (a time-limited bar runs from it)
         if self.progress:
             if not self.progress.live.is_started:
                 self.progress.start()
-            self.task = self.progress.add_task(description, total=total or None, ops=0.0, errors=0, classes={})
+            self.task = self.progress.add_task(description, total=self._seconds or total or None, ops=0.0, errors=0,
+                                               classes={}, done=0, count_total=None if self._seconds else total,
+                                               final=False)
 
     def errors_text(self, task) -> str:
         """"N err" and the most frequent error class, marked when the worker retries it; the
@@ -102,36 +110,71 @@ class ProgressBoard:
                 return f"{base} {name[:room - 1]}…{mark}"
         return base + (" (r)" if retried and budget >= 4 else "")
 
-    def poll(self):
-        done = errors = 0
-        classes: dict[str, int] = {}
+    def _read(self) -> list[dict]:
+        docs = []
         for name in os.listdir(self.dir):
             if name.startswith(self.prefix) and name.endswith(".json"):
                 try:
                     with open(os.path.join(self.dir, name)) as fh:
-                        d = json.load(fh)
+                        docs.append(json.load(fh))
                 except (OSError, ValueError):
                     continue
-                done += d["done"]
-                errors += d["errors"]
-                for key, n in (d.get("error_classes") or {}).items():
-                    classes[key] = classes.get(key, 0) + n
+        return docs
+
+    def poll(self, docs=None):
+        done = errors = 0
+        classes: dict[str, int] = {}
+        docs = self._read() if docs is None else docs
+        for d in docs:
+            done += d["done"]
+            errors += d["errors"]
+            for key, n in (d.get("error_classes") or {}).items():
+                classes[key] = classes.get(key, 0) + n
+            if d.get("started_at") is not None:
+                self._began = min(self._began or d["started_at"], d["started_at"])
         now = time.time()
         last_done, last_t = self._last
         if now - last_t >= 1.0:
             self._ops = max(0.0, (done - last_done) / (now - last_t))
             self._last = (done, now)
         if self.progress and self.task is not None:
-            self.progress.update(self.task, completed=done, ops=self._ops, errors=errors, classes=classes)
+            if self._seconds:  # the bar is the phase's time, from the first shard's start
+                t = self.progress.tasks[-1]
+                began = self._began if self._began is not None else now - (t.elapsed or 0)
+                completed = min(self._seconds, max(0.0, now - began))
+            else:
+                completed = done
+            self.progress.update(self.task, completed=completed, done=done, ops=self._ops, errors=errors,
+                                 classes=classes)
         return done, errors
 
+    def final_figures(self, docs) -> Optional[tuple[int, float]]:
+        """(operations, ops/s) of the phase as result.json merges them, once every shard has
+        reported its last call done: all its operations, warm-up included, over the span from
+        the first shard's start to the last one's end. None before (or from older shards)."""
+        finals = [d for d in docs if d.get("status") == "done" and d.get("total") is not None
+                  and d.get("started_at") is not None and d.get("ended_at") is not None]
+        if not finals or len(finals) != len(docs) or (self.shards and len(finals) != self.shards):
+            return None
+        total = sum(d["total"] for d in finals)
+        span = max(d["ended_at"] for d in finals) - min(d["started_at"] for d in finals)
+        return total, total / max(span, 1e-9)
+
     def end_phase(self):
-        done, _ = self.poll()
+        docs = self._read()
+        done, _ = self.poll(docs)
         if self.progress and self.task is not None:
             t = self.progress.tasks[-1]
-            # a finished phase shows its average rate, not the last second's (0 once it stopped)
-            ops = done / t.elapsed if t.elapsed else self._ops
-            self.progress.update(self.task, ops=ops, **({} if t.total else {"total": t.completed}))
+            figures = self.final_figures(docs)
+            if figures:  # the result's own count and rate (result.json: operations_total, ops_per_s)
+                done, ops = figures
+            else:  # a finished phase shows its average rate, not the last second's (0 once it stopped)
+                ops = done / t.elapsed if t.elapsed else self._ops
+            if self._seconds:
+                self.progress.update(self.task, completed=t.total, done=done, ops=ops, final=True)
+            else:
+                self.progress.update(self.task, completed=done, done=done, ops=ops, final=True,
+                                     **({} if t.total else {"total": done, "count_total": done}))
             self.progress.stop_task(self.task)
 
     def stop(self):
@@ -140,8 +183,11 @@ class ProgressBoard:
 
 
 def _count_text(task) -> str:
-    total = f"/{task.total:,.0f}" if task.total else ""
-    return f"{task.completed:,.0f}{total}"
+    """"N/TOTAL" over a count; "N" when the phase is time-limited (its bar is its time) or has no
+    count. After the phase, N is the count result.json has (warm-up included)."""
+    done = task.fields.get("done", task.completed)
+    total = task.fields["count_total"] if "count_total" in task.fields else task.total
+    return f"{done:,.0f}" + (f"/{total:,.0f}" if total else "")
 
 
 def _top_error_class(classes: dict) -> Optional[tuple[str, bool]]:
@@ -194,10 +240,11 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
     watch.quiet = quiet
     stop_file = os.path.join(progress_dir, f"STOP-{cid}")
     interrupted = None
+    release = claim_campaign(cid)  # a resume of this campaign waits until this runner and its shards end
     try:
         with GracefulStop(stop_file) as stopper, \
                 LocalCloud(template_path(), LOCAL_PARAMETERS,
-                           extra_env={"DBSWARM_PROGRESS_DIR": progress_dir, STOP_FILE_ENV: stop_file},
+                           extra_env={"DBSWARM_PROGRESS_DIR": progress_dir, FENCE_ENV: fence_path(cid), STOP_FILE_ENV: stop_file},
                            on_call=watch.on_call, after_call=watch.after_call, validate_definition=False) as cloud:
             watch.cloud = cloud
 
@@ -221,6 +268,7 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
             if interrupted:
                 return watch.interrupted(cloud, trace, interrupted)
     finally:
+        release()
         board.stop()
         if not given_dir:
             shutil.rmtree(progress_dir, ignore_errors=True)
@@ -336,7 +384,8 @@ class _Watch:
             run = full.run(current[0])
             n = run.shard_count
             self.board.start_phase(f"{current[0]} {current[1]} ({n} shard{'' if n == 1 else 's'})",
-                                   _phase_total(run, current[1]), f"{current[0]}.{current[1]}.")
+                                   _phase_total(run, current[1]), f"{current[0]}.{current[1]}.",
+                                   seconds=_phase_seconds(run, current[1]), shards=n)
             self.shown = current
         for m in messages:
             self._say(m)
@@ -455,3 +504,16 @@ def _phase_total(run, phase):
     if phase == "load":
         return sum(s.load_count for s in run.shards)
     return run.operation_total or None
+
+
+def _phase_seconds(run, phase) -> Optional[float]:
+    """The run phase's time limit (the family's: YCSB maxexecutiontime, sysbench time, TPC-C
+    rampup + time), when it has one: its bar shows time, not a count it may never reach."""
+    if phase != "run":
+        return None
+    try:
+        from dbswarm.families import base as families
+        family = families.get(run.family)
+        return family.limits(family.workload(run.workload)).time or None
+    except Exception:  # a plugin family whose workload does not rebuild: a count bar, as before
+        return None

@@ -55,6 +55,9 @@ from dbswarm.results.verdict.regression import compare_with_baseline
 from dbswarm.run import interrupt
 
 DEFAULT_LEAD_SECONDS = 2.0
+LEAD_PER_SHARD_ENV = "DBSWARM_LEAD_PER_SHARD_S"  # seconds of start lead per shard (default: lead_per_shard)
+LOCAL_SHARD_START_CPU_S = 0.9  # a local shard's process start-up, CPU seconds (2 CPUs, busy: 100 shards
+# began over 44 s with a fixed lead, 0.44 s each)
 SAFETY_MARGIN_S = 15.0   # stop this long before the platform kills the function
 PERSIST_INTERVAL_S = 15.0  # a running shard writes what it measured this often (a crash loses at most this)
 PERSIST_INTERVAL_ENV = "DBSWARM_PERSIST_INTERVAL_S"
@@ -170,8 +173,38 @@ def arm(event: dict) -> dict:
         except Exception:  # a target that does not answer: the shards say what is wrong with it
             pass
         window(dict(event, edge="start"))
-    lead = float(event.get("lead_seconds", DEFAULT_LEAD_SECONDS))
+    lead = start_lead(event)
     return {"start_at": round(time.time() + lead, 3)}
+
+
+def start_lead(event: dict) -> float:
+    """Seconds from now to a phase's start barrier: the campaign's ``fanout.start_lead_s`` when
+    it sets one; else the event's ``lead_seconds`` plus, where shards are started one after
+    another on few CPUs (local mode), ``lead_per_shard`` per shard of the run: with a fixed
+    lead, 100 local shards began up to 44 s after the barrier."""
+    lead = float(event.get("lead_seconds") or DEFAULT_LEAD_SECONDS)
+    if not event.get("run_id"):
+        return lead
+    try:
+        plan = load_plan(_store(event), event["campaign_id"], event["run_id"])
+        run = plan.run(event["run_id"])
+    except Exception:  # no plan to read: the event's lead
+        return lead
+    if plan.start_lead_s:
+        return float(plan.start_lead_s)
+    return lead + lead_per_shard() * run.shard_count
+
+
+def lead_per_shard() -> float:
+    """Seconds of start lead per shard: DBSWARM_LEAD_PER_SHARD_S when set; in local mode (the
+    emulated functions' AWS_EXECUTION_ENV) every shard is an OS process started on this machine,
+    the last one running about LOCAL_SHARD_START_CPU_S / CPUs per shard after the first; in the
+    cloud none (the Map starts the functions at once; the event's lead covers a cold start)."""
+    if os.environ.get(LEAD_PER_SHARD_ENV):
+        return float(os.environ[LEAD_PER_SHARD_ENV])
+    if os.environ.get("AWS_EXECUTION_ENV") == "dbswarm-local":
+        return round(LOCAL_SHARD_START_CPU_S / max(1, os.cpu_count() or 1), 3)
+    return 0.0
 
 
 def window_key(store, campaign_id, run_id, phase, edge) -> str:
@@ -429,7 +462,12 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
         if edge is not None:
             edge.cancel()  # not due yet: the next call of shard 0 schedules it again
     if progress:
-        progress(outcome.info["done"], measurement.total_errors, final=True, classes=measurement.errors)
+        # the phase's own figures as result.json will merge them: every operation of the shard
+        # (warm-up included) between its first call's start and this call's end
+        started = doc.started_at if doc is not None else outcome.info["began_at"]
+        progress(outcome.info["done"], measurement.total_errors, final=True, classes=measurement.errors,
+                 total=measurement.total_ops + measurement.warmup_ops, started_at=started,
+                 ended_at=outcome.info["ended_at"], status=outcome.status)
     return ShardAnswer(run_id=run.run_id, phase=phase, shard=index, status=outcome.status,
                        checkpoint=None if interrupted else outcome.checkpoint, result_key=key, segment=outcome.info["segment"],
                        ops=measurement.total_ops, errors=measurement.total_errors).to_dict()
@@ -518,11 +556,12 @@ def _progress_writer(run_id, phase, shard):
         return None
     path = os.path.join(folder, f"{run_id}.{phase}.{shard}.json")
 
-    def write(done, errors, final=False, classes=None):
+    def write(done, errors, final=False, classes=None, **figures):
+        """``figures`` (the call's end): total, started_at, ended_at, status (done | continue)."""
         tmp = path + ".tmp"
         with open(tmp, "w") as fh:
             json.dump({"done": done, "errors": errors, "error_classes": classes or {}, "final": final,
-                       "t": time.time(), "pid": os.getpid()}, fh)
+                       "t": time.time(), "pid": os.getpid(), **figures}, fh)
         os.replace(tmp, path)
     return write
 

@@ -1,0 +1,109 @@
+"""What `dbswarm run` leaves in a terminal, from one small campaign on the embedded SQLite target
+(YCSB over time and over a count, sysbench, TPC-C: every final table summary.md has):
+
+- the progress bar's last line per phase carries the phase's own figures: its count and rate
+  are result.json's operations_total and ops_per_s; a time-limited phase shows no count total
+  it never meant to reach;
+- every final table, drawn at 80 columns, keeps every number whole (no "10,4…", no figure
+  broken over two lines) and no line is wider than 80 columns.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from tests import timing
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+CAMPAIGN = """\
+name: term80
+seed: 5
+target: {engine: sqlite, label: "embedded SQLite"}
+workload: {recordcount: 2000, operationcount: 0, maxexecutiontime: 3, warmuptime: 1, threads: 2}
+matrix:
+  workload:
+    - {preset: S2}
+    - {preset: S6, operationcount: 3000, maxexecutiontime: null, warmuptime: 0}
+    - {family: sysbench, test: oltp_read_write, tables: 1, table_size: 1000, time: 3, warmuptime: 1}
+    - {family: tpcc, warehouses: 1, time: 3, rampup: 1, threads: 2}
+phases: [prepare, load, run]
+"""
+NUMBER = re.compile(r"\d[\d,.]*\d|\d")
+BAR = re.compile(r"^(?P<run>\S+) (?P<phase>load|run) \(\d+ shards?\)\s+━+\s+(?P<count>[\d,]+)(?P<total>/[\d,]+)?\s+"
+                 r"(?P<ops>[\d,]+) ops/s\s+[\d,]+ err")
+
+
+@pytest.fixture(scope="module")
+def campaign_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("term80")
+    (tmp / "c.yaml").write_text(CAMPAIGN)
+    env = {k: v for k, v in os.environ.items() if k != "DBSWARM_PROGRESS_DIR"}
+    env["COLUMNS"] = "160"  # the bar's description whole (the 80-column bar: tests/unit/test_progress.py)
+    proc = subprocess.run([sys.executable, "-m", "dbswarm", "run", str(tmp / "c.yaml"), "--results", str(tmp / "res")],
+                          capture_output=True, text=True, env=env, timeout=timing.timeout(600), cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cid, = [p.name for p in (tmp / "res").iterdir() if p.is_dir()]
+    result = json.loads((tmp / "res" / cid / "result.json").read_text())
+    return proc, result
+
+
+def test_the_bars_final_count_and_rate_are_the_results(campaign_run):
+    proc, result = campaign_run
+    bars = {}
+    for line in proc.stderr.splitlines():
+        m = BAR.match(line)
+        if m:
+            bars[(m["run"], m["phase"])] = m
+    phases = {(r["run_id"], name): (r, p) for r in result["runs"] for name, p in r["phases"].items()
+              if name in ("load", "run")}
+    assert set(bars) == set(phases), (sorted(bars), proc.stderr[-2000:])
+    for key, m in bars.items():
+        run, phase = phases[key]
+        count, ops = int(m["count"].replace(",", "")), int(m["ops"].replace(",", ""))
+        assert count == phase["operations_total"], (key, m.group(0), phase["operations_total"])
+        assert abs(ops - phase["ops_per_s"]) <= 1, (key, m.group(0), phase["ops_per_s"])
+        timed = key[1] == "run" and run["workload"]["family"] != "ycsb" or \
+            (key[1] == "run" and run["workload"].get("maxexecutiontime"))
+        if timed:  # the bar was the phase's time: no count total it was never meant to reach
+            assert m["total"] is None, (key, m.group(0))
+        else:
+            assert m["total"] == f"/{count:,}", (key, m.group(0))
+
+
+def test_every_final_table_keeps_every_number_whole_at_80_columns(campaign_run):
+    from dbswarm.cli import _print_summary
+    from dbswarm.results.report.files import summary_markdown
+    from dbswarm.results.report.terminal import blocks
+    _, result = campaign_run
+    markdown = summary_markdown(result)
+    tables = [content for kind, content in blocks(markdown) if kind == "table"]
+    # every kind of final table is here: the white papers', sysbench's, TPC-C's, warm-up, runs, cloud usage
+    headers = [" ".join(h) for h, _ in tables]
+    for needed in ("instance threads S2", "QPS", "NOPM", "warm-up", "ops/s overall", "GB-s"):
+        assert any(needed in h for h in headers), (needed, headers)
+    console = Console(file=io.StringIO(), width=80, force_terminal=True, color_system=None, record=True)
+    _print_summary(markdown, console=console)
+    text = console.export_text()
+    assert "…" not in text
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 80
+    shown = Counter(NUMBER.findall(text))
+    for header, rows in tables:
+        wanted = Counter(n for row in rows for cell in row for n in NUMBER.findall(cell))
+        wanted += Counter(n for cell in header for n in NUMBER.findall(cell))
+        missing = wanted - shown
+        assert not missing, (header, dict(missing))
+    # the same at 120 columns, where the tables need no stacking
+    wide = Console(file=io.StringIO(), width=120, force_terminal=True, color_system=None, record=True)
+    _print_summary(markdown, console=wide)
+    assert "…" not in wide.export_text()
