@@ -1,0 +1,113 @@
+"""The start barrier with many shards: the lead before it grows with the shards where they are
+started one after another (local mode), a campaign may set it, and a phase whose shards
+missed it by a large share of the run (or that has no steady window) says so first in
+summary.md and carries ``throughput_caveat`` in result.json."""
+import json
+import time
+
+from dbswarm.measure.recorder import Measurement, Timeline
+from dbswarm.results.aggregate import merge_phase
+from dbswarm.results.report.files import summary_markdown
+from dbswarm.run import service
+
+RUN = {"family": "ycsb", "workload": {"family": "ycsb", "warmuptime": 0}}
+
+
+def _doc(shard, start, seconds, per_second=100, skew=0.01):
+    """A shard that began ``start`` (epoch seconds, its start skew ``skew``) and ran ``seconds``."""
+    m = Measurement()
+    s = m.op("READ")
+    s.count = per_second * seconds
+    s.histogram.record_value(200, s.count)
+    m.timeline = Timeline(int(start))
+    m.timeline.ops = {"READ": [per_second] * seconds}
+    return {"campaign_id": "c", "run_id": "r", "phase": "run", "shard": shard, "threads": 1,
+            "binding": {"engine": "postgresql", "is_real_database": True}, "measurement": m.to_dict(),
+            "started_at": start, "ended_at": start + seconds, "status": "done", "start_skew_s": skew}
+
+
+def _result(phase):
+    return {"schema_version": 1, "campaign_id": "c", "name": "n", "seed": 1, "status": "complete",
+            "missing_shards": [],
+            "runs": [{"run_id": "000", "index": 0, "axes": {}, "threads": 4, "shard_count": 4,
+                      "target": {"engine": "postgresql", "label": "pg", "url": None, "is_real_database": True},
+                      "workload": {"family": "ycsb", "name": "S2", "recordcount": 1000}, "phases": {"run": phase}}]}
+
+
+def test_a_barrier_met_says_nothing():
+    docs = {i: _doc(i, 1000.0, 20) for i in range(4)}
+    phase = merge_phase("ycsb", RUN["workload"], 4, "run", docs, {})
+    assert phase["status"] == "complete" and phase["throughput_basis"] == "steady-state window"
+    assert "throughput_caveat" not in phase
+    assert "read with care" not in summary_markdown(_result(phase))
+
+
+def test_a_slow_start_is_said_first_and_the_figure_marked():
+    # a fake slow start: shard k began 3 s after shard k-1 (the barrier missed by up to 9 s of a 29 s phase)
+    docs = {i: _doc(i, 1000.0 + 3 * i, 20, skew=0.01 + 3 * i) for i in range(4)}
+    phase = merge_phase("ycsb", RUN["workload"], 4, "run", docs, {})
+    assert phase["status"] == "complete"
+    assert phase["start_skew_s"]["max"] == 9.01
+    caveat = phase["throughput_caveat"]
+    assert "9.01 s after the start barrier" in caveat and "31%" in caveat and "fanout.start_lead_s" in caveat
+    md = summary_markdown(_result(phase))
+    lines = md.splitlines()
+    status = next(i for i, line in enumerate(lines) if line.startswith("Status:"))
+    # the first thing after the status line
+    assert lines[status + 2].startswith("**Throughput to read with care**")
+    assert lines[status + 4] == f"- run 000, run phase: {caveat}"
+    runs_row = next(line for line in lines if line.startswith("| 000 | run |"))
+    assert "⚠" in runs_row
+    json.dumps(phase)
+
+
+def test_no_steady_window_is_said():
+    # 100 shards, each began 0.44 s after the one before and ran 20 s: no second had all of them
+    docs = {i: _doc(i, 1000.0 + 0.44 * i, 20, skew=0.44 * i) for i in range(100)}
+    phase = merge_phase("ycsb", RUN["workload"], 100, "run", docs, {})
+    assert phase["steady"]["ops_per_s"] is None and phase["throughput_basis"] == "whole phase"
+    assert "no steady window" in phase["throughput_caveat"]
+    assert "start barrier" in phase["throughput_caveat"]
+    assert "no steady window" in summary_markdown(_result(phase)).split("### ")[0]
+
+
+def _plan(tmp_path, shards, **fanout):
+    campaign = {"name": "lead", "target": {"engine": "noop"}, "phases": ["run"],
+                "workload": {"recordcount": 10, "operationcount": 10, "threads": shards},
+                "fanout": {"shards": shards, **fanout}}
+    return service.plan_campaign({"campaign": campaign, "results": str(tmp_path)})
+
+
+def test_the_local_lead_grows_with_the_shards(tmp_path, monkeypatch):
+    monkeypatch.setenv(service.LEAD_PER_SHARD_ENV, "0.45")
+    few, many = _plan(tmp_path, 2), _plan(tmp_path, 100)
+    ev = {"lead_seconds": 0.5, "phase": "run"}
+
+    def lead(plan):
+        return service.start_lead(dict(ev, store=plan["store"], campaign_id=plan["campaign_id"],
+                                       run_id=plan["runs"][0]["run_id"]))
+    assert lead(few) == 0.5 + 2 * 0.45
+    assert lead(many) == 0.5 + 100 * 0.45
+    before = time.time()
+    armed = service.arm(dict(ev, store=many["store"], campaign_id=many["campaign_id"],
+                             run_id=many["runs"][0]["run_id"]))
+    assert armed["start_at"] >= before + 45
+    monkeypatch.delenv(service.LEAD_PER_SHARD_ENV)  # the cloud: the event's lead alone
+    monkeypatch.delenv("AWS_EXECUTION_ENV", raising=False)
+    assert lead(many) == 0.5
+    # local mode (the emulated functions' environment): the CPUs start the shards one after another
+    monkeypatch.setenv("AWS_EXECUTION_ENV", "dbswarm-local")
+    monkeypatch.setattr(service.os, "cpu_count", lambda: 2)
+    assert lead(many) == 0.5 + 100 * 0.45 and lead(few) == 0.5 + 2 * 0.45
+
+
+def test_a_campaign_sets_its_start_lead(tmp_path, monkeypatch):
+    monkeypatch.setenv(service.LEAD_PER_SHARD_ENV, "0.45")
+    plan = _plan(tmp_path, 100, start_lead_s=12)
+    assert service.start_lead({"lead_seconds": 0.5, "store": plan["store"], "campaign_id": plan["campaign_id"],
+                               "run_id": plan["runs"][0]["run_id"]}) == 12
+    from dbswarm.campaign.spec import load_campaign
+    import pytest
+    from dbswarm.errors import CampaignError
+    with pytest.raises(CampaignError, match="start_lead_s"):
+        load_campaign({"name": "x", "fanout": {"start_lead_s": 0}})
