@@ -94,7 +94,7 @@ def main():
     hists = ph.pop("histograms", None) or {}
     if hists:
         h = new_histogram()
-        for name, text in hists.items():
+        for text in hists.values():
             if text:
                 h.add(decode_histogram(text))
         if h.get_total_count():

@@ -159,7 +159,7 @@ def main(argv=None):
     if not a.no_orchestration:
         o = {"shards": min(2, C.NCPU)}
         runs = {"campaign": [], "fanout": []}
-        for rnd in range(a.rounds):
+        for _round in range(a.rounds):
             for mode in ("campaign", "fanout"):
                 r = run_k(noop, o["shards"], o["shards"], a.time, mode=mode)
                 C.log(f"orchestration {mode}: {r['ops_per_s']:,.0f} ops/s, wall {r['campaign_wall_s']} s, "

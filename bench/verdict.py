@@ -110,7 +110,7 @@ def users_table(pc, yc) -> list[str]:
         rows.append((f"go-ycsb workload {r['workload']}", r, ratio(r.get("ops_ratio")), ratio(r.get("bare_vs_goycsb")),
                      f"{num(r.get('goycsb_cpu_us_per_op'))} / {num(r.get('bare_cpu_us_per_op'))} / "
                      f"{num(r.get('dbswarm_cpu_us_per_op'))}", command(yc)))
-    for ref, r, vs_ref, bare_ref, cpu, cmd in rows:
+    for ref, r, vs_ref, bare_ref, cpu, _cmd in rows:
         L.append(f"| {ref} | {LABELS.get(r['engine'], r['engine'])} | {r['threads']} | {r['mode']} "
                  f"| {vs_ref} ({bare_ref}) | {ratio(r.get('dbswarm_vs_bare'))} | {cpu} "
                  f"| {num(r.get('dbswarm_orchestrator_cpu_s'))} |")
@@ -122,7 +122,7 @@ def met(ok: bool) -> str:
     return "yes" if ok else "**no**"
 
 
-def main():
+def main():  # noqa: C901
     sb, yc, gc, fs, ag, pc, gt, fc = (latest(n) for n in ("vs_sysbench", "vs_ycsb", "generator_cost", "fanout_scaling",
                                                            "aggregation_cost", "python_ceiling", "vs_gotpc",
                                                            "fixed_cost"))

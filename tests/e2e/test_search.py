@@ -1,7 +1,6 @@
 """Peak search through the state machine in local mode (moto executes campaign.asl.json: the
 plan step plans the first step, NextStep each next one, a Choice loops back to the runs)."""
 import json
-from pathlib import Path
 
 import pytest
 

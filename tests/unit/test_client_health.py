@@ -1,6 +1,5 @@
 """The load generator's own health (issue 31): the signals a shard records, the verdict per
 shard and phase, and what a bound verdict does (exit status, search, regression verdict)."""
-import json
 import threading
 import time
 

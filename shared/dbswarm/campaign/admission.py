@@ -17,8 +17,9 @@ import os
 import re
 import socket
 from typing import Any, Iterable, Optional
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
+from dbswarm.bindings.mysql import parse_mysql_url
 from dbswarm.credentials.redact import redact_text
 from dbswarm.errors import CampaignError, TargetNotAllowed
 
@@ -248,7 +249,7 @@ def _libpq_endpoints(url, hosts, sockets):
     """Hosts libpq connects to, by libpq's own parser (PQconninfoParse): a host list
     (host1,host2), host= / hostaddr= in the query or keywords (hostaddr is what is connected
     to where given), empty entries and sockets; PGHOST / PGHOSTADDR where the URL has none."""
-    from psycopg.conninfo import conninfo_to_dict
+    from psycopg.conninfo import conninfo_to_dict  # noqa: PLC0415 (an optional driver)
     params = conninfo_to_dict(url)
     for key in ("service", "servicefile"):
         if params.get(key):
@@ -278,7 +279,6 @@ def _mysql_endpoints(url, hosts, sockets):
     """The MySQL binding's own parser (``bindings.mysql.parse_mysql_url``)."""
     if "#" in url:
         raise ValueError("a fragment ('#') has no meaning in a MySQL URL")
-    from dbswarm.bindings.mysql import parse_mysql_url
     kw = parse_mysql_url(url)
     if kw.get("unix_socket"):
         sockets.append(kw["unix_socket"])
@@ -293,7 +293,7 @@ def _mongo_endpoints(url, hosts, sockets):
     """pymongo's parser: the seed list (mongodb+srv: the hosts of its SRV record, looked up)."""
     if "#" in url:
         raise ValueError("a fragment ('#') has no meaning in a MongoDB URL")
-    from pymongo import uri_parser
+    from pymongo import uri_parser  # noqa: PLC0415 (an optional driver)
     parsed = uri_parser.parse_uri(url)
     for host, _port in parsed["nodelist"]:
         _add_host(str(host), hosts, sockets)

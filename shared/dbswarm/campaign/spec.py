@@ -307,7 +307,7 @@ def _axis_value_path(axis, i, key=None):
     return f"matrix.{axis}[{i}]" + (f".{key}" if key else "")
 
 
-def expand_runs(campaign: Campaign) -> list[Run]:
+def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
     """Cartesian product of the matrix axes, first axis outermost, each validated in full."""
     axes = list(campaign.matrix.items())
     problems, runs = [], []

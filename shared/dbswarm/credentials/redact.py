@@ -20,6 +20,7 @@ import os
 import re
 import threading
 from typing import Any, Iterable
+from urllib.parse import parse_qsl, urlsplit
 
 MASK = "***"
 SECRET_HINT = ("a literal password is not allowed: remove it and use target.password: {secret: NAME} "
@@ -116,7 +117,6 @@ def redact_doc(obj: Any, extra: Iterable[str] = ()) -> Any:
 
 def url_password_problems(url: str) -> list[str]:
     """A URL or libpq keyword string's clear-text passwords, described (never quoted)."""
-    from urllib.parse import parse_qsl, urlsplit
     out = []
     if not isinstance(url, str) or not url:
         return out

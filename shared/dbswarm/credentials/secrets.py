@@ -65,7 +65,7 @@ def _secrets_manager(name: str) -> str:
     with _lock:
         if name in _cache:
             return _cache[name]
-    import boto3  # only needed in the cloud
+    import boto3  # noqa: PLC0415 (only needed in the cloud: seconds to import)
     try:
         value = boto3.client("secretsmanager").get_secret_value(SecretId=name)["SecretString"]
     except Exception as err:  # botocore errors: name the secret, never a value

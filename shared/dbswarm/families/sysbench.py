@@ -361,7 +361,7 @@ class SysbenchClient:
             select((nxt(),))  # read, not converted
             q[READ] += 1
 
-    def hot_loop(self, m, st: SysbenchTables, q: list):
+    def hot_loop(self, m, st: SysbenchTables, q: list):  # noqa: C901 (the hot loop, inlined on purpose)
         """``run_for(deadline_ns, max_steps)`` (families.Client): events until one ends at or
         after ``deadline_ns`` (``time.perf_counter_ns``; the first always runs) or
         ``max_steps`` committed, or an attempt failed; returns the events committed. One
@@ -403,7 +403,7 @@ class SysbenchClient:
             if t1 >= rec.warm_until_ns:
                 self.warm_q = [q[i] - per_event[i] for i in range(3)]
 
-        def run_for(deadline_ns: int, max_steps: int) -> int:
+        def run_for(deadline_ns: int, max_steps: int) -> int:  # noqa: C901
             b = st.b
             begin, commit = b.begin, b.commit
             lats, until = lane.lats, lane.until

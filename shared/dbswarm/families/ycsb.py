@@ -356,7 +356,7 @@ class YcsbClient:
             return 1
         return do_update
 
-    def _hot_loop(self):
+    def _hot_loop(self):  # noqa: C901 (the hot loop, inlined on purpose)
         """``run_for(deadline_ns, max_steps)``: steps of a workload of hot reads and one-field
         updates until one ends at or after ``deadline_ns`` (``time.perf_counter_ns``; the
         first step always runs) or ``max_steps`` ran, or a step failed; returns the steps
@@ -394,7 +394,7 @@ class YcsbClient:
         low16, prime, mask, p5 = _LOW16, FNV_PRIME_64, _MASK64, _P5
         step_words = 4 if mixed else 2  # 2 words a draw: the operation's (a mix) and the key's
 
-        def run_for(deadline_ns: int, max_steps: int) -> int:
+        def run_for(deadline_ns: int, max_steps: int) -> int:  # noqa: C901
             r_lats, r_until, u_lats, u_until = read_lane.lats, read_lane.until, update_lane.lats, update_lane.until
             read = readers[0] if readers else None
             is_read = all_reads

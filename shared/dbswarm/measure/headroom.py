@@ -19,6 +19,7 @@ Everything here is read at segment ends or once a second, never per operation.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import time
@@ -148,7 +149,6 @@ def _precise_timers() -> None:
     """The calling thread's timer slack to 1 ns (Linux prctl PR_SET_TIMERSLACK; default 50
     µs), so that its sleeps end on time and what they overshoot is the scheduling delay."""
     try:
-        import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(29, 1, 0, 0, 0)
     except Exception:
         pass

@@ -353,7 +353,7 @@ class Timeline:
 
     def trim(self):
         """Drop trailing zeros (lists of one timeline may have different lengths)."""
-        for op, seq in self.ops.items():
+        for seq in self.ops.values():
             while seq and seq[-1] == 0:
                 seq.pop()
         for seq in (self.errors, self.latency_us):

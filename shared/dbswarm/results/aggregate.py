@@ -12,6 +12,7 @@ import os
 import time
 from typing import Optional
 
+from dbswarm import bindings
 from dbswarm.credentials.secrets import redact_url
 from dbswarm.families import base as families
 from dbswarm.measure import headroom
@@ -79,7 +80,7 @@ def cross_check(client: Optional[dict], server: Optional[dict]) -> dict:
     return out
 
 
-def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
+def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # noqa: C901
                 shard_docs, failures: dict[int, str], max_error_rate: float = 0.01,
                 window: Optional[dict] = None, load_counts: Optional[list[int]] = None,
                 failed_at: Optional[dict[int, float]] = None, client_settings: Optional[dict] = None) -> dict:
@@ -274,7 +275,6 @@ def _client_settings(store, cid, run: RunPlan) -> dict:
         # the host's default (a shared CI machine whose load is not the campaign's): the campaign's own wins
         return {"thresholds": results.get("client_thresholds"), "allow": True, "allow_source": ALLOW_CLIENT_BOUND_ENV}
     try:
-        from dbswarm import bindings
         embedded = bindings.engine(run.target["engine"]).embedded
     except Exception:
         embedded = False

@@ -135,7 +135,7 @@ class S3Store(Store):
     @property
     def client(self):
         if self._client is None:
-            import boto3
+            import boto3  # noqa: PLC0415 (an S3 store only: seconds to import)
             endpoint = os.environ.get("DBSWARM_S3_ENDPOINT") or os.environ.get("AWS_ENDPOINT_URL_S3") \
                 or os.environ.get("AWS_ENDPOINT_URL")
             self._client = boto3.client("s3", endpoint_url=endpoint or None)

@@ -76,7 +76,7 @@ class Deployment:
     @property
     def sfn(self):
         if self._sfn is None:
-            import boto3
+            import boto3  # noqa: PLC0415 (in the cloud only: seconds to import)
             self._sfn = boto3.client("stepfunctions", region_name=self.state_machine_arn.split(":")[3])
         return self._sfn
 

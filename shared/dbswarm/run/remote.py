@@ -38,13 +38,13 @@ class ApiClient:
     @property
     def session(self):
         if self._session is None:
-            import boto3
+            import boto3  # noqa: PLC0415 (the remote commands only: seconds to import)
             self._session = boto3.Session()
         return self._session
 
     def request(self, method: str, path: str, body: Optional[str] = None, query: Optional[dict] = None):
-        from botocore.auth import SigV4Auth
-        from botocore.awsrequest import AWSRequest
+        from botocore.auth import SigV4Auth  # noqa: PLC0415 (as boto3)
+        from botocore.awsrequest import AWSRequest  # noqa: PLC0415
         url = self.url + path
         if query:
             url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})

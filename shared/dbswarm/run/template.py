@@ -211,7 +211,7 @@ class SamApp:
             self._conditions[name] = bool(self.resolve(decl))
         return self._conditions[name]
 
-    def resolve(self, value: Any) -> Any:
+    def resolve(self, value: Any) -> Any:  # noqa: C901 (one case per intrinsic function)
         """A template value with every intrinsic function evaluated (NO_VALUE dropped)."""
         if isinstance(value, list):
             return [v for v in (self.resolve(x) for x in value) if v is not NO_VALUE]
@@ -268,7 +268,7 @@ class SamApp:
             env.update(((props.get("Environment") or {}).get("Variables") or {}))
             spec_env = {k: str(v) for k, v in self.resolve(env).items()}
 
-            def prop(name, default=None):
+            def prop(name, default=None, props=props):
                 return self.resolve(props[name]) if name in props else self.resolve(glob.get(name, default))
             code = prop("CodeUri")
             if not isinstance(code, str):

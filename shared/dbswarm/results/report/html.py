@@ -21,6 +21,8 @@ import math
 import time
 from importlib import resources
 
+import markdown_it  # rich depends on it, so it is always installed
+
 from dbswarm import __version__
 from dbswarm.families.tables import measured_phase
 from dbswarm.measure.recorder import decode_histogram
@@ -253,7 +255,7 @@ def search_charts(cid, result) -> list[dict]:
         x = [s["value"] for s in curve]
         key = c.get("key") or "value"
 
-        def mark(name, field):
+        def mark(name, field, c=c, curve=curve):
             m = c.get(name)
             return [(s.get(field) if m and s["value"] == m["value"] else None) for s in curve]
         tput = [{"label": "throughput", "values": [s["throughput"] for s in curve]}]
@@ -284,14 +286,15 @@ def history_charts(cid, result) -> list[dict]:
         x = list(range(1, len(values) + 1))
         tonight, ref_from, cps = s["tonight_from"], s.get("reference_from", 0), set(s.get("change_points") or [])
 
-        def only(keep):
+        def only(keep, values=values):
             return [v if keep(k) else None for k, v in enumerate(values)]
-        series = [{"label": "history", "values": only(lambda k: k < tonight), "color": "#6b7280"},
-                  {"label": "reference segment", "values": only(lambda k: ref_from <= k < tonight),
+        series = [{"label": "history", "values": only(lambda k, tonight=tonight: k < tonight), "color": "#6b7280"},
+                  {"label": "reference segment", "values": only(lambda k, r=ref_from, t=tonight: r <= k < t),
                    "color": "#2563eb", "width": 2.5},
-                  {"label": "tonight", "values": only(lambda k: k >= tonight), "color": "#16a34a", "width": 2.5}]
+                  {"label": "tonight", "values": only(lambda k, tonight=tonight: k >= tonight), "color": "#16a34a",
+                   "width": 2.5}]
         if cps:
-            series.append({"label": "change point", "values": only(lambda k: k in cps), "color": "#dc2626"})
+            series.append({"label": "change point", "values": only(lambda k, cps=cps: k in cps), "color": "#dc2626"})
         latency = s["metric"] != "throughput"
         where = ", ".join(f"run {k + 1} ({s['campaigns'][k]})" for k in sorted(cps) if k < len(s["campaigns"]))
         out.append({"id": _slug(cid, "history", str(i), s["metric"]), "x": x, "xlabel": "run (oldest first)",
@@ -449,7 +452,6 @@ def server_lines(result) -> list[str]:
 
 
 def report_html(result, summary_md: str) -> str:
-    import markdown_it  # rich depends on it, so it is always installed
     cid = result["campaign_id"]
     charts: list[dict] = []
     sections = [overview_html(result)]

@@ -156,7 +156,7 @@ def _series(history: list[dict], cell: str, metric: str):
 
 # ---- the verdict ------------------------------------------------------------------------------
 
-def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict, settings: dict,
+def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict, settings: dict,  # noqa: C901
                    baseline_name=None) -> dict:
     """The verdict document (result.json's ``compare``) from the result, the history (oldest
     first, this campaign not in it) and the stored baseline (or None)."""
