@@ -113,10 +113,37 @@ def _apply_fault(fault):
         raise RuntimeError(f"fault injected by {FAULT_ENV} (test hook)")
 
 
+def _watch_runner(conn, answered: threading.Event):
+    """End this function process at once when its runner is gone. PR_SET_PDEATHSIG follows the
+    parent, which is the forkserver, and the forkserver lives as long as any function process
+    does (each holds its 'alive' pipe): a killed runner left its shards loading the database.
+    The answer pipe's reading end is the runner's alone; its writing end here reports POLLERR
+    once that closed. What the shard persisted stays (``dbswarm resume`` continues it)."""
+    import select
+    fd = conn.fileno()
+
+    def watch():
+        poller = select.poll()
+        poller.register(fd, select.POLLERR | select.POLLHUP)
+        while not answered.is_set():
+            try:
+                events = poller.poll()
+            except InterruptedError:
+                continue
+            if events and not answered.is_set():
+                os.kill(os.getpid(), signal.SIGKILL)
+            return
+    threading.Thread(target=watch, name="dbswarm-runner-watch", daemon=True).start()
+
+
 def _function_main(job, conn):
     """A function call: the real handler with the function's environment and a context."""
-    from dbswarm.run.interrupt import in_function_process
+    from dbswarm.run.interrupt import FENCE_ENV, hold_fence, in_function_process
     in_function_process()  # SIGINT is the runner's; SIGTERM stops the shard; dies with its parent
+    answered = threading.Event()
+    _watch_runner(conn, answered)  # ... and with its runner
+    if job["env"].get(FENCE_ENV):
+        hold_fence(job["env"][FENCE_ENV])  # a resume waits while this process can still write
     try:
         os.chdir(job["cwd"])
         os.environ.clear()
@@ -127,11 +154,19 @@ def _function_main(job, conn):
         if fault:
             _apply_fault(fault)
         result = handler(job["event"], context)
-        conn.send(("ok", json.dumps(result)))
+        answer = ("ok", json.dumps(result))
     except BaseException as exc:  # everything goes back in Lambda's error shape
-        conn.send(("error", {"errorMessage": str(exc), "errorType": type(exc).__name__,
-                             "requestId": job["request_id"],
-                             "stackTrace": traceback.format_tb(exc.__traceback__)[-5:]}))
+        answer = ("error", {"errorMessage": str(exc), "errorType": type(exc).__name__,
+                            "requestId": job["request_id"],
+                            "stackTrace": traceback.format_tb(exc.__traceback__)[-5:]})
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        answered.set()  # the runner closes its end once it has read the answer
+        conn.send(answer)
     finally:
         conn.close()
 
@@ -157,6 +192,11 @@ def _warm_boto():
 
 
 if os.environ.get("DBSWARM_FORKSERVER_WARM") == "1":  # set while the forkserver starts
+    # the forkserver is every function process's parent, and they die with it: a SIGTERM or
+    # SIGINT to the whole process group (a service manager, a container, CI) must leave it to
+    # the shards, which stop at their next operation and write (the runner's close ends it)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _warm_boto()
 
 

@@ -8,18 +8,34 @@ refuses every further function call, waits for the running ones, stops the execu
 aggregates what exists with status ``interrupted``. A second Ctrl-C / SIGTERM aborts at once
 (the function processes are killed; shard files written so far stay).
 
-No process outlives the campaign: function processes die with their parent
-(``die_with_parent``: PR_SET_PDEATHSIG), the forkserver ends when the runner does.
+No process outlives the campaign: function processes die with their parent, the forkserver
+(``die_with_parent``: PR_SET_PDEATHSIG), and with the runner (``dbswarm.run.emulator``: a
+thread watches the answer pipe, whose other end only the runner holds: SIGKILL at once when
+it closes); the forkserver ignores SIGTERM and SIGINT (a signal to the whole process group
+reaches the shards, which stop and write, and must not kill their parent first) and ends when
+the runner and every function process are gone.
+
+The campaign's fence (``claim_campaign``): every function process of a campaign holds a shared
+lock on its fence file until it ends, and its runner (``dbswarm run`` or ``resume``) an
+exclusive lock on its runner file; a resume is refused while either is held — another runner
+of the campaign, or a shard of an earlier runner that can still write (locks die with their
+process, so nothing goes stale).
 """
 from __future__ import annotations
 
+import fcntl
 import os
+import re
 import signal
+import tempfile
 import threading
 import time
-from typing import Optional
+from typing import Callable, Optional
+
+from dbswarm.engine.lock import CampaignLocked
 
 STOP_FILE_ENV = "DBSWARM_STOP_FILE"
+FENCE_ENV = "DBSWARM_FENCE_FILE"
 POLL_S = 0.1
 
 _stop = threading.Event()
@@ -65,6 +81,64 @@ def die_with_parent(sig=signal.SIGKILL):
         libc.prctl(1, int(sig), 0, 0, 0)   # PR_SET_PDEATHSIG
     except Exception:  # not Linux: the runner's close() still kills its children
         pass
+
+
+# ---- the campaign's fence -----------------------------------------------------------------------
+
+class CampaignBusy(CampaignLocked):
+    """Another runner of this campaign, or a function process of an earlier one, still runs."""
+
+
+_fences: list[int] = []
+
+
+def _fence_dir() -> str:
+    d = os.path.join(tempfile.gettempdir(), f"dbswarm-fences-{os.getuid()}")
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    return d
+
+
+def fence_path(campaign_id: str) -> str:
+    """The file every function process of the campaign holds a shared lock on (this machine)."""
+    return os.path.join(_fence_dir(), re.sub(r"[^A-Za-z0-9_.-]", "_", campaign_id) + ".shards")
+
+
+def hold_fence(path: str) -> None:
+    """In a function process: the campaign's fence, shared, until the process ends."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    _fences.append(fd)
+
+
+def claim_campaign(campaign_id: str) -> Callable[[], None]:
+    """The runner's claim on a campaign: refused (CampaignBusy) while another runner of it
+    runs or a function process of an earlier one can still write; held until the returned
+    release is called (or the runner ends). Its function processes get FENCE_ENV."""
+    shards = fence_path(campaign_id)
+    runner = os.open(shards[:-len(".shards")] + ".runner", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(runner, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(runner)
+        raise CampaignBusy(f"campaign {campaign_id} is being run by another dbswarm process on this machine "
+                           "(`dbswarm run` or `dbswarm resume`): wait for it to end") from None
+    fd = os.open(shards, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(runner)
+        raise CampaignBusy(f"campaign {campaign_id}: a shard process of an earlier run of it is still running "
+                           "(its runner was killed; it ends within a second or two, or when it is killed): "
+                           "resume refused, so that no shard runs twice") from None
+    finally:
+        os.close(fd)   # closing releases the exclusive probe: this runner's own shards share it
+
+    def release():
+        try:
+            os.close(runner)
+        except OSError:
+            pass
+    return release
 
 
 class GracefulStop:

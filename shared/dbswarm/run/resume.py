@@ -23,7 +23,7 @@ from dbswarm.results.aggregate import shard_key
 from dbswarm.results.store import open_store
 from dbswarm.run import service
 from dbswarm.run.emulator import LocalCloud
-from dbswarm.run.interrupt import STOP_FILE_ENV, GracefulStop
+from dbswarm.run.interrupt import FENCE_ENV, STOP_FILE_ENV, GracefulStop, claim_campaign, fence_path
 from dbswarm.run.local import LOCAL_PARAMETERS, template_path
 
 
@@ -46,13 +46,16 @@ def resume_campaign(campaign_id: str, results: Optional[str] = None, log: Callab
     except KeyError:
         raise DbswarmError(f"resume: no campaign {campaign_id} in {store.url} (give --results)") from None
     base = {"store": store.url, "campaign_id": campaign_id}
+    # refused while another runner of the campaign, or a shard of an earlier one, still runs
+    release = claim_campaign(campaign_id)
     progress_dir = tempfile.mkdtemp(prefix="dbswarm-progress-")
     stop_file = os.path.join(progress_dir, "STOP")
     work = 0
     try:
         with GracefulStop(stop_file) as stopper, \
                 LocalCloud(template_path(), LOCAL_PARAMETERS,
-                           extra_env={"DBSWARM_PROGRESS_DIR": progress_dir, STOP_FILE_ENV: stop_file}) as cloud:
+                           extra_env={"DBSWARM_PROGRESS_DIR": progress_dir, FENCE_ENV: fence_path(campaign_id),
+                                      STOP_FILE_ENV: stop_file}) as cloud:
             for run in plan.runs:
                 phases = [p for p in ("load", "run") if p in plan.phases]
                 states = {ph: [_shard_state(store, campaign_id, run.run_id, ph, i) for i in range(run.shard_count)]
@@ -86,6 +89,7 @@ def resume_campaign(campaign_id: str, results: Optional[str] = None, log: Callab
             event = dict(base, interrupted=stopper.requested) if stopper.requested else base
             out = cloud.invoke("AggregateFunction", event)
     finally:
+        release()
         shutil.rmtree(progress_dir, ignore_errors=True)
     out = dict(out, store=store.url, resumed_shards=work)
     if stopper.requested:
