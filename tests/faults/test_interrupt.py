@@ -126,3 +126,103 @@ def test_resume_completes_an_interrupted_campaign_with_exact_totals(tmp_path, sp
         assert run["phases"]["load"]["operations_total"] == 2000
         assert run["phases"]["run"]["operations_total"] == 60000, run["run_id"]
         assert run["phases"]["run"]["status"] == "complete"
+
+
+# ---- issue 33 items 2-3: a signal to the whole process group; a killed runner ----------------------
+
+def _paced_spec(tmp_path, name):
+    spec = tmp_path / f"{name}.json"
+    spec.write_text(json.dumps({
+        "name": name, "seed": 5,
+        # paced (15,000 ops/s: 4 s) so that the signal lands inside the run phase on any machine
+        "workload": {"preset": "b", "table": name.replace("-", "_"), "recordcount": 2000, "operationcount": 60000,
+                     "threads": 2, "target": 15000},
+        "fanout": {"shards": 2}, "phases": ["prepare", "load", "run"]}))
+    return spec
+
+
+def _run_progress(tmp_path) -> dict:
+    """shard -> its last progress report in the run phase (done, pid)."""
+    out = {}
+    for p in (tmp_path / "progress").glob("*.run.*.json"):
+        shard = p.name.split(".")[-2]
+        if shard.isdigit():
+            try:
+                out[int(shard)] = json.loads(p.read_text())
+            except (ValueError, OSError):
+                pass
+    return out
+
+
+def _alive(pid) -> bool:
+    """Running (not a zombie waiting for its parent)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
+def test_sigterm_to_the_process_group_keeps_every_shard_and_resume_reaches_the_exact_count(tmp_path, spawn):
+    """What a service manager, a container or a CI runner sends: SIGTERM to every process of the
+    group at once. The forkserver (every function process's parent: they die with it) ignores
+    it; each shard stops at its next operation and writes what it measured, at least what it
+    had reported; the resume then completes the phase to its planned count exactly."""
+    proc = _start_and_wait_for_run(spawn, tmp_path, _paced_spec(tmp_path, "faults-group-term"), min_done=1500)
+    reported = _run_progress(tmp_path)
+    os.killpg(proc.pid, signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert wait_gone(proc.pid, 10) == []
+    first = _result(tmp_path)
+    assert first["status"] == "interrupted", first["status"]
+    run = first["runs"][0]["phases"]["run"]
+    folder = next((tmp_path / "r").iterdir())
+    shards = {int(p.stem.split("-")[1]): json.loads(p.read_text())
+              for p in (folder / "runs").glob("*/run/shard-*.json")}
+    assert sorted(shards) == [0, 1], "a shard's measurement was lost"
+    counts = {i: sum(o["count"] for o in s["measurement"]["operations"].values()) for i, s in shards.items()}
+    assert all(s["resume_checkpoint"] for s in shards.values())
+    for i, r in reported.items():
+        assert counts[i] >= r["done"] > 0, (i, counts, reported)
+    assert sum(counts.values()) == run["operations_total"] < 60000
+    again = spawn(["resume", first["campaign_id"], "--results", str(tmp_path / "r")])
+    out, err = again.communicate(timeout=240)
+    assert again.returncode == 0, err
+    result = _result(tmp_path)
+    assert result["status"] == "complete"
+    assert result["runs"][0]["phases"]["run"]["operations_total"] == 60000
+    assert result["runs"][0]["phases"]["load"]["operations_total"] == 2000
+
+
+def test_a_killed_runner_leaves_no_shard_running_and_a_resume_waits_for_old_shards(tmp_path, spawn):
+    """SIGKILL of `dbswarm run`: its shards end within 2 s (not loading the database beside a
+    resume); a shard that cannot act yet (stopped here with SIGSTOP) holds the campaign's fence,
+    and a resume is refused until it is gone; then the resume completes to the exact count."""
+    proc = _start_and_wait_for_run(spawn, tmp_path, _paced_spec(tmp_path, "faults-orphans"), min_done=1500)
+    pids = {i: r["pid"] for i, r in _run_progress(tmp_path).items()}
+    assert sorted(pids) == [0, 1] and all(_alive(p) for p in pids.values()), pids
+    os.kill(pids[0], signal.SIGSTOP)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)   # (not communicate: the stopped shard still holds the output pipes)
+    deadline = time.monotonic() + 2.0
+    while _alive(pids[1]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _alive(pids[1]), "a shard outlived its runner by 2 s"
+    assert _alive(pids[0])   # stopped: it has not seen anything yet
+    cid = next((tmp_path / "r").iterdir()).name
+    again = spawn(["resume", cid, "--results", str(tmp_path / "r")])
+    out, err = again.communicate(timeout=120)
+    assert again.returncode == 3, err
+    assert "a shard process of an earlier run of it is still running" in err and "resume refused" in err, err
+    os.kill(pids[0], signal.SIGCONT)  # it runs again, finds its runner gone, ends
+    deadline = time.monotonic() + 2.0
+    while _alive(pids[0]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _alive(pids[0]), "the stopped shard outlived its runner by 2 s once it ran"
+    assert wait_gone(proc.pid, 10) == []   # the forkserver ends with its last function process
+    again = spawn(["resume", cid, "--results", str(tmp_path / "r")])
+    out, err = again.communicate(timeout=240)
+    assert again.returncode == 0, err
+    result = _result(tmp_path)
+    assert result["status"] == "complete"
+    assert result["runs"][0]["phases"]["run"]["operations_total"] == 60000
