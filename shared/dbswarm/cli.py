@@ -25,6 +25,8 @@ from dbswarm.run.resume import resume_campaign
 def _print_summary(result_md: str, console=None):
     """summary.md in the terminal: rendered by rich (tables as tables, headings, emphasis) on
     a terminal; as Markdown, pasteable anywhere, when the output is a file or a pipe."""
+    from dbswarm.results.report.files import printable
+    result_md = printable(result_md)  # a summary.md written before labels were checked
     if console is None and not sys.stdout.isatty():
         print(result_md)
         return
@@ -110,8 +112,9 @@ def report_outcome(out: dict, as_json: bool = False) -> int:
         for line in bound:
             print(line, file=sys.stderr)
         return 9
-    if out.get("compare", {}).get("verdict") == "regressed":
-        return 4
+    compare = out.get("compare") or {}
+    if compare.get("verdict") == "regressed" or compare.get("fail"):
+        return 4  # a regression, or an inconclusive night the campaign asked to fail (fail_inconclusive)
     return 0
 
 
@@ -136,7 +139,7 @@ def _reasons(result, out) -> list[str]:
         for m in result.get("missing_shards", []):
             lines.append(f"  run {m['run_id']}, {m['phase']} phase, shard {m['shard']} missing: {m['reason']}")
     error = (out.get("execution") or {}).get("error")
-    if error and error not in ("dbswarm.Regressed",) and out["status"] != "complete":
+    if error and error not in ("dbswarm.Regressed", "dbswarm.Inconclusive") and out["status"] != "complete":
         lines.append(f"  the state machine ended {out['execution']['status']}: {error}")
     return [redact_text(x) for x in lines]
 
@@ -148,6 +151,11 @@ def cmd_resume(args):
 
 def cmd_validate(args):
     campaign, runs = load_campaign(args.campaign)
+    from dbswarm.campaign.spec import local_reference_problems
+    from dbswarm.errors import CampaignError
+    problems = local_reference_problems(campaign)  # resolved, never printed: `run` would refuse them too
+    if problems:
+        raise CampaignError(problems)
     cost = estimate(campaign, runs)
     check_max_cost(cost, campaign.max_cost)  # refused before anything says "valid"
     print(f"{args.campaign}: valid, {_n(len(runs), 'run')}")
@@ -156,6 +164,9 @@ def cmd_validate(args):
         w = run.workload
         print(f"  {run.run_id}: {run.target.display} · {w.family} {w.name} · {_n(w.threads, 'thread')} "
               f"in {_n(len(shards), 'shard')} · phases {', '.join(campaign.phases)}")
+        if campaign.fanout.threads_per_shard == "auto" and not campaign.fanout.shards:
+            from dbswarm.campaign.spec import auto_fanout
+            print(f"    threads_per_shard auto: {auto_fanout(campaign, run, w.threads)['note']}")
     print(f"in the cloud (one shard per {cost['lambda']['worker_memory_mb']} MB function): {summary(cost)}")
     for a in cost["assumptions"]:
         print(f"  assumed: {a}")

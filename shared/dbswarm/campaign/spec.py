@@ -13,7 +13,7 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, Union
 from urllib.parse import urlsplit
 
 import yaml
@@ -119,7 +119,11 @@ class Target(_Strict):
 
 
 class Fanout(_Strict):
-    threads_per_shard: Optional[int] = Field(None, ge=1)
+    threads_per_shard: Optional[Union[Annotated[int, Field(ge=1)], Literal["auto"]]] = Field(
+        None, description="client threads per shard; auto: as many as a shard's CPU carries with `headroom` "
+        "(from the client's measured CPU per operation, per family and engine; docs/client-health.md)")
+    headroom: float = Field(0.5, gt=0, le=1, description="threads_per_shard auto: the share of a shard's CPU its "
+                            "client threads may need")
     shards: Optional[int] = Field(None, ge=1, le=10_000)
     max_shards: int = Field(1000, ge=1, le=10_000)
     start_lead_s: Optional[float] = Field(
@@ -136,12 +140,6 @@ class Fanout(_Strict):
         return self
 
 
-class Thresholds(_Strict):
-    """Allowed regression per metric, as a fraction (0.1 = 10% worse)."""
-    model_config = ConfigDict(extra="allow")
-    default: float = Field(0.10, ge=0)
-
-
 class VerdictSettings(_Strict):
     """How the compare step judges a run (README: "How the verdict decides")."""
     alpha: float = Field(0.05, gt=0, lt=0.5, description="false-alarm budget of one comparison (all metrics and "
@@ -155,6 +153,10 @@ class VerdictSettings(_Strict):
     recent: int = Field(5, ge=1, description="change points among the newest this many campaigns (this one "
                         "included) are marked recent in the result; only one on this campaign's own runs, "
                         "with the later segment worse, fails the verdict")
+    fail_inconclusive: bool = Field(False, description="an inconclusive verdict (too little history or baseline to "
+                                    "judge by) fails the execution as a regression does (Step Functions error "
+                                    "dbswarm.Inconclusive, dbswarm run exits 4): a nightly job that must not pass "
+                                    "blind")
 
 
 def _pair(name: str, near: float, bound: float):
@@ -167,8 +169,8 @@ class ClientThresholds(_Strict):
     cpu_share: tuple[float, float] = _pair("the shard process's CPU time over the CPU it may use", 0.7, 0.9)
     loop_share: tuple[float, float] = _pair("the client threads' time outside their timed calls", 0.25, 0.5)
     wakeup_share: tuple[float, float] = _pair("the wake-up delay (a CPU and the interpreter lock) over the mean "
-                                              "latency", 0.2, 0.5)
-    runqueue_share: tuple[float, float] = _pair("the client threads' run-queue wait over their time", 0.2, 0.5)
+                                              "latency (judged at 4 threads per shard or more)", 0.25, 0.5)
+    runqueue_share: tuple[float, float] = _pair("the client threads' run-queue wait over their time", 0.1, 0.3)
 
     @model_validator(mode="after")
     def _order(self):
@@ -289,18 +291,82 @@ def _path(loc):
     return out
 
 
-def _messages(err: ValidationError, prefix=""):
+def _messages(err: ValidationError, prefix="", model=None):
+    """Every problem of a pydantic error as "path: message"; an unknown key names the nearest
+    valid one of its model (``model``: the validated model, default Campaign)."""
     out = []
     for e in err.errors():
         loc = [p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
         path = _path([prefix] + loc if prefix else loc) if (prefix or loc) else "(top level)"
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
-            msg = "unknown key"
+            msg = "unknown key" + did_you_mean(loc[-1] if loc else "", _model_keys(model or Campaign, loc[:-1]))
         elif e["type"] == "missing":
             msg = "required"
         out.append(f"{path}: {msg}")
     return out
+
+
+def did_you_mean(key, valid) -> str:
+    """"; did you mean `threads`?" for the valid name nearest to an unknown ``key`` (difflib),
+    or "" when none is near."""
+    import difflib
+    near = difflib.get_close_matches(str(key), sorted(set(valid)), n=1, cutoff=0.6)
+    return f"; did you mean `{near[0]}`?" if near else ""
+
+
+def _model_keys(model, loc) -> list[str]:
+    """The keys (field names and aliases) of the model found at ``loc`` under ``model``."""
+    import typing
+    for part in loc:
+        if not isinstance(part, str) or not (isinstance(model, type) and issubclass(model, BaseModel)):
+            continue  # a list index or a mapping key: the same model below it
+        field = model.model_fields.get(part) or next(
+            (f for f in model.model_fields.values() if f.alias == part), None)
+        if field is None:
+            return []
+        candidates = [field.annotation]
+        while candidates:
+            t = candidates.pop()
+            if isinstance(t, type) and issubclass(t, BaseModel):
+                model = t
+                break
+            candidates += [a for a in typing.get_args(t) if a is not type(None)]
+        else:
+            return []
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return []
+    return [n for name, f in model.model_fields.items() for n in (name, f.alias) if n]
+
+
+def _workload_problems(data) -> list[str]:
+    """The workloads' own problems of a campaign whose top level is invalid (a bad name, an
+    unknown key beside them), so that one validation reports them all: the workload and the
+    matrix validated as they would be under a valid top level (targets left out)."""
+    if not isinstance(data, dict):
+        return []
+    matrix = data.get("matrix")
+    if isinstance(matrix, dict):
+        matrix = {k: v for k, v in matrix.items() if k != "target"}
+    stand_in = {"name": "x", "target": {"engine": "noop"}}
+    for key in ("workload", "search", "repeat"):
+        if key in data:
+            stand_in[key] = data[key]
+    if matrix:
+        stand_in["matrix"] = matrix
+    try:
+        campaign = Campaign.model_validate(stand_in)
+    except ValidationError as err:
+        return [m for m in _messages(err) if m.startswith(("workload", "matrix"))]
+    except Exception:
+        return []
+    try:
+        expand_runs(campaign)
+    except CampaignError as err:
+        return [p for p in err.problems if p.startswith(("workload", "matrix"))]
+    except Exception:
+        return []
+    return []
 
 
 def _axis_value_path(axis, i, key=None):
@@ -323,7 +389,7 @@ def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
                 try:
                     target = Target.model_validate(value if isinstance(value, dict) else {"engine": value})
                 except ValidationError as err:
-                    problems += _messages(err, _axis_value_path(axis, i))
+                    problems += _messages(err, _axis_value_path(axis, i), model=Target)
                     target = None
                 target_path = _axis_value_path(axis, i)
                 label[axis] = (target.display if target else str(value))
@@ -363,7 +429,7 @@ def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
                 if msg.startswith("preset: "):
                     path, msg = origin.get("preset", "workload.preset"), msg[len("preset: "):]
                 if e["type"] == "extra_forbidden":
-                    msg = f"unknown key for a {family} workload"
+                    msg = f"unknown key for a {family} workload" + did_you_mean(loc[0], _model_keys(fam.model, []))
                 problems.append(f"{path}: {msg}")
             continue
         if target is None:
@@ -462,10 +528,23 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def shard_count(campaign: Campaign, threads: int, cpu_count: int | None = None) -> int:
+def auto_fanout(campaign: Campaign, run: Optional["Run"], threads: int, cpu_count: int | None = None) -> dict:
+    """``threads_per_shard: auto``'s plan for one run (campaign/fanout_auto.py): locally on
+    ``cpu_count`` (else the usable CPUs), in the cloud one function per shard."""
+    from dbswarm.campaign.fanout_auto import auto_plan
+    from dbswarm.credentials.secrets import in_cloud
+    f = campaign.fanout
+    family = run.workload.family if run is not None else ""
+    engine = run.target.engine if run is not None else ""
+    return auto_plan(family, engine, threads, f.headroom, cpu_count or usable_cpus(), in_cloud(), f.max_shards)
+
+
+def shard_count(campaign: Campaign, threads: int, cpu_count: int | None = None, run: Optional["Run"] = None) -> int:
     f = campaign.fanout
     if f.shards:
         n = f.shards
+    elif f.threads_per_shard == "auto":
+        n = auto_fanout(campaign, run, threads, cpu_count)["shards"]
     elif f.threads_per_shard:
         n = math.ceil(threads / f.threads_per_shard)
     else:
@@ -480,7 +559,8 @@ def load_campaign(source) -> tuple[Campaign, list[Run]]:
     try:
         campaign = Campaign.model_validate(data)
     except ValidationError as err:
-        raise CampaignError(_messages(err)) from None
+        problems = _messages(err)  # and the workloads' problems with them: every problem at once
+        raise CampaignError(problems + [p for p in _workload_problems(data) if p not in problems]) from None
     runs = expand_runs(campaign)
     problems = threads_per_shard_problems(runs, {r.run_id: shard_count(campaign, r.workload.threads) for r in runs})
     for run in runs:
@@ -501,6 +581,27 @@ def password_refs(campaign: Campaign) -> list[tuple[str, dict]]:
         if isinstance(t, dict) and isinstance(t.get("password"), dict):
             out.append((f"matrix.target[{i}].password", t["password"]))
     return out
+
+
+def local_reference_problems(campaign: Campaign) -> list[str]:
+    """Every {env: VAR} and {file: PATH} password reference resolved now, on this machine, as the
+    shards will resolve it (the value is discarded, never printed): an unset variable or an
+    unreadable file is a problem of the campaign, reported before anything starts (``dbswarm
+    validate``, ``dbswarm run``). {secret: NAME} is read where the campaign runs: not here."""
+    from dbswarm.credentials import secrets
+    from dbswarm.errors import SecretError
+    problems = []
+    for where, ref in password_refs(campaign):
+        data = ref if isinstance(ref, dict) else {}
+        if not (data.get("env") or data.get("file")):
+            continue
+        try:
+            secrets.resolve(data)
+        except SecretError as err:
+            text = str(err)
+            problems.append(where + text[len("target.password"):] if text.startswith("target.password") else
+                            f"{where}: {text}")
+    return problems
 
 
 def check_deployed_references(campaign: Campaign, secret_prefix: Optional[str]) -> None:
@@ -532,15 +633,78 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
+# how deep a campaign's data may nest (a campaign needs a handful of levels; thousands made the
+# YAML reader, the validation and the redaction recurse until Python gave up)
+MAX_DEPTH = 64
+# control characters (C0 but tab and newline, DEL, C1) and the bidirectional overrides: they
+# rewrite a terminal's or a report's text around them
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_ONE_LINE_KEYS = ("name", "label", "table", "preset", "engine", "run_id")
+
+
+def _shown(text: str) -> str:
+    return text.encode("unicode_escape").decode("ascii")[:80]
+
+
+def shape_problems(data) -> list[str]:
+    """A campaign's data nested deeper than MAX_DEPTH, or a key or a string holding a control
+    character (names and labels: a tab or a line break too). The values are never echoed."""
+    problems: list[str] = []
+    stack = [(data, "", 1)]
+    while stack:
+        value, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return [f"{_shown(path) or '(top level)'}: nested more than {MAX_DEPTH} levels deep (a campaign needs a "
+                    "handful)"]
+        if isinstance(value, dict):
+            for k, v in value.items():
+                key = str(k)
+                where = f"{path}.{key}" if path else key
+                if _CONTROL.search(key) or "\n" in key or "\t" in key:
+                    problems.append(f"{_shown(where)}: a key with a control character")
+                stack.append((v, where, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value))
+        elif isinstance(value, str):
+            bad = _CONTROL.search(value)
+            if bad is None and path.rsplit(".", 1)[-1] in _ONE_LINE_KEYS:
+                bad = re.search("[\t\n\r]", value)
+            if bad is not None:
+                problems.append(f"{_shown(path)}: contains a control character (U+{ord(bad.group()):04X}); names, "
+                                "labels and values must be printable text")
+    return sorted(problems)
+
+
+def _yaml_problem(err) -> str:
+    """A YAML error as "what, line L, column C": never the snippet of the line (a password's)."""
+    problem = getattr(err, "problem", None)
+    mark = getattr(err, "problem_mark", None)
+    if isinstance(err, yaml.reader.ReaderError):
+        char = err.character if isinstance(err.character, int) else ord(err.character)
+        return f"a control character (U+{char:04X}) at offset {err.position}: a campaign is printable text"
+    if not problem:
+        return type(err).__name__
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    context, cmark = getattr(err, "context", None), getattr(err, "context_mark", None)
+    also = f" ({context} at line {cmark.line + 1})" if context and cmark is not None else ""
+    return f"{problem}{where}{also}"
+
+
 def read_campaign_data(source):
     if isinstance(source, dict):
+        problems = shape_problems(source)
+        if problems:
+            raise CampaignError(problems)
         return source
     text = None
     if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and os.path.exists(source)):
         try:
-            text = Path(source).read_text()
+            text = Path(source).read_text(encoding="utf-8")
         except OSError as err:
             raise CampaignError([f"(file): cannot read {source}: {err.strerror}"]) from None
+        except UnicodeDecodeError as err:
+            raise CampaignError([f"(file): {source} is not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset "
+                                 f"{err.start}): a campaign file is YAML or JSON in UTF-8"]) from None
     elif isinstance(source, str) and ("\n" in source or source.lstrip().startswith("{")):
         text = source
     else:
@@ -548,9 +712,15 @@ def read_campaign_data(source):
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as err:
-        raise CampaignError([f"(file): not valid YAML/JSON: {err}"]) from None
+        raise CampaignError([f"(file): not valid YAML/JSON: {_yaml_problem(err)}"]) from None
+    except RecursionError:
+        raise CampaignError([f"(file): nested too deeply to read: a campaign is at most {MAX_DEPTH} levels "
+                             "deep"]) from None
     if not isinstance(data, dict):
         raise CampaignError(["(top level): expected a mapping of campaign keys"])
+    problems = shape_problems(data)
+    if problems:
+        raise CampaignError(problems)
     return data
 
 

@@ -228,6 +228,11 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
         data = dict(data, fanout={**(data.get("fanout") or {}), "shards": shards, "threads_per_shard": None})
         data["fanout"] = {k: v for k, v in data["fanout"].items() if v is not None}
     campaign, _ = load_campaign(data)  # a bad file is reported before anything starts
+    from dbswarm.campaign.spec import local_reference_problems
+    from dbswarm.errors import CampaignError
+    problems = local_reference_problems(campaign)  # an unset {env: VAR} too, not 25 s later in a shard
+    if problems:
+        raise CampaignError(problems)
     cid = service.new_campaign_id(campaign.name[:56])  # the execution's name (at most 80 characters)
     request = {"campaign": data, "results": results, "lead_seconds": lead_seconds}
     if max_call_seconds:
@@ -432,8 +437,15 @@ class _Watch:
         store.put_json(store.key(self.cid, "execution.json"), trace)
         agg = self.outputs.get("AggregateFunction")
         if agg is None:
-            raise DbswarmError(f"campaign {self.cid}: the state machine ended {status} ({error}: {cause}); "
-                               f"what the shards measured is in {store.location(store.key(self.cid, 'runs'))}")
+            message = f"campaign {self.cid}: the state machine ended {status}: {_unwrapped(error, cause) or error}"
+            runs = store.key(self.cid, "runs")
+            try:
+                measured = any(k.endswith(".json") and "/shard-" in k for k in store.list(runs))
+            except Exception:
+                measured = False
+            if measured:  # only when a shard wrote something: nothing ran, nothing to point at
+                message += f"; what the shards measured is in {store.location(runs)}"
+            raise DbswarmError(message)
         out = dict(agg, store=self.plan["store"],
                    execution={"arn": trace["execution"]["arn"], "status": status, "error": error,
                               "trace_key": store.key(self.cid, "execution.json")})
@@ -445,7 +457,7 @@ class _Watch:
             if not (out.get("status") == "incomplete" and _a_phase_incomplete(store, self.cid)):
                 out["status"] = "failed"   # (phases "not run" alone: the campaign failed, exit 3)
             self.log(redact_text(f"campaign {self.cid}: a run stopped early: {_run_error(history)}"))
-        elif status != "SUCCEEDED" and error != "dbswarm.Regressed":
+        elif status != "SUCCEEDED" and error not in ("dbswarm.Regressed", "dbswarm.Inconclusive"):
             out["status"] = "failed"
             self.log(redact_text(f"campaign {self.cid}: the state machine ended {status} ({error}: {cause})"))
         return out

@@ -1,0 +1,91 @@
+"""`dbswarm validate` says everything `run` would refuse, at once: password references resolved
+(never printed), every problem of the file in one answer, the nearest valid name for an
+unknown key; and a run that fails before any shard ran says so in one line."""
+import pytest
+
+from dbswarm.campaign.spec import load_campaign
+from dbswarm.cli import main
+from dbswarm.errors import CampaignError, DbswarmError
+
+CAMPAIGN = """\
+name: envref
+target: {engine: postgresql, url: "postgresql://dbswarm@127.0.0.1:5/dbswarm", password: {env: DBSWARM_T35_PASS}}
+workload: {recordcount: 100, operationcount: 100}
+"""
+
+
+def test_validate_resolves_an_env_reference_and_names_the_unset_variable(tmp_path, monkeypatch, capsys):
+    spec = tmp_path / "c.yaml"
+    spec.write_text(CAMPAIGN)
+    monkeypatch.delenv("DBSWARM_T35_PASS", raising=False)
+    assert main(["validate", str(spec)]) == 2
+    out = capsys.readouterr()
+    assert "target.password: environment variable DBSWARM_T35_PASS is not set" in out.err
+    assert "valid" not in out.out
+    monkeypatch.setenv("DBSWARM_T35_PASS", "s3cr3t-value-35")
+    assert main(["validate", str(spec)]) == 0
+    out = capsys.readouterr()
+    assert "valid, 1 run" in out.out and "s3cr3t-value-35" not in out.out + out.err
+
+
+def test_run_refuses_an_unset_env_reference_before_anything_starts(tmp_path, monkeypatch):
+    from dbswarm.run.local import run_campaign
+    monkeypatch.delenv("DBSWARM_T35_PASS", raising=False)
+    text = ("name: envref\nmatrix:\n  target:\n    - {engine: sqlite}\n"
+            "    - {engine: postgresql, url: \"postgresql://dbswarm@127.0.0.1:5/dbswarm\", "
+            "password: {env: DBSWARM_T35_PASS}}\nworkload: {recordcount: 100, operationcount: 100}\n")
+    with pytest.raises(CampaignError) as err:
+        run_campaign(text, str(tmp_path / "results"), show_progress=False, log=lambda *a: None)
+    assert err.value.problems == ["matrix.target[1].password: environment variable DBSWARM_T35_PASS is not set"]
+    assert not (tmp_path / "results").exists()   # nothing started, nothing written
+
+
+def test_every_problem_at_once_with_the_nearest_valid_name():
+    text = """\
+name: "not a name!"
+target: {engine: postgresql, url: "postgresql://h/db", password: hunter2, lable: x}
+workload: {family: sysbench, test: oltp_nope, thread: 4, tabels: 2}
+fanuot: {shards: 2}
+"""
+    with pytest.raises(CampaignError) as err:
+        load_campaign(text)
+    problems = err.value.problems
+    assert problems[0].startswith("name: ")
+    assert any(p.startswith("target.password: a literal password is not allowed") for p in problems)
+    assert "target.lable: unknown key; did you mean `label`?" in problems
+    assert "fanuot: unknown key; did you mean `fanout`?" in problems
+    assert any(p.startswith("workload.test: ") for p in problems), problems
+    assert "workload.thread: unknown key for a sysbench workload; did you mean `threads`?" in problems
+    assert "workload.tabels: unknown key for a sysbench workload; did you mean `tables`?" in problems
+    # nothing near: no suggestion
+    with pytest.raises(CampaignError) as err:
+        load_campaign("workload: {zzzzqqq: 1}\n")
+    assert err.value.problems == ["workload.zzzzqqq: unknown key for a ycsb workload"]
+
+
+def test_a_run_that_failed_before_any_shard_says_so_once(monkeypatch):
+    """The state machine failed in its plan or prepare step: one prefix, no pointer to shard
+    files that do not exist."""
+    from dbswarm.run.local import _Watch
+    watch = _Watch("c-35", lambda *_: None, board=None)
+    watch.plan = {"store": "/nonexistent-dbswarm-35", "campaign_id": "c-35"}
+
+    class Store:
+        def put_json(self, *a):
+            pass
+
+        def key(self, *parts):
+            return "/".join(parts)
+
+        def list(self, prefix):
+            return []
+
+        def location(self, key):
+            return key
+    import dbswarm.run.local as local
+    monkeypatch.setattr(local, "open_store", lambda url: Store())
+    cause = '{"errorType": "SecretError", "errorMessage": "SecretError: target.password: cannot read secret file"}'
+    with pytest.raises(DbswarmError) as err:
+        watch.outcome({"status": "FAILED", "error": "SecretError", "cause": cause}, {}, [])
+    text = str(err.value)
+    assert text == "campaign c-35: the state machine ended FAILED: target.password: cannot read secret file", text
