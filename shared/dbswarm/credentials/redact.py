@@ -51,11 +51,6 @@ def remember(*values) -> None:
                 _known.add(str(v))
 
 
-def forget_all() -> None:
-    with _lock:
-        _known.clear()
-
-
 def _mask_pair(m):
     key = m.group(2)
     if key.lower() in _NOT_SECRET_KEYS:

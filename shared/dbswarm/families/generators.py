@@ -289,19 +289,6 @@ class Hotspot:
         return self.lo + self.hot + r.randrange(self.cold)
 
 
-def key_chooser(name, rng, lo, hi, upper_bound=None, theta=0.99, hot_data=0.2, hot_opn=0.8):
-    """The request distribution named by YCSB's ``requestdistribution``."""
-    if name == "uniform":
-        return Uniform(rng, lo, hi)
-    if name == "zipfian":
-        return ScrambledZipfian(rng, lo, hi, theta)
-    if name == "latest":
-        return SkewedLatest(rng, upper_bound or (lambda: hi + 1), theta)
-    if name == "hotspot":
-        return Hotspot(rng, lo, hi, hot_data, hot_opn)
-    raise ValueError(f"unknown request distribution {name!r}")
-
-
 # ---- sysbench ------------------------------------------------------------------------
 
 SysbenchUniform = Uniform  # sysbench's uniform rand type is the same draw

@@ -277,13 +277,6 @@ class Timeline:
         n = max([len(v) for v in self.ops.values()] + [len(self.errors), len(self.latency_us)], default=0)
         return self.start + n
 
-    def _aligned(self, seq, start, length):
-        out = [0] * length
-        if seq:
-            off = start - self.start
-            out[off:off + len(seq)] = seq
-        return out
-
     def merge(self, other: "Timeline") -> "Timeline":
         if other.start is None:
             return self

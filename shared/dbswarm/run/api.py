@@ -303,15 +303,6 @@ def _body(event) -> str:
     return body
 
 
-def _number(query, name):
-    if query.get(name) in (None, ""):
-        return None
-    try:
-        return float(query[name])
-    except ValueError:
-        raise DbswarmError(f"query parameter {name}: expected a number, got {query[name]!r}") from None
-
-
 def _response(code, doc):
     return {"statusCode": code, "headers": {"content-type": "application/json"}, "isBase64Encoded": False,
             "body": json.dumps(doc, indent=1, default=str)}

@@ -73,22 +73,6 @@ def samples_of(result: dict) -> dict:
     return out
 
 
-def compare_metrics(baseline: dict, current: dict, thresholds: dict) -> list[dict]:
-    """The fixed-threshold rule: one value against one value per metric."""
-    deltas = []
-    for run_id, base in baseline.items():
-        now = current.get(run_id)
-        if now is None:
-            deltas.append({"run_id": run_id, "metric": "run", "baseline": "present", "value": "missing",
-                           "change": -1.0, "threshold": 0.0, "regressed": True, "method": "threshold"})
-            continue
-        for metric, bval in base.items():
-            if metric not in now or metric not in METRICS or not bval:
-                continue
-            deltas.append(_threshold_delta(run_id, metric, [now[metric]], [bval], thresholds, "baseline"))
-    return deltas
-
-
 def _threshold_delta(cell, metric, values, ref, thresholds, source) -> dict:
     higher_better = METRICS[metric][1]
     value, bval = V.median(values), V.median(ref)
