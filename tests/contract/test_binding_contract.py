@@ -593,7 +593,16 @@ def test_sysbench_index_creation_is_idempotent(make):
     n = make.sb_no
     s.create(n)
     s.create_index(n)
-    s.create_index(n)  # a resumed campaign builds it again: no error
+    s.create_index(n)  # a resumed campaign builds it again: no error, and no second index
+    b, table = s.b, s.table_name(n)
+    if b.dialect == "postgresql":
+        rows = b.fetchall(b.prepare("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s"), (table,))
+        names = [str(name) for name, definition in rows if str(definition).endswith("(k)")]
+    else:
+        names = [str(r[0]) for r in b.fetchall(b.prepare(
+            "SELECT DISTINCT index_name FROM information_schema.statistics WHERE table_schema = DATABASE() "
+            "AND table_name = %s AND column_name = 'k'"), (table,))]
+    assert names == [f"k_{n}"], names
 
 
 # ---- engine specifics ----------------------------------------------------------------------

@@ -111,9 +111,12 @@ def test_published_schema_file_is_current():
     assert json.loads(path.read_text()) == json_schema(), "regenerate: dbswarm schema > " + str(path)
 
 
-def test_example_campaigns_validate():
-    import os
+def test_example_campaigns_validate(monkeypatch):
     from pathlib import Path
-    os.environ.setdefault("DBSWARM_PASSWORD", "unused")
-    for path in sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml")):
-        load_campaign(str(path))
+    monkeypatch.setenv("DBSWARM_PASSWORD", "unused")  # the examples read it ({env: DBSWARM_PASSWORD})
+    paths = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml"))
+    assert len(paths) >= 5, paths
+    for path in paths:
+        campaign, runs = load_campaign(str(path))
+        assert campaign.name and runs, path
+        assert all(r.workload.family in ("ycsb", "sysbench", "tpcc") and r.workload.threads >= 1 for r in runs), path
