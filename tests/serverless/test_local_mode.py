@@ -58,6 +58,29 @@ def test_baseline_saved_then_regression_fails_the_execution(tmp_path):
     assert _trace(second)["states_entered"]["Regressed"] == 1
 
 
+def test_an_inconclusive_night_fails_the_execution_when_the_campaign_asks(tmp_path):
+    """results.verdict.fail_inconclusive: three nights of history are too few to judge one run
+    by; the verdict is inconclusive, and the execution fails (dbswarm.Inconclusive, exit 4)."""
+    from dbswarm.cli import report_outcome
+    from dbswarm.results.store import open_store
+    from dbswarm.results.verdict.regression import append_history
+    store = open_store(str(tmp_path))
+    for i in range(3):
+        append_history(store, "blind", {"campaign_id": f"old-{i}", "created_at": 1000.0 + i},
+                       {"000": {"throughput": [1000.0 + i]}}, "pass")
+    campaign = {"name": "blind", "target": {"engine": "noop"}, "phases": ["run"],
+                "workload": {"preset": "S6", "operationcount": 2000, "threads": 2},
+                "results": {"baseline": "none-saved", "verdict": {"fail_inconclusive": True}}}
+    out = run_campaign(campaign, str(tmp_path), show_progress=False, log=lambda *_: None)
+    assert out["compare"]["verdict"] == "inconclusive" and out["compare"]["fail"] is True
+    assert out["execution"] == {**out["execution"], "status": "FAILED", "error": "dbswarm.Inconclusive"}
+    assert out["status"] == "complete" and _trace(out)["states_entered"]["Inconclusive"] == 1
+    assert report_outcome(out, False) == 4
+    campaign["results"]["verdict"]["fail_inconclusive"] = False  # the default: it passes
+    out = run_campaign(campaign, str(tmp_path), show_progress=False, log=lambda *_: None)
+    assert out["compare"]["verdict"] == "inconclusive" and out["execution"]["status"] == "SUCCEEDED"
+
+
 def test_a_run_that_fails_outside_its_shards_still_aggregates(tmp_path):
     # the prepare step cannot create the database file: the run stops, the campaign aggregates
     campaign = {"name": "badrun", "target": {"engine": "sqlite", "url": "/proc/dbswarm-cannot/x.db"},

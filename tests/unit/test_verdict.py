@@ -224,3 +224,72 @@ def test_the_compared_series_is_in_the_result_and_drawn_in_the_report():
     lines = {x["label"]: x["values"] for x in chart["series"]}
     assert lines["history"][:30] == hist and lines["tonight"][30:] == tonight
     assert [v for v in lines["change point"] if v is not None] == [tonight[0]]
+
+
+def _night(campaign_id, throughput, p99, verdict="pass", regressed=()):
+    """A history document as compare_with_baseline writes it (with what regressed and how)."""
+    return {"campaign_id": campaign_id, "verdict": verdict,
+            "samples": {"000": {"throughput": [throughput], "read_p99_us": [p99]}},
+            "regressed": [{"run_id": "000", "metric": m, "method": how} for m, how in regressed]}
+
+
+def _tonight(campaign_id, throughput, p99):
+    result = _result([throughput])
+    result["campaign_id"] = campaign_id
+    result["runs"][0]["phases"]["run"]["read_latency"] = {"p99_us": p99}
+    return result
+
+
+def test_one_false_alarm_does_not_blind_the_nights_after_it():
+    """30 nights at 1,000/s and 5 ms p99; then a night flagged for a p99 of +10.1 % by the fixed
+    threshold (no test: no evidence). The next nights' throughput of -33 % and then -62 % must
+    fail: the flag moved no reference (it was another metric, and no test showed it). After the
+    -33 % night (a regression a test showed), a night at that level is not a new regression, and
+    one further down is."""
+    rng = random.Random(5)
+    history = [_night(f"n-{i:03d}", t, p) for i, (t, p) in
+               enumerate(zip(noisy(rng, 1000, 30, 0.03), noisy(rng, 5000, 30, 0.03)))]
+    history.append(_night("alarm", 1000.0, 5505.0, "regressed", [("read_p99_us", "threshold")]))
+    doc = judge_campaign(_tonight("drop-33", 667.0, 5000.0), history, None, {}, SETTINGS)
+    thr = next(d for d in doc["deltas"] if d["metric"] == "throughput")
+    assert doc["verdict"] == "regressed" and thr["regressed"] and thr["method"] == "prediction", thr
+    assert "since n-000" in thr["reference"]
+    from dbswarm.results.verdict.regression import regressions_of
+    history.append(_night("drop-33", 667.0, 5000.0, doc["verdict"],
+                          [(r["metric"], r["method"]) for r in regressions_of(doc)]))
+    # a further drop: judged against the level before the reported one, and beyond that level
+    doc = judge_campaign(_tonight("drop-62", 380.0, 5000.0), history, None, {}, SETTINGS)
+    thr = next(d for d in doc["deltas"] if d["metric"] == "throughput")
+    assert doc["verdict"] == "regressed" and thr["regressed"], thr
+    assert "beyond the level reported on drop-33" in thr["why"]
+    # a night at the reported level: the drop was said once
+    doc = judge_campaign(_tonight("same", 670.0, 5000.0), history, None, {}, SETTINGS)
+    thr = next(d for d in doc["deltas"] if d["metric"] == "throughput")
+    assert not thr["regressed"] and "at the level already reported on drop-33" in thr["why"]
+    assert doc["verdict"] == "pass"
+
+
+def test_an_inconclusive_night_fails_when_the_campaign_asks(tmp_path):
+    from dbswarm.results.store import open_store
+    from dbswarm.results.verdict.regression import append_history, compare_with_baseline
+    store = open_store(str(tmp_path))
+    verdicts = {}
+    for ask in (False, True):
+        cid = f"night-{ask}"
+        result = _tonight(cid, 500.0, 5000.0)
+        result.update(name=f"short-{ask}", status="complete", missing_shards=[],
+                      campaign={"results": {"verdict": {"fail_inconclusive": ask}}})
+        for i, v in enumerate((1000.0, 1010.0, 990.0)):  # too short a history to judge one run
+            append_history(store, result["name"], dict(result, campaign_id=f"old-{i}", created_at=1000.0 + i),
+                           {"000": {"throughput": [v]}}, "pass")
+        from dbswarm.results.aggregate import merge_phase
+        from tests.unit.test_start_barrier import _doc
+        for r in result["runs"]:
+            phase = merge_phase("ycsb", {"family": "ycsb", "warmuptime": 0}, 1, "run", {0: _doc(0, 1000.0, 5)}, {})
+            r.update(target={"engine": "noop", "label": "noop", "is_real_database": False},
+                     workload={"family": "ycsb", "name": "S1", "recordcount": 1}, threads=1, shard_count=1,
+                     phases={"run": dict(phase, throughput=500.0)})
+        store.put_json(store.key(cid, "result.json"), result)
+        out = compare_with_baseline(store, cid, None, {})
+        verdicts[ask] = (out["verdict"], out["fail"])
+    assert verdicts == {False: ("inconclusive", False), True: ("inconclusive", True)}

@@ -142,6 +142,8 @@ def status(dep: Deployment, campaign_id: str) -> dict:
         out["error"] = {"error": desc.get("error"), "cause": desc.get("cause")}
         if desc.get("error") == "dbswarm.Regressed":
             out["result"] = {"status": "regressed", "verdict": "regressed"}
+        elif desc.get("error") == "dbswarm.Inconclusive":  # results.verdict.fail_inconclusive
+            out["result"] = {"status": "complete", "verdict": "inconclusive"}
         elif desc.get("error") == "dbswarm.RunFailed":   # aggregated what it had, then failed
             out["result"] = {"status": "failed", "verdict": None}
     if "result" in out:
