@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 from dbswarm.credentials.redact import redact_doc
 from dbswarm.errors import DbswarmError
@@ -76,7 +77,22 @@ def client_health_table(result) -> list[str]:
             "server µs/op / client mean µs |", "|---|---|---|---|---|---|---|---|", *rows]
 
 
-def summary_markdown(result) -> str:  # noqa: C901 (one section after another)
+# what never reaches a terminal or summary.md: control characters (C0 but tab and newline, DEL,
+# C1) and the bidirectional overrides (a result written before names were checked, an error text)
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` without control characters (a terminal would act on them)."""
+    return _UNPRINTABLE.sub("", text)
+
+
+def summary_markdown(result) -> str:
+    """summary.md: printable text only (``printable``)."""
+    return printable(_summary_markdown(result))
+
+
+def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
     lines = [f"# dbswarm campaign {result['name']} ({result['campaign_id']})", "",
              f"Status: **{result['status']}**. Seed {result['seed']}."]
     lines += client_first_lines(result)  # a load generator that was the bottleneck: said before anything else

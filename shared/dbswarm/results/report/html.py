@@ -470,7 +470,7 @@ def report_html(result, summary_md: str) -> str:
     # the title, status and server lines are the overview's
     skip = set(server_lines(result))
     tables = "\n".join(line for line in summary_md.splitlines()[3:] if line not in skip)
-    sections.append("<h2>Tables</h2>" + markdown_it.MarkdownIt("commonmark").enable("table").render(tables))
+    sections.append("<h2>Tables</h2>" + markdown_it.MarkdownIt("commonmark", {"html": False}).enable("table").render(tables))
     sections.append("<h2>Runs</h2>")
     toc = []
     for r in result["runs"]:
