@@ -159,3 +159,46 @@ def test_exit_status_9_unless_allowed(tmp_path):
     assert EXIT_CODES["client_bound"] == 9
     assert report_outcome({"store": str(tmp_path), "campaign_id": "bound-1", "status": "complete"}, True) == 9
     assert report_outcome({"store": str(tmp_path), "campaign_id": "allowed-1", "status": "complete"}, True) == 0
+
+
+def _auto_plan(cpus, threads=128, **fanout):
+    from dbswarm.campaign.plan import make_plan
+    from dbswarm.campaign.spec import load_campaign
+    campaign, runs = load_campaign({"target": {"engine": "postgresql", "url": "postgresql://u@db.internal/ycsb"},
+                                    "workload": {"preset": "a", "threads": threads},
+                                    "fanout": {"threads_per_shard": "auto", **fanout}})
+    return make_plan(campaign, runs, "auto-1", cpu_count=cpus, sqlite_url="x.db").runs[0]
+
+
+def test_threads_per_shard_auto_sizes_shards_from_the_client_s_cost(monkeypatch):
+    monkeypatch.delenv("AWS_EXECUTION_ENV", raising=False)
+    from dbswarm.campaign.fanout_auto import CLIENT_COST
+    c, cycle = CLIENT_COST[("ycsb", "postgresql")]
+    # enough CPUs (a fake count): every shard's threads need at most half its CPU, so the plan is judged ok
+    run = _auto_plan(64)
+    f = run.fanout
+    assert not f.get("short_of_cpus") and run.shard_count == f["shards_needed"] <= 64
+    per_shard = max(s.threads for s in run.shards)
+    assert per_shard == f["max_threads_per_shard"] and per_shard * c / cycle <= 0.5
+    expected = {"cpu_share": per_shard * c / cycle, "threads": per_shard, "loop_share": 0.02, "runqueue_share": 0.0}
+    assert headroom.judge(expected, headroom.thresholds_of(None))["verdict"] == "ok"
+    # this machine's 2: planned on them, and the note says how many the campaign needs
+    small = _auto_plan(2)
+    assert small.shard_count == 2 and small.fanout["short_of_cpus"]
+    assert small.fanout["note"].startswith(f"this campaign needs {small.fanout['cpus_needed']} CPUs") \
+        or small.fanout["note"].startswith(f"this campaign needs {small.fanout['shards_needed']} CPUs")
+    assert "this machine gives it 2" in small.fanout["note"]
+    # a higher headroom carries more threads per shard
+    assert _auto_plan(64, headroom=1.0).fanout["max_threads_per_shard"] > per_shard
+    # few threads: a shard per thread at most, and no more shards than needed
+    assert _auto_plan(64, threads=2).shard_count <= 2
+
+
+def test_threads_per_shard_auto_in_the_cloud_follows_the_function_s_memory(monkeypatch):
+    monkeypatch.setenv("AWS_EXECUTION_ENV", "AWS_Lambda_python3.12")
+    monkeypatch.setenv("DBSWARM_WORKER_MEMORY_MB", "1769")
+    full = _auto_plan(None)
+    assert full.fanout["shard_capacity"] == 1.0 and "cpus" not in full.fanout
+    monkeypatch.setenv("DBSWARM_WORKER_MEMORY_MB", "885")
+    half = _auto_plan(None)
+    assert half.fanout["shard_capacity"] == 0.5 and half.shard_count >= full.shard_count

@@ -12,7 +12,7 @@ import hashlib
 
 from dbswarm import bindings
 from dbswarm.campaign.admission import threads_per_shard_problems
-from dbswarm.campaign.spec import Campaign, Run, shard_count
+from dbswarm.campaign.spec import Campaign, Run, auto_fanout, shard_count
 from dbswarm.errors import CampaignError
 from dbswarm.families import base as families
 from dbswarm.families.base import split
@@ -30,7 +30,7 @@ def plan_run(campaign: Campaign, run: Run, cpu_count: int | None = None) -> list
     w = run.workload
     family = families.get(w.family)
     threads = w.threads
-    n = shard_count(campaign, threads, cpu_count)
+    n = shard_count(campaign, threads, cpu_count, run)
     per_shard_threads = split(threads, n)
     limits = family.limits(w)
     rate = limits.rate
@@ -73,7 +73,9 @@ def make_plan(campaign: Campaign, runs: list[Run], campaign_id: str, cpu_count: 
             is_real_database=engine.is_real_database,
             operation_total=families.get(run.workload.family).limits(run.workload).count,
             threads=run.workload.threads, shard_count=len(shards),
-            map_mode="DISTRIBUTED" if len(shards) > INLINE_MAP_LIMIT else "INLINE", shards=shards))
+            map_mode="DISTRIBUTED" if len(shards) > INLINE_MAP_LIMIT else "INLINE", shards=shards,
+            fanout=auto_fanout(campaign, run, run.workload.threads, cpu_count)
+            if campaign.fanout.threads_per_shard == "auto" and not campaign.fanout.shards else None))
     problems = threads_per_shard_problems(runs, {r.run_id: r.shard_count for r in out_runs})
     if problems:
         raise CampaignError(problems)

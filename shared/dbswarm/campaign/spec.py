@@ -511,7 +511,11 @@ def _workload_label(value):
         key = families.get(value.get("family", families.DEFAULT)).label_key
     except FamilyError:
         key = ""
-    return (value.get(key) if key else None) or value.get("family") or "workload"
+    label = value.get(key) if key else None
+    if isinstance(label, (int, float)) and not isinstance(label, bool):
+        # a number names nothing on its own ("004-1"): the family and the key say what it counts
+        return f"{value.get('family', families.DEFAULT)} {key} {label:g}"
+    return label or value.get("family") or "workload"
 
 
 def _slug(value):

@@ -614,6 +614,8 @@ def _run_result(run: RunPlan, phases: dict, checks: Optional[dict] = None) -> di
     }
     if checks:
         out["checks"] = checks
+    if getattr(run, "fanout", None):
+        out["fanout"] = run.fanout  # threads_per_shard auto: how the shards were sized
     return out
 
 

@@ -87,6 +87,8 @@ class RunPlan(_Doc):
     repeat: Optional[int] = Field(None, description="repeat: 1..count")
     search_step: Optional[dict[str, Any]] = Field(None, description="search: the step this run is "
                                                   "({cell, step, key, value})")
+    fanout: Optional[dict[str, Any]] = Field(None, description="threads_per_shard auto: how the shards were sized "
+                                             "(threads per shard, shards and CPUs needed, note)")
 
     @property
     def engine(self) -> str:

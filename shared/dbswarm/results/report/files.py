@@ -45,6 +45,10 @@ def client_first_lines(result) -> list[str]:
             elif c.get("verdict") == "near":
                 near.append(f"- run {r['run_id']}, {name} phase: {c.get('reason', '')}")
     out = []
+    short = [f"- run {r['run_id']}: {r['fanout']['note']}" for r in result["runs"]
+             if (r.get("fanout") or {}).get("short_of_cpus")]
+    if short:
+        out += ["", "**Not enough CPUs for the load generator** (`threads_per_shard: auto`):", "", *short]
     if bound:
         out += ["", "**The load generator was the bottleneck** (client verdict `bound`): these figures are the "
                 "client's ceiling and its scheduling delay, not the database's:", "", *bound]
