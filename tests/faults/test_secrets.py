@@ -261,3 +261,87 @@ def test_api_path_writes_no_secret_anywhere(tmp_path, env, capfd, monkeypatch):
         assert found == []
         result = json.loads(s3.get_object(Bucket=bucket, Key=f"campaigns/{doc['id']}/result.json")["Body"].read())
         assert result["status"] == "complete"
+
+
+# ---- issue 33 item 5: redaction at every boundary a message crosses ---------------------------------
+
+def test_an_error_raised_in_a_function_process_reaches_the_runner_redacted(tmp_path):
+    """A function's process resolved the password (and so knows it); an error text carrying it
+    (a driver echoing its connection string) is redacted there, before it crosses to the runner,
+    whose execution history, execution.json and stderr never learn the secret."""
+    from dbswarm.run.emulator import FunctionProcesses
+    handler = tmp_path / "app.py"
+    handler.write_text(
+        "from dbswarm.credentials import secrets\n"
+        "def handler(event, context):\n"
+        "    password = secrets.resolve({'env': 'FAULTS_FN_PASSWORD'})\n"
+        "    raise RuntimeError(f'cannot connect to host=db user=u password={password} (and again: {password})')\n")
+    job = {"code_dir": str(tmp_path), "module_file": str(handler), "function_name": "handler",
+           "logical_id": "WorkerFunction", "name": "dbswarm-worker", "arn": "arn:aws:lambda:x", "memory": 128,
+           "timeout": 30, "request_id": "r-1", "cwd": str(tmp_path), "event": {},
+           "env": dict(dbswarm_env(FAULTS_FN_PASSWORD=PLANT))}
+    procs = FunctionProcesses()
+    try:
+        kind, answer = procs.call(job, 60)
+    finally:
+        procs.close()
+    assert kind == "error", answer
+    assert answer["errorType"] == "RuntimeError" and "cannot connect to host=db" in answer["errorMessage"]
+    assert PLANT not in json.dumps(answer), answer
+
+
+YAML_WITH_A_PASSWORD = ("name: faults-yaml\n"
+                        "target:\n"
+                        "  engine: postgresql\n"
+                        "  url: postgresql://u@10.0.0.5/db\n"
+                        f"  password: {PLANT}: {{secret: dbswarm/x}}\n"
+                        f"  label: [{PLANT}\n")
+
+
+def test_a_yaml_syntax_error_never_echoes_the_line(tmp_path):
+    """A syntax error on a line holding a password: `dbswarm validate` and the API say where
+    (line, column) and what, never the line itself."""
+    spec = tmp_path / "c.yaml"
+    spec.write_text(YAML_WITH_A_PASSWORD)
+    proc = subprocess.run([sys.executable, "-m", "dbswarm", "validate", str(spec)], env=dbswarm_env(),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "not valid YAML/JSON" in proc.stderr and "line 5" in proc.stderr, proc.stderr
+    assert PLANT not in proc.stderr + proc.stdout, proc.stderr
+    from dbswarm.results.store import LocalStore
+    from dbswarm.run import api
+    dep = api.Deployment("arn:aws:states:us-east-1:123456789012:stateMachine:dbswarm-campaign",
+                         LocalStore(tmp_path / "r"), secret_prefix="dbswarm/", allowed_targets="10.0.0.0/8")
+    out = api.handle({"requestContext": {"http": {"method": "POST"}}, "rawPath": "/campaigns",
+                      "body": YAML_WITH_A_PASSWORD}, dep)
+    assert out["statusCode"] == 400, out
+    assert "not valid YAML/JSON" in out["body"] and PLANT not in out["body"], out["body"]
+
+
+def test_redaction_never_rewrites_the_campaign_id(tmp_path):
+    """A password that happens to occur in the generated campaign id (here: this year's digits)
+    is masked where it is the password, but the id stays whole in every file: a shard file
+    names the same campaign as the result, the folder and the plan."""
+    import time
+    year = time.strftime("%Y", time.gmtime())
+    spec = tmp_path / "c.json"
+    spec.write_text(json.dumps({
+        "name": "faults-ident", "seed": 1,
+        "target": {"engine": "noop", "password": {"env": "FAULTS_ID_PASSWORD"}},
+        "workload": {"preset": "c", "table": "faults_ident", "recordcount": 100, "operationcount": 200,
+                     "threads": 1},
+        "fanout": {"shards": 2}, "phases": ["prepare", "load", "run"]}))
+    proc = subprocess.run([sys.executable, "-m", "dbswarm", "run", str(spec), "--results", str(tmp_path / "r"),
+                           "--quiet"], env=dbswarm_env(FAULTS_ID_PASSWORD=year), capture_output=True, text=True,
+                          timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    folder = next((tmp_path / "r").iterdir())
+    cid = folder.name
+    assert year in cid
+    assert json.loads((folder / "result.json").read_text())["campaign_id"] == cid
+    shard_files = list(folder.rglob("shard-*.json"))
+    assert len(shard_files) >= 2, shard_files
+    for path in shard_files:
+        doc = json.loads(path.read_text())
+        assert doc["campaign_id"] == cid, (path, doc["campaign_id"])
+        assert cid in path.read_text()

@@ -74,37 +74,74 @@ def _mask_keyvalue(m):
     return f"{m.group(1)}={MASK}"
 
 
-def redact_text(text: str, extra: Iterable[str] = ()) -> str:
-    """``text`` with every credential it may carry replaced by ***. Idempotent."""
+def redact_text(text: str, extra: Iterable[str] = (), keep: Iterable[str] = ()) -> str:
+    """``text`` with every credential it may carry replaced by ***. Idempotent. ``keep``:
+    identifiers (a campaign id, a run id) left whole wherever they occur, even when a secret
+    value happens to be part of one (they name the same campaign in every file)."""
     if not text or (len(text) >= 200 and _BLOB.match(text)):  # an encoded histogram: no credential
         return text
     with _lock:
         values = sorted(_known | {s for s in extra if s and len(s) >= 4}, key=len, reverse=True)
+    kept = [k for k in keep if k and k in text]
+    if kept and values:
+        for i, ident in enumerate(kept):
+            text = text.replace(ident, f"\x00{i}\x00")
     for v in values:
         text = text.replace(v, MASK)
     text = _URL_USERINFO.sub(lambda m: m.group(0) if m.group(2) == MASK else f"{m.group(1)}:{MASK}@", text)
     text = _KEYVALUE.sub(_mask_keyvalue, text)
     text = _JSONPAIR.sub(_mask_pair, text)
+    if kept and values:
+        for i, ident in enumerate(kept):
+            text = text.replace(f"\x00{i}\x00", ident)
     return text
+
+
+# keys whose values identify a campaign's parts: never rewritten by redaction (a secret value
+# that happens to occur in a generated id made shard files name another campaign)
+IDENTIFIER_KEYS = frozenset({"campaign_id", "run_id"})
+_IDENTIFIER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$")
+
+
+def _identifiers(obj: Any) -> list[str]:
+    found: set[str] = set()
+    stack = [obj]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if k in IDENTIFIER_KEYS and isinstance(v, str) and _IDENTIFIER.match(v):
+                    found.add(v)
+                elif isinstance(v, (dict, list, tuple)):
+                    stack.append(v)
+        elif isinstance(value, (list, tuple)):
+            stack.extend(v for v in value if isinstance(v, (dict, list, tuple)))
+    return sorted(found, key=len, reverse=True)
 
 
 def redact_doc(obj: Any, extra: Iterable[str] = ()) -> Any:
     """A JSON-like document with every credential replaced: values of keys that name a secret
-    (unless they are references: ``password: {secret: NAME}`` stays), and every string."""
-    extra = tuple(extra)
+    (unless they are references: ``password: {secret: NAME}`` stays), and every string; its
+    identifiers (``IDENTIFIER_KEYS``' values) stay whole, there and wherever they occur."""
+    return _redact_doc(obj, tuple(extra), tuple(_identifiers(obj)))
+
+
+def _redact_doc(obj: Any, extra: tuple, keep: tuple) -> Any:
     if isinstance(obj, dict):
         out = {}
         for k, v in obj.items():
             if isinstance(k, str) and k.lower() not in _NOT_SECRET_KEYS and SECRET_KEY.match(k) \
                     and isinstance(v, (str, int, float)) and not isinstance(v, bool) and v not in ("", None):
                 out[k] = MASK
+            elif k in IDENTIFIER_KEYS and isinstance(v, str) and v in keep:
+                out[k] = v
             else:
-                out[k] = redact_doc(v, extra)
+                out[k] = _redact_doc(v, extra, keep)
         return out
     if isinstance(obj, (list, tuple)):
-        return [redact_doc(v, extra) for v in obj]
+        return [_redact_doc(v, extra, keep) for v in obj]
     if isinstance(obj, str):
-        return redact_text(obj, extra)
+        return redact_text(obj, extra, keep)
     return obj
 
 

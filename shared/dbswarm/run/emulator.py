@@ -156,7 +156,10 @@ def _function_main(job, conn):
         result = handler(job["event"], context)
         answer = ("ok", json.dumps(result))
     except BaseException as exc:  # everything goes back in Lambda's error shape
-        answer = ("error", {"errorMessage": str(exc), "errorType": type(exc).__name__,
+        from dbswarm.credentials.redact import redact_text
+        # redacted here, where the secrets this process resolved are known (the runner and the
+        # execution history never learn them)
+        answer = ("error", {"errorMessage": redact_text(str(exc)), "errorType": type(exc).__name__,
                             "requestId": job["request_id"],
                             "stackTrace": traceback.format_tb(exc.__traceback__)[-5:]})
     try:
