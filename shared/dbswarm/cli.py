@@ -156,7 +156,9 @@ def cmd_validate(args):
     problems = local_reference_problems(campaign)  # resolved, never printed: `run` would refuse them too
     if problems:
         raise CampaignError(problems)
-    cost = estimate(campaign, runs)
+    # the shards listed below (this machine's CPUs unless the fanout says otherwise), as `dbswarm run`
+    # plans them: the estimate is the one its result.json's Cloud usage table shows
+    cost = estimate(campaign, runs, cpu_count=None)
     check_max_cost(cost, campaign.max_cost)  # refused before anything says "valid"
     print(f"{args.campaign}: valid, {_n(len(runs), 'run')}")
     for run in runs:
@@ -168,6 +170,10 @@ def cmd_validate(args):
             from dbswarm.campaign.spec import auto_fanout
             print(f"    threads_per_shard auto: {auto_fanout(campaign, run, w.threads)['note']}")
     print(f"in the cloud (one shard per {cost['lambda']['worker_memory_mb']} MB function): {summary(cost)}")
+    lam = cost["lambda"]
+    print(f"  of which the workers: {lam['worker_calls']:,} calls, {lam['worker_seconds']:,} s, "
+          f"{lam['worker_seconds'] * lam['worker_memory_mb'] / 1024:,.1f} GB-s (the result's Cloud usage table); "
+          f"the other {lam['requests'] - lam['worker_calls']:,} requests: the plan, prepare, aggregate and compare steps")
     for a in cost["assumptions"]:
         print(f"  assumed: {a}")
     return 0

@@ -89,3 +89,30 @@ def test_a_run_that_failed_before_any_shard_says_so_once(monkeypatch):
         watch.outcome({"status": "FAILED", "error": "SecretError", "cause": cause}, {}, [])
     text = str(err.value)
     assert text == "campaign c-35: the state machine ended FAILED: target.password: cannot read secret file", text
+
+
+def test_validates_cost_estimate_is_the_one_the_result_shows(tmp_path, capsys):
+    """`dbswarm validate` and the plan step of `dbswarm run` (whose cost-estimate.json the
+    result's Cloud usage table shows) estimate the same shards: the same worker calls, worker
+    GB-s and price; the other requests are named in both."""
+    import json
+    import re
+
+    from dbswarm.run.service import plan_campaign
+    from dbswarm.results.report.files import cost_lines
+    from pathlib import Path
+    demo = str(Path(__file__).parents[2] / "examples" / "demo.yaml")
+    assert main(["validate", demo]) == 0
+    out = capsys.readouterr().out
+    plan = plan_campaign({"campaign": open(demo).read(), "results": str(tmp_path)})
+    est = json.loads((tmp_path / plan["campaign_id"] / "cost-estimate.json").read_text())
+    lam = est["lambda"]
+    assert f"about {est['price']['total']:,.4f} USD" in out, out
+    assert f"Lambda {lam['gb_seconds']:,.1f} GB-s in {lam['requests']:,} requests" in out, out
+    workers = re.search(r"of which the workers: ([\d,]+) calls, ([\d,.]+) s, ([\d,.]+) GB-s", out)
+    assert workers and int(workers[1].replace(",", "")) == lam["worker_calls"], out
+    # the result's table, from the plan step's estimate: the same figures, the same price
+    table = "\n".join(cost_lines({"cost": {"estimate": est, "measured": {"worker_calls": 0, "worker_seconds": 0}}}))
+    assert f"| estimate | {lam['worker_calls']:,} | {lam['worker_seconds']:,} | {workers[3]} |" in table, table
+    assert f"{est['price']['total']:,.4f} USD" in table
+    assert f"the {lam['requests'] - lam['worker_calls']:,} other Lambda requests" in table

@@ -250,7 +250,10 @@ def cost_lines(result) -> list[str]:
             f"{est['price']['total']:,.4f} {pr['currency']} ({pr['region']}, prices of {pr['date']}) |",
             f"| measured | {got['worker_calls']:,} | {got['worker_seconds']:,} | {got.get('worker_gb_seconds', '–')} "
             f"| – |", "",
-            "Measured seconds are the shards' phase time per call (start-up and result writing not included)."
+            "Measured seconds are the shards' phase time per call (start-up and result writing not included). "
+            f"The price is the whole campaign's: the workers, the {lam['requests'] - lam['worker_calls']:,} other "
+            f"Lambda requests (plan, prepare, aggregate, compare; {lam['gb_seconds']:,.1f} GB-s with the workers'), "
+            "Step Functions and S3, as `dbswarm validate` prints it."
             + (" Assumed: " + "; ".join(est["assumptions"]) + "." if est.get("assumptions") else "")]
 
 
