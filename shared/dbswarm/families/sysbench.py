@@ -19,7 +19,7 @@ from dbswarm.families import base as families
 from dbswarm.families.base import BatchLoader, Client, Family, RunLimits, ThreadContext, WorkloadModel
 from dbswarm.families.generators import MT_RANDOM, SysbenchUniform, hot_next, pool_string, sysbench_rand
 from dbswarm.families.presets import SYSBENCH_TESTS
-from dbswarm.families.tables import fmt
+from dbswarm.families.tables import fmt, published_family_table
 from dbswarm.measure.recorder import Lane
 
 _DIGITS = "0123456789"
@@ -621,7 +621,10 @@ class Sysbench(Family):
                 f"| {fmt(s['tps'], 1)} | {fmt(s['qps'], 1)} | {s['queries_read']:,} / {s['queries_write']:,} / "
                 f"{s['queries_other']:,} | {s['latency_avg_ms']} | {s['latency_p95_ms']} | {s['errors']} "
                 f"| {s['reconnects']} |")
-        return "\n".join(lines) + "\n"
+        published = published_family_table(
+            "sysbench", runs, "sysbench TPS / QPS; the papers' transaction: oltp_legacy, 18 statements, QPS 20 a "
+            "transaction", [("TPS", "TPS", lambda s: s.get("tps")), ("QPS", "QPS", lambda s: s.get("qps"))])
+        return "\n".join(lines) + "\n" + ("\n" + published if published else "")
 
 
 families.register(Sysbench())

@@ -3,7 +3,7 @@ report.html use them too): the number format, the phase a run measured, and the 
 published figures beside a measurement (``dbswarm.families.published``)."""
 from __future__ import annotations
 
-from dbswarm.families.published import published_for
+from dbswarm.families.published import fields_text, matches, reference_engine, rows_of
 
 
 def fmt(v, digits=0):
@@ -23,25 +23,72 @@ def measured_phase(run):
     return None, None
 
 
+def _not_compared(family: str, runs) -> list[str]:
+    """Runs labelled like a published instance class but compared with nothing: why (a noop run
+    is never set beside a database's figures)."""
+    classes = {r["instance_class"] for r in rows_of(family)}
+    out = []
+    for r in runs:
+        if r["target"].get("label") in classes:
+            engine, why = reference_engine(r)
+            if engine is None:
+                out.append(f"Not compared: run {r['run_id']} ({r['target']['label']}): {why}.")
+    return list(dict.fromkeys(out))
+
+
 def published_table(rows, cols) -> str:
-    """Vendor figures for the same instance class beside the measurement (SPEC 2.4): ``rows``
-    maps (instance label, threads, ...) to {workload name: run}, ``cols`` the workload names."""
+    """Vendor figures for the same engine and instance class beside the measurement (SPEC 2.4):
+    ``rows`` maps (instance label, threads, ...) to {workload name: run}, ``cols`` the workload
+    names; per published configuration, the fields it was matched on (``published.matches``)."""
     lines = []
     for key, by_wl in rows.items():
         some = next(iter(by_wl.values()))
-        filters = (some["target"].get("options") or {}).get("reference") or {}
-        published = published_for(key[0], cols, filters)
+        published = matches("ycsb", some, cols)
         if not published:
             continue
         if not lines:
             lines = ["### Published figures for the same instance class (OPS)", "",
-                     "| source | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+                     "| source | " + " | ".join(cols) + " | compared on |", "|---|" + "---|" * (len(cols) + 1)]
         measured = []
         for c in cols:
             _, p = measured_phase(by_wl[c]) if c in by_wl else (None, None)
             measured.append(fmt(p["throughput"]) if p else "")
-        lines.append(f"| **measured: {key[0]}, {key[1]}** | " + " | ".join(measured) + " |")
-        for (engine, version, tier, topology, volume), figures in sorted(published.items()):
-            cells = [fmt(figures[c]) if c in figures else "" for c in cols]
-            lines.append(f"| {engine} {version}, {tier}, {topology}, {volume} volume | " + " | ".join(cells) + " |")
+        lines.append(f"| **measured: {key[0]}, {key[1]}** | " + " | ".join(measured) + " | |")
+        for g in sorted(published, key=lambda g: (g["engine"], g["version"], g["tier"], g["topology"],
+                                                  g["data_volume"])):
+            cells = [fmt(g["figures"][c]) if c in g["figures"] else "" for c in cols]
+            lines.append(f"| {g['engine']} {g['version']}, {g['tier']}, {g['topology']}, {g['data_volume']} volume | "
+                         + " | ".join(cells) + f" | {fields_text(g['fields'])} |")
+    runs = [r for by_wl in rows.values() for r in by_wl.values()]
+    notes = _not_compared("ycsb", runs)
+    if notes:
+        lines += ["", *notes]
+    return ("\n".join(lines) + "\n") if lines else ""
+
+
+def published_family_table(family: str, runs, title: str, columns: list[tuple[str, str, object]]) -> str:
+    """A sysbench or TPC-C run beside the published rows of its engine and instance class:
+    ``columns`` are (heading, published metric or "", the run's figure: a function of the run's
+    family summary); each published row says which fields it was matched on."""
+    lines = []
+    for r in runs:
+        published = matches(family, r)
+        if not published:
+            continue
+        if not lines:
+            lines = [f"### Published figures for the same instance class ({title})", "",
+                     "| source | " + " | ".join(h for h, _, _ in columns) + " | compared on |",
+                     "|---|" + "---|" * (len(columns) + 1)]
+        s = (r["phases"].get("run") or {}).get(family) or {}
+        measured = [fmt(get(s)) if s and get(s) is not None else "–" for _, _, get in columns]
+        lines.append(f"| **measured: {r['target']['label']}, {r['threads']} threads ({r['run_id']})** | "
+                     + " | ".join(measured) + " | |")
+        for g in published:
+            cells = [fmt(g["figures"][m]) if m and m in g["figures"] else "–" for _, m, _ in columns]
+            topology = f", {g['topology']}" if g["topology"] else ""
+            lines.append(f"| {g['engine']} {g['version']}, {g['tier']}{topology} ({g['source']}) | "
+                         + " | ".join(cells) + f" | {fields_text(g['fields'])} |")
+    notes = _not_compared(family, runs)
+    if notes:
+        lines += ["", *notes]
     return ("\n".join(lines) + "\n") if lines else ""
