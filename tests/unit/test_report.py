@@ -227,3 +227,29 @@ def test_short_phases_get_a_note_not_a_stub_chart_and_no_steady_window_is_a_dash
     md = summary_markdown(result)
     runs = md.split("### Runs")[1]
     assert "| – | READ 50.0%" in runs and "(0)" not in runs
+
+
+def test_timeseries_csv_has_the_intended_start_percentiles_of_a_paced_run(tmp_path):
+    """At a target rate, timeseries.csv carries each interval's response-time percentiles from the
+    intended start (result.json's intervals.intended) beside the service-time ones."""
+    from pathlib import Path
+
+    from dbswarm.run import service
+    out = service.run_steps({"name": "paced", "target": {"engine": "noop"}, "phases": ["run"],
+                             "workload": {"preset": "c", "recordcount": 100, "operationcount": 400, "target": 200,
+                                          "threads": 2}},
+                            str(tmp_path), lambda ev, n: [service.run_shard(dict(ev, shard=i)) for i in range(n)],
+                            lead_seconds=0)
+    folder = Path(out["store"]) / out["campaign_id"]
+    result = json.loads((folder / "result.json").read_text())
+    iv = result["runs"][0]["phases"]["run"]["intervals"]
+    rows = list(csv.DictReader(io.StringIO((folder / "timeseries.csv").read_text())))
+    assert rows and "interval_intended_p99_us" in rows[0] and "interval_p99_us" in rows[0]
+    for row in rows:
+        k = (int(row["epoch_second"]) - iv["start"]) // iv["interval_s"]
+        if not 0 <= k < iv["intervals"]:
+            assert row["interval_intended_p99_us"] == ""
+            continue
+        want = iv["intended"]["by_operation"][row["operation"]]["p99_us"][k]
+        assert row["interval_intended_p99_us"] == ("" if want is None else str(want))
+    assert any(row["interval_intended_p99_us"] for row in rows)

@@ -325,12 +325,15 @@ def result_csv(result) -> str:
 def timeseries_csv(result) -> str:
     """One row per run, phase, second and operation: its count, and the percentiles of the
     operation over the interval (``report_interval``) that holds the second (the same on every
-    second of one interval), merged exactly across shards."""
+    second of one interval), merged exactly across shards; at a target rate also the same
+    percentiles of the response time from the intended start (``interval_intended_*``: result.json's
+    ``intervals.intended``; empty for closed-loop runs)."""
     buf = io.StringIO()
     w = csv.writer(buf)
     pcols = [_pname(p) for p in PERCENTILES] + ["max_us"]
     w.writerow(["run_id", "phase", "epoch_second", "second", "operation", "count", "errors_all_ops",
-                "avg_latency_us_all_ops", "interval_s", "interval_start"] + [f"interval_{c}" for c in pcols])
+                "avg_latency_us_all_ops", "interval_s", "interval_start"] + [f"interval_{c}" for c in pcols]
+               + [f"interval_intended_{c}" for c in pcols])
     for r in result["runs"]:
         for name, p in r["phases"].items():
             tl = p.get("timeline")
@@ -342,6 +345,7 @@ def timeseries_csv(result) -> str:
             iv = p.get("intervals") or {}
             for op, seq in sorted(tl["ops"].items()):
                 series = (iv.get("by_operation") or {}).get(op)
+                intended = ((iv.get("intended") or {}).get("by_operation") or {}).get(op)
                 for i, c in enumerate(seq):
                     e = errs[i] if i < len(errs) else 0
                     avg = round(lat[i] / totals[i], 1) if i < len(lat) and totals[i] else ""
@@ -350,8 +354,10 @@ def timeseries_csv(result) -> str:
                     if 0 <= k < iv["intervals"]:
                         row += [iv["interval_s"], iv["start"] + k * iv["interval_s"]]
                         row += ["" if series[col][k] is None else series[col][k] for col in pcols]
+                        row += ["" if not intended or intended[col][k] is None else intended[col][k]
+                                for col in pcols]
                     else:
-                        row += [""] * (2 + len(pcols))
+                        row += [""] * (2 + 2 * len(pcols))
                     w.writerow(row)
     return buf.getvalue()
 
