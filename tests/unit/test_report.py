@@ -253,3 +253,17 @@ def test_timeseries_csv_has_the_intended_start_percentiles_of_a_paced_run(tmp_pa
         want = iv["intended"]["by_operation"][row["operation"]]["p99_us"][k]
         assert row["interval_intended_p99_us"] == ("" if want is None else str(want))
     assert any(row["interval_intended_p99_us"] for row in rows)
+
+
+def test_workload_e_scans_are_in_the_read_latency_table():
+    """Workload e is 95 % SCAN, 5 % INSERT: its read latency is its scans' (it was "–")."""
+    run = {"shard_count": 1, "family": "ycsb", "workload": {"family": "ycsb", "warmuptime": 0}}
+    phase = merge_phase(run, "run", {0: _shard_doc({"SCAN": (380, 900), "INSERT": (20, 300)}, 1000)}, {})
+    assert phase["read_latency"]["calls"] == 380 and phase["read_latency"]["p50_us"] in range(895, 905)
+    result = _result(presets=("S2",))
+    result["runs"][0]["workload"]["name"] = "e"
+    result["runs"][0]["phases"]["run"] = phase
+    md = summary_markdown(result)
+    section = md.split("### Read latency (RAL)")[1].split("###")[0]
+    row = next(line for line in section.splitlines() if line.startswith("| 4 vCPUs 16 GB"))
+    assert row.endswith(f"| {phase['read_latency']['avg_us']:,.0f} / {phase['read_latency']['p99_us']:,} |"), row

@@ -670,7 +670,7 @@ class Ycsb(Family):
                 return f"{fmt(s['avg_us'])} / {fmt(s['p99_us'])}"
             return cell
         return "\n".join([table("Throughput (OPS, operations per second)", ops), published_table(rows, cols),
-                          table("Read latency (RAL), µs: average / p99", lat("read")),
+                          table("Read latency (RAL), µs: average / p99 (READ and SCAN)", lat("read")),
                           table("Write latency (WAL), µs: average / p99", lat("write"))])
 
 

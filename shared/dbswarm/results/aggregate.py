@@ -20,7 +20,7 @@ from dbswarm.measure.recorder import Measurement, OperationStats
 from dbswarm.results.documents import RESULT_SCHEMA_VERSION, CampaignResult, Plan, RunPlan, ShardResult
 from dbswarm.results.peak import result_section
 
-READ_OPS = ("READ",)
+READ_OPS = ("READ", "SCAN")  # a scan reads: workload e (95 % SCAN) has a read latency too
 WRITE_OPS = ("UPDATE", "INSERT", "READ-MODIFY-WRITE")
 MIN_STEADY_SECONDS = 3
 
@@ -305,6 +305,7 @@ def statement_time_deltas(start: Optional[dict], end: Optional[dict]) -> Optiona
 # which statement kinds of the server a client operation is made of (one statement per
 # operation: the server's mean beside the client's; others: the server's time per operation)
 _OP_STATEMENTS = {"READ": "SELECT", "UPDATE": "UPDATE", "INSERT": "INSERT", "SCAN": "SELECT", "DELETE": "DELETE"}
+_OP_LATENCIES = {"READ": "reads", "SCAN": "reads", "UPDATE": "writes", "INSERT": "writes", "DELETE": "writes"}  # MongoDB
 
 
 def server_vs_client(measurement: Measurement, window: Optional[dict]) -> Optional[dict]:
@@ -317,15 +318,16 @@ def server_vs_client(measurement: Measurement, window: Optional[dict]) -> Option
         return None
     out = {"source": (window or {}).get("statement_source", "the server's statement statistics"), "by_operation": {}}
     ops = measurement.operations
+    kinds = _OP_LATENCIES if "reads" in times or "writes" in times else _OP_STATEMENTS
     for op, stats in sorted(ops.items()):
-        kind = _OP_STATEMENTS.get(op)
+        kind = kinds.get(op)
         calls = stats.histogram.get_total_count()
         if not calls:
             continue
         client_mean = round(stats.histogram.get_mean_value(), 1)
         entry = {"client_mean_us": client_mean}
         # a kind shared by two operations (READ and SCAN are both SELECTs) is not one operation's
-        shared = kind and sum(1 for o in ops if _OP_STATEMENTS.get(o) == kind) > 1
+        shared = kind and sum(1 for o in ops if kinds.get(o) == kind) > 1
         if kind and kind in times and not shared:
             entry.update({"server_statement": kind, "server_mean_us": times[kind]["mean_us"],
                           "server_calls": times[kind]["calls"],
