@@ -9,6 +9,7 @@ schedstat reads per call), "on" is the code as it is. The two alternate, ``--rou
 each, so both see the same host; the figure is the median ratio of the pairs.
 
     python bench/client_health_cost.py --rounds 7 --time 4 --threads 8
+    python bench/client_health_cost.py --blocks 1 --time 90 --threads 8
 """
 from __future__ import annotations
 
@@ -52,14 +53,77 @@ def one(mode: str, threads: int, seconds: float, workload: str) -> dict:
             "client": {k: v for k, v in (outcome.info.get("client") or {}).items() if k != "series"}}
 
 
+def blocks(threads: int, seconds: float, block_s: float, workload: str) -> dict:
+    """One shard of noop client threads running for ``seconds``; the bookkeeping's sampler
+    (the 20 Hz wake-up probe and the per-second /proc reads) switched on and off in
+    alternating blocks of ``block_s`` in the same process, the operations per CPU-second of
+    each block compared with its neighbours' (blocks resolve what whole processes, ±20 % from
+    one to the next on a shared machine, cannot)."""
+    import threading
+    from dbswarm.campaign.plan import make_plan
+    from dbswarm.campaign.spec import load_campaign
+    from dbswarm.engine import worker
+    from dbswarm.measure import headroom
+    real = headroom.Sampler
+
+    class NoSampler:
+        def start(self): pass
+        def stop(self): pass
+        def series(self): return None
+        def wakeup(self): return None
+    worker.headroom.Sampler = NoSampler
+    wl = {"preset": workload, "recordcount": 10_000, "operationcount": 0, "maxexecutiontime": seconds,
+          "threads": threads}
+    campaign, runs = load_campaign({"name": "health-cost", "target": {"engine": "noop"}, "workload": wl,
+                                    "phases": ["run"], "fanout": {"shards": 1}})
+    run = make_plan(campaign, runs, "health-cost", 1).runs[0]
+    sp = worker.ShardPhase(run, run.shards[0], "run", None)
+    t = threading.Thread(target=sp.execute, daemon=True)
+    t.start()
+    time.sleep(1.0)  # connected, running
+    rows = []
+    on = False
+    sampler = None
+    end = time.monotonic() + seconds - 2.0
+    while time.monotonic() < end:
+        if on:
+            sampler = real()
+            sampler.start()
+        c0, n0 = time.process_time(), sum(st.done for st in sp.states)
+        time.sleep(block_s)
+        c1, n1 = time.process_time(), sum(st.done for st in sp.states)
+        if sampler is not None:
+            sampler.stop()
+            sampler = None
+        rows.append((on, (n1 - n0) / max(c1 - c0, 1e-9)))
+        on = not on
+    sp.stop_event.set()
+    t.join(30)
+    # each "on" block against the mean of the "off" blocks beside it
+    ratios = [r / ((rows[i - 1][1] + rows[i + 1][1]) / 2) for i, (o, r) in enumerate(rows)
+              if o and 0 < i < len(rows) - 1]
+    return {"blocks": len(rows), "on_over_off_median": round(statistics.median(ratios), 4),
+            "on_over_off_quartiles": [round(q, 4) for q in statistics.quantiles(ratios, n=4)],
+            "off_ops_per_cpu_s_median": round(statistics.median(r for o, r in rows if not o), 1)}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--time", type=float, default=4.0)
     ap.add_argument("--threads", type=int, default=8)
     ap.add_argument("--workload", default="c")
+    ap.add_argument("--blocks", type=float, default=0.0,
+                    help="instead of whole processes: one process, the sampler on and off in blocks of this many s")
     args = ap.parse_args(argv)
     ctx = mp.get_context("spawn")
+    if args.blocks:
+        with ctx.Pool(1) as pool:
+            out = pool.apply(blocks, (args.threads, args.time, args.blocks, args.workload))
+        out.update(threads=args.threads, time_s=args.time, block_s=args.blocks, workload=args.workload,
+                   at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+        print(json.dumps(out))
+        return 0
     pairs = []
     for r in range(args.rounds):
         got = {}

@@ -234,6 +234,11 @@ class MongoBinding(Binding):
             out = {f"opcounters_{k}": int(v) for k, v in ops.items() if isinstance(v, (int, float))}
             out["statements"] = sum(out.get(f"opcounters_{k}", 0)
                                     for k in ("insert", "query", "update", "delete", "getmore"))
+            lat = status.get("opLatencies")
+            if isinstance(lat, dict):  # the server's own time (µs) per kind: the client-health verdict's
+                out["statement_times"] = {k: {"calls": int(v.get("ops", 0)), "exec_us": float(v.get("latency", 0))}
+                                          for k, v in lat.items() if isinstance(v, dict)}
+                out["statement_source"] = "serverStatus opLatencies (server-wide, every client)"
             return out
         commands = ((status.get("metrics") or {}).get("commands") or {})
         lower = {k.lower(): v for k, v in commands.items()}

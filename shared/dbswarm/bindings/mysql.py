@@ -310,7 +310,27 @@ class MysqlBinding(SqlBinding):
         out = {str(n).lower(): int(v) for n, v in rows}
         out["statements"] = out.get("questions", 0)
         out["transactions"] = out.get("com_commit", 0) + out.get("com_rollback", 0)
+        times = self._statement_times()
+        if times is not None:
+            out["statement_times"] = times
+            out["statement_source"] = ("performance_schema.events_statements_summary_by_digest SUM_TIMER_WAIT "
+                                       "(this schema, every client)")
         return out
+
+    def _statement_times(self):
+        """The server's own time per statement kind (the digest's first word) in this schema,
+        when performance_schema is on (off by default in MariaDB): the client-health verdict's
+        server-vs-client latency (docs/client-health.md). None when off or not readable."""
+        try:
+            if not int(self.fetchone("SELECT @@performance_schema")[0] or 0):
+                return None
+            rows = self.fetchall("SELECT UPPER(SUBSTRING_INDEX(TRIM(DIGEST_TEXT), ' ', 1)), SUM(COUNT_STAR), "
+                                 "SUM(SUM_TIMER_WAIT) FROM performance_schema.events_statements_summary_by_digest "
+                                 "WHERE SCHEMA_NAME = DATABASE() GROUP BY 1")
+        except Exception:  # no privilege on performance_schema: the other counters stand
+            return None
+        # SUM_TIMER_WAIT is in picoseconds
+        return {str(k): {"calls": int(c or 0), "exec_us": float(t or 0) / 1e6} for k, c, t in rows if k}
 
     def server_settings(self):
         rows = self.fetchall("SHOW GLOBAL VARIABLES WHERE Variable_name IN ("

@@ -26,15 +26,15 @@ LAMBDA_MB_PER_VCPU = 1769  # AWS Lambda docs, "Memory and computing power" (meas
 # (family, engine) -> (client CPU µs per operation, µs per operation from call to call), one
 # client thread, 6 s of YCSB a zipfian (20,000 records) / sysbench oltp_read_only (2 x 10,000
 # rows; an operation is a transaction), the server on the same 2 CPUs, 2026-11-26 18:18 UTC,
-# load average 7-9 from other sessions (BENCHMARKS.md, "Client headroom"; /tmp command there)
+# load average 7-9 from other sessions (BENCHMARKS.md, "Client headroom": python bench/client_cost_table.py)
 CLIENT_COST = {
     ("ycsb", "postgresql"): (44.6, 208.2),
     ("ycsb", "mysql"): (65.9, 236.3),
     ("sysbench", "postgresql"): (718.6, 2510.2),
     ("sysbench", "mysql"): (883.3, 5811.2),
 }
-# a family or engine not measured: YCSB PostgreSQL's, the heaviest demand per thread of the
-# measured pairs but one (0.21 of a CPU; MariaDB YCSB 0.28)
+# a family or engine not measured: YCSB on MariaDB's (0.28 of a CPU a thread: the heaviest of
+# the one-statement workloads measured)
 DEFAULT_COST = (65.9, 236.3)
 NOOP_COST = (2.5, 2.5)  # the noop engine answers at once: a thread is all client (BENCHMARKS.md point 7)
 

@@ -170,6 +170,7 @@ class Sampler:
         self.runq: list = []             # run-queue wait seconds of its threads per interval
         self.wake: list = []             # mean wake-up delay (µs) per interval
         self.wake_sum_ns = self.wake_max_ns = self.probes = 0
+        self.own_cpu_s = 0.0             # the sampler thread's own CPU: what the bookkeeping costs
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
 
@@ -190,6 +191,13 @@ class Sampler:
         per_sample = max(1, round(self.every_s / self.probe_s))
         cpu0, sched0 = time.process_time(), process_sched()
         stopped = self._stop.is_set
+        own0 = time.thread_time()
+        try:
+            self._probe(perf, probe_ns, per_sample, cpu0, sched0, stopped)
+        finally:
+            self.own_cpu_s = time.thread_time() - own0
+
+    def _probe(self, perf, probe_ns, per_sample, cpu0, sched0, stopped) -> None:
         n = s_sum = s_n = 0
         while not stopped():
             due = perf() + probe_ns
@@ -222,7 +230,8 @@ class Sampler:
         if not self.probes:
             return None
         return {"mean_us": round(self.wake_sum_ns / self.probes / 1000, 1),
-                "max_us": round(self.wake_max_ns / 1000, 1), "probes": self.probes}
+                "max_us": round(self.wake_max_ns / 1000, 1), "probes": self.probes,
+                "sampler_cpu_s": round(self.own_cpu_s, 4)}
 
     def series(self) -> Optional[dict]:
         if self.t0 is None or not self.cpu:
@@ -297,6 +306,9 @@ def shard_figures(segments: list) -> Optional[dict]:
         out["wakeup_delay_max_us"] = max(w["max_us"] for w in wakes)
         mean = out["mean_latency_us"]
         out["wakeup_share"] = round(out["wakeup_delay_us"] / mean, 4) if mean else None
+        # what the bookkeeping itself cost: the sampler thread's CPU, a share of the shard's
+        own = sum(w.get("sampler_cpu_s", 0) for w in wakes)
+        out["sampler_cpu_share"] = round(own / cpu, 5) if cpu > 0 else None
     else:
         out["wakeup_delay_us"] = out["wakeup_share"] = None
     return out
