@@ -136,3 +136,30 @@ def test_a_retried_call_continues_from_the_persisted_state(tmp_path, monkeypatch
     assert final["segments"][-1]["done"] == 3000
     assert Measurement.from_dict(final["measurement"]).total_ops == 3000
     assert 0 < final["segments"][1]["lost_s"] <= 0.6
+
+
+def test_resume_after_a_killed_shard_whose_cleanup_ran_says_the_data_is_gone(tmp_path, spawn):
+    """Issue 33 item 6: a shard killed for good (every retry), and `cleanup` in the phases: the
+    state machine goes on to cleanup, which drops the tables; `dbswarm resume` then refuses,
+    saying why, and leaves the partial result as it was (it ran the shard against the dropped
+    table, overwrote `partial` with `incomplete`, exit 6, and named the wrong cause)."""
+    spec = tmp_path / "cleanup.json"
+    spec.write_text(json.dumps({
+        "name": "faults-cleanup", "seed": 6,
+        "workload": {"preset": "b", "table": "faults_cleanup", "recordcount": 500, "operationcount": 20000,
+                     "target": 4000, "threads": 2},
+        "fanout": {"shards": 2}, "phases": ["prepare", "load", "run", "cleanup"]}))
+    fault = {"function": "WorkerFunction", "match": {"phase": "run", "shard": 1}, "mode": "kill", "after_s": 1.0}
+    proc = spawn(["run", str(spec), "--results", str(tmp_path / "r"), "--quiet"],
+                 env=dbswarm_env(DBSWARM_EMULATOR_FAULT=json.dumps(fault)))
+    out, err = proc.communicate(timeout=240)
+    assert proc.returncode == 3, err          # a shard is missing: partial
+    folder = next((tmp_path / "r").iterdir())
+    first = (folder / "result.json").read_text()
+    assert json.loads(first)["status"] == "partial"
+    assert list(folder.glob("runs/*/prepare-cleanup.json")), "the cleanup step did not run"
+    again = spawn(["resume", json.loads(first)["campaign_id"], "--results", str(tmp_path / "r")])
+    out, err = again.communicate(timeout=120)
+    assert again.returncode == 2, err
+    assert "the cleanup step already dropped the tables of run 000" in err and "data" in err and "gone" in err, err
+    assert (folder / "result.json").read_text() == first   # the partial result stays as it was

@@ -46,6 +46,11 @@ def resume_campaign(campaign_id: str, results: Optional[str] = None, log: Callab
     except KeyError:
         raise DbswarmError(f"resume: no campaign {campaign_id} in {store.url} (give --results)") from None
     base = {"store": store.url, "campaign_id": campaign_id}
+    gone = _cleaned_up(store, campaign_id, plan)
+    if gone:
+        raise DbswarmError(f"resume {campaign_id}: nothing resumed: the cleanup step already dropped the tables of "
+                           f"{', '.join(gone)} after a shard of it failed, so the data its missing shards needed is "
+                           "gone; the result stays as it is (run the campaign again)")
     # refused while another runner of the campaign, or a shard of an earlier one, still runs
     release = claim_campaign(campaign_id)
     progress_dir = tempfile.mkdtemp(prefix="dbswarm-progress-")
@@ -94,6 +99,27 @@ def resume_campaign(campaign_id: str, results: Optional[str] = None, log: Callab
     out = dict(out, store=store.url, resumed_shards=work)
     if stopper.requested:
         out["signal"] = stopper.requested
+    return out
+
+
+def _cleaned_up(store, campaign_id, plan) -> list[str]:
+    """Runs with a shard still to do whose cleanup stage already ran (it dropped their tables:
+    resuming would measure errors against missing tables, and call that the cause)."""
+    out = []
+    if "cleanup" not in plan.phases:
+        return out
+    for run in plan.runs:
+        phases = [p for p in ("load", "run") if p in plan.phases]
+        todo = any(_shard_state(store, campaign_id, run.run_id, ph, i)[0] != "done"
+                   for ph in phases for i in range(run.shard_count))
+        if not todo:
+            continue
+        try:
+            done = store.get_json(store.key(campaign_id, "runs", run.run_id, "prepare-cleanup.json"))
+        except KeyError:
+            continue
+        if not done.get("error") and not done.get("skipped"):
+            out.append(f"run {run.run_id}")
     return out
 
 
