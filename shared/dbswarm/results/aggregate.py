@@ -80,6 +80,21 @@ def cross_check(client: Optional[dict], server: Optional[dict]) -> dict:
     return out
 
 
+IDLE_GAP_S = 0.5  # a pause between shard calls shorter than this is a continuation's hand-over, not idle
+
+
+def idle_seconds(intervals: list[tuple[float, float]], start: float, end: float) -> float:
+    """Seconds of [start, end] that no interval covers, counting only gaps of IDLE_GAP_S or more."""
+    idle, covered_to = 0.0, start
+    for lo, hi in sorted(intervals):
+        if lo - covered_to >= IDLE_GAP_S:
+            idle += lo - covered_to
+        covered_to = max(covered_to, hi)
+    if end - covered_to >= IDLE_GAP_S:
+        idle += end - covered_to
+    return idle
+
+
 def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # noqa: C901
                 shard_docs, failures: dict[int, str], max_error_rate: float = 0.01,
                 window: Optional[dict] = None, load_counts: Optional[list[int]] = None,
@@ -92,6 +107,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
     expected = shard_count
     measurement = Measurement()
     starts, ends, skews, complete, partial, missing = [], [], {}, [], [], []
+    measuring: list[tuple[float, float]] = []  # every shard call's measured interval (segments)
     abandoned = {}  # shard -> client threads given up inside a database call (worker._join)
     integrity = _Integrity(phase, load_counts)
     settings = None
@@ -114,6 +130,8 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
         measurement.merge(shard_m)
         starts.append(doc.started_at)
         ends.append(doc.ended_at)
+        measuring.extend((seg["began_at"], seg["ended_at"]) for seg in doc.segments
+                         if seg.get("began_at") and seg.get("ended_at"))
         if doc.start_skew_s is not None:
             skews[i] = doc.start_skew_s
         client_cpu += sum(seg.get("cpu_s", 0) for seg in doc.segments)
@@ -142,7 +160,10 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
         return out
     w = workload
     span_start, span_end = min(starts), max(ends)
-    duration = max(span_end - span_start, 1e-9)
+    # measured time only: the span less the pauses in which no shard measured (an interrupted
+    # phase resumed later): every rate of the phase divides by it
+    paused = idle_seconds(measuring, span_start, span_end)
+    duration = max(span_end - span_start - paused, 1e-9)
     measured = measurement.total_ops  # after the warm-up: what the percentiles are of
     warm_ops = measurement.warmup_ops
     total = measured + warm_ops
@@ -168,6 +189,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
         "status": ("interrupted" if integrity.stopped and not missing else "partial") if missing or partial
         else "incomplete" if problems else "complete",
         "started_at": span_start, "ended_at": span_end, "duration_s": round(duration, 3),
+        **({"paused_s": round(paused, 3)} if paused else {}),
         "operations_total": total, "errors_total": measurement.total_errors,
         "ops_per_s": round(total / duration, 2),
         "steady": {"window": [ws, we], "seconds": steady_seconds,
@@ -534,7 +556,8 @@ def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
     runs_out, missing_all = [], []
     for run in plan.runs:
         phases = run_phases(plan, store, run, missing_all)
-        runs_out.append(_run_result(run, phases, stage_checks(store, cid, run.run_id)))
+        runs_out.append(_run_result(run, phases, stage_checks(store, cid, run.run_id),
+                                    stage_preparation(store, cid, run.run_id)))
     statuses = [p.get("status") for r in runs_out for p in r["phases"].values()]
     if interrupted:
         status = "interrupted" if any(s != "complete" for s in statuses) else "complete"
@@ -602,7 +625,30 @@ def stage_checks(store, campaign_id, run_id) -> Optional[dict]:
     return out or None
 
 
-def _run_result(run: RunPlan, phases: dict, checks: Optional[dict] = None) -> dict:
+def stage_preparation(store, campaign_id, run_id) -> Optional[dict]:
+    """What the binding did to the target before the load beyond the family's tables
+    (``prepare-before_load.json``'s binding_settings.cluster_preparation: MongoDB's sharding of
+    the collection, FerretDB's index), with ``skipped``: the steps asked for and not done (a
+    server that is no sharded cluster: FerretDB has no enableSharding). None: nothing asked."""
+    try:
+        doc = store.get_json(store.key(campaign_id, "runs", run_id, "prepare-before_load.json"))
+    except KeyError:
+        return None
+    prep = (doc.get("binding_settings") or {}).get("cluster_preparation")
+    if not isinstance(prep, dict) or not prep:
+        return None
+    out = dict(prep)
+    skipped = [f"{name}: {step.get('status')}; " + "; ".join(f"{k}: {v}" for k, v in step.items()
+                                                             if k not in ("status", "requested") and v != "ok")
+               for name, step in prep.items()
+               if isinstance(step, dict) and str(step.get("status", "")).startswith("skipped")]
+    if skipped:
+        out["skipped"] = skipped
+    return out
+
+
+def _run_result(run: RunPlan, phases: dict, checks: Optional[dict] = None,
+                preparation: Optional[dict] = None) -> dict:
     t = run.target
     out = {
         "index": run.index, "run_id": run.run_id, "axes": run.axes,
@@ -616,6 +662,8 @@ def _run_result(run: RunPlan, phases: dict, checks: Optional[dict] = None) -> di
     }
     if checks:
         out["checks"] = checks
+    if preparation:
+        out["preparation"] = preparation
     if getattr(run, "fanout", None):
         out["fanout"] = run.fanout  # threads_per_shard auto: how the shards were sized
     return out

@@ -320,6 +320,9 @@ class RunResult(_Open):
     checks: Optional[dict[str, dict[str, Any]]] = Field(
         None, description="the family's consistency checks by un-sharded stage (after_load, after_run): "
         "{passed, conditions, failures, ...}; a failed one makes the campaign check_failed")
+    preparation: Optional[dict[str, Any]] = Field(
+        None, description="what the binding did to the target before the load beyond the tables (MongoDB: "
+        "sharding, FerretDB: its index), and skipped: the steps asked for and not done (summary.md says so)")
 
 
 class CampaignResult(_Open):

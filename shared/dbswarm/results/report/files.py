@@ -106,6 +106,11 @@ def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
         lines.append("\n**Throughput to read with care** (marked ⚠ below; result.json: the phase's "
                      "`throughput_caveat`):\n")
         lines += [f"- run {run_id}, {name} phase: {why}" for run_id, name, why in caveats]
+    skipped = [(r["run_id"], s) for r in result["runs"] for s in (r.get("preparation") or {}).get("skipped", [])]
+    if skipped:
+        lines.append("\n**Requested preparation skipped** (the target was not prepared as the campaign asked; "
+                     "result.json: the run's `preparation`):\n")
+        lines += [f"- run {run_id}: {text}" for run_id, text in skipped]
     if result.get("interrupted"):
         lines.append(f"\n**Interrupted** ({result['interrupted']['by']}): every shard stopped at its next operation "
                      "and wrote what it measured; phases not finished are marked. Continue with "
