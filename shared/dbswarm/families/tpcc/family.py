@@ -53,6 +53,8 @@ STOCK_PER_DISTRICT_UNIT = ITEMS // DISTRICTS
 
 TRANSACTIONS = ("NEW_ORDER", "PAYMENT", "ORDER_STATUS", "DELIVERY", "STOCK_LEVEL")
 MIX = {"NEW_ORDER": 45, "PAYMENT": 43, "ORDER_STATUS": 4, "DELIVERY": 4, "STOCK_LEVEL": 4}
+_LETTER = {"NEW_ORDER": "N", "PAYMENT": "P", "ORDER_STATUS": "O", "DELIVERY": "D", "STOCK_LEVEL": "S"}
+_CARD_OF = {v: k for k, v in _LETTER.items()}
 # clause 5.2.5.7: keying time (s) and mean think time (s) per transaction type
 KEYING_S = {"NEW_ORDER": 18, "PAYMENT": 3, "ORDER_STATUS": 2, "DELIVERY": 2, "STOCK_LEVEL": 2}
 THINK_MEAN_S = {"NEW_ORDER": 12, "PAYMENT": 12, "ORDER_STATUS": 10, "DELIVERY": 5, "STOCK_LEVEL": 5}
@@ -396,10 +398,17 @@ class Deck:
     shuffled, dealt one per transaction, reshuffled when empty: the mix is exact over every 100."""
     CARDS = tuple(t for t, n in MIX.items() for _ in range(n))
 
-    def __init__(self, rng: random.Random):
+    def __init__(self, rng: random.Random, saved: Optional[dict] = None):
         self.rng = rng
         self.cards = list(self.CARDS)
         self.i = len(self.cards)
+        if saved:  # a continued thread deals on from where its last segment stopped
+            self.cards = [_CARD_OF[c] for c in saved["cards"]]
+            self.i = saved["i"]
+
+    def state(self) -> dict:
+        """The deck as dealt so far (a checkpoint's): its order, one letter a card, and the next."""
+        return {"cards": "".join(_LETTER[c] for c in self.cards), "i": self.i}
 
     def next(self) -> str:
         if self.i >= len(self.cards):
@@ -442,13 +451,13 @@ class TpccClient:
     """One virtual user: its home warehouse and district, its deck, the inputs of each
     transaction (drawn before the transaction is timed) and the transactions' bodies."""
 
-    def __init__(self, w, rng: random.Random, thread: int, c_run: dict):
+    def __init__(self, w, rng: random.Random, thread: int, c_run: dict, deck: Optional[dict] = None):
         self.w, self.rng = w, rng
         self.W = w.warehouses
         self.home_w = thread % self.W + 1
         self.home_d = (thread // self.W) % DISTRICTS + 1
         self.c = c_run
-        self.deck = Deck(rng)
+        self.deck = Deck(rng, deck)
         self.s = Strings(rng)
         self.counters = {"new_order_rollbacks": 0, "new_order_rollbacks_warmup": 0, "payment_remote": 0,
                          "payment_by_name": 0, "order_status_by_name": 0, "new_order_remote_lines": 0,
@@ -669,7 +678,7 @@ class _RunClient(Client):
     def __init__(self, w, ctx: ThreadContext):
         self.m = ctx.m
         self.w = w
-        self.c = TpccClient(w, ctx.rng, ctx.thread, run_constants(w.c_last_load, _run_rng(w)))
+        self.c = TpccClient(w, ctx.rng, ctx.thread, run_constants(w.c_last_load, _run_rng(w)), ctx.saved.get("deck"))
         self.c.rec = ctx.m.rec  # its warm-up instants are set when the threads are released
         self.st = Session(ctx.m.binding)
         c = self.c
@@ -697,6 +706,9 @@ class _RunClient(Client):
             mean = THINK_MEAN_S[kind]
             self._sleep(min(-math.log(1.0 - self.c.rng.random()) * mean, 10 * mean))
         return 1
+
+    def state(self):
+        return {"deck": self.c.deck.state()}  # resumed, the mix goes on as if uninterrupted
 
     def close(self):
         for k, v in self.c.counters.items():
