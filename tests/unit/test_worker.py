@@ -287,3 +287,25 @@ def test_a_running_shard_persists_while_its_threads_go_on(tmp_path, monkeypatch)
     assert final["status"] == "done" and len(final["segments"]) == 1
     assert "persisted" not in final["segments"][0] and final["segments"][0]["done"] == 4000
     assert Measurement.from_dict(final["measurement"]).total_ops == 4000
+
+
+def test_a_thread_abandoned_at_a_calls_deadline_continues_the_shard(tmp_path, monkeypatch):
+    """A client thread still inside a call STUCK_THREAD_GRACE_S after a call's deadline is
+    abandoned, and the shard continues in the next call: not "done" with its work left (a
+    TPC-C load on a loaded machine was declared done with 7 of its districts unloaded)."""
+    from dbswarm.engine import worker
+    out = service.plan_campaign({"campaign": {
+        "name": "abandon", "seed": 3, "phases": ["run"], "fanout": {"shards": 1},
+        "target": {"engine": "noop", "options": {"capacity": 1, "service_time_ms": 1500}},
+        "workload": {"preset": "S2", "recordcount": 10, "operationcount": 3, "threads": 1}},
+        "results": str(tmp_path)})
+    event = {"store": out["store"], "campaign_id": out["campaign_id"], "run_id": out["runs"][0]["run_id"],
+             "shard": 0, "phase": "run", "max_call_seconds": 0.1}
+    monkeypatch.setattr(worker, "STUCK_THREAD_GRACE_S", 0.2)
+    first = service.run_shard(event)   # stops at 0.5 s inside a 1.5 s call: abandoned 0.2 s later
+    doc = open_store(out["store"]).get_json(first["result_key"])
+    assert doc["segments"][-1].get("abandoned_threads") == 1, doc["segments"]
+    assert first["status"] == "continue" and first["checkpoint"], first
+    monkeypatch.setattr(worker, "STUCK_THREAD_GRACE_S", 30.0)  # now every call waits for its operation
+    answer, calls = _run_until_done(dict(event, checkpoint=first["checkpoint"], max_call_seconds=None), max_calls=5)
+    assert answer["status"] == "done" and answer["ops"] >= 3, answer
