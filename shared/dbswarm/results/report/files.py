@@ -209,7 +209,7 @@ def errors_table(result) -> list[str]:
         return []
     return ["", "### Errors by class", "", "| run | phase | operation | kind | class | count | what dbswarm did |",
             "|---|---|---|---|---|---|---|",
-            *(f"| {a} | {b} | {c} | {d} | {e} | {f:,} | {g}{' (**retried**)' if d in ('retryable', 'connection') else ''} |"
+            *(f"| {a} | {b} | {c} | {d} | {e} | {f:,} | {g}{' (**retried**)' if d in ('retryable', 'connection') or 'run again' in g else ''} |"
               for a, b, c, d, e, f, g in rows)]
 
 
