@@ -219,7 +219,7 @@ def possible_steps(campaign, cells: list) -> list:
     search = Search.model_validate(campaign.search.model_dump())
     values = geometric_values(search)
     values = sorted(values + [values[-1]] * search.refine, reverse=True)[:search.max_steps]
-    out = []
+    out: list = []
     for c in cells:
         cell = {"cell": c.run_id, "index": c.index, "axes": c.axes,
                 "target": c.target.model_dump(mode="json", exclude_none=True),

@@ -7,11 +7,13 @@ engines, their aliases and capabilities to the binding registry (``dbswarm.bindi
 """
 from __future__ import annotations
 
+import difflib
 import itertools
 import json
 import math
 import os
 import re
+import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 from urllib.parse import urlsplit
@@ -20,7 +22,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from dbswarm import bindings
-from dbswarm.errors import CampaignError, FamilyError
+from dbswarm.campaign.fanout_auto import auto_plan
+from dbswarm.credentials import secrets
+from dbswarm.credentials.secrets import in_cloud
+from dbswarm.errors import CampaignError, FamilyError, SecretError
 from dbswarm.families import base as families
 from dbswarm.results.peak import Search
 
@@ -310,14 +315,12 @@ def _messages(err: ValidationError, prefix="", model=None):
 def did_you_mean(key, valid) -> str:
     """"; did you mean `threads`?" for the valid name nearest to an unknown ``key`` (difflib),
     or "" when none is near."""
-    import difflib
     near = difflib.get_close_matches(str(key), sorted(set(valid)), n=1, cutoff=0.6)
     return f"; did you mean `{near[0]}`?" if near else ""
 
 
 def _model_keys(model, loc) -> list[str]:
     """The keys (field names and aliases) of the model found at ``loc`` under ``model``."""
-    import typing
     for part in loc:
         if not isinstance(part, str) or not (isinstance(model, type) and issubclass(model, BaseModel)):
             continue  # a list index or a mapping key: the same model below it
@@ -456,25 +459,28 @@ def repeat_runs(campaign: Campaign, cells: list[Run]) -> list[Run]:
     hour of the machine does not fall on one cell); with a baseline configuration, the
     baseline's run just before the candidate's: B A B A … (the same seed for both)."""
     rep = campaign.repeat
-    out, problems = [], []
+    assert rep is not None  # called for a campaign with repeat
+    base = rep.baseline
+    out: list = []
+    problems: list[str] = []
     for r in range(1, rep.count + 1):
         for cell in cells:
-            arms = [("baseline", cell), ("candidate", cell)] if rep.baseline else [(None, cell)]
+            arms = [("baseline", cell), ("candidate", cell)] if base else [(None, cell)]
             for arm, _ in arms:
                 target, workload = cell.target, cell.workload
-                if arm == "baseline":
-                    if rep.baseline.target:
+                if arm == "baseline" and base is not None:
+                    if base.target:
                         try:
                             target = Target.model_validate({**cell.target.model_dump(exclude_none=True),
-                                                            **rep.baseline.target})
+                                                            **base.target})
                         except ValidationError as err:
                             problems += _messages(err, "repeat.baseline.target")
                             continue
-                    if rep.baseline.workload:
+                    if base.workload:
                         fam = families.get(cell.workload.family)
                         try:
                             workload = fam.workload({**cell.workload.model_dump(mode="json"),
-                                                     **rep.baseline.workload})
+                                                     **base.workload})
                         except ValidationError as err:
                             problems += _messages(err, "repeat.baseline.workload")
                             continue
@@ -535,8 +541,6 @@ def usable_cpus() -> int:
 def auto_fanout(campaign: Campaign, run: Optional["Run"], threads: int, cpu_count: int | None = None) -> dict:
     """``threads_per_shard: auto``'s plan for one run (campaign/fanout_auto.py): locally on
     ``cpu_count`` (else the usable CPUs), in the cloud one function per shard."""
-    from dbswarm.campaign.fanout_auto import auto_plan
-    from dbswarm.credentials.secrets import in_cloud
     f = campaign.fanout
     family = run.workload.family if run is not None else ""
     engine = run.target.engine if run is not None else ""
@@ -592,8 +596,6 @@ def local_reference_problems(campaign: Campaign) -> list[str]:
     shards will resolve it (the value is discarded, never printed): an unset variable or an
     unreadable file is a problem of the campaign, reported before anything starts (``dbswarm
     validate``, ``dbswarm run``). {secret: NAME} is read where the campaign runs: not here."""
-    from dbswarm.credentials import secrets
-    from dbswarm.errors import SecretError
     problems = []
     for where, ref in password_refs(campaign):
         data = ref if isinstance(ref, dict) else {}

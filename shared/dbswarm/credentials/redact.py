@@ -149,7 +149,7 @@ def _redact_doc(obj: Any, extra: tuple, keep: tuple) -> Any:
 
 def url_password_problems(url: str) -> list[str]:
     """A URL or libpq keyword string's clear-text passwords, described (never quoted)."""
-    out = []
+    out: list = []
     if not isinstance(url, str) or not url:
         return out
     if "://" in url:

@@ -175,7 +175,11 @@ def merge_check(event: dict) -> dict:
     if not n:
         return {"run_id": run.run_id, "stage": ev.stage, "ranges": 0, "passed": None}
     units = family.check_units(w, ev.stage)
-    failures, seconds, calls, starts, ends, errors = [], 0.0, 0, [], [], []
+    failures: list = []
+    starts: list = []
+    ends: list = []
+    errors: list = []
+    seconds, calls = 0.0, 0
     for i in range(n):
         first, end = range_bounds(units, n, i)
         try:

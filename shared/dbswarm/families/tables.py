@@ -40,7 +40,7 @@ def published_table(rows, cols) -> str:
     """Vendor figures for the same engine and instance class beside the measurement (SPEC 2.4):
     ``rows`` maps (instance label, threads, ...) to {workload name: run}, ``cols`` the workload
     names; per published configuration, the fields it was matched on (``published.matches``)."""
-    lines = []
+    lines: list[str] = []
     for key, by_wl in rows.items():
         some = next(iter(by_wl.values()))
         published = matches("ycsb", some, cols)
@@ -70,7 +70,7 @@ def published_family_table(family: str, runs, title: str, columns: list[tuple[st
     """A sysbench or TPC-C run beside the published rows of its engine and instance class:
     ``columns`` are (heading, published metric or "", the run's figure: a function of the run's
     family summary); each published row says which fields it was matched on."""
-    lines = []
+    lines: list[str] = []
     for r in runs:
         published = matches(family, r)
         if not published:

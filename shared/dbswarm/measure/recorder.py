@@ -323,7 +323,7 @@ class Timeline:
         intended = {op: IntervalTable.of(iv) for op, iv in sorted(self.intended.items()) if iv}
         if not tables and not intended:
             return None
-        alls = {}
+        alls: dict = {}
         for name, group in (("service", tables), ("intended", intended)):
             for t in group.values():
                 alls[name] = t.copy() if name not in alls else alls[name].add(t)

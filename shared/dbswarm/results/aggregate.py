@@ -553,7 +553,8 @@ def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
     ``interrupted``: the campaign was stopped (Ctrl-C, SIGTERM: the signal's name): its status
     is ``interrupted`` unless every phase had completed."""
     cid = plan.campaign_id
-    runs_out, missing_all = [], []
+    runs_out: list = []
+    missing_all: list = []
     for run in plan.runs:
         phases = run_phases(plan, store, run, missing_all)
         runs_out.append(_run_result(run, phases, stage_checks(store, cid, run.run_id),

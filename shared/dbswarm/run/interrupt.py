@@ -23,6 +23,7 @@ process, so nothing goes stale).
 """
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import os
 import re
@@ -76,7 +77,6 @@ def in_function_process():
 def die_with_parent(sig=signal.SIGKILL):
     """Linux: this process gets ``sig`` when its parent ends (no orphan keeps loading a database)."""
     try:
-        import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, int(sig), 0, 0, 0)   # PR_SET_PDEATHSIG
     except Exception:  # not Linux: the runner's close() still kills its children
@@ -148,7 +148,7 @@ class GracefulStop:
     def __init__(self, stop_file: str):
         self.stop_file = stop_file
         self.requested: Optional[str] = None
-        self._saved = {}
+        self._saved: dict = {}
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():

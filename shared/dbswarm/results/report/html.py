@@ -352,7 +352,7 @@ def overview_html(result) -> str:
                                                   if result.get("missing_shards") else ""))]
     out = ["<h2>Overview</h2><table class='kv'>"
            + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in items) + "</table>"]
-    targets = {}
+    targets: dict = {}
     for r in result["runs"]:
         t = r["target"]
         entry = targets.setdefault((t["label"], t["engine"]), {"url": t.get("url"), "driver": set(), "server": {}})
@@ -456,7 +456,7 @@ pre#dbswarm-render-status{display:none}
 def server_lines(result) -> list[str]:
     """One Markdown line per instance: the server's version and durability settings, as it
     reported them, and the client driver."""
-    servers = {}  # the server's version and durability settings, as it reported them
+    servers: dict = {}  # the server's version and durability settings, as it reported them
     for r in result["runs"]:
         for p in r["phases"].values():
             bs = p.get("binding_settings") or {}

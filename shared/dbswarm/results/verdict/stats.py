@@ -66,7 +66,7 @@ def mann_whitney(x: Sequence[float], y: Sequence[float], alternative: str = "les
         method = "exact"
     else:
         mean = m * n / 2
-        groups = {}
+        groups: dict = {}
         for v in pooled:
             groups[v] = groups.get(v, 0) + 1
         tie_term = sum(t ** 3 - t for t in groups.values())
