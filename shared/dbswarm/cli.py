@@ -269,7 +269,43 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+SIGPIPE_EXIT = 141  # 128 + SIGPIPE: what a shell reports for a process whose reader went away
+
+
+def _stdout_closed() -> bool:
+    """stdout is a pipe whose reader has gone (`dbswarm schema | head -1`)."""
+    import select
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's last flush does not fail again."""
+    import os
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def main(argv=None) -> int:
+    try:
+        status = _main(argv)
+        sys.stdout.flush()   # here, where a closed pipe is caught, not at the interpreter's exit
+        return status
+    except BrokenPipeError:
+        if not _stdout_closed():
+            raise  # a broken pipe of something else (a subprocess, a socket): not ours to hide
+        _quiet_stdout()  # the reader (head, less) has what it wanted: no traceback
+        return SIGPIPE_EXIT
+
+
+def _main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.fn(args)
