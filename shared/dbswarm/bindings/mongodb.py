@@ -188,7 +188,9 @@ class MongoBinding(Binding):
         out = {"driver": f"pymongo {pymongo.version}", "database": self._database,
                "write_concern": dict(self._wc), "read_preference": self._read_pref,
                "authentication": f"user {self._user} (password from target.password)" if self._user
-               else "none (the URL names no user)"}
+               else "none (the URL names no user)",
+               # whether FerretDB's _id index is made (the result warns a FerretDB target without it)
+               "ferretdb_backend_url": bool(self.conn.options.get("ferretdb_backend_url"))}
         if self.client is not None and not self._server:
             try:
                 info = self.client.server_info()

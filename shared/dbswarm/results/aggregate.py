@@ -162,7 +162,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
     span_start, span_end = min(starts), max(ends)
     # measured time only: the span less the pauses in which no shard measured (an interrupted
     # phase resumed later): every rate of the phase divides by it
-    paused = idle_seconds(measuring, span_start, span_end)
+    paused = idle_seconds(measuring, span_start, span_end) if measuring else 0.0
     duration = max(span_end - span_start - paused, 1e-9)
     measured = measurement.total_ops  # after the warm-up: what the percentiles are of
     warm_ops = measurement.warmup_ops
@@ -238,7 +238,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
         checks = cross_check(client, window.get("server"))
         out["server"] = {
             "window_s": window["seconds"], "counters": window.get("server"), "family": window.get("family"),
-            "client": client, "cross_check": checks, "warnings": window["warnings"],
+            "client": client, "cross_check": checks, "warnings": window["warnings"] + ferretdb_warnings(settings),
             "note": "deltas of the server's own counters between the window's edges, read on one connection "
                     "before the shards started and after they all ended; server-wide counters (MariaDB "
                     "status, MongoDB serverStatus) include every other client of the server"}
@@ -545,6 +545,19 @@ def run_phases(plan: Plan, store, run: RunPlan, missing_all: Optional[list] = No
         for m in merged["shards"]["missing"]:
             missing_all.append({"run_id": run.run_id, "phase": phase, **m})
     return phases
+
+
+def ferretdb_warnings(settings: Optional[dict]) -> list[str]:
+    """A FerretDB 1.x target (the server says so) without target.options.ferretdb_backend_url:
+    no index serves its _id lookups, and the result says so where its other warnings are."""
+    settings = settings or {}
+    server = settings.get("server") or {}
+    if not (server.get("ferretdb_version") or settings.get("ferretdb_version")) or settings.get("ferretdb_backend_url"):
+        return []
+    return [f"FerretDB {server.get('ferretdb_version') or settings.get('ferretdb_version')} without "
+            "target.options.ferretdb_backend_url: no index serves _id lookups on its PostgreSQL backend, every "
+            "point read or update scans the collection (about 5x slower than with it, docs/targets.md); set it "
+            "(or run scripts/ferretdb-index) to measure FerretDB rather than the scans"]
 
 
 def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
