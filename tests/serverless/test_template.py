@@ -332,3 +332,22 @@ def test_inline_and_distributed_shard_loops_cannot_drift():
     drifted = copy.deepcopy(distributed["ItemProcessor"]["States"])
     drifted["Work"]["Parameters"]["Payload"].pop("checkpoint.$")
     assert drifted != inline["ItemProcessor"]["States"]
+
+
+def test_the_deployment_guide_names_every_parameter_and_the_raw_request():
+    """docs/serverless.md: every template parameter in its list (AllowedTargets' default refusing a
+    public endpoint said), a raw SigV4 request, a create-secret example, the deployer's permissions."""
+    doc = (ROOT / "docs" / "serverless.md").read_text()
+    for name in load_yaml(TEMPLATE)["Parameters"]:
+        if not name.startswith("Nightly"):  # "the nightly schedule's expression, state and campaign key"
+            assert f"`{name}`" in doc, name
+    assert "refuses a public database endpoint" in doc
+    assert load_yaml(TEMPLATE)["Parameters"]["AllowedTargets"]["Default"] in doc
+    assert 'curl --aws-sigv4 "aws:amz:$AWS_REGION:execute-api"' in doc
+    assert "aws secretsmanager create-secret --name dbswarm/" in doc
+    policy = doc[doc.index("### What the deployer needs"):]
+    policy = json.loads(policy[policy.index("```json") + 7:policy.index("```", policy.index("```json") + 7)])
+    actions = {a for st in policy["Statement"] for a in st["Action"]}
+    for needed in ("cloudformation:*", "iam:PassRole", "iam:CreateRole", "lambda:*", "states:*", "apigateway:POST",
+                   "scheduler:CreateSchedule"):
+        assert needed in actions, needed
