@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 def one(mode: str, threads: int, seconds: float, workload: str) -> dict:
     import resource
+
     from dbswarm.campaign.plan import make_plan
     from dbswarm.campaign.spec import load_campaign
     from dbswarm.engine import worker
@@ -60,6 +61,7 @@ def blocks(threads: int, seconds: float, block_s: float, workload: str) -> dict:
     each block compared with its neighbours' (blocks resolve what whole processes, ±20 % from
     one to the next on a shared machine, cannot)."""
     import threading
+
     from dbswarm.campaign.plan import make_plan
     from dbswarm.campaign.spec import load_campaign
     from dbswarm.engine import worker

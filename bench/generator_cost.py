@@ -173,7 +173,7 @@ def summarise_profile(prof: cProfile.Profile, ops: int) -> dict:
     stats = pstats.Stats(prof)
     cats: dict[str, float] = {}
     top = []
-    for func, (_cc, _nc, tt, _ct, _callers) in stats.stats.items():
+    for func, (_cc, nc, tt, _ct, _callers) in stats.stats.items():
         cat = _category(func)
         cats[cat] = cats.get(cat, 0.0) + tt
         top.append((tt, func, nc))

@@ -3,18 +3,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import select
 import sys
 from pathlib import Path
 
+from rich.console import Console
+
 from dbswarm.campaign.cost import check_max_cost, estimate, summary
 from dbswarm.campaign.plan import plan_run
-from dbswarm.campaign.spec import json_schema, load_campaign
+from dbswarm.campaign.spec import auto_fanout, json_schema, load_campaign, local_reference_problems
 from dbswarm.credentials.redact import redact_text
 from dbswarm.engine.lock import CampaignLocked
-from dbswarm.errors import DbswarmError, results_not_written
+from dbswarm.errors import CampaignError, DbswarmError, results_not_written
 from dbswarm.families import base as families
 from dbswarm.results.documents import result_json_schema
-from dbswarm.results.report.files import summary_markdown
+from dbswarm.results.report.files import printable, summary_markdown
+from dbswarm.results.report.terminal import print_markdown
 from dbswarm.results.store import open_store
 from dbswarm.run import tpcc_check
 from dbswarm.run.local import run_campaign
@@ -25,14 +30,10 @@ from dbswarm.run.resume import resume_campaign
 def _print_summary(result_md: str, console=None):
     """summary.md in the terminal: rendered by rich (tables as tables, headings, emphasis) on
     a terminal; as Markdown, pasteable anywhere, when the output is a file or a pipe."""
-    from dbswarm.results.report.files import printable
     result_md = printable(result_md)  # a summary.md written before labels were checked
     if console is None and not sys.stdout.isatty():
         print(result_md)
         return
-    from rich.console import Console
-
-    from dbswarm.results.report.terminal import print_markdown
     print_markdown(result_md, console or Console())  # every figure whole, at 80 columns too
 
 
@@ -151,8 +152,6 @@ def cmd_resume(args):
 
 def cmd_validate(args):
     campaign, runs = load_campaign(args.campaign)
-    from dbswarm.campaign.spec import local_reference_problems
-    from dbswarm.errors import CampaignError
     problems = local_reference_problems(campaign)  # resolved, never printed: `run` would refuse them too
     if problems:
         raise CampaignError(problems)
@@ -167,7 +166,6 @@ def cmd_validate(args):
         print(f"  {run.run_id}: {run.target.display} · {w.family} {w.name} · {_n(w.threads, 'thread')} "
               f"in {_n(len(shards), 'shard')} · phases {', '.join(campaign.phases)}")
         if campaign.fanout.threads_per_shard == "auto" and not campaign.fanout.shards:
-            from dbswarm.campaign.spec import auto_fanout
             print(f"    threads_per_shard auto: {auto_fanout(campaign, run, w.threads)['note']}")
     print(f"in the cloud (one shard per {cost['lambda']['worker_memory_mb']} MB function): {summary(cost)}")
     lam = cost["lambda"]
@@ -274,7 +272,6 @@ SIGPIPE_EXIT = 141  # 128 + SIGPIPE: what a shell reports for a process whose re
 
 def _stdout_closed() -> bool:
     """stdout is a pipe whose reader has gone (`dbswarm schema | head -1`)."""
-    import select
     try:
         poller = select.poll()
         poller.register(sys.stdout.fileno(), select.POLLOUT)
@@ -285,7 +282,6 @@ def _stdout_closed() -> bool:
 
 def _quiet_stdout() -> None:
     """Point stdout at /dev/null so that the interpreter's last flush does not fail again."""
-    import os
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

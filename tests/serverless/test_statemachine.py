@@ -235,7 +235,7 @@ def test_the_nightly_schedule_judges_against_its_history(cloud, tmp_path, level,
     import random
     schedule, = cloud.app.schedules()
     s3 = cloud.client("s3")
-    prefix = f"history/nightly-history/"
+    prefix = "history/nightly-history/"
     for obj in s3.list_objects_v2(Bucket=cloud.bucket(), Prefix=prefix).get("Contents", []):
         s3.delete_object(Bucket=cloud.bucket(), Key=obj["Key"])
     rng = random.Random(3)

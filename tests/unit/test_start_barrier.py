@@ -106,8 +106,9 @@ def test_a_campaign_sets_its_start_lead(tmp_path, monkeypatch):
     plan = _plan(tmp_path, 100, start_lead_s=12)
     assert service.start_lead({"lead_seconds": 0.5, "store": plan["store"], "campaign_id": plan["campaign_id"],
                                "run_id": plan["runs"][0]["run_id"]}) == 12
-    from dbswarm.campaign.spec import load_campaign
     import pytest
+
+    from dbswarm.campaign.spec import load_campaign
     from dbswarm.errors import CampaignError
     with pytest.raises(CampaignError, match="start_lead_s"):
         load_campaign({"name": "x", "fanout": {"start_lead_s": 0}})

@@ -97,10 +97,10 @@ def test_validates_cost_estimate_is_the_one_the_result_shows(tmp_path, capsys):
     GB-s and price; the other requests are named in both."""
     import json
     import re
-
-    from dbswarm.run.service import plan_campaign
-    from dbswarm.results.report.files import cost_lines
     from pathlib import Path
+
+    from dbswarm.results.report.files import cost_lines
+    from dbswarm.run.service import plan_campaign
     demo = str(Path(__file__).parents[2] / "examples" / "demo.yaml")
     assert main(["validate", demo]) == 0
     out = capsys.readouterr().out

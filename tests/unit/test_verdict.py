@@ -2,7 +2,6 @@
 series with this machine's noise (BENCHMARKS.md: min–max spreads of ±20 % between rounds,
 modelled as uniform noise of ±20 % around the true figure)."""
 import itertools
-import math
 import random
 
 import pytest

@@ -82,7 +82,7 @@ class _Prepared:
     """One server-side prepared statement on one connection, and the loaders of its rows."""
     __slots__ = ("name", "tx", "loaders_set")
 
-    def __init__(self, name: bytes, tx: Transformer):
+    def __init__(self, name: bytes, tx: "Transformer"):  # type: ignore[valid-type]  # psycopg's private class
         self.name, self.tx, self.loaders_set = name, tx, False
 
 

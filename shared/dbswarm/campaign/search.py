@@ -250,7 +250,7 @@ def first_step(campaign, cells: list, cpu_count=None, max_shards: int = 0) -> tu
         except CampaignError as err:
             raise CampaignError([f"search.max: {search.key} {top:g} (the largest step of cell {c.run_id}) cannot "
                                  f"be planned: {p}" for p in err.problems]) from None
-    doc = {"schema_version": 1, "spec": search.model_dump(mode="json"), "current": 0,
+    doc: dict[str, Any] = {"schema_version": 1, "spec": search.model_dump(mode="json"), "current": 0,
            "cells": [{"cell": c.run_id, "index": c.index, "axes": c.axes, "phase": "grow", "steps": [],
                       "target": c.target.model_dump(mode="json", exclude_none=True),
                       "workload": c.workload.model_dump(mode="json")} for c in cells]}

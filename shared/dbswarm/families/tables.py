@@ -3,6 +3,8 @@ report.html use them too): the number format, the phase a run measured, and the 
 published figures beside a measurement (``dbswarm.families.published``)."""
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from dbswarm.families.published import fields_text, matches, reference_engine, rows_of
 
 
@@ -66,7 +68,7 @@ def published_table(rows, cols) -> str:
     return ("\n".join(lines) + "\n") if lines else ""
 
 
-def published_family_table(family: str, runs, title: str, columns: list[tuple[str, str, object]]) -> str:
+def published_family_table(family: str, runs, title: str, columns: list[tuple[str, str, Callable[[dict], Any]]]) -> str:
     """A sysbench or TPC-C run beside the published rows of its engine and instance class:
     ``columns`` are (heading, published metric or "", the run's figure: a function of the run's
     family summary); each published row says which fields it was matched on."""

@@ -61,8 +61,8 @@ def pooled(samples: list[dict]) -> tuple[float, Optional[float]]:
     spread, ``se``) pooled and, from two samples on, the spread between the runs."""
     k = len(samples)
     mean = sum(s["throughput"] for s in samples) / k
-    within = [s.get("se") for s in samples]
-    se = math.sqrt(sum(v * v for v in within)) / k if all(v is not None for v in within) else None
+    within = [s["se"] for s in samples if s.get("se") is not None]
+    se = math.sqrt(sum(v * v for v in within)) / k if len(within) == k else None
     if k >= 2:
         sd = math.sqrt(sum((s["throughput"] - mean) ** 2 for s in samples) / (k - 1))
         se = max(se or 0.0, sd / math.sqrt(k))

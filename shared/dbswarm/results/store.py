@@ -165,8 +165,10 @@ class S3Store(Store):
 
 
 def not_written_message(where: str, exc: OSError) -> str:
-    reason = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
-              errno.EFBIG: "file too large", errno.EROFS: "read-only file system"}.get(exc.errno, exc.strerror)
+    reasons: dict[Optional[int], Optional[str]] = {
+        errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
+        errno.EFBIG: "file too large", errno.EROFS: "read-only file system"}
+    reason = reasons.get(exc.errno, exc.strerror)
     return (f"results not written: {reason} ({where}); the files written before are unchanged: "
             "free space (or give --results elsewhere), then `dbswarm resume <campaign-id>`")
 

@@ -34,7 +34,7 @@ def remaining_time(context) -> Optional[Callable[[], float]]:
     """A callable giving the remaining seconds (what ``service.run_shard`` takes), or None."""
     if remaining_seconds(context) is None:
         return None
-    return lambda: remaining_seconds(context)
+    return lambda: remaining_seconds(context) or 0.0
 
 
 def request_id(context) -> Optional[str]:

@@ -19,10 +19,16 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from dbswarm.campaign.spec import load_campaign, read_campaign_data
+from rich.console import Console
+from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+from rich.table import Column
+from rich.text import Text
+
+from dbswarm.campaign.spec import load_campaign, local_reference_problems, read_campaign_data
 from dbswarm.credentials.redact import redact_text
 from dbswarm.engine.worker import STUCK_THREAD_GRACE_S
-from dbswarm.errors import CONNECTION, RETRYABLE, DbswarmError
+from dbswarm.errors import CONNECTION, RETRYABLE, CampaignError, DbswarmError
+from dbswarm.families import base as families
 from dbswarm.results.store import S3Store, open_store
 from dbswarm.run import service
 from dbswarm.run.emulator import LocalCloud
@@ -43,10 +49,6 @@ class ProgressBoard:
         self._last = (0, time.time())
         self._ops = 0.0
         if enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
-            from rich.table import Column
-            from rich.text import Text
 
             board = self
 
@@ -228,8 +230,6 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
         data = dict(data, fanout={**(data.get("fanout") or {}), "shards": shards, "threads_per_shard": None})
         data["fanout"] = {k: v for k, v in data["fanout"].items() if v is not None}
     campaign, _ = load_campaign(data)  # a bad file is reported before anything starts
-    from dbswarm.campaign.spec import local_reference_problems
-    from dbswarm.errors import CampaignError
     problems = local_reference_problems(campaign)  # an unset {env: VAR} too, not 25 s later in a shard
     if problems:
         raise CampaignError(problems)
@@ -321,6 +321,7 @@ class _Watch:
         self.current = None        # (run_id, phase) of the latest worker call
         self.shown = None          # (run_id, phase) on the board
         self.messages: list[str] = []
+        self.quiet = False         # set by run_campaign (--quiet)
         self.outputs: dict = {}
 
     # -- engine threads ------------------------------------------------------------------
@@ -524,7 +525,6 @@ def _phase_seconds(run, phase) -> Optional[float]:
     if phase != "run":
         return None
     try:
-        from dbswarm.families import base as families
         family = families.get(run.family)
         return family.limits(family.workload(run.workload)).time or None
     except Exception:  # a plugin family whose workload does not rebuild: a count bar, as before

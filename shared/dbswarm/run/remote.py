@@ -8,6 +8,7 @@ outputs ApiUrl, StateMachineArn and ResultsBucketName).
 """
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import re
@@ -115,7 +116,7 @@ class Remote:
         return self._call("GET", "/campaigns", query={"limit": limit},
                           local=lambda: api.list_campaigns(self.dep, limit))
 
-    def download(self, cid, into: Path) -> list[Path]:
+    def download(self, cid, into: Path) -> "builtins.list[Path]":  # list: the method above
         """The campaign's result files (not the shard files) into ``into``."""
         into.mkdir(parents=True, exist_ok=True)
         written = []

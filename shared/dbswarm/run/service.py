@@ -87,6 +87,7 @@ def plan_campaign(event: dict) -> dict:
     store = open_store(location)
     cid = event.get("campaign_id") or new_campaign_id(campaign.name)
     if isinstance(store, LocalStore):
+        assert store.local_root is not None  # a local store has its folder
         sqlite_url = str(store.local_root / cid / "sqlite" / "dbswarm.db")
     else:
         sqlite_url = os.path.join(tempfile.gettempdir(), "dbswarm", cid, "dbswarm.db")

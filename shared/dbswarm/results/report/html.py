@@ -20,6 +20,7 @@ import json
 import math
 import time
 from importlib import resources
+from typing import Any
 
 import markdown_it  # rich depends on it, so it is always installed
 
@@ -195,9 +196,10 @@ def client_charts(cid, run_id, phase, p) -> list[dict]:
                                                     for i in range(n)]}
                  for s in sorted(rows, key=int) if rows[s]]
         if lines:
-            spec = {"id": _slug(cid, run_id, phase, "client", key), "title": f"{run_id} · {phase}: {title}",
-                    "x": x, "xlabel": "seconds since the phase started", "ylabel": ylabel, "yunit": unit,
-                    "series": lines}
+            spec: dict[str, Any] = {
+                "id": _slug(cid, run_id, phase, "client", key), "title": f"{run_id} · {phase}: {title}",
+                "x": x, "xlabel": "seconds since the phase started", "ylabel": ylabel, "yunit": unit,
+                "series": lines}
             if log:
                 spec["ylog"] = True
             out.append(spec)
