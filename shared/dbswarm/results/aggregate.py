@@ -581,6 +581,11 @@ def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
         status = "complete_with_errors"
     elif any(s in ("partial", "missing", "interrupted") for s in statuses):
         status = "partial"
+    elif all(s in ("complete", "complete_with_errors", "not run") for s in statuses):
+        # nothing ran incompletely, but a phase never ran: a step before it failed (a prepare step
+        # that could not reach the server, a search step): the campaign failed, as the runner and
+        # its exit status (3) say, and summary.md now says the same
+        status = "failed"
     else:
         status = "incomplete"
     if status in ("complete", "complete_with_errors") and any(
