@@ -559,7 +559,7 @@ class TpccClient:
         upd = []
         for (supply, item), (s_qty, _, ytd, n, remote) in stock.items():
             upd += (supply, item, s_qty, ytd, n, remote)
-        b.execute(st.batched("stock_update", len(stock)), upd)
+        b.execute(st.batched("stock_update", len(stock)), S.stock_update_args(upd, st.dialect))
         b.execute(st.batched("lines", len(lines)), ol_args)
         b.commit()
         if self.rec is not None:

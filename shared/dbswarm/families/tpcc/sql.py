@@ -165,11 +165,35 @@ def new_order_stock_update(n: int, dialect: str) -> str:
         row = "(" + ", ".join(["CAST(%s AS INT)"] * 6) + ")"
         return (f"UPDATE stock SET {sets} FROM (VALUES {', '.join([row] * n)}) AS v (w, i, q, y, n, r) "
                 "WHERE s_w_id = v.w AND s_i_id = v.i")
+    if dialect == "mysql":
+        # one single-table UPDATE of the rows found by primary key, each column's value by CASE
+        # (parameters: stock_update_args). A multi-table UPDATE joined to a UNION ALL of the rows
+        # cost MariaDB 42 handler reads for 10 lines (the derived table scanned, then every row
+        # read again by position), 4.2 a line against go-tpc's one UPDATE per line (1 a line):
+        # 146 handler reads per New-Order against go-tpc's 115. This form reads 1 a line.
+        when = " ".join(["WHEN s_w_id = %s AND s_i_id = %s THEN %s"] * n)
+        return (f"UPDATE stock SET s_quantity = CASE {when} END, s_ytd = s_ytd + CASE {when} END, "
+                f"s_order_cnt = s_order_cnt + CASE {when} END, s_remote_cnt = s_remote_cnt + CASE {when} END "
+                f"WHERE (s_w_id, s_i_id) IN ({', '.join(['(%s, %s)'] * n)})")
     rows = " UNION ALL ".join(["SELECT %s AS w, %s AS i, %s AS q, %s AS y, %s AS n, %s AS r"]
                               + ["SELECT %s, %s, %s, %s, %s, %s"] * (n - 1))
-    if dialect == "mysql":
-        return f"UPDATE stock JOIN ({rows}) AS v ON s_w_id = v.w AND s_i_id = v.i SET {sets}"
     return f"UPDATE stock SET {sets} FROM ({rows}) AS v WHERE s_w_id = v.w AND s_i_id = v.i"
+
+
+def stock_update_args(rows: list, dialect: str) -> list:
+    """``new_order_stock_update``'s parameters from the flat rows (w, i, quantity, ytd added,
+    orders added, remote orders added, ...): as they are, or for MySQL's CASE form each
+    column's (w, i, value) in turn, then the (w, i) pairs."""
+    if dialect != "mysql":
+        return rows
+    per = [rows[k:k + 6] for k in range(0, len(rows), 6)]
+    out: list = []
+    for col in (2, 3, 4, 5):
+        for r in per:
+            out += (r[0], r[1], r[col])
+    for r in per:
+        out += (r[0], r[1])
+    return out
 
 
 def new_order_lines(n: int) -> str:
