@@ -127,7 +127,6 @@ def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
     servers = server_lines(result)
     if servers:
         lines += ["", *servers]
-    lines += client_health_table(result)
     failing = [(r["run_id"], name, p) for r in result["runs"] for name, p in r["phases"].items()
                if p.get("status") == "complete_with_errors"]
     if failing:
@@ -170,6 +169,7 @@ def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
     lines += errors_table(result)
     lines += paced_latency_table(result)
     lines += server_counters_table(result)
+    lines += client_health_table(result)
     warm = [(r["run_id"], name, p["warmup"]) for r in result["runs"] for name, p in r["phases"].items()
             if p.get("warmup")]
     if warm:
