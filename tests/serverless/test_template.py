@@ -263,9 +263,13 @@ def test_sam_build_makes_both_layers(tmp_path):
     tags, and imports under a 3.12 interpreter when this machine has one."""
     assert _sam(), "aws-sam-cli is not installed: scripts/install --test installs it into /opt/sam-cli"
     env = _fake_aws_env()
-    # no Python 3.12 reachable by sam: only directories without a working python3.12 stay on PATH
-    env["PATH"] = os.pathsep.join(d for d in env["PATH"].split(os.pathsep)
-                                  if "3.12" not in d and not (Path(d) / "python3.12").exists())
+    # no Python 3.12 reachable by sam: only directories without a python3.12 stay on PATH, and make
+    # (the makefile builds') from wherever it is
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "make").symlink_to(shutil.which("make"))
+    env["PATH"] = os.pathsep.join([d for d in env["PATH"].split(os.pathsep)
+                                   if "3.12" not in d and not (Path(d) / "python3.12").exists()] + [str(tools)])
     env.setdefault("PYTHON", sys.executable)   # the Makefile's pip: this test's Python (3.11 here)
     proc = subprocess.run([_sam(), "build", "--build-dir", str(tmp_path / "build"), "--cache-dir",
                            str(tmp_path / "cache"), "--template-file", str(TEMPLATE)], cwd=ROOT,
@@ -275,7 +279,7 @@ def test_sam_build_makes_both_layers(tmp_path):
     drivers = tmp_path / "build" / "DriversLayer" / "python"
     assert (lib / "run" / "service.py").is_file() and (lib / "run" / "context.py").is_file()
     for pkg in ("pymongo", "pymysql", "psycopg", "psycopg_binary", "pydantic", "pydantic_core", "yaml", "hdrh",
-                "mysql"):
+                "mysql", "markdown_it"):
         assert (drivers / pkg).is_dir(), pkg
     # every wheel is for the runtime: pure Python, or CPython 3.12 (or the stable ABI) on manylinux x86_64
     tags = _wheel_tags(drivers)
@@ -293,7 +297,7 @@ def test_sam_build_makes_both_layers(tmp_path):
         return  # the tags above are the proof on a machine without 3.12
     # the layers import under the Lambda runtime's Python, handlers on top
     check = ("import sys; sys.path[:0] = [%r, %r, %r]; import app, dbswarm.run.service, dbswarm.run.api, psycopg, "
-             "pymysql, pymongo, pydantic, pydantic_core, hdrh.histogram, yaml, mysql.connector; "
+             "pymysql, pymongo, pydantic, pydantic_core, hdrh.histogram, yaml, mysql.connector, markdown_it; "
              "assert mysql.connector.HAVE_CEXT and psycopg.pq.__impl__ == 'binary'; print('ok')"
              % (str(lib.parent), str(drivers), str(tmp_path / "build" / "WorkerFunction")))
     proc = subprocess.run([python312, "-c", check], capture_output=True, text=True, timeout=timing.timeout(120))
