@@ -21,7 +21,7 @@ import importlib
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Optional
+from typing import Any, Callable, ClassVar, Generic, Optional, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,7 +31,7 @@ from dbswarm.plugins import load_plugins
 DEFAULT = "ycsb"  # the family of a workload that names none
 _BUILTIN = {"ycsb": "dbswarm.families.ycsb", "sysbench": "dbswarm.families.sysbench",
             "tpcc": "dbswarm.families.tpcc.family"}
-_REGISTRY: dict[str, "Family"] = {}
+_REGISTRY: dict[str, "Family[Any]"] = {}
 STAGES = ("before_load", "after_load", "after_run", "cleanup")
 MAX_AUTO_INTERVALS = 600  # the default report_interval keeps a run at about this many intervals
 
@@ -138,16 +138,19 @@ class BatchLoader(Client):
         return self.next >= self.end
 
 
-class Family:
+W = TypeVar("W", bound=WorkloadModel)  # a family's campaign model
+
+
+class Family(Generic[W]):
     """Base class of a workload family; subclasses set the class attributes and override
     what differs. One instance per family lives in the registry."""
     name: ClassVar[str] = ""
-    model: ClassVar[type[WorkloadModel]]
+    model: type[W]                     # its campaign model (a WorkloadModel subclass); hooks get its instances
     requires: ClassVar[str] = "kv"      # the binding capability it needs (bindings.CAPABILITIES)
     label_key: ClassVar[str] = ""       # the workload key that names a run in the matrix (preset, test)
 
     # -- the campaign --------------------------------------------------------------------
-    def workload(self, data: dict) -> WorkloadModel:
+    def workload(self, data: dict) -> W:
         return self.model.model_validate(data)
 
     def presets_text(self) -> list[str]:
@@ -155,15 +158,15 @@ class Family:
         return []
 
     # -- the plan ------------------------------------------------------------------------
-    def limits(self, w) -> RunLimits:
+    def limits(self, w: W) -> RunLimits:
         """The run phase's count limit, rate and time cap."""
         return RunLimits()
 
-    def load_range(self, w) -> tuple[int, int]:
+    def load_range(self, w: W) -> tuple[int, int]:
         """(first unit, units) the load phase writes over all threads (rows, records)."""
         return 0, 0
 
-    def split_load(self, w, threads: int) -> list[list[int]]:
+    def split_load(self, w: W, threads: int) -> list[list[int]]:
         """[start, count] of the load for each client thread of the run: contiguous shares of
         ``load_range`` (a family may split otherwise, e.g. by warehouse)."""
         start, total = self.load_range(w)
@@ -173,20 +176,20 @@ class Family:
             start += c
         return out
 
-    def interval_seconds(self, w) -> int:
+    def interval_seconds(self, w: W) -> int:
         """Whole seconds per interval of the per-interval histograms (``report_interval``)."""
         if w.report_interval:
             return max(1, math.ceil(w.report_interval))
         t = self.limits(w).time
         return max(1, math.ceil(t / MAX_AUTO_INTERVALS)) if t else 1
 
-    def tables(self, w) -> list[str]:
+    def tables(self, w: W) -> list[str]:
         """The tables (collections) this workload creates and uses: what the campaign lock
         (``dbswarm.engine.lock``) holds while a campaign runs. [] takes no lock."""
         return []
 
     # -- the steps -----------------------------------------------------------------------
-    def prepare(self, binding, w, stage: str) -> Optional[dict]:
+    def prepare(self, binding, w: W, stage: str) -> Optional[dict]:
         """Un-sharded steps: before_load (drop + create), after_load (secondary indexes),
         after_run (after the run phase's window end; nothing by default), cleanup (drop
         everything). A dict returned is stored with the stage's record (``prepare-<stage>.json``,
@@ -194,7 +197,7 @@ class Family:
         "failures": [{"condition", ...}], ...}: result.json lists it in the run's "checks" (by
         stage), and a failed one makes the campaign's status check_failed."""
 
-    def has_stage(self, w, stage: str) -> bool:
+    def has_stage(self, w: W, stage: str) -> bool:
         """Whether ``prepare`` does anything at this stage (when not, the step does not even
         connect): every stage but after_run by default."""
         return stage != "after_run"
@@ -202,7 +205,7 @@ class Family:
     # -- a consistency check split by unit (warehouse) -----------------------------------
     check_unit_name: ClassVar[str] = "units"  # what a unit of the check is, plural (TPC-C: warehouses)
 
-    def check_units(self, w, stage: str) -> int:
+    def check_units(self, w: W, stage: str) -> int:
         """How many units (TPC-C: warehouses) the consistency check of this stage (after_load,
         after_run) covers; 0: no check. ``dbswarm.engine.checks`` splits them into contiguous ranges,
         one per shard of the run, checked in parallel, each a unit at a time across as many
@@ -210,28 +213,28 @@ class Family:
         outcome as the stage's ``family.check``."""
         return 0
 
-    def check_unit(self, binding, w, stage: str, unit: int) -> list[dict]:
+    def check_unit(self, binding, w: W, stage: str, unit: int) -> list[dict]:
         """The failures of one unit (0-based) of the stage's check: [{"condition", ...}]. Ranges
         call it at the same time on their own connections: it reads only that unit's rows."""
         raise NotImplementedError
 
-    def check_summary(self, w, stage: str, failures: list[dict], seconds: float) -> dict:
+    def check_summary(self, w: W, stage: str, failures: list[dict], seconds: float) -> dict:
         """The stage's check from all its units' failures: {"passed", "failures", ...}."""
         return {"passed": not failures, "failures": failures[:100], "failures_total": len(failures),
                 "seconds": round(seconds, 3)}
 
-    def window_after_warmup(self, w) -> bool:
+    def window_after_warmup(self, w: W) -> bool:
         """Whether the run phase's measured window starts when the warm-up ends (its start edge
         read then, by shard 0's call) instead of before the shards start (HammerDB's ramp-up)."""
         return False
 
-    def run_client(self, w, ctx: ThreadContext) -> Client:
+    def run_client(self, w: W, ctx: ThreadContext) -> Client:
         raise NotImplementedError
 
-    def load_client(self, w, ctx: ThreadContext, start: int, count: int) -> Client:
+    def load_client(self, w: W, ctx: ThreadContext, start: int, count: int) -> Client:
         raise NotImplementedError
 
-    def window_snapshot(self, binding, w, phase: str) -> Optional[dict]:
+    def window_snapshot(self, binding, w: W, phase: str) -> Optional[dict]:
         """Figures read from the database itself at both edges of a phase's measured window:
         an un-sharded step on one connection (``binding``, connected), before the phase's
         shards start and again after they have all ended (TPC-C: ``sum(d_next_o_id)``, the
@@ -242,12 +245,12 @@ class Family:
         ``window["family_start"]``. None: nothing."""
         return None
 
-    def client_statements(self, w, phase: str, measurement) -> Optional[dict]:
+    def client_statements(self, w: W, phase: str, measurement) -> Optional[dict]:
         """What the client sent, in the server counters' terms (``statements``,
         ``transactions``), for the client/server cross-check; None: not comparable."""
         return None
 
-    def error_hint(self, w, phase: str, op: str, kind: str, name: str) -> Optional[str]:
+    def error_hint(self, w: W, phase: str, op: str, kind: str, name: str) -> Optional[str]:
         """What the user should change when ``op`` failed with this error class above the
         threshold (shown beside the problem in the result and summary); None: nothing to say."""
         return None
@@ -277,7 +280,7 @@ class Family:
         return {}
 
 
-def register(family: Family) -> Family:
+def register(family: Family[Any]) -> Family[Any]:
     """Make a family known: ``families.register(MyFamily())`` in its module."""
     if not family.name or not getattr(family, "model", None):
         raise FamilyError(f"{type(family).__name__}: a family needs a name and a model")
@@ -297,7 +300,7 @@ def _load_all() -> None:
     load_plugins()
 
 
-def get(name: str) -> Family:
+def get(name: str) -> Family[Any]:
     if name not in _REGISTRY:
         module = _BUILTIN.get(name)
         if module is not None:
@@ -316,5 +319,5 @@ def names() -> list[str]:
     return [n for n in _BUILTIN if n in _REGISTRY] + [n for n in _REGISTRY if n not in _BUILTIN]
 
 
-def all_families() -> list[Family]:
+def all_families() -> list[Family[Any]]:
     return [_REGISTRY[n] for n in names()]

@@ -511,7 +511,7 @@ class _EventClient(Client):
             rec.count("queries_other_warmup", warm[OTHER])
 
 
-class Sysbench(Family):
+class Sysbench(Family[SysbenchWorkload]):
     name = "sysbench"
     model = SysbenchWorkload
     requires = "sql"

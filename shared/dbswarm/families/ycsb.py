@@ -564,7 +564,7 @@ def _row_key(run):
     return run["target"]["label"], f"{run['threads']} threads", f"{w['recordcount']:,} records"
 
 
-class Ycsb(Family):
+class Ycsb(Family[YcsbWorkload]):
     name = "ycsb"
     model = YcsbWorkload
     requires = "kv"

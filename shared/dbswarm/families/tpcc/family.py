@@ -766,7 +766,7 @@ def check_result(failures: list[dict], warehouses: int, after_load: bool, second
 
 # ---- the family -------------------------------------------------------------------------------
 
-class Tpcc(Family):
+class Tpcc(Family[TpccWorkload]):
     name = "tpcc"
     model = TpccWorkload
     requires = "sql"
