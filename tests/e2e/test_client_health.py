@@ -114,3 +114,24 @@ def test_postgresql_at_128_threads_in_2_shards_is_bound_with_the_server_s_own_ti
         assert 0 < entry["server_mean_us"] < entry["client_mean_us"]
         assert entry["client_mean_us"] == round(run["operations"][op]["avg_us"], 1)
     assert "### Client health" in (folder / "summary.md").read_text()
+
+
+def test_adaptive_fanout_runs_a_bound_run_again_with_twice_the_shards(tmp_path):
+    from dbswarm.campaign.spec import usable_cpus
+    campaign = _noop("adaptive", {"busy_us": 300}, threads=8, shards=1, seconds=2)
+    campaign["fanout"].update(adaptive=True, adaptive_max=1)
+    out, result, folder = _run(campaign, tmp_path)
+    assert out["execution"]["status"] == "SUCCEEDED", out
+    cell, = result["adaptive"]["cells"]
+    first = cell["attempts"][0]
+    assert first["shards"] == 1 and first["verdict"] == "bound"
+    if usable_cpus() < 2:  # this machine cannot give a second shard its own CPU: no re-run
+        assert len(cell["attempts"]) == 1 and "CPUs" in cell["stop"]
+        return
+    assert [a["shards"] for a in cell["attempts"]] == [1, 2]
+    assert cell["took"]["shards"] == 2 and cell["stop"]
+    assert [r["run_id"] for r in result["runs"]] == [a["run_id"] for a in cell["attempts"]]
+    assert [r["shard_count"] for r in result["runs"]] == [1, 2]
+    # the same operations drawn again: the re-run's threads have the same seeds
+    assert result["runs"][1]["run_id"].endswith("-shards2")
+    assert "**Shards adapted to the load generator**" in (folder / "summary.md").read_text()

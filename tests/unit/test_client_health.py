@@ -202,3 +202,9 @@ def test_threads_per_shard_auto_in_the_cloud_follows_the_function_s_memory(monke
     monkeypatch.setenv("DBSWARM_WORKER_MEMORY_MB", "885")
     half = _auto_plan(None)
     assert half.fanout["shard_capacity"] == 0.5 and half.shard_count >= full.shard_count
+
+
+def test_adaptive_and_a_search_are_not_both():
+    with pytest.raises(Exception, match="fanout.adaptive and search"):
+        Campaign.model_validate({"fanout": {"adaptive": True}, "search": {"key": "threads"}})
+    assert Campaign.model_validate({"fanout": {"adaptive": True}}).fanout.adaptive_max == 3

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import json
+import typing
 import math
 import os
 import re
@@ -129,6 +130,9 @@ class Fanout(_Strict):
         "(from the client's measured CPU per operation, per family and engine; docs/client-health.md)")
     headroom: float = Field(0.5, gt=0, le=1, description="threads_per_shard auto: the share of a shard's CPU its "
                             "client threads may need")
+    adaptive: bool = Field(False, description="a run whose load generator was the bottleneck (client verdict "
+                           "bound) is run again with twice the shards until it is not (docs/client-health.md)")
+    adaptive_max: int = Field(3, ge=1, le=10, description="adaptive: at most this many doublings per run")
     shards: Optional[int] = Field(None, ge=1, le=10_000)
     max_shards: int = Field(1000, ge=1, le=10_000)
     start_lead_s: Optional[float] = Field(
@@ -262,6 +266,13 @@ class Campaign(_Strict):
         if len(set(v)) != len(v) or v != sorted(v, key=PHASES.index):
             raise ValueError(f"phases must be distinct and in the order {', '.join(PHASES)}")
         return v
+
+    @model_validator(mode="after")
+    def _adaptive_alone(self):
+        if self.fanout.adaptive and self.search:
+            raise ValueError("fanout.adaptive and search: a peak search varies one key run after run; adapt its "
+                             "shards in a campaign of its own")
+        return self
 
     @field_validator("matrix")
     @classmethod
@@ -449,9 +460,47 @@ def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
         raise CampaignError(sorted(set(problems), key=problems.index))
     if campaign.repeat and campaign.search:
         raise CampaignError(["repeat: a search's steps are not repeated (give repeat or search, not both)"])
+    problems = warmup_problems(runs)
+    if campaign.search:
+        problems += search_key_problems(campaign.search.key, runs)
+    if problems:
+        raise CampaignError(problems)
     if campaign.repeat:
         runs = repeat_runs(campaign, runs)
     return runs
+
+
+def warmup_problems(runs: list[Run]) -> list[str]:
+    """A warm-up as long as the run's time limit or longer leaves nothing measured."""
+    problems = []
+    for run in runs:
+        w = run.workload
+        warm = float(getattr(w, "warmuptime", 0) or 0)
+        time_cap = families.get(w.family).limits(w).time
+        if warm and time_cap and warm >= time_cap:
+            problems.append(f"workload.warmuptime: {warm:g} s is not shorter than run {run.run_id}'s {time_cap:g} s "
+                            "time limit: nothing would be measured after it")
+    return sorted(set(problems), key=problems.index)[:5]
+
+
+def _numeric_keys(model) -> list[str]:
+    out = []
+    for name, f in type(model).model_fields.items():
+        kinds = typing.get_args(f.annotation) or (f.annotation,)
+        if any(k in (int, float) for k in kinds) and f.annotation is not bool:
+            out.append(name)
+    return out
+
+
+def search_key_problems(key: str, runs: list[Run]) -> list[str]:
+    """A search steps ``key`` of every run's workload: it must be a number the workload has."""
+    problems = []
+    for run in runs:
+        keys = _numeric_keys(run.workload)
+        if key not in keys:
+            problems.append(f"search.key: {key!r} is not a numeric key of the {run.workload.family} workload of "
+                            f"run {run.run_id}; one of: {', '.join(sorted(keys))}")
+    return sorted(set(problems), key=problems.index)[:5]
 
 
 def repeat_runs(campaign: Campaign, cells: list[Run]) -> list[Run]:

@@ -603,8 +603,27 @@ def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
         search_doc = None
     if search_doc:
         result["search"] = result_section(search_doc)
+    try:
+        adaptive_doc = store.get_json(store.key(cid, "adaptive.json"))  # campaign/adaptive.py
+    except KeyError:
+        adaptive_doc = None
+    if adaptive_doc:
+        result["adaptive"] = adaptive_section(adaptive_doc)
     CampaignResult.model_validate(result)  # what schema/result.schema.json publishes is what is written
     return result
+
+
+def adaptive_section(doc: dict) -> dict:
+    """result.json's ``adaptive`` (fanout.adaptive): per cell of the matrix, its attempts (each
+    a run of the result: shards, verdict) and what it took."""
+    cells = []
+    for c in doc.get("cells") or []:
+        attempts = c.get("attempts") or []
+        last = attempts[-1] if attempts else {}
+        cells.append({"cell": c["cell"], "attempts": attempts, "stop": c.get("stop"),
+                      "took": {"run_id": last.get("run_id"), "shards": last.get("shards"),
+                               "verdict": last.get("verdict")} if attempts else None})
+    return {"max_doublings": doc.get("max_doublings"), "cells": cells}
 
 
 def _cost(store, cid, runs_out) -> dict:

@@ -217,6 +217,9 @@ class PhaseResult(_Open):
                                           "ended on errors, a load short of its planned records, a dead tail")
     lost_seconds: Optional[float] = Field(None, description="seconds of measurement lost by shard calls that died "
                                           "(between their last persisted state and their retry)")
+    paused_s: Optional[float] = Field(None, description="seconds between started_at and ended_at in which no shard "
+                                      "measured (an interrupted phase resumed later): not in duration_s, so not in "
+                                      "any rate")
     error_rate: Optional[float] = Field(None, description="failed calls / all calls (a load's duplicate keys, "
                                         "expected when a load resumes, not counted)")
     error_problems: Optional[list[str]] = Field(None, description="why the phase is complete_with_errors: the "
@@ -339,6 +342,9 @@ class CampaignResult(_Open):
     campaign: Optional[dict[str, Any]] = Field(None, description="the campaign as submitted, secrets redacted")
     runs: list[RunResult]
     missing_shards: list[dict[str, Any]]
+    adaptive: Optional[dict[str, Any]] = Field(None, description="fanout.adaptive: per cell, its attempts (runs "
+                                               "with twice the shards while the client verdict was bound) and what "
+                                               "it took (docs/client-health.md)")
     cost: Optional[dict[str, Any]] = Field(None, description="estimate: what the plan step estimated the campaign "
                                            "would use in the cloud and cost (cost.estimate); measured: the worker "
                                            "calls and seconds the shards used")

@@ -31,6 +31,7 @@ from typing import Callable, Optional
 from dbswarm.campaign.admission import MAX_CALL_SECONDS, MAX_LEAD_SECONDS, check_targets, positive_number
 from dbswarm.campaign.cost import check_max_cost, estimate
 from dbswarm.campaign.plan import check_shard_limit, make_plan
+from dbswarm.campaign import adaptive
 from dbswarm.campaign.search import advance, first_step
 from dbswarm.campaign.spec import check_deployed_references, load_campaign, redacted_campaign
 from dbswarm.credentials import secrets
@@ -93,9 +94,12 @@ def plan_campaign(event: dict) -> dict:
         sqlite_url = os.path.join(tempfile.gettempdir(), "dbswarm", cid, "dbswarm.db")
     search_doc = None
     cells = runs  # the matrix's cells: a search's cost is estimated over every step it could run
+    adaptive_doc = None
     if campaign.search:
         runs, search_doc = first_step(campaign, runs, event.get("cpu_count"),
                                       int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
+    elif campaign.fanout.adaptive:  # one run at a time: a bound one is run again with twice the shards
+        runs, adaptive_doc = adaptive.first_run(campaign, runs)
     plan = make_plan(campaign, runs, cid, event.get("cpu_count"), sqlite_url=sqlite_url)
     check_shard_limit({run.run_id: run.shard_count for run in plan.runs}, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
     cost = estimate(campaign, cells, cpu_count=event.get("cpu_count"))
@@ -105,6 +109,8 @@ def plan_campaign(event: dict) -> dict:
     store.put_json(store.key(cid, "cost-estimate.json"), cost)  # beside the result: what the cloud would use
     if search_doc:
         store.put_json(store.key(cid, "search.json"), search_doc)
+    if adaptive_doc:
+        store.put_json(store.key(cid, adaptive.ADAPTIVE_DOC), adaptive_doc)
     out_runs = [_run_item(store, cid, run) for run in plan.runs]
     phases = plan.phases
     return {"campaign_id": cid, "store": store.url, "name": campaign.name,
@@ -112,7 +118,7 @@ def plan_campaign(event: dict) -> dict:
             "items_prefix": getattr(store, "prefix", ""),
             "has_load": "load" in phases, "has_run": "run" in phases,
             "has_prepare": "prepare" in phases, "has_cleanup": "cleanup" in phases,
-            "search": bool(search_doc),
+            "search": bool(search_doc or adaptive_doc),  # NextStep after each run: the search's, or adaptive's
             "runs": out_runs,
             "baseline": campaign.results.baseline, "save_baseline": campaign.results.save_baseline,
             "thresholds": campaign.results.thresholds,
@@ -146,16 +152,19 @@ def next_step(event: dict) -> dict:
     store = open_store(state["store"])
     cid = state["campaign_id"]
     plan = Plan.of(store.get_json(store.key(cid, "plan.json")))  # the newest: this process may hold an older one
-    doc = store.get_json(store.key(cid, "search.json"))
+    try:  # fanout.adaptive (campaign/adaptive.py) rides the search's loop with a document of its own
+        doc, name, step = store.get_json(store.key(cid, adaptive.ADAPTIVE_DOC)), adaptive.ADAPTIVE_DOC, adaptive.advance
+    except KeyError:
+        doc, name, step = store.get_json(store.key(cid, "search.json")), "search.json", advance
     last = plan.runs[-1]
     phases = run_phases(plan, store, last)
     campaign_doc = store.get_json(store.key(cid, "campaign.json"))
-    new_run = advance(doc, plan, last, phases, campaign_doc, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
+    new_run = step(doc, plan, last, phases, campaign_doc, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
     if new_run is not None:
         plan.runs.append(new_run)
         store.put_json(store.key(cid, "plan.json"), plan.to_dict())
         cache_plan(store, cid, plan)
-    store.put_json(store.key(cid, "search.json"), doc)
+    store.put_json(store.key(cid, name), doc)
     state["runs"] = [_run_item(store, cid, new_run)] if new_run is not None else []
     state["more"] = new_run is not None
     return state

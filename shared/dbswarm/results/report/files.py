@@ -49,6 +49,14 @@ def client_first_lines(result) -> list[str]:
              if (r.get("fanout") or {}).get("short_of_cpus")]
     if short:
         out += ["", "**Not enough CPUs for the load generator** (`threads_per_shard: auto`):", "", *short]
+    adaptive = [c for c in (result.get("adaptive") or {}).get("cells", []) if len(c.get("attempts") or []) > 1
+                or (c.get("took") or {}).get("verdict") == "bound"]
+    if adaptive:
+        out += ["", "**Shards adapted to the load generator** (`fanout.adaptive`: a bound run again with twice the "
+                "shards):", ""]
+        out += [f"- {c['cell']}: " + " → ".join(f"{a['shards']} shard{'s' if a['shards'] != 1 else ''} "
+                                                f"{a.get('verdict')}" for a in c["attempts"])
+                + (f" ({c['stop']})" if c.get("stop") else "") for c in adaptive]
     if bound:
         out += ["", "**The load generator was the bottleneck** (client verdict `bound`): these figures are the "
                 "client's ceiling and its scheduling delay, not the database's:", "", *bound]
