@@ -10,7 +10,6 @@ from __future__ import annotations
 import difflib
 import itertools
 import json
-import typing
 import math
 import os
 import re

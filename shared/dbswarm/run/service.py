@@ -28,10 +28,10 @@ import threading
 import time
 from typing import Callable, Optional
 
+from dbswarm.campaign import adaptive
 from dbswarm.campaign.admission import MAX_CALL_SECONDS, MAX_LEAD_SECONDS, check_targets, positive_number
 from dbswarm.campaign.cost import check_max_cost, estimate
 from dbswarm.campaign.plan import check_shard_limit, make_plan
-from dbswarm.campaign import adaptive
 from dbswarm.campaign.search import advance, first_step
 from dbswarm.campaign.spec import check_deployed_references, load_campaign, redacted_campaign
 from dbswarm.credentials import secrets
