@@ -16,6 +16,7 @@ and in those whose number is in ``runs`` every call waits out a stall of ``stall
 at the start of each ``every_s`` seconds of the wall clock."""
 from __future__ import annotations
 
+import fcntl
 import threading
 import time
 
@@ -32,7 +33,6 @@ def _process_ordinal(path: str) -> int:
     ``path``, incremented under an exclusive lock once per process."""
     with _servers_lock:
         if not _ordinal:
-            import fcntl
             with open(path, "a+") as fh:
                 fcntl.flock(fh, fcntl.LOCK_EX)
                 fh.seek(0)

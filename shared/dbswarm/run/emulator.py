@@ -35,18 +35,24 @@ import json
 import logging
 import multiprocessing as mp
 import os
+import select
 import signal
 import sys
 import threading
 import time
 import traceback
+import types
 import uuid
 import zipfile
 from collections import Counter
+from multiprocessing import forkserver
 from multiprocessing.connection import wait as _wait_any
 from typing import Callable, Optional
+from unittest import mock
 
+from dbswarm.credentials.redact import redact_text
 from dbswarm.errors import DbswarmError
+from dbswarm.run.interrupt import FENCE_ENV, hold_fence, in_function_process
 from dbswarm.run.template import FunctionSpec, SamApp
 
 REGION = "us-east-1"
@@ -119,7 +125,6 @@ def _watch_runner(conn, answered: threading.Event):
     does (each holds its 'alive' pipe): a killed runner left its shards loading the database.
     The answer pipe's reading end is the runner's alone; its writing end here reports POLLERR
     once that closed. What the shard persisted stays (``dbswarm resume`` continues it)."""
-    import select
     fd = conn.fileno()
 
     def watch():
@@ -138,7 +143,6 @@ def _watch_runner(conn, answered: threading.Event):
 
 def _function_main(job, conn):
     """A function call: the real handler with the function's environment and a context."""
-    from dbswarm.run.interrupt import FENCE_ENV, hold_fence, in_function_process
     in_function_process()  # SIGINT is the runner's; SIGTERM stops the shard; dies with its parent
     answered = threading.Event()
     _watch_runner(conn, answered)  # ... and with its runner
@@ -156,7 +160,6 @@ def _function_main(job, conn):
         result = handler(job["event"], context)
         answer = ("ok", json.dumps(result))
     except BaseException as exc:  # everything goes back in Lambda's error shape
-        from dbswarm.credentials.redact import redact_text
         # redacted here, where the secrets this process resolved are known (the runner and the
         # execution history never learn them)
         answer = ("error", {"errorMessage": redact_text(str(exc)), "errorType": type(exc).__name__,
@@ -217,7 +220,6 @@ def _import_interpreter():
     if "moto.stepfunctions.parser.models" in sys.modules or "moto.batch" in sys.modules:
         import moto.stepfunctions.parser.models  # noqa: F401
         return
-    import types
     spec = importlib.util.find_spec("moto.batch")
     stand_in = types.ModuleType("moto.batch")
     stand_in.__path__ = list(spec.submodule_search_locations or [])
@@ -238,7 +240,6 @@ class FunctionProcesses:
     def __init__(self, preload=PRELOAD):
         self.ctx = mp.get_context("forkserver")
         self.ctx.set_forkserver_preload(list(preload))
-        from multiprocessing import forkserver
         os.environ["DBSWARM_FORKSERVER_WARM"] = "1"
         try:
             forkserver.ensure_running()
@@ -329,7 +330,6 @@ def _invoke(backend, function_name, qualifier, body, headers, response_headers):
 
 def _register(cloud, functions):
     global _patcher, _original_invoke
-    from unittest import mock
 
     from moto.awslambda_simple.models import LambdaSimpleBackend
     from moto.stepfunctions.parser.asl.component.common.path import result_path
