@@ -56,3 +56,24 @@ def test_a_file_that_is_not_utf8_is_exit_2(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert "is not UTF-8 text (byte 0xe9 at offset 9)" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("text,problem", [
+    ("name: faults-key\nsearch: {key: nosuch}\nworkload: {preset: a}\n",
+     "search.key: 'nosuch' is not a numeric key of the ycsb workload of run 000; one of: "),
+    ("name: faults-key\nsearch: {key: requestdistribution}\nworkload: {preset: a}\n",
+     "search.key: 'requestdistribution' is not a numeric key"),
+    ("name: faults-warm\nworkload: {preset: a, maxexecutiontime: 10, warmuptime: 60, operationcount: 0}\n",
+     "workload.warmuptime: 60 s is not shorter than run 000's 10 s time limit"),
+    ("name: faults-warm\nworkload: {family: sysbench, time: 5, warmuptime: 5}\n",
+     "workload.warmuptime: 5 s is not shorter than run 000's 5 s time limit"),
+])
+def test_cross_field_mistakes_are_exit_2_not_a_traceback(tmp_path, text, problem):
+    """The bad-input corpus of issue 33's "Also": an unknown search.key ended in a traceback, a
+    warm-up longer than its run was accepted (and measured nothing)."""
+    spec = tmp_path / "c.yaml"
+    spec.write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "dbswarm", "validate", str(spec)], env=dbswarm_env(),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr[-2000:]
+    assert problem in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-2000:]

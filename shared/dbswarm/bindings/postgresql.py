@@ -225,6 +225,11 @@ class PostgresBinding(SqlBinding):
             return ErrorClass(CONNECTION, _CONNECTION_STATES[state])
         if state and state.startswith("08"):
             return ErrorClass(CONNECTION, "connection_exception")
+        if state == "53300" or (isinstance(exc, psycopg.OperationalError)
+                                and ("too many clients" in str(exc) or "too many connections" in str(exc))):
+            # the server's connection limit (max_connections, a role's or database's CONNECTION LIMIT):
+            # the target answers, and refuses; not an unreachable one
+            return ErrorClass(CONNECTION, "too_many_connections")
         db = self.db
         if db is None and isinstance(exc, AttributeError):
             return ErrorClass(CONNECTION, "not_connected")

@@ -147,6 +147,11 @@ class Measured:
                 self.rec.count("reconnect_failures")
                 if time.monotonic() >= give_up:
                     cls = self.binding.classify(exc)
+                    if cls.name == "too_many_connections":
+                        raise TargetUnreachable(
+                            f"the target refused every connection for {RECONNECT_GIVE_UP_S:g} s: too many connections "
+                            "(its connection limit: max_connections, or the user's or database's limit): fewer "
+                            f"client threads, or a higher limit ({cls.kind}: {cls.name})") from None
                     raise TargetUnreachable(f"target unreachable for {RECONNECT_GIVE_UP_S:g} s "
                                             f"({cls.kind}: {cls.name})") from None
                 time.sleep(delay)
