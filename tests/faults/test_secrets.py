@@ -345,3 +345,25 @@ def test_redaction_never_rewrites_the_campaign_id(tmp_path):
         doc = json.loads(path.read_text())
         assert doc["campaign_id"] == cid, (path, doc["campaign_id"])
         assert cid in path.read_text()
+
+
+def test_the_planted_password_scan_finds_every_encoding(tmp_path):
+    """The scan the fault suite ends with (tests/faults/conftest.py): a planted password in any
+    of its encodings, in a campaign folder's file or a process's output, is found."""
+    import shutil
+
+    from tests.faults.conftest import _encodings, scan_for_planted
+    folder = tmp_path / "faults-scan-x"
+    folder.mkdir()
+    (folder / "result.json").write_text("{}")
+    encodings = _encodings(PLANT)
+    for i, blob in enumerate(encodings.values()):
+        (folder / f"out-{i}.bin").write_bytes(b"before " + blob + b" after")
+    try:
+        files, outputs, findings = scan_for_planted(tmp_path, [("`dbswarm run` stderr", b"x " + PLANT.encode())])
+        assert files == len(encodings) + 1 and outputs == 1
+        for i, enc in enumerate(encodings):
+            assert any(f.startswith(str(folder / f"out-{i}.bin")) and f"({enc})" in f for f in findings), enc
+        assert any(f.startswith("`dbswarm run` stderr") for f in findings)
+    finally:
+        shutil.rmtree(folder)   # the session's own scan reads this folder too
