@@ -466,6 +466,12 @@ class ShardPhase:
     def _outcome(self, began_wall, began_perf, skew) -> ShardOutcome:
         elapsed_before = self.cp.get("elapsed", 0.0)
         ended_wall = time.time()
+        # the measured window ends when the last client thread's loop did: not after the
+        # threads' teardown (closing connections, thread 0 reading the server's settings),
+        # which no rate of the phase may divide by
+        ended = [st.ended_at for st in self.states if not st.abandoned and st.ended_at is not None]
+        if ended and max(ended) > began_wall:
+            ended_wall = min(ended_wall, max(ended))
         abandoned = sum(st.abandoned for st in self.states)
         if abandoned:
             # the measured window ends when the last thread that returned stopped (or, if none

@@ -80,10 +80,17 @@ def resume_campaign(campaign_id: str, results: Optional[str] = None, log: Callab
                     log(f"resume {campaign_id}: run {run.run_id}, {ph} phase: shards "
                         f"{', '.join(str(i) for i, _ in todo)}")
                     work += len(todo)
+                    # the phase's measured window: its start edge as first read (a phase that never
+                    # began reads it now), its end edge once the resumed shards ended
+                    edge = dict(base, run_id=run.run_id, phase=ph, action="window")
+                    if not _has(store, service.window_key(store, campaign_id, run.run_id, ph, "start")):
+                        cloud.invoke("PrepareFunction", dict(edge, edge="start"))
                     start_at = service.arm({"lead_seconds": lead_seconds})["start_at"]
                     errors = _run_shards(cloud, dict(base, run_id=run.run_id, phase=ph, start_at=start_at), todo)
                     for e in errors:
                         log(f"resume {campaign_id}: {e}")
+                    if not stopper.requested:
+                        cloud.invoke("PrepareFunction", dict(edge, edge="end"))
                     if ph == "load" and not stopper.requested:
                         step = cloud.invoke("PrepareFunction", dict(base, run_id=run.run_id, stage="after_load"))
                         # the stage's consistency check, as the state machine's CheckRanges + CheckMerge
@@ -100,6 +107,14 @@ def resume_campaign(campaign_id: str, results: Optional[str] = None, log: Callab
     if stopper.requested:
         out["signal"] = stopper.requested
     return out
+
+
+def _has(store, key) -> bool:
+    try:
+        store.get_json(key)
+    except KeyError:
+        return False
+    return True
 
 
 def _cleaned_up(store, campaign_id, plan) -> list[str]:
