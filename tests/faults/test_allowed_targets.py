@@ -291,3 +291,29 @@ def test_the_address_connected_to_is_checked_before_anything_runs(servers_env, e
         assert b.peer_addresses() and all(p in ("127.0.0.1", "::1", "localhost") for p in b.peer_addresses())
     finally:
         b.close()
+
+
+def test_a_database_file_or_no_database_has_no_host():
+    """SQLite's url is a file path, noop has none: nothing to check, under any AllowedTargets."""
+    for target in ({"engine": "sqlite", "url": "/tmp/x/shared.db"}, {"engine": "sqlite3", "url": "relative.db"},
+                   {"engine": "noop", "url": "anything"}, {"engine": "sqlite"}):
+        assert limits.target_endpoints(target) == ([], [], [])
+        assert limits.target_network_problems([("target", target)], DEFAULT) == []
+        assert limits.target_network_problems([("target", target)], "*") == []
+    # "*" (local mode) allows any URL, even one the check could not read
+    assert limits.target_network_problems([("target", {"engine": "postgresql", "url": "10.0.0.5"})], "*") == []
+
+
+def test_a_local_campaign_on_a_sqlite_file_runs(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.faults.conftest import dbswarm_env
+    spec = tmp_path / "c.json"
+    spec.write_text(json.dumps({"name": "faults-sqlite-file", "target": {"engine": "sqlite", "url": str(tmp_path / "s.db")},
+                                "workload": {"preset": "c", "table": "faults_file", "recordcount": 50,
+                                             "operationcount": 50, "threads": 1}, "phases": ["prepare", "load", "run"]}))
+    for command in (["validate", str(spec)], ["run", str(spec), "--results", str(tmp_path / "r"), "--quiet"]):
+        proc = subprocess.run([sys.executable, "-m", "dbswarm", *command], env=dbswarm_env(), capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr

@@ -19,6 +19,7 @@ import socket
 from typing import Any, Iterable, Optional
 from urllib.parse import urlsplit
 
+from dbswarm import bindings
 from dbswarm.bindings.mysql import parse_mysql_url
 from dbswarm.credentials.redact import redact_text
 from dbswarm.errors import CampaignError, TargetNotAllowed
@@ -167,6 +168,9 @@ def target_endpoints(target: dict) -> tuple[list[str], list[str], list[str]]:
     hosts: list[str] = []
     sockets: list[str] = []
     problems: list[str] = []
+    name = bindings.canonical(target["engine"]) if target.get("engine") else None
+    if name is not None and (bindings.engine(name).embedded or not bindings.engine(name).is_real_database):
+        return hosts, sockets, problems   # a database file (its url is a path) or no database: no network
     _endpoints_of(target.get("url"), hosts, sockets, problems, "url")
     _endpoints_in_options(target.get("options") or {}, hosts, sockets, problems, "options")
     return hosts, sockets, problems
@@ -358,7 +362,7 @@ def socket_allowed(path: str, allowed: str) -> bool:
 def target_network_problems(targets: Iterable[tuple[str, dict]], allowed: Optional[str] = None) -> list[str]:
     """(where, target dict) pairs checked against the deployment's AllowedTargets."""
     allowed = allowed if allowed is not None else allowed_targets()
-    if not allowed:
+    if not allowed or _rules(allowed)[0]:   # unset or "*": any target (local mode)
         return []
     out = []
     for where, target in targets:
