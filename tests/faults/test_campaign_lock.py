@@ -90,6 +90,12 @@ def test_a_second_campaign_on_the_same_tables_fails_fast_unless_shared(tmp_path,
     assert f"in use by campaign {first_id} (started " in err and "shared_tables: true" in err
     assert "Traceback" not in err
     assert not list((tmp_path / "r2").glob("*/runs/*/*/shard-*.json"))   # no shard of it ran
+    # issue 33: the refusal is stored as the README says (failed) and summary.md gives its reason
+    refused = json.loads(next((tmp_path / "r2").glob("*/result.json")).read_text())
+    assert refused["status"] == "failed", refused["status"]
+    assert f"in use by campaign {first_id}" in refused["runs"][0]["refused"], refused["runs"][0]
+    summary = next((tmp_path / "r2").glob("*/summary.md")).read_text()
+    assert "**Run 000 did not run**: " in summary and f"in use by campaign {first_id}" in summary, summary[:1500]
     out, err = third.communicate(timeout=60)
     assert third.returncode == 0, err
     assert first.poll() is None                                          # the first went on meanwhile

@@ -572,6 +572,9 @@ def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
         phases = run_phases(plan, store, run, missing_all)
         runs_out.append(_run_result(run, phases, stage_checks(store, cid, run.run_id),
                                     stage_preparation(store, cid, run.run_id)))
+        refused = lock_refusal(store, cid, run.run_id)
+        if refused:
+            runs_out[-1]["refused"] = refused
     statuses = [p.get("status") for r in runs_out for p in r["phases"].values()]
     if interrupted:
         status = "interrupted" if any(s != "complete" for s in statuses) else "complete"
@@ -683,6 +686,15 @@ def stage_preparation(store, campaign_id, run_id) -> Optional[dict]:
     if skipped:
         out["skipped"] = skipped
     return out
+
+
+def lock_refusal(store, campaign_id, run_id) -> Optional[str]:
+    """Why the run did not run: the campaign lock refused it (run.service.lock_run wrote it)."""
+    try:
+        doc = store.get_json(store.key(campaign_id, "runs", run_id, "lock-refused.json"))
+    except KeyError:
+        return None
+    return str(doc.get("error") or "") or None
 
 
 def _run_result(run: RunPlan, phases: dict, checks: Optional[dict] = None,

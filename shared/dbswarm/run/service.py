@@ -243,6 +243,9 @@ def window(event: dict, binding=None) -> dict:
     return {"run_id": run.run_id, "phase": phase, "edge": edge, "warnings": len(doc["warnings"])}
 
 
+REFUSED_FILE = "lock-refused.json"
+
+
 def lock_run(event: dict) -> Optional[dict]:
     """Take (or refresh) the campaign's lock on a run's tables (``dbswarm.engine.lock``); raises
     ``CampaignLocked`` naming the campaign that holds them. None when the run takes no lock."""
@@ -251,7 +254,14 @@ def lock_run(event: dict) -> Optional[dict]:
     run = plan.run(event["run_id"])
     if not lock.wanted(run):
         return None
-    return lock.on_target(run, secrets.resolve(run.target.get("password")), lock.acquire, plan.campaign_id)
+    try:
+        return lock.on_target(run, secrets.resolve(run.target.get("password")), lock.acquire, plan.campaign_id)
+    except lock.CampaignLocked as err:
+        # the refusal is the run's story: result.json's run and summary.md say it (the state machine's
+        # error alone reached only the runner's stderr)
+        store.put_json(store.key(plan.campaign_id, "runs", run.run_id, REFUSED_FILE),
+                       {"error": str(err), "at": time.time()})  # (put_json redacts)
+        raise
 
 
 def release_locks(event: dict, timeout: float = 10.0) -> None:

@@ -107,6 +107,7 @@ def summary_markdown(result) -> str:
 def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
     lines = [f"# dbswarm campaign {result['name']} ({result['campaign_id']})", "",
              f"Status: **{result['status']}**. Seed {result['seed']}."]
+    lines += [f"\n**Run {r['run_id']} did not run**: {r['refused']}" for r in result["runs"] if r.get("refused")]
     lines += client_first_lines(result)  # a load generator that was the bottleneck: said before anything else
     caveats = [(r["run_id"], name, p["throughput_caveat"]) for r in result["runs"]
                for name, p in r["phases"].items() if p.get("throughput_caveat")]
