@@ -42,7 +42,8 @@ from tests.servers import ferretdb_backend_url, password, read_env  # noqa: E402
 
 BENCH = ROOT / "bench"
 RESULTS = BENCH / "results"
-BENCHMARKS_MD = ROOT / "BENCHMARKS.md"
+BENCHMARKS_MD = ROOT / "BENCHMARKS.md"            # the headline (bench/verdict.py), the method, the shortfalls
+BENCHMARKS_DETAIL_MD = ROOT / "docs" / "benchmarks.md"  # every benchmark's own section
 DEFAULT_SERVERS_DIR = os.environ.get("DBSWARM_BENCH_SERVERS_DIR", "/tmp/dbswarm-bench-servers")
 CACHE = Path(os.environ.get("DBSWARM_CACHE", Path.home() / ".cache" / "dbswarm"))
 GO_YCSB = CACHE / "bin" / "go-ycsb-1.0.1"
@@ -470,19 +471,31 @@ def header(data: dict) -> str:
 
 
 def update_section(name: str, markdown: str) -> None:
-    """Replace (or append) the block between <!-- bench:NAME --> and <!-- /bench:NAME -->."""
+    """Replace (or append) the block between <!-- bench:NAME --> and <!-- /bench:NAME -->: in
+    BENCHMARKS.md where it is there (the headline), else in docs/benchmarks.md, where a new
+    benchmark's section goes, before the retired findings."""
     begin, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
     block = f"{begin}\n{markdown.rstrip()}\n{end}"
-    text = BENCHMARKS_MD.read_text() if BENCHMARKS_MD.exists() else "# Benchmarks\n"
     pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+    target = BENCHMARKS_DETAIL_MD
+    for path in (BENCHMARKS_MD, BENCHMARKS_DETAIL_MD):
+        if path.exists() and pattern.search(path.read_text()):
+            target = path
+            break
+    text = target.read_text() if target.exists() else "# Benchmarks in detail\n"
     if pattern.search(text):
         text = pattern.sub(lambda _: block, text)
-    else:  # a new benchmark: with the others, before the retired findings and the history
+    else:  # a new benchmark: with the others, before the retired findings
         anchor = text.find("\n## Findings of retired experiments")
         text = (text[:anchor] + "\n\n" + block + "\n" + text[anchor:]) if anchor >= 0 else \
             (text.rstrip() + "\n\n" + block + "\n")
-    BENCHMARKS_MD.write_text(text)
-    log(f"updated BENCHMARKS.md section {name}")
+    target.write_text(text)
+    log(f"updated {target.relative_to(ROOT)} section {name}")
+
+
+def benchmarks_text() -> str:
+    """BENCHMARKS.md and docs/benchmarks.md, as one text (what the sections cite)."""
+    return "\n".join(p.read_text() for p in (BENCHMARKS_MD, BENCHMARKS_DETAIL_MD) if p.exists())
 
 
 def base_record(name: str, args) -> dict:

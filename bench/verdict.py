@@ -24,7 +24,7 @@ def latest(name):
     """The newest record of a script's own section: runs made with --no-md are side
     experiments (another shard count, one mode only) and are not the suite's figures, unless
     the section cites the record as its raw data (a section written by hand from it)."""
-    section = C.BENCHMARKS_MD.read_text() if C.BENCHMARKS_MD.exists() else ""
+    section = C.benchmarks_text()
     for f in sorted(C.RESULTS.glob(f"{name}-*.json"), reverse=True):
         data = json.loads(f.read_text())
         if not (data.get("args") or {}).get("no_md") or f"raw data: `bench/results/{f.name}`" in section:

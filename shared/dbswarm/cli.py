@@ -37,7 +37,7 @@ def _print_summary(result_md: str, console=None):
     print_markdown(result_md, console or Console())  # every figure whole, at 80 columns too
 
 
-EXIT_CODES = {  # documented in README "Failure and safety"
+EXIT_CODES = {  # documented in docs/failure-and-safety.md
     "complete": 0, "invalid": 2, "partial": 3, "failed": 3, "regressed": 4, "complete_with_errors": 5,
     "incomplete": 6, "not_written": 7, "check_failed": 8, "client_bound": 9, "interrupted": 130}
 

@@ -100,7 +100,7 @@ def test_load_cut_short_is_not_complete(tmp_path, own_pg, spawn):
                       "threads": 2, "batchsize": 50})
     code, out, err, result, summary = _run_until(spawn, tmp_path, spec, "load", 2000, lambda: _stop_pg(own_pg))
     # the step after the load (secondary indexes) cannot reach the server either: the run stopped
-    # early (said on stderr); result.json is incomplete and so is the exit status (6, as README maps it)
+    # early (said on stderr); result.json is incomplete and so is the exit status (6, as docs/failure-and-safety.md maps it)
     assert code == 6, err
     assert result["status"] == "incomplete" and "dbswarm.RunFailed" in err
     assert "finished with status incomplete" in err

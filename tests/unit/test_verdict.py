@@ -99,7 +99,7 @@ def test_no_regression_on_30_noisy_runs_of_one_distribution():
 
 def test_a_ten_percent_drop_is_flagged_with_this_machines_noise():
     """A 10 % drop in ±20 % noise: 30 runs tonight against 30 of history (the power this
-    needs: README, "How the verdict decides"). Flagged on at least 85 % of the seeds, with the
+    needs: docs/peak-search-and-verdicts.md, "How the verdict decides"). Flagged on at least 85 % of the seeds, with the
     effect, its interval and the change point on tonight's first run."""
     flagged = cp_right = 0
     seeds = 40

@@ -73,7 +73,7 @@ class Target(_Strict):
                                "(default: a file under the campaign's results folder)")
     password: Optional[SecretRef] = Field(None, description="secret reference, never a literal")
     label: Optional[str] = Field(None, description='instance class as white papers name it, e.g. "4 vCPUs 16 GB"')
-    options: dict[str, Any] = Field(default_factory=dict, description="engine options (see README)")
+    options: dict[str, Any] = Field(default_factory=dict, description="engine options (see docs/targets.md)")
 
     @field_validator("engine", mode="before")
     @classmethod
@@ -149,7 +149,7 @@ class Fanout(_Strict):
 
 
 class VerdictSettings(_Strict):
-    """How the compare step judges a run (README: "How the verdict decides")."""
+    """How the compare step judges a run (docs/peak-search-and-verdicts.md: "How the verdict decides")."""
     alpha: float = Field(0.05, gt=0, lt=0.5, description="false-alarm budget of one comparison (all metrics and "
                          "runs together: Holm's correction; split in two when the history's change points are "
                          "judged too)")
@@ -245,7 +245,7 @@ class Campaign(_Strict):
                                       "table's currency (USD)")
     repeat: Optional[Repeat] = Field(None, description="repeated measurement: an integer, or {count, baseline}")
     search: Optional[Search] = Field(None, description="peak search: step a workload key run after run until a "
-                                     "stop rule fires (README: Finding the peak)")
+                                     "stop rule fires (docs/peak-search-and-verdicts.md)")
 
     @field_validator("repeat", mode="before")
     @classmethod
