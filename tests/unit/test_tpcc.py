@@ -171,19 +171,19 @@ def test_phase_summary_with_and_without_the_window():
     w = {"family": "tpcc", "warehouses": 2, "threads": 4, "time": 60, "rampup": 10}
     m = _measurement({"NEW_ORDER": 450, "PAYMENT": 430, "ORDER_STATUS": 40, "DELIVERY": 40, "STOCK_LEVEL": 40},
                      rollbacks=5, warm={"NEW_ORDER": 90}, retries=3)
-    s = FAMILY.phase_summary(w, "run", m, 70.0)
+    s = FAMILY.phase_summary(FAMILY.workload(w), "run", m, 70.0)
     assert s["tpmC"] == 450.0 and s["tpmTotal"] == 1000.0
     assert s["new_orders_committed"] == 445 and s["new_order_rollbacks"] == 5
     assert s["NOPM"] is None and "unavailable" in s["NOPM_basis"] and s["TPM"] is None
     assert s["p90_limit"]["NEW_ORDER"] == "pass" and s["efficiency_pct"] is None
-    s = FAMILY.phase_summary(w, "run", m, 70.0, window={"seconds": 70.0, "family": {"new_orders": 535},
+    s = FAMILY.phase_summary(FAMILY.workload(w), "run", m, 70.0, window={"seconds": 70.0, "family": {"new_orders": 535},
                                                        "server": {"transactions": 1183}})
     assert s["NOPM"] == round(535 * 60 / 70, 1) and s["new_orders_database"] == 535
     assert s["new_orders_clients"] == 450 + 90 - 5
     assert s["TPM"] == round(1183 * 60 / 70, 1)
     # with a ramp-up the window starts when it ends: the ramp-up's transactions are not the server's
-    assert FAMILY.client_statements(w, "run", m) == {"transactions": 1000 + 3}
-    assert FAMILY.client_statements(dict(w, rampup=0), "run", m) == {"transactions": 1000 + 90 + 3}
+    assert FAMILY.client_statements(FAMILY.workload(w), "run", m) == {"transactions": 1000 + 3}
+    assert FAMILY.client_statements(FAMILY.workload(dict(w, rampup=0)), "run", m) == {"transactions": 1000 + 90 + 3}
     table = FAMILY.report_tables([{"run_id": "000", "target": {"label": "PG"}, "workload": w, "threads": 4,
                                    "phases": {"run": {"tpcc": s}}}])
     assert "| PG | 2 | 4 | 1,014 | 459 | 450 | 1,000 |" in table
@@ -198,11 +198,11 @@ def test_nopm_and_tpm_over_the_window_after_the_rampup():
     m = _measurement({"NEW_ORDER": 450, "PAYMENT": 430, "ORDER_STATUS": 40, "DELIVERY": 40, "STOCK_LEVEL": 40},
                      rollbacks=5, warm={"NEW_ORDER": 90})
     win = {"seconds": 61.0, "family": {"new_orders": 445}, "server": {"transactions": 1000}, "after_warmup_s": 10}
-    s = FAMILY.phase_summary(w, "run", m, 70.0, window=win)
+    s = FAMILY.phase_summary(FAMILY.workload(w), "run", m, 70.0, window=win)
     assert s["NOPM"] == 445.0 and s["TPM"] == 1000.0  # per minute of the 60 s after the ramp-up
     assert s["new_orders_database"] == s["new_orders_clients"] == 445
     assert s["window_starts"] == "after the ramp-up" and "when the ramp-up ended" in s["NOPM_basis"]
-    s = FAMILY.phase_summary(w, "run", m, 70.0, window=dict(win, after_warmup_s=None))
+    s = FAMILY.phase_summary(FAMILY.workload(w), "run", m, 70.0, window=dict(win, after_warmup_s=None))
     assert s["NOPM"] == round(445 * 60 / 70, 1) and s["new_orders_clients"] == 450 + 90 - 5
     assert "ramp-up included" in s["NOPM_basis"]
 
@@ -303,7 +303,7 @@ def test_p90_limit_fails_past_the_specification_limit_and_says_which():
     m = _measurement({"PAYMENT": 10, "ORDER_STATUS": 10, "DELIVERY": 10, "STOCK_LEVEL": 10})
     _slow(m, "NEW_ORDER", 6_000_000)      # 6 s > 5 s
     _slow(m, "STOCK_LEVEL", 19_000_000)   # 19 s < Stock-Level's 20 s (its other 10 at 2 ms: p90 well under)
-    s = FAMILY.phase_summary(w, "run", m, 60.0)
+    s = FAMILY.phase_summary(FAMILY.workload(w), "run", m, 60.0)
     assert s["p90_limit"]["NEW_ORDER"] == "fail" and s["p90_ms"]["NEW_ORDER"] >= 6000
     assert s["p90_limit"]["STOCK_LEVEL"] == "pass" and s["p90_limit"]["PAYMENT"] == "pass"
     run = {"run_id": "000", "target": {"label": "PG"}, "workload": w, "threads": 2, "phases": {"run": {"tpcc": s}}}
@@ -314,7 +314,7 @@ def test_p90_limit_fails_past_the_specification_limit_and_says_which():
 def test_efficiency_with_keying_and_think_times_in_the_table_and_csv():
     w = {"family": "tpcc", "warehouses": 10, "threads": 100, "time": 600, "keying_and_thinking": True}
     m = _measurement({"NEW_ORDER": 1200, "PAYMENT": 1150, "ORDER_STATUS": 100, "DELIVERY": 100, "STOCK_LEVEL": 100})
-    s = FAMILY.phase_summary(w, "run", m, 600.0)
+    s = FAMILY.phase_summary(FAMILY.workload(w), "run", m, 600.0)
     assert s["tpmC"] == 120.0
     assert s["efficiency_pct"] == round(100 * 120 / (12.86 * 10), 2) == 93.31
     run = {"run_id": "000", "target": {"label": "PG"}, "workload": w, "threads": 100, "phases": {"run": {"tpcc": s}}}
@@ -322,7 +322,7 @@ def test_efficiency_with_keying_and_think_times_in_the_table_and_csv():
     assert FAMILY.csv_values(run, "run", {"tpcc": s})["tpcc_efficiency_pct"] == 93.31
     table = FAMILY.report_tables([run])
     assert "efficiency %" in table and "| 93.31 |" in table
-    off = FAMILY.phase_summary(dict(w, keying_and_thinking=False), "run", m, 600.0)
+    off = FAMILY.phase_summary(FAMILY.workload(dict(w, keying_and_thinking=False)), "run", m, 600.0)
     assert off["efficiency_pct"] is None and "does not apply" in off["efficiency_note"]
 
 
@@ -510,14 +510,14 @@ def test_clients_count_is_exact_when_the_edge_lies_inside_every_band():
     m = _banded(bands, orders)
     whole = 30 + 50 + 20 + 10 + 8
     in_window = whole - 50 - 4  # 2998, 2999, 3099 and warehouse 2's 2999 are before the edge
-    s = FAMILY.phase_summary(W_BAND, "run", m, 70.0, window=_window(in_window))
+    s = FAMILY.phase_summary(FAMILY.workload(W_BAND), "run", m, 70.0, window=_window(in_window))
     assert s["new_orders_committed_whole_phase"] == whole
     assert s["new_orders_clients"] == s["new_orders_database"] == in_window == 64
     assert s["new_orders_agreement"] == "exact" and s["new_orders_difference"] == 0
     assert "exact: the edge was read inside every band" in s["new_orders_clients_basis"]
     assert "new_orders_clients" in s["NOPM_basis"] and s["NOPM"] == 64.0
     # the database says one more (a New-Order the clients did not count): said, not hidden
-    s = FAMILY.phase_summary(W_BAND, "run", m, 70.0, window=_window(in_window + 1))
+    s = FAMILY.phase_summary(FAMILY.workload(W_BAND), "run", m, 70.0, window=_window(in_window + 1))
     assert s["new_orders_agreement"] == "differs" and s["new_orders_difference"] == -1
     # the order of the records (shards, threads merged in another order) changes nothing
     again = Measurement()
@@ -526,7 +526,7 @@ def test_clients_count_is_exact_when_the_edge_lies_inside_every_band():
         piece.operations, piece.warmup, piece.counters = {}, None, {}
         again.merge(Measurement.from_dict(piece.to_dict()))
     m.records = again.records
-    assert FAMILY.phase_summary(W_BAND, "run", m, 70.0, window=_window(in_window))["new_orders_clients"] == 64
+    assert FAMILY.phase_summary(FAMILY.workload(W_BAND), "run", m, 70.0, window=_window(in_window))["new_orders_clients"] == 64
 
 
 def test_a_band_that_counted_nothing_on_a_side_does_not_need_the_edge_on_that_side():
@@ -535,10 +535,10 @@ def test_a_band_that_counted_nothing_on_a_side_does_not_need_the_edge_on_that_si
     New-Order after a band that ended before the edge makes the count approximate."""
     orders = [(1, 1, 3000)]
     late = [(EDGE_S - 30, EDGE_S + 30, 5, 5), (EDGE_S + 10, EDGE_S + 70, 0, 7)]
-    s = FAMILY.phase_summary(W_BAND, "run", _banded(late, orders), 70.0, window=_window(13))
+    s = FAMILY.phase_summary(FAMILY.workload(W_BAND), "run", _banded(late, orders), 70.0, window=_window(13))
     assert s["new_orders_agreement"] == "exact" and s["new_orders_clients"] == 13
     early = [(EDGE_S - 30, EDGE_S + 30, 5, 5), (EDGE_S - 70, EDGE_S - 10, 0, 7)]
-    s = FAMILY.phase_summary(W_BAND, "run", _banded(early, orders), 70.0, window=_window(13))
+    s = FAMILY.phase_summary(FAMILY.workload(W_BAND), "run", _banded(early, orders), 70.0, window=_window(13))
     assert s["new_orders_agreement"] == "approximate"
 
 
@@ -563,7 +563,7 @@ def test_the_clients_count_falls_back_to_time_and_says_why(case):
         orders.append((3, 1, 3000))
         why = "district 1 of warehouse 3 is not in the start edge's snapshot"
     m = _banded(bands, orders, whole=whole)
-    s = FAMILY.phase_summary(W_BAND, "run", m, 70.0, window=window)
+    s = FAMILY.phase_summary(FAMILY.workload(W_BAND), "run", m, 70.0, window=window)
     assert s["new_orders_clients"] == s["new_orders_committed"] == m.operations["NEW_ORDER"].count - 2
     assert s["new_orders_agreement"] == "approximate"
     assert s["new_orders_difference"] == s["new_orders_clients"] - 51
@@ -573,7 +573,7 @@ def test_the_clients_count_falls_back_to_time_and_says_why(case):
 
 def test_without_a_rampup_the_clients_count_is_the_whole_phase():
     m = _banded([], [], whole=500)
-    s = FAMILY.phase_summary(dict(W_BAND, rampup=0), "run", m, 60.0,
+    s = FAMILY.phase_summary(FAMILY.workload(dict(W_BAND, rampup=0)), "run", m, 60.0,
                              window={"seconds": 60.5, "family": {"new_orders": 500}, "edges_at": [0, 60.5]})
     assert s["new_orders_clients"] == 500 and s["new_orders_agreement"] == "exact"
     assert "whole phase" in s["new_orders_clients_basis"]

@@ -310,6 +310,12 @@ class MysqlBinding(SqlBinding):
         out = {str(n).lower(): int(v) for n, v in rows}
         out["statements"] = out.get("questions", 0)
         out["transactions"] = out.get("com_commit", 0) + out.get("com_rollback", 0)
+        # when the server started (its clock less its Uptime; to the second): a restart inside the
+        # window starts its counters again from zero
+        row = self.fetchone("SELECT UNIX_TIMESTAMP() - CAST(VARIABLE_VALUE AS UNSIGNED) FROM "
+                            "information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'")
+        if row and row[0] is not None:
+            out["server_started_at"] = float(row[0])
         times = self._statement_times()
         if times is not None:
             out["statement_times"] = times

@@ -197,6 +197,8 @@ class PostgresBinding(SqlBinding):
                 break
             out = again
         out["transactions"] = out["xact_commit"] + out["xact_rollback"]
+        # when the server started: a restart inside the window starts its counters again from zero
+        out["server_started_at"] = float(self.fetchone("SELECT extract(epoch FROM pg_postmaster_start_time())")[0])
         try:
             row = self.fetchone("SELECT sum(calls) FROM pg_stat_statements "
                                 "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())")

@@ -256,7 +256,7 @@ class Family(Generic[W]):
         return None
 
     # -- results -------------------------------------------------------------------------
-    def phase_summary(self, w: dict, phase: str, measurement, duration: float,
+    def phase_summary(self, w: W, phase: str, measurement, duration: float,
                       window: Optional[dict] = None) -> Optional[dict]:
         """Added to a merged phase result under the family's name (None: nothing).
         ``window``: {"seconds": the window's length, "family": window_snapshot's deltas,

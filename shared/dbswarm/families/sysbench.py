@@ -576,7 +576,7 @@ class Sysbench(Family[SysbenchWorkload]):
         trx = measurement.operations.get("TRANSACTION")
         # as sysbench's --warmup-time: the warm-up's transactions and queries are left out of
         # both counts and its seconds out of the time they are divided by
-        warm_s = float(w.get("warmuptime") or 0)
+        warm_s = float(w.warmuptime or 0)
         kinds = ("queries_read", "queries_write", "queries_other")
         measured = {k: c.get(k, 0) - c.get(f"{k}_warmup", 0) for k in kinds}
         q = sum(measured.values())

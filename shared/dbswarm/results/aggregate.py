@@ -244,7 +244,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
                     "status, MongoDB serverStatus) include every other client of the server"}
         if window.get("server") is None and not window["warnings"]:
             out["server"]["note"] = "this engine keeps no server-side counters"
-    extra = fam.phase_summary(w, phase, measurement, duration, window=window)
+    extra = fam.phase_summary(fam.workload(w), phase, measurement, duration, window=window)
     if extra is not None:
         out[fam.name] = extra  # the family's own figures (e.g. TPS and QPS as its reference tool counts them)
     out["histograms"] = {k: v["histogram"] for k, v in measurement.to_dict()["operations"].items()}

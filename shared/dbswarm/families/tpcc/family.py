@@ -892,7 +892,7 @@ class Tpcc(Family[TpccWorkload]):
         # every event ended in one COMMIT or ROLLBACK (the 1% New-Orders), and every retried
         # attempt in one more ROLLBACK; with a ramp-up the window starts when it ends (the
         # transactions of the ramp-up are out; its few retries are not told apart and stay in)
-        if self.window_after_warmup(self.workload(w) if isinstance(w, dict) else w):
+        if self.window_after_warmup(w):
             n = sum(s.count for t, s in measurement.operations.items() if t in MIX)
         else:
             n = sum(self._all_counts(measurement).values())
@@ -951,10 +951,10 @@ class Tpcc(Family[TpccWorkload]):
         if phase == "load":
             c = measurement.counters
             return {"rows_loaded": c.get("rows_loaded", 0), "units_skipped": c.get("units_skipped", 0),
-                    "warehouses": w["warehouses"]}
+                    "warehouses": w.warehouses}
         if phase != "run":
             return None
-        wm = self.workload(w)
+        wm = w
         minutes = max(duration - wm.rampup, 1e-9) / 60
         ops, c = measurement.operations, measurement.counters
         counts = {t: (ops[t].count if t in ops else 0) for t in TRANSACTIONS}
