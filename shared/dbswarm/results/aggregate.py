@@ -41,6 +41,20 @@ def _merged(stats: dict[str, OperationStats], names) -> Optional[OperationStats]
     return out
 
 
+RESTART_TOLERANCE_S = 3.0   # a server's start time read twice (MariaDB: its clock less Uptime, to the second)
+
+
+def server_restarted(start: Optional[dict], end: Optional[dict]) -> Optional[str]:
+    """A warning when the server started again between the window's edges, else None."""
+    a = (start or {}).get("server_started_at")
+    b = (end or {}).get("server_started_at")
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or abs(b - a) <= RESTART_TOLERANCE_S:
+        return None
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(b))
+    return (f"the server restarted inside the measured window (at {when}): its counters started again from "
+            "zero, so the server-side figures and the client/server cross-check are left out")
+
+
 def window_deltas(start: Optional[dict], end: Optional[dict]) -> Optional[dict]:
     """The measured window from its two edge documents (``worker.read_window_edge``):
     after - before of every counter both edges have; None unless both were read.
@@ -60,11 +74,16 @@ def window_deltas(start: Optional[dict], end: Optional[dict]) -> Optional[dict]:
     if times:
         out["statement_times"] = times
         out["statement_source"] = end.get("statement_source")
+    restarted = server_restarted(start.get("server"), end.get("server"))
+    if restarted:
+        out["warnings"].append(restarted)
     for key in ("server", "family"):
         a, b = start.get(key), end.get(key)
+        if key == "server" and restarted:
+            continue   # counters that started again from zero: no delta means anything
         if isinstance(a, dict) and isinstance(b, dict):
-            out[key] = {k: b[k] - a[k] for k in sorted(b)
-                        if k in a and isinstance(a[k], (int, float)) and isinstance(b[k], (int, float))}
+            out[key] = {k: b[k] - a[k] for k in sorted(b) if k != "server_started_at"
+                        and k in a and isinstance(a[k], (int, float)) and isinstance(b[k], (int, float))}
     if isinstance(start.get("family"), dict) and isinstance(end.get("family"), dict):
         out["family_start"] = start["family"]
     return out
