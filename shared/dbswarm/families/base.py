@@ -21,11 +21,12 @@ import importlib
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Generic, Optional, TypeVar
+from typing import Any, Callable, ClassVar, Generic, Optional, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from dbswarm.errors import FamilyError
+from dbswarm.measure.recorder import Recorder
 from dbswarm.plugins import load_plugins
 
 DEFAULT = "ycsb"  # the family of a workload that names none
@@ -69,10 +70,30 @@ class RunLimits:
     time: Optional[float] = None   # seconds of the run phase; None = no time cap
 
 
+class Calls(Protocol):
+    """What a family's client calls its binding through (``engine.calls.Measured``, which the
+    engine passes; the families do not import the engine): every call timed and recorded, the
+    one retry and reconnect policy applied."""
+    binding: Any                   # the connection (a Binding)
+    rec: Recorder                  # the thread's recorder
+    ok: Callable[..., Any]         # record a successful operation timed by the client itself
+    paced: bool                    # the run has a target rate
+    on_reconnect: list             # called after every reconnect (a client's bound methods taken again)
+    last_error_kind: Optional[str]
+    should_stop: Callable[[], bool]
+
+    def call(self, op: str, fn: Callable[..., Any], *args: Any) -> Any: ...
+    def call_rows(self, op: str, n: int, fn: Callable[..., Any], *args: Any) -> bool: ...
+    def event(self, op: str, body: Callable[..., Any], session: Any, state: Any, max_attempts: int = 100) -> bool: ...
+    def event_failed(self, op: str, body: Callable[..., Any], session: Any, state: Any, t0: int, exc: Exception,
+                     attempts_left: int = 99) -> bool: ...
+    def failed(self, op: str, exc: BaseException) -> str: ...
+
+
 @dataclass
 class ThreadContext:
     """What a family's client gets for one client thread of one shard call."""
-    m: Any                         # engine.calls.Measured: the timing wrapper; m.binding is the connection
+    m: Calls                       # the timing wrapper (engine.calls.Measured); m.binding is the connection
     rng: random.Random             # seeded from the run's seed, the phase and the thread's global index; continued across segments
     thread: int                    # global index of the thread in the run (0 .. threads - 1)
     threads: int                   # client threads of the run, all shards

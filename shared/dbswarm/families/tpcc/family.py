@@ -41,6 +41,7 @@ from dbswarm.families.base import Client, Exhausted, Family, RunLimits, ThreadCo
 from dbswarm.families.generators import pool_string
 from dbswarm.families.tables import fmt, published_family_table
 from dbswarm.families.tpcc import sql as S
+from dbswarm.measure.recorder import Recorder
 
 ITEMS = 100_000
 DISTRICTS = 10
@@ -462,7 +463,7 @@ class TpccClient:
         self.counters = {"new_order_rollbacks": 0, "new_order_rollbacks_warmup": 0, "payment_remote": 0,
                          "payment_by_name": 0, "order_status_by_name": 0, "new_order_remote_lines": 0,
                          "delivery_skipped_districts": 0}
-        self.rec = None    # the thread's measure.Recorder (set by _RunClient; None: nothing recorded)
+        self.rec: Optional[Recorder] = None  # the thread's recorder (set by _RunClient; None: nothing recorded)
         self._band = None  # the band around the ramp-up's end, set at the first committed New-Order
 
     def other_warehouse(self) -> int:
