@@ -60,7 +60,8 @@ class Api:
     wait on the server (prepare, execute, store_result, close) release the GIL (``CDLL``);
     the others are a few instructions and keep it (``PyDLL``: no hand-off per call)."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, version: str = ""):
+        self.version = version
         wait, quick = ctypes.CDLL(path), ctypes.PyDLL(path)
         u64, uint, byte, int_ = ctypes.c_ulonglong, ctypes.c_uint, ctypes.c_ubyte, ctypes.c_int
         for name, lib, res, args in (
@@ -86,6 +87,10 @@ class Api:
 
 _api: Optional[Api] = None
 _unavailable: Optional[str] = None
+# the Connector/C versions whose mariadb_stmt.h has the MYSQL_BIND above (3.0 to 3.4); another
+# version runs statements as text; these are checked again on the first connection (``layout_checked``)
+KNOWN_VERSIONS = ("3.0.", "3.1.", "3.2.", "3.3.", "3.4.")
+_layout: Optional[str] = None   # "" when it checked out, else why not (once per process)
 
 
 def api() -> tuple[Optional[Api], str]:
@@ -97,10 +102,11 @@ def api() -> tuple[Optional[Api], str]:
             path = _loaded_library()
             if path is None:
                 _unavailable = "mysqlclient is not linked to libmariadb (MariaDB Connector/C)"
-            elif not _mysql.get_client_info().startswith("3."):
-                _unavailable = f"libmariadb {_mysql.get_client_info()} is not Connector/C 3.x"
+            elif not _mysql.get_client_info().startswith(KNOWN_VERSIONS):
+                _unavailable = (f"libmariadb {_mysql.get_client_info()}: MYSQL_BIND's layout is known for Connector/C "
+                                f"{', '.join(KNOWN_VERSIONS)} only")
             else:
-                _api = Api(path)
+                _api = Api(path, _mysql.get_client_info())
         except Exception as exc:  # no mysqlclient, no /proc, a library without these symbols
             _unavailable = f"{type(exc).__name__}: {exc}"
     return _api, _unavailable or ""
@@ -114,6 +120,26 @@ def _loaded_library() -> Optional[str]:
             if "/libmariadb.so" in path:
                 return path
     return None
+
+
+def layout_checked(a: Api, db, mysql: int) -> str:
+    """"" when MYSQL_BIND's layout checks out with this library, else why not (checked once per
+    process, on the first connection): a statement whose row exists only for the right int and
+    string parameters is executed with them and with others; a layout that does not match the
+    library's passes parameters that are not the ones set, and the rows say so."""
+    global _layout
+    if _layout is None:
+        try:
+            p = Prepared(a, db, mysql, "SELECT 1 FROM DUAL WHERE %s = 4242 AND %s = 'dbswarm'", 2, "utf-8")
+            try:
+                rows = (p.count((4242, "dbswarm")), p.count((4243, "dbswarm")), p.count((4242, "dbswarX")))
+            finally:
+                p.free()
+            _layout = "" if rows == (1, 0, 0) else (
+                f"libmariadb {a.version}: MYSQL_BIND's layout did not check out (a probe's rows {rows}, not (1, 0, 0))")
+        except Exception as exc:
+            _layout = f"libmariadb {a.version}: MYSQL_BIND's probe failed ({type(exc).__name__}: {exc})"
+    return _layout
 
 
 def connection_handle(a: Api, db) -> Optional[int]:

@@ -118,9 +118,13 @@ class MysqlclientDriver:
         those run as server-side prepared statements where libmariadb's API is reachable
         (``self.prepared``: how, or why not)."""
         if hot is not None:
-            from dbswarm.bindings.mysql_stmt import api, connection_handle
+            from dbswarm.bindings.mysql_stmt import api, connection_handle, layout_checked
             stmt_api, why = api()
             handle = connection_handle(stmt_api, db) if stmt_api is not None else None
+            if handle is not None:
+                why = layout_checked(stmt_api, db, handle)
+                if why:
+                    handle = None
             if handle is not None:
                 self.prepared = PREPARED_SERVER
                 return PreparedStatements(db, stmt_api, handle, hot)
