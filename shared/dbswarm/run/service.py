@@ -192,7 +192,8 @@ def start_lead(event: dict) -> float:
     it sets one; else the event's ``lead_seconds`` plus, where shards are started one after
     another on few CPUs (local mode), ``lead_per_shard`` per shard of the run: with a fixed
     lead, 100 local shards began up to 44 s after the barrier."""
-    lead = float(event.get("lead_seconds") or DEFAULT_LEAD_SECONDS)
+    given = event.get("lead_seconds")
+    lead = DEFAULT_LEAD_SECONDS if given is None else float(given)  # 0 is a lead too (in-process tests)
     if not event.get("run_id"):
         return lead
     try:
