@@ -121,7 +121,7 @@ class MysqlclientDriver:
             from dbswarm.bindings.mysql_stmt import api, connection_handle, layout_checked
             stmt_api, why = api()
             handle = connection_handle(stmt_api, db) if stmt_api is not None else None
-            if handle is not None:
+            if stmt_api is not None and handle is not None:
                 why = layout_checked(stmt_api, db, handle)
                 if why:
                     handle = None
