@@ -3,11 +3,13 @@ function call run by the real handler in its own process (dbswarm.run.emulator),
 in the emulated S3 bucket: the API, the continue loop, failed and killed shards, the
 nightly schedule with its baseline, the Distributed Map, Secrets Manager."""
 import json
+import sqlite3
 import time
 import uuid
 
 import pytest
 
+from dbswarm.engine import lock
 from dbswarm.run.emulator import FAULT_ENV
 from tests import timing
 
@@ -336,6 +338,11 @@ def test_delete_stops_a_running_campaign(api_env, tmp_path):
     assert call_api("GET", f"/campaigns/{body['id']}")[1]["status"] == desc["status"]
     time.sleep(1.5)
     assert cloud.calls["WorkerFunction"] - calls <= 2   # no new worker calls after the stop
+    # the campaign lock the stopped execution held on its tables is released (its aggregate step,
+    # which releases it, never runs): the next campaign on them need not wait for it to go stale
+    with sqlite3.connect(tmp_path / "long.db") as db:
+        rows = db.execute(f"SELECT * FROM {lock.LOCK_TABLE}").fetchall()
+    assert not [r for r in rows if body["id"] in map(str, r)], rows
 
 
 def test_function_processes_report_timeouts_and_crashes_in_lambdas_shape(cloud, tmp_path):

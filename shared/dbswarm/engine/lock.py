@@ -16,8 +16,9 @@ separate processes (Lambda calls), and such a lock dies with its connection.
   of two campaigns racing, one wins);
 - kept fresh (``heartbeat``) while a step runs: the prepare steps and shard 0 of every phase
   refresh it every ``HEARTBEAT_S``;
-- released by the cleanup step and by the aggregate step (not when the campaign was
-  interrupted: ``dbswarm resume`` continues it, and the lock goes stale on its own);
+- released by the cleanup step and by the aggregate step, and on the terminal paths that never
+  reach it (an API cancel, a local execution that ended before aggregating); not when the
+  campaign was interrupted: ``dbswarm resume`` continues it, and the lock goes stale on its own;
 - stale when not refreshed for ``DBSWARM_LOCK_STALE_S`` (default 600 s: a campaign that
   died): the next campaign takes it over and says so in its prepare record.
 

@@ -40,7 +40,7 @@ from dbswarm.credentials.redact import redact_text
 from dbswarm.errors import CampaignError, DbswarmError
 from dbswarm.results.documents import Plan
 from dbswarm.results.store import S3Store, Store, open_store
-from dbswarm.run.service import new_campaign_id
+from dbswarm.run.service import new_campaign_id, release_locks
 
 LIST_LIMIT = 50
 URL_EXPIRES_S = 3600
@@ -173,6 +173,12 @@ def cancel(dep: Deployment, campaign_id: str) -> dict:
     if desc["status"] == "RUNNING":
         dep.sfn.stop_execution(executionArn=desc["executionArn"], error="dbswarm.Cancelled",
                                cause="cancelled through the dbswarm API")
+        # a stopped execution never reaches its aggregate step, which releases the campaign lock:
+        # release it here, or the next campaign on these tables waits for it to go stale (600 s)
+        try:
+            release_locks({"store": dep.store.url, "campaign_id": campaign_id})
+        except Exception:  # no plan yet, a target gone: the lock goes stale on its own
+            pass
     return {"id": campaign_id, "status": _describe(dep, campaign_id)["status"],
             "note": "shard files written so far stay in the results store"}
 

@@ -438,6 +438,12 @@ class _Watch:
         store.put_json(store.key(self.cid, "execution.json"), trace)
         agg = self.outputs.get("AggregateFunction")
         if agg is None:
+            # ended without its aggregate step (which releases the campaign lock): release it here,
+            # or the next campaign on these tables waits for it to go stale (600 s)
+            try:
+                service.release_locks({"store": self.plan["store"], "campaign_id": self.cid})
+            except Exception:
+                pass
             message = f"campaign {self.cid}: the state machine ended {status}: {_unwrapped(error, cause) or error}"
             runs = store.key(self.cid, "runs")
             try:
