@@ -91,6 +91,21 @@ def db_keys(engine, env, table) -> list[str]:
         client.close()
 
 
+# MariaDB's Com_select is server-wide: besides the workload's reads it counts dbswarm's own few
+# per campaign (at each window edge the server's start time and its performance_schema flag, on
+# each process's first connection the prepared-statement layout probe: 16 and 31 seen here).
+# Inserts and updates stay exact; reads may exceed the client's count by that much, never fall short.
+OWN_READS_MAX = 64
+
+
+def assert_server_saw(engine, seen: dict, counts: dict) -> None:
+    if engine != "mysql":
+        assert {k: seen[k] for k in MIX} == {k: counts[k] for k in MIX}, (seen, counts)
+        return
+    assert {k: seen[k] for k in MIX if k != "READ"} == {k: counts[k] for k in MIX if k != "READ"}, (seen, counts)
+    assert counts["READ"] <= seen["READ"] <= counts["READ"] + OWN_READS_MAX, (seen, counts)
+
+
 def server_counters(engine, env, table) -> dict:
     """Statements the server executed, by kind (cumulative)."""
     if engine == "postgresql":
@@ -181,7 +196,7 @@ def test_load_and_run_match_the_database(engine, env, tmp_path):
         if engine != "postgresql" or (seen["tup_inserted"] >= counts["INSERT"]) or time.time() > deadline:
             break
         time.sleep(0.2)  # table statistics are flushed by the backends shortly after they exit
-    assert {k: seen[k] for k in MIX} == {k: counts[k] for k in MIX}, (seen, counts)
+    assert_server_saw(engine, seen, counts)
     if engine == "postgresql":
         assert seen["tup_inserted"] == counts["INSERT"] and seen["tup_updated"] == counts["UPDATE"], seen
     assert len(db_keys(engine, env, table)) == records + counts["INSERT"]
@@ -222,7 +237,7 @@ def test_mariadb_campaign_on_mysqlclient(env, tmp_path):
     assert sum(counts.values()) == ops and set(counts) == set(MIX), counts
     assert run["operations"]["READ"]["not_found"] == 0 and run["operations"]["UPDATE"]["not_found"] == 0
     after = server_counters("mysql", env, table)
-    assert {k: after[k] - before[k] for k in MIX} == counts
+    assert_server_saw("mysql", {k: after[k] - before[k] for k in MIX}, counts)
     assert len(db_keys("mysql", env, table)) == records + counts["INSERT"]
     assert run["binding_settings"]["driver"].startswith("mysqlclient "), run["binding_settings"]
     assert_no_password(Path(out["store"]) / out["campaign_id"], password, logs)
