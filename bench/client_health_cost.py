@@ -24,27 +24,36 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def one(mode: str, threads: int, seconds: float, workload: str) -> dict:
-    import resource
+class NoSampler:
+    """The bookkeeping's sampler replaced by nothing (the "off" side)."""
+    def start(self): pass
+    def stop(self): pass
+    def series(self): return None
+    def wakeup(self): return None
 
+
+def noop_shard(threads: int, seconds: float, workload: str):
+    """One shard's run phase of ``threads`` noop client threads for ``seconds``."""
     from dbswarm.campaign.plan import make_plan
     from dbswarm.campaign.spec import load_campaign
     from dbswarm.engine import worker
-    from dbswarm.measure import headroom
-    if mode == "off":
-        class NoSampler:
-            def start(self): pass
-            def stop(self): pass
-            def series(self): return None
-            def wakeup(self): return None
-        worker.headroom.Sampler = NoSampler
-        headroom.thread_sched = lambda: None
     wl = {"preset": workload, "recordcount": 10_000, "operationcount": 0, "maxexecutiontime": seconds,
           "threads": threads}
     campaign, runs = load_campaign({"name": "health-cost", "target": {"engine": "noop"}, "workload": wl,
                                     "phases": ["run"], "fanout": {"shards": 1}})
     run = make_plan(campaign, runs, "health-cost", 1).runs[0]
-    sp = worker.ShardPhase(run, run.shards[0], "run", None)
+    return worker.ShardPhase(run, run.shards[0], "run", None)
+
+
+def one(mode: str, threads: int, seconds: float, workload: str) -> dict:
+    import resource
+
+    from dbswarm.engine import worker
+    from dbswarm.measure import headroom
+    if mode == "off":
+        worker.headroom.Sampler = NoSampler
+        headroom.thread_sched = lambda: None
+    sp = noop_shard(threads, seconds, workload)
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     outcome = sp.execute()
     r1 = resource.getrusage(resource.RUSAGE_SELF)
@@ -62,24 +71,11 @@ def blocks(threads: int, seconds: float, block_s: float, workload: str) -> dict:
     one to the next on a shared machine, cannot)."""
     import threading
 
-    from dbswarm.campaign.plan import make_plan
-    from dbswarm.campaign.spec import load_campaign
     from dbswarm.engine import worker
     from dbswarm.measure import headroom
     real = headroom.Sampler
-
-    class NoSampler:
-        def start(self): pass
-        def stop(self): pass
-        def series(self): return None
-        def wakeup(self): return None
     worker.headroom.Sampler = NoSampler
-    wl = {"preset": workload, "recordcount": 10_000, "operationcount": 0, "maxexecutiontime": seconds,
-          "threads": threads}
-    campaign, runs = load_campaign({"name": "health-cost", "target": {"engine": "noop"}, "workload": wl,
-                                    "phases": ["run"], "fanout": {"shards": 1}})
-    run = make_plan(campaign, runs, "health-cost", 1).runs[0]
-    sp = worker.ShardPhase(run, run.shards[0], "run", None)
+    sp = noop_shard(threads, seconds, workload)
     t = threading.Thread(target=sp.execute, daemon=True)
     t.start()
     time.sleep(1.0)  # connected, running
