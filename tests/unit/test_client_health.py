@@ -73,6 +73,13 @@ def test_shard_figures_and_verdicts():
     assert headroom.judge(late, th)["verdict"] == "bound"
     near = headroom.shard_figures([_segment(latency_s=28.0)])  # 30 % of the threads' time outside their calls
     assert headroom.judge(near, th)["verdict"] == "near"
+    # two signals near their limits at once corroborate each other: bound (the kernel's run-queue
+    # wait at 0.2 of the threads' time and the probe's wake-ups at 0.3 of the mean latency)
+    both = headroom.shard_figures([_segment(runqueue_wait_s=8.0,
+                                            wakeup_delay={"mean_us": 300.0, "max_us": 900.0, "probes": 200})])
+    j = headroom.judge(both, th)
+    assert j["signals"] == {"runqueue_share": "near", "wakeup_share": "near"}
+    assert j["verdict"] == "bound" and j["reason"].endswith("2 signals near their limits at once (bound)")
     # thresholds are the campaign's to set
     assert headroom.judge(near, headroom.thresholds_of({"loop_share": [0.5, 0.8]}))["verdict"] == "ok"
     # two calls of one shard add up; a call that recorded nothing leaves the shard unmeasured

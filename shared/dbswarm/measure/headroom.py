@@ -256,6 +256,8 @@ DEFAULT_THRESHOLDS = {
 # their wait (at one thread, by all of the client's own Python: 0.6 ms against a 0.2 ms
 # PostgreSQL read on a loaded host), and the wake-up share is reported, not judged
 WAKEUP_MIN_THREADS = 4
+# this many signals at ``near`` together make a shard ``bound`` (judge)
+CORROBORATING_SIGNALS = 2
 SIGNAL_WORDS = {
     "cpu_share": "the shard's CPU use against what it may use",
     "loop_share": "the threads' time outside their timed calls",
@@ -334,6 +336,12 @@ def judge(fig: Optional[dict], thresholds: dict) -> dict:
     verdict = "bound" if "bound" in hit.values() else "near"
     parts = [f"{SIGNAL_WORDS[n]} {fig[n]:.2f} ≥ {thresholds[n][1 if lv == 'bound' else 0]:g} ({lv})"
              for n, lv in sorted(hit.items(), key=lambda x: -VERDICT_ORDER[x[1]])]
+    if verdict == "near" and len(hit) >= CORROBORATING_SIGNALS:
+        # each signal sees the client's wait by its own means (the kernel's run queue, the
+        # probe's late wake-ups, the process's CPU, the loop's clock): two of them near their
+        # limit at once is one client at its limit, not noise in one measure
+        verdict = "bound"
+        parts.append(f"{len(hit)} signals near their limits at once (bound)")
     return {"verdict": verdict, "reason": "; ".join(parts), "signals": hit}
 
 
