@@ -254,9 +254,19 @@ def test_summary_csv_and_report_render_a_merged_result(name, tmp_path):
     folder = _folder(result, tmp_path)
     run = result["runs"][0]
     assert result["status"] == "complete" and run["workload"]["family"] == name and run["shard_count"] == 2
+    family = families.get(name)
+    w = family.workload(WORKLOADS[name])
+    reads, writes = family.read_operations(w), family.write_operations(w)
     for phase in ("load", "run"):
         p = run["phases"][phase]
         assert p["shards"]["expected"] == 2 and len(p["shards"]["complete"]) == 2, p["shards"]
+        # every operation is declared a read or a write, and the merged latencies hold them all
+        assert set(p["operations"]) <= set(reads) | set(writes), (phase, sorted(p["operations"]), reads, writes)
+        assert not set(reads) & set(writes), (reads, writes)
+        for kind, ops in (("read", reads), ("write", writes)):
+            calls = sum(s["calls"] for op, s in p["operations"].items() if op in ops)
+            assert (p[f"{kind}_latency"] or {}).get("calls", 0) == calls, (phase, kind, p[f"{kind}_latency"])
+    assert run["phases"]["run"]["read_latency"] or run["phases"]["run"]["write_latency"]
     summary = (folder / "summary.md").read_text()
     assert TABLE_HEADING[name] in summary, summary
     html = (folder / "report.html").read_text()

@@ -50,6 +50,12 @@ TOY_FAMILY = textwrap.dedent('''
         def limits(self, w):
             return RunLimits(count=w.scans)
 
+        def read_operations(self, w):
+            return ("SCAN",)  # the run's read latency
+
+        def write_operations(self, w):
+            return ("INSERT",)  # the load's write latency
+
         def load_range(self, w):
             return 0, w.records
 

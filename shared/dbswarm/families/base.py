@@ -172,6 +172,7 @@ class Family(Generic[W]):
 
     # -- the campaign --------------------------------------------------------------------
     def workload(self, data: dict) -> W:
+    dialects: ClassVar[tuple[str, ...]] = ()  # a SQL family: the SQL dialects its statements are written in
         return self.model.model_validate(data)
 
     def presets_text(self) -> list[str]:
@@ -280,6 +281,18 @@ class Family(Generic[W]):
     def phase_summary(self, w: W, phase: str, measurement, duration: float,
                       window: Optional[dict] = None) -> Optional[dict]:
         """Added to a merged phase result under the family's name (None: nothing).
+    def read_operations(self, w: W) -> tuple[str, ...]:
+        """The operations (their names in result.json's ``operations``) that only read: a
+        phase's ``read_latency`` merges their histograms, and the nightly verdict judges it
+        (``read_p99_us``). A transaction that writes nothing is a read."""
+        return ()
+
+    def write_operations(self, w: W) -> tuple[str, ...]:
+        """The operations that write (a load's INSERT; a transaction that writes anything): a
+        phase's ``write_latency`` and the verdict's ``write_p99_us``. An operation in neither
+        list is in no merged latency (the contract suite requires every one in a list)."""
+        return ()
+
         ``window``: {"seconds": the window's length, "family": window_snapshot's deltas,
         "family_start": the start edge's window_snapshot as read, "edges_at": [start, end] wall
         times, "server": the server counters' deltas, "after_warmup_s": set when the start edge

@@ -268,7 +268,7 @@ class SysbenchClient:
         self.ids = sysbench_rand(w.rand_type, rng, 1, w.table_size)
         self._next_id = hot_next(self.ids, rng)  # the statements' ids: the same draws, a call less each
         self.pool = pool_string(rng, _DIGITS, _POOL)
-        self.writes = bool(w.index_updates or w.non_index_updates or w.delete_inserts)
+        self.writes = _writes(w)
         # the range queries this workload runs: (count, statement kind), decided once
         self._ranges = tuple((count, name) for count, name in (
             (w.simple_ranges, "simple_range"), (w.sum_ranges, "sum_range"),
@@ -511,11 +511,24 @@ class _EventClient(Client):
             rec.count("queries_other_warmup", warm[OTHER])
 
 
+def _writes(w: SysbenchWorkload) -> bool:
+    """Whether the test's event writes (its updates, deletes and inserts)."""
+    return bool(w.index_updates or w.non_index_updates or w.delete_inserts)
+
+
 class Sysbench(Family[SysbenchWorkload]):
     name = "sysbench"
     model = SysbenchWorkload
     requires = "sql"
     label_key = "test"
+    dialects = ("sqlite", "mysql", "postgresql")  # the rows of SQL
+
+    def read_operations(self, w):
+        """An event that writes nothing (oltp_read_only, oltp_point_select) is a read."""
+        return () if _writes(w) else ("TRANSACTION",)
+
+    def write_operations(self, w):
+        return ("INSERT", "TRANSACTION") if _writes(w) else ("INSERT",)
 
     def presets_text(self):
         lines = ["sysbench tests (workload.test):"]

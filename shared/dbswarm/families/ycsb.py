@@ -570,6 +570,12 @@ class Ycsb(Family[YcsbWorkload]):
     requires = "kv"
     label_key = "preset"
 
+    def read_operations(self, w):
+        return ("READ", "SCAN")  # a scan reads: workload e (95 % SCAN) has a read latency too
+
+    def write_operations(self, w):
+        return ("UPDATE", "INSERT", "READ-MODIFY-WRITE")
+
     def presets_text(self):
         rows = []
         for name, props in YCSB_PRESETS.items():

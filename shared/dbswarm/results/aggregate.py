@@ -20,8 +20,6 @@ from dbswarm.measure.recorder import Measurement, OperationStats
 from dbswarm.results.documents import RESULT_SCHEMA_VERSION, CampaignResult, Plan, RunPlan, ShardResult
 from dbswarm.results.peak import result_section
 
-READ_OPS = ("READ", "SCAN")  # a scan reads: workload e (95 % SCAN) has a read latency too
-WRITE_OPS = ("UPDATE", "INSERT", "READ-MODIFY-WRITE")
 MIN_STEADY_SECONDS = 3
 
 
@@ -235,14 +233,20 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
         out["warmup"] = {"seconds": warm, "operations_total": warm_ops,
                          "operations": {name: s.summary() for name, s in sorted(measurement.warmup.items())}}
         out["operations_after_warmup"] = measured
-    read = _merged(measurement.operations, READ_OPS)
-    write = _merged(measurement.operations, WRITE_OPS)
     fam = families.get(family)
     _judge_errors(out, measurement, phase, max_error_rate,
-                  hint=lambda op, kind, name: fam.error_hint(fam.workload(w), phase, op, kind, name))
+                  hint=lambda op, kind, name: fam.error_hint(model, phase, op, kind, name))
+    # the family says which of its operations read and which write (a sysbench event, a TPC-C
+    # transaction): their merged latencies are what the nightly verdict judges
+    model = fam.workload(w)
+    reads, writes = fam.read_operations(model), fam.write_operations(model)
+    read = _merged(measurement.operations, reads)
+    write = _merged(measurement.operations, writes)
     out["read_latency"] = read.summary() if read else None
     out["write_latency"] = write.summary() if write else None
-    rate = fam.limits(fam.workload(w)).rate if phase == "run" else None
+    out["latency_operations"] = {"read": [op for op in reads if op in measurement.operations],
+                                 "write": [op for op in writes if op in measurement.operations]}
+    rate = fam.limits(model).rate if phase == "run" else None
     c = measurement.counters
     if rate:
         out["latency_basis"] = ("service time from each call's start, and response time from its intended start "
@@ -253,7 +257,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
         out["latency_basis"] = ("service time from each call's start (closed loop, no target rate: a stall "
                                 "delays the following operations instead of showing in their latency)")
     if window is not None:
-        client = fam.client_statements(fam.workload(w), phase, measurement)
+        client = fam.client_statements(model, phase, measurement)
         checks = cross_check(client, window.get("server"))
         out["server"] = {
             "window_s": window["seconds"], "counters": window.get("server"), "family": window.get("family"),
@@ -263,7 +267,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
                     "status, MongoDB serverStatus) include every other client of the server"}
         if window.get("server") is None and not window["warnings"]:
             out["server"]["note"] = "this engine keeps no server-side counters"
-    extra = fam.phase_summary(fam.workload(w), phase, measurement, duration, window=window)
+    extra = fam.phase_summary(model, phase, measurement, duration, window=window)
     if extra is not None:
         out[fam.name] = extra  # the family's own figures (e.g. TPS and QPS as its reference tool counts them)
     out["histograms"] = {k: v["histogram"] for k, v in measurement.to_dict()["operations"].items()}

@@ -245,6 +245,16 @@ class PhaseResult(_Open):
     operations: Optional[dict[str, dict[str, Any]]] = Field(
         None, description="per operation: count, calls, not_found, errors, avg/min/max and percentiles in µs "
         "(service time), ops_per_s, and with a target rate 'intended': the same from the intended start")
+    read_latency: Optional[dict[str, Any]] = Field(
+        None, description="the merged latency of the operations the family declares reads (YCSB's READ and SCAN, "
+        "TPC-C's Order-Status and Stock-Level, a sysbench event that writes nothing): what the nightly verdict's "
+        "read_p99_us judges; null when the phase has none")
+    write_latency: Optional[dict[str, Any]] = Field(
+        None, description="the same for the operations the family declares writes (a load's INSERT, YCSB's "
+        "UPDATE, a transaction that writes anything): the verdict's write_p99_us")
+    latency_operations: Optional[dict[str, list[str]]] = Field(
+        None, description="{read: [...], write: [...]}: the phase's operations merged into read_latency and "
+        "write_latency, as the family declares them (Family.read_operations, write_operations)")
     errors: Optional[dict[str, int]] = Field(None, description='"OP:kind:name" -> count')
     counters: Optional[dict[str, int]] = None
     mix: Optional[dict[str, float]] = None

@@ -53,6 +53,7 @@ ITEM_UNITS = ITEMS // ITEM_CHUNK
 STOCK_PER_DISTRICT_UNIT = ITEMS // DISTRICTS
 
 TRANSACTIONS = ("NEW_ORDER", "PAYMENT", "ORDER_STATUS", "DELIVERY", "STOCK_LEVEL")
+READ_ONLY = ("ORDER_STATUS", "STOCK_LEVEL")  # the read-only transactions (the others write)
 MIX = {"NEW_ORDER": 45, "PAYMENT": 43, "ORDER_STATUS": 4, "DELIVERY": 4, "STOCK_LEVEL": 4}
 _LETTER = {"NEW_ORDER": "N", "PAYMENT": "P", "ORDER_STATUS": "O", "DELIVERY": "D", "STOCK_LEVEL": "S"}
 _CARD_OF = {v: k for k, v in _LETTER.items()}
@@ -772,6 +773,13 @@ class Tpcc(Family[TpccWorkload]):
     model = TpccWorkload
     requires = "sql"
     label_key = "warehouses"
+    dialects = ("sqlite", "mysql", "postgresql")  # the rows of sql.py
+
+    def read_operations(self, w):
+        return READ_ONLY  # Order-Status and Stock-Level only read (clauses 2.6, 2.8)
+
+    def write_operations(self, w):
+        return tuple(t for t in TRANSACTIONS if t not in READ_ONLY) + ("LOAD_ITEMS", "LOAD_DISTRICT")
 
     def presets_text(self):
         return ["tpcc (workload.family: tpcc): warehouses, threads (virtual users), time, rampup;",

@@ -30,7 +30,8 @@ from dbswarm.results.report.files import write_reports
 from dbswarm.results.verdict import stats as V
 
 DEFAULT_THRESHOLD = 0.10
-# metric -> (how to read it from a run's phase, True when higher is better)
+# metric -> (how to read it from a run's phase, True when higher is better); read_latency and
+# write_latency merge the operations the run's family declares reads and writes (aggregate.merge_phase)
 METRICS = {
     "throughput": (lambda p: p.get("throughput"), True),
     "read_p99_us": (lambda p: (p.get("read_latency") or {}).get("p99_us"), False),
