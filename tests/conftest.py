@@ -1,5 +1,14 @@
-"""Settings for the whole test suite."""
+"""Settings for the whole test suite, and the fixtures more than one folder of tests shares."""
 import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import timing
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # The machine the suite runs on is shared by other jobs (a loaded CI runner, several sessions
 # on two CPUs): every test's client may wait for a CPU far longer than its database takes, and
@@ -7,3 +16,18 @@ import os
 # campaigns of tests about other things; tests of the verdict set results.allow_client_bound
 # themselves (it wins over this default) or remove the variable.
 os.environ.setdefault("DBSWARM_ALLOW_CLIENT_BOUND", "1")
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory):
+    """examples/demo.yaml run once per test session, as scripts/demo runs it (``python -m dbswarm
+    run``; --quiet: no progress bar) into a folder of its own: (the finished process, the campaign's
+    results folder). Shared by the tests that read what the demo leaves (its report in a browser,
+    the state machine's trace of local mode): the demo takes about a minute, once is enough."""
+    results = tmp_path_factory.mktemp("demo")
+    env = {k: v for k, v in os.environ.items() if k != "DBSWARM_PROGRESS_DIR"}
+    proc = subprocess.run([sys.executable, "-m", "dbswarm", "run", str(ROOT / "examples" / "demo.yaml"),
+                           "--results", str(results), "--quiet"], capture_output=True, text=True, env=env,
+                          timeout=timing.timeout(600), cwd=ROOT)
+    folders = [p for p in results.iterdir() if p.is_dir() and p.name.startswith("demo-")]
+    return proc, (folders[0] if len(folders) == 1 else None)

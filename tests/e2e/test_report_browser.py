@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from dbswarm.campaign.spec import read_campaign_data
 from dbswarm.run.local import run_campaign
 from tests import servers
 
@@ -84,9 +83,11 @@ def _run(campaign, results: Path) -> tuple[dict, Path]:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    """The demo campaign exactly as scripts/demo runs it."""
-    return _run(read_campaign_data(str(ROOT / "examples" / "demo.yaml")), tmp_path_factory.mktemp("demo"))
+def demo(demo_run):
+    """The demo campaign exactly as scripts/demo runs it (tests/conftest.py: once per session)."""
+    proc, folder = demo_run
+    assert proc.returncode == 0 and folder, proc.stderr[-3000:]
+    return json.loads((folder / "result.json").read_text()), folder / "report.html"
 
 
 def test_demo_report_renders_every_chart(demo):

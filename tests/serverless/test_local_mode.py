@@ -13,8 +13,6 @@ import pytest
 
 from dbswarm.run.local import run_campaign
 
-from .conftest import ROOT
-
 
 def _trace(out):
     return json.loads((Path(out["store"]) / out["campaign_id"] / "execution.json").read_text())
@@ -152,20 +150,17 @@ def test_local_distributed_map_mirrors_the_items_into_the_emulated_bucket(tmp_pa
 
 
 @pytest.mark.slow
-def test_cli_run_on_the_demo_campaign_goes_through_the_state_machine(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "DBSWARM_PROGRESS_DIR"}
-    proc = subprocess.run([sys.executable, "-m", "dbswarm.cli", "run", str(ROOT / "examples" / "demo.yaml"),
-                           "--results", str(tmp_path), "--quiet"], capture_output=True, text=True, env=env,
-                          timeout=600)
+def test_cli_run_on_the_demo_campaign_goes_through_the_state_machine(demo_run):
+    proc, folder = demo_run  # `dbswarm run examples/demo.yaml --quiet`, once per session (tests/conftest.py)
     assert proc.returncode == 0, proc.stderr
-    cid, = [p.name for p in tmp_path.iterdir() if p.is_dir() and p.name.startswith("demo-")]
-    trace = json.loads((tmp_path / cid / "execution.json").read_text())
+    assert folder, "the demo left no demo-* campaign folder (or more than one)"
+    trace = json.loads((folder / "execution.json").read_text())
     assert trace["execution"]["status"] == "SUCCEEDED"
     states = trace["states_entered"]
     assert states["Plan"] == 1 and states["Aggregate"] == 1
     assert states["Prepare"] == 5 and states["ShardDone"] == trace["function_calls"]["WorkerFunction"] >= 20
     # the demo's TPC-C run on SQLite: NOPM from the database, its consistency check after the run
-    result = json.loads((tmp_path / cid / "result.json").read_text())
+    result = json.loads((folder / "result.json").read_text())
     tpcc, = [r for r in result["runs"] if r["workload"]["family"] == "tpcc"]
     assert tpcc["phases"]["run"]["tpcc"]["NOPM"] > 0 and tpcc["checks"]["after_run"]["passed"]
     assert result["status"] == "complete"
