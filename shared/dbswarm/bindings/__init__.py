@@ -13,7 +13,12 @@ Capabilities (``base.py`` documents the methods of each):
   table of N fields (what go-ycsb's ``DB`` interface has). YCSB needs it.
 - ``sql``: a thin SQL session: execute / fetch count / fetch rows / begin / commit /
   rollback, a ``dialect`` and error classification. SQL workload families (sysbench,
-  TPC-C) own their statements and DDL, per dialect, and run them through it.
+  TPC-C) own their statements and DDL, per dialect, and run them through it. A SQL engine
+  declares its ``dialect``; validation refuses a family whose ``dialects`` lack it.
+
+Each capability is a protocol (``protocols.py``: ``KeyValue``, ``SqlSession``, both
+``Connectable``); ``register`` refuses a class that leaves a method of a declared
+capability's protocol unimplemented, or whose ``dialect`` is not the declared one.
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ import importlib
 from dataclasses import dataclass
 
 from dbswarm.bindings.base import Binding, Connection
+from dbswarm.bindings.protocols import PROTOCOLS, Connectable, KeyValue, ServerIntrospection, SqlSession, missing
 from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, BindingError, ErrorClass
 from dbswarm.plugins import load_plugins
 
@@ -41,6 +47,7 @@ class Engine:
     description: str = ""
     url_schemes: tuple[str, ...] = ()  # a URL's accepted schemes (checked at validation); () = any
     url_example: str = ""
+    dialect: str = ""           # a SQL engine's dialect: the row of the SQL families' statement tables
 
 
 _ENGINES: dict[str, Engine] = {}
@@ -49,35 +56,41 @@ _REGISTRY: dict[str, type[Binding]] = {}
 
 
 def declare(name: str, module: str, *, aliases=(), capabilities=(), is_real_database=True, needs_url=True,
-            embedded=False, description="", url_schemes=(), url_example="") -> Engine:
-    """Make an engine known (name, aliases, capabilities) before its module is imported."""
+            embedded=False, description="", url_schemes=(), url_example="", dialect="") -> Engine:
+    """Make an engine known (name, aliases, capabilities, a SQL engine's dialect) before its
+    module is imported."""
     for n in (name, *aliases):
         if n in _ENGINES or n in _ALIASES:
             raise BindingError(f"engine name {n!r} is declared twice")
     unknown = [c for c in capabilities if c not in CAPABILITIES]
     if unknown:
         raise BindingError(f"engine {name!r}: unknown capabilities {unknown}; known: {', '.join(CAPABILITIES)}")
+    if (SQL in capabilities) != bool(dialect):
+        raise BindingError(f"engine {name!r}: " + ("a sql engine declares its dialect (dialect='postgresql', ...)"
+                                                   if not dialect else f"dialect {dialect!r} without the sql capability"))
     e = _ENGINES[name] = Engine(name, module, tuple(aliases), tuple(capabilities), is_real_database, needs_url,
-                                embedded, description, tuple(url_schemes), url_example)
+                                embedded, description, tuple(url_schemes), url_example, dialect)
     for a in aliases:
         _ALIASES[a] = name
     return e
 
 
 declare("sqlite", "dbswarm.bindings.sqlite", aliases=("sqlite3",), capabilities=(KV, SQL), needs_url=False,
-        embedded=True, description="the embedded default (a file under the campaign's results folder)")
+        embedded=True, description="the embedded default (a file under the campaign's results folder)",
+        dialect="sqlite")
 declare("mongodb", "dbswarm.bindings.mongodb", aliases=("mongo",), capabilities=(KV,),
         description="MongoDB and wire-compatible servers (pymongo)", url_schemes=("mongodb", "mongodb+srv"),
         url_example="mongodb://USER@HOST:27017/ycsb?authSource=admin")
 declare("mysql", "dbswarm.bindings.mysql", aliases=("mariadb",), capabilities=(KV, SQL),
         description="MySQL and MariaDB (PyMySQL or mysqlclient)", url_schemes=("mysql", "mariadb", "mysql+pymysql"),
-        url_example="mysql://USER@HOST:3306/DATABASE")
+        url_example="mysql://USER@HOST:3306/DATABASE", dialect="mysql")
 # PostgreSQL also takes libpq's keyword form (host=... dbname=...), which has no scheme
 declare("postgresql", "dbswarm.bindings.postgresql", aliases=("postgres", "pg", "pgsql"), capabilities=(KV, SQL),
         description="PostgreSQL (psycopg 3)", url_schemes=("postgresql", "postgres"),
-        url_example="postgresql://USER@HOST:5432/DATABASE")
+        url_example="postgresql://USER@HOST:5432/DATABASE", dialect="postgresql")
+# noop builds a SQL family's statements in SQLite's dialect (and runs none)
 declare("noop", "dbswarm.bindings.noop", capabilities=(KV, SQL), is_real_database=False, needs_url=False,
-        description="measures only the load generator")
+        description="measures only the load generator", dialect="sqlite")
 
 
 def canonical(name) -> str | None:
@@ -103,6 +116,16 @@ def register(name: str):
             raise BindingError(f"binding {cls.__name__}: engine {name!r} is not declared (bindings.declare)")
         if name in _REGISTRY:
             raise BindingError(f"binding name {name!r} is registered twice")
+        for cap, protocol in [("connection", Connectable)] + [(c, PROTOCOLS[c]) for c in e.capabilities]:
+            lacks = missing(cls, protocol)
+            if lacks:
+                raise BindingError(f"binding {cls.__name__} (engine {name!r}) does not implement "
+                                   f"{', '.join(lacks)} of the {cap} protocol ({protocol.__name__}, "
+                                   "dbswarm.bindings.protocols)" + (f", which its declared capability {cap} needs"
+                                                                    if cap != "connection" else ""))
+        if SQL in e.capabilities and getattr(cls, "dialect", "") != e.dialect:
+            raise BindingError(f"binding {cls.__name__} (engine {name!r}): its dialect "
+                               f"{getattr(cls, 'dialect', '')!r} is not the declared {e.dialect!r}")
         cls.name, cls.capabilities, cls.is_real_database = name, e.capabilities, e.is_real_database
         _REGISTRY[name] = cls
         return cls
@@ -131,6 +154,6 @@ def aliases() -> dict[str, str]:
     return dict(_ALIASES)
 
 
-__all__ = ["Binding", "Connection", "ErrorClass", "RETRYABLE", "CONNECTION", "DUPLICATE", "FATAL", "KV", "SQL",
-           "CAPABILITIES", "Engine", "declare", "register", "get", "engine", "canonical", "names",
-           "aliases"]
+__all__ = ["Binding", "Connection", "Connectable", "KeyValue", "SqlSession", "ServerIntrospection", "PROTOCOLS",
+           "ErrorClass", "RETRYABLE", "CONNECTION", "DUPLICATE", "FATAL", "KV", "SQL", "CAPABILITIES", "Engine",
+           "declare", "register", "get", "engine", "canonical", "names", "aliases"]

@@ -7,7 +7,11 @@ connection, duplicate, fatal); the retry and reconnect policy lives in the worke
 for all engines (BenchBase's approach).
 
 A binding offers one or both capabilities (declared in ``bindings/__init__.py``; spec
-validation reads them, so a family an engine cannot serve is refused before anything runs):
+validation reads them, so a family an engine cannot serve is refused before anything runs),
+each a protocol of ``bindings/protocols.py`` (``KeyValue``, ``SqlSession``; every binding is
+``Connectable``, and may answer ``ServerIntrospection``): the methods marked
+``@unimplemented`` below are what a capability's binding must override, and registration
+checks it does:
 
 - ``kv``: records of string fields under a string key (YCSB's, go-ycsb's ``DB``).
 - ``sql``: a thin SQL session. SQL families keep their statements and DDL per
@@ -19,6 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Optional
 
+from dbswarm.bindings.protocols import unimplemented
 from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass  # noqa: F401 (re-exported)
 
 
@@ -43,6 +48,7 @@ class Binding:
         self.conn = conn
 
     # -- life cycle ------------------------------------------------------------------
+    @unimplemented
     def connect(self) -> None:
         raise NotImplementedError
 
@@ -87,10 +93,12 @@ class Binding:
         return None
 
     # -- kv capability: records of string fields under a string key -------------------
+    @unimplemented
     def create_table(self, table: str, fieldcount: int) -> None:
         """Drop and create the table/collection of ``fieldcount`` fields (prepare phase)."""
         raise NotImplementedError
 
+    @unimplemented
     def drop_table(self, table: str) -> None:
         raise NotImplementedError
 
@@ -106,6 +114,7 @@ class Binding:
                 pass
             self.create_table(table, fieldcount)
 
+    @unimplemented
     def count(self, table: str) -> int:
         raise NotImplementedError
 
@@ -113,19 +122,23 @@ class Binding:
     # 1 or 0): the same query, the whole result still read from the server, its values not
     # turned into Python objects. YCSB's operations use rows=False (they only count
     # not-found reads), as sysbench's events do for their SELECTs.
+    @unimplemented
     def read(self, table: str, key: str, fields: Optional[list[str]], rows: bool = True) -> Any:
         """The record's fields, or None when the key does not exist."""
         raise NotImplementedError
 
+    @unimplemented
     def scan(self, table: str, startkey: str, count: int, fields: Optional[list[str]],
              rows: bool = True) -> Any:
         """Up to ``count`` records with key >= startkey, in key order."""
         raise NotImplementedError
 
+    @unimplemented
     def update(self, table: str, key: str, values: dict) -> bool:
         """False when the key does not exist."""
         raise NotImplementedError
 
+    @unimplemented
     def insert(self, table: str, key: str, values: dict) -> None:
         raise NotImplementedError
 
@@ -138,6 +151,7 @@ class Binding:
                 if self.classify(exc).kind != DUPLICATE:
                     raise
 
+    @unimplemented
     def delete(self, table: str, key: str) -> bool:
         raise NotImplementedError
 
@@ -166,10 +180,11 @@ class Binding:
     # Statements are written with %s placeholders; ``prepare`` turns one into this session's
     # form (SQLite's ?), and marks it as a per-operation statement the engine may prepare on
     # the server (PostgreSQL). Everything else runs as given.
-    dialect: str = ""          # "sqlite" | "mysql" | "postgresql"
+    dialect: str = ""          # "sqlite" | "mysql" | "postgresql": the engine's declared one (register checks)
     max_params: int = 32766    # bind parameters per statement (batches are cut below it)
     table_options: str = ""    # what a CREATE TABLE ends with here (MySQL: its storage engine)
 
+    @unimplemented
     def prepare(self, sql: str) -> str:
         raise NotImplementedError
 
@@ -191,10 +206,12 @@ class Binding:
 
     def fetchone(self, sql: str, params=()) -> Optional[tuple]:
         rows = self.fetchall(sql, params)
+    @unimplemented
         return rows[0] if rows else None
 
     def fetchcount(self, sql: str, params=()) -> int:
         """Run a query and read its whole result; the number of rows, not turned into Python
+    @unimplemented
         values where the driver allows it."""
         return len(self.fetchall(sql, params))
 
@@ -213,3 +230,6 @@ class Binding:
 
     def rollback(self) -> None:
         raise NotImplementedError
+    @unimplemented
+    @unimplemented
+    @unimplemented

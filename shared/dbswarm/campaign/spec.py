@@ -453,6 +453,11 @@ def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
                             f"{bindings.CAPABILITIES.get(fam.requires, fam.requires)} (capability "
                             f"{fam.requires}), not {target.engine} ({', '.join(engine.capabilities) or 'none'})")
             continue
+        if fam.requires == bindings.SQL and engine.dialect not in fam.dialects:
+            # found here, not as a KeyError in the family's SQL tables at prepare time
+            problems.append(f"{target_path}.engine: family {family} has no SQL for engine {engine.name} (its "
+                            f"dialect {engine.dialect!r}; the family's dialects: {', '.join(fam.dialects)})")
+            continue
         run_id = f"{index:03d}-" + "-".join(_slug(v) for v in label.values()) if label else f"{index:03d}"
         runs.append(Run(index=index, run_id=run_id[:80], target=target, workload=workload, axes=label))
     if problems:

@@ -167,12 +167,16 @@ class Family(Generic[W]):
     what differs. One instance per family lives in the registry."""
     name: ClassVar[str] = ""
     model: type[W]                     # its campaign model (a WorkloadModel subclass); hooks get its instances
-    requires: ClassVar[str] = "kv"      # the binding capability it needs (bindings.CAPABILITIES)
+    # the binding capability it needs (bindings.CAPABILITIES): its hooks get a binding of that
+    # capability's protocol (bindings.protocols.PROTOCOLS: KeyValue, SqlSession), typed with it
+    requires: ClassVar[str] = "kv"
     label_key: ClassVar[str] = ""       # the workload key that names a run in the matrix (preset, test)
 
     # -- the campaign --------------------------------------------------------------------
     def workload(self, data: dict) -> W:
-    dialects: ClassVar[tuple[str, ...]] = ()  # a SQL family: the SQL dialects its statements are written in
+    # a SQL family: the dialects its statements and DDL are written in (the rows of its SQL
+    # tables); campaign validation refuses an engine whose dialect is not among them
+    dialects: ClassVar[tuple[str, ...]] = ()
         return self.model.model_validate(data)
 
     def presets_text(self) -> list[str]:
@@ -278,9 +282,6 @@ class Family(Generic[W]):
         return None
 
     # -- results -------------------------------------------------------------------------
-    def phase_summary(self, w: W, phase: str, measurement, duration: float,
-                      window: Optional[dict] = None) -> Optional[dict]:
-        """Added to a merged phase result under the family's name (None: nothing).
     def read_operations(self, w: W) -> tuple[str, ...]:
         """The operations (their names in result.json's ``operations``) that only read: a
         phase's ``read_latency`` merges their histograms, and the nightly verdict judges it
@@ -296,6 +297,9 @@ class Family(Generic[W]):
         ``window``: {"seconds": the window's length, "family": window_snapshot's deltas,
         "family_start": the start edge's window_snapshot as read, "edges_at": [start, end] wall
         times, "server": the server counters' deltas, "after_warmup_s": set when the start edge
+    def phase_summary(self, w: W, phase: str, measurement, duration: float,
+                      window: Optional[dict] = None) -> Optional[dict]:
+        """Added to a merged phase result under the family's name (None: nothing).
         was read as the warm-up ended} when both edges were read, else None."""
         return None
 
@@ -323,6 +327,9 @@ def register(family: Family[Any]) -> Family[Any]:
     tag = family.model.model_fields.get("family")
     if tag is None or tag.default != family.name:
         raise FamilyError(f"family {family.name!r}: its model needs a field family = {family.name!r}")
+    if family.requires == "sql" and not family.dialects:
+        raise FamilyError(f"family {family.name!r} requires sql: it needs dialects, the SQL dialects its "
+                          "statements are written in (e.g. dialects = ('postgresql', 'mysql'))")
     _REGISTRY[family.name] = family
     return family
 

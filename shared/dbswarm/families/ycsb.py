@@ -19,6 +19,7 @@ from typing import Literal, Optional
 
 from pydantic import Field, model_validator
 
+from dbswarm.bindings.protocols import KeyValue
 from dbswarm.errors import DUPLICATE
 from dbswarm.families import base as families
 from dbswarm.families.base import BatchLoader, Client, Family, RunLimits, ThreadContext, WorkloadModel
@@ -600,7 +601,7 @@ class Ycsb(Family[YcsbWorkload]):
     def tables(self, w):
         return [w.table]
 
-    def prepare(self, binding, w, stage):
+    def prepare(self, binding: KeyValue, w, stage):
         if stage == "before_load":
             binding.create_table(w.table, w.fieldcount)
         elif stage == "cleanup":

@@ -36,6 +36,7 @@ from typing import Literal, Optional
 
 from pydantic import Field, model_validator
 
+from dbswarm.bindings.protocols import SqlSession
 from dbswarm.families import base as families
 from dbswarm.families.base import Client, Exhausted, Family, RunLimits, ThreadContext, WorkloadModel, split
 from dbswarm.families.generators import pool_string
@@ -284,7 +285,7 @@ class Population:
 class Loader:
     """Writes load units on one SQL session: multi-row INSERTs, one transaction per unit."""
 
-    def __init__(self, binding, batchsize: int):
+    def __init__(self, binding: SqlSession, batchsize: int):
         self.b = binding
         self.batchsize = batchsize
         self._stmts: dict[tuple[str, int], str] = {}
@@ -308,9 +309,9 @@ class Loader:
         b = self.b
         if unit < ITEM_UNITS:
             first = unit * ITEM_CHUNK + 1
-            return int(b.fetchone(self.items_exist, (first, first + ITEM_CHUNK - 1))[0]) == ITEM_CHUNK
+            return int((b.fetchone(self.items_exist, (first, first + ITEM_CHUNK - 1)) or (0,))[0]) == ITEM_CHUNK
         w, d = unit_district(unit)
-        return int(b.fetchone(self.district_exists, (w, d))[0]) > 0
+        return int((b.fetchone(self.district_exists, (w, d)) or (0,))[0]) > 0
 
     def write(self, unit: int, pop: Population) -> int:
         """Write one unit in one transaction; 0 when it was written before."""
@@ -425,7 +426,7 @@ class Session:
     """The transactions' statements on one SQL session, each prepared at its first use; New-Order's
     batched statements per line count (and district), built at their first use."""
 
-    def __init__(self, binding):
+    def __init__(self, binding: SqlSession):
         self.b = binding
         self.dialect = d = binding.dialect
         self.sql = {k: binding.prepare(S.text(v, d)) for k, v in S.STATEMENTS.items()}
@@ -773,7 +774,7 @@ class Tpcc(Family[TpccWorkload]):
     model = TpccWorkload
     requires = "sql"
     label_key = "warehouses"
-    dialects = ("sqlite", "mysql", "postgresql")  # the rows of sql.py
+    dialects = tuple(S.TYPES)  # the dialects sql.py has rows for (a test checks every table has them)
 
     def read_operations(self, w):
         return READ_ONLY  # Order-Status and Stock-Level only read (clauses 2.6, 2.8)
@@ -815,7 +816,7 @@ class Tpcc(Family[TpccWorkload]):
     def tables(self, w):
         return list(S.TABLES)
 
-    def prepare(self, binding, w, stage):
+    def prepare(self, binding: SqlSession, w, stage):
         d = binding.dialect
         if stage == "before_load":
             for t in S.TABLES:
@@ -824,7 +825,7 @@ class Tpcc(Family[TpccWorkload]):
         elif stage == "after_load":
             for name, (table, cols) in S.INDEXES.items():
                 exists = S.INDEX_EXISTS.get(d)
-                if exists and binding.fetchone(binding.prepare(exists), (table, name))[0]:
+                if exists and (binding.fetchone(binding.prepare(exists), (table, name)) or (0,))[0]:
                     continue
                 binding.execute(S.CREATE_INDEX[d].format(name=name, table=table, cols=cols))
             refresh_statistics(binding)  # the check after the load plans its joins on them
@@ -843,7 +844,7 @@ class Tpcc(Family[TpccWorkload]):
     def check_units(self, w, stage):
         return w.warehouses if stage in w.check else 0
 
-    def check_unit(self, binding, w, stage, unit):
+    def check_unit(self, binding: SqlSession, w, stage, unit):
         return check_warehouse(binding, unit + 1, after_load=stage == "after_load")
 
     def check_summary(self, w, stage, failures, seconds):
@@ -862,7 +863,7 @@ class Tpcc(Family[TpccWorkload]):
     def load_client(self, w, ctx, start, count):
         return _LoadClient(w, ctx, start, count)
 
-    def window_snapshot(self, binding, w, phase):
+    def window_snapshot(self, binding: SqlSession, w, phase):
         """The run's window edge: every district's d_next_o_id in one statement (one snapshot,
         autocommit: taken when the statement starts), as ``new_orders`` (their sum: HammerDB's
         NOPM is its change), ``district_next_o_id`` ({warehouse: [district 1's, ..., 10's]}:
