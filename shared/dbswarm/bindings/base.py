@@ -197,21 +197,21 @@ class Binding:
         not prepare on the server do nothing."""
         return False
 
+    @unimplemented
     def execute(self, sql: str, params=()) -> int:
         """Run a statement; the affected row count."""
         raise NotImplementedError
 
+    @unimplemented
     def fetchall(self, sql: str, params=()) -> list[tuple]:
         raise NotImplementedError
 
     def fetchone(self, sql: str, params=()) -> Optional[tuple]:
         rows = self.fetchall(sql, params)
-    @unimplemented
         return rows[0] if rows else None
 
     def fetchcount(self, sql: str, params=()) -> int:
         """Run a query and read its whole result; the number of rows, not turned into Python
-    @unimplemented
         values where the driver allows it."""
         return len(self.fetchall(sql, params))
 
@@ -221,15 +221,15 @@ class Binding:
         faster one. It belongs to this connection: take it again after a reconnect."""
         return partial(self.fetchcount, sql)  # self.fetchcount as bound now (a C call, no frame)
 
+    @unimplemented
     def begin(self, writes: bool = True) -> None:
         """BEGIN; ``writes`` says whether the transaction will write (SQLite locks early)."""
         raise NotImplementedError
 
+    @unimplemented
     def commit(self) -> None:
         raise NotImplementedError
 
+    @unimplemented
     def rollback(self) -> None:
         raise NotImplementedError
-    @unimplemented
-    @unimplemented
-    @unimplemented

@@ -171,12 +171,12 @@ class Family(Generic[W]):
     # capability's protocol (bindings.protocols.PROTOCOLS: KeyValue, SqlSession), typed with it
     requires: ClassVar[str] = "kv"
     label_key: ClassVar[str] = ""       # the workload key that names a run in the matrix (preset, test)
-
-    # -- the campaign --------------------------------------------------------------------
-    def workload(self, data: dict) -> W:
     # a SQL family: the dialects its statements and DDL are written in (the rows of its SQL
     # tables); campaign validation refuses an engine whose dialect is not among them
     dialects: ClassVar[tuple[str, ...]] = ()
+
+    # -- the campaign --------------------------------------------------------------------
+    def workload(self, data: dict) -> W:
         return self.model.model_validate(data)
 
     def presets_text(self) -> list[str]:
@@ -294,12 +294,12 @@ class Family(Generic[W]):
         list is in no merged latency (the contract suite requires every one in a list)."""
         return ()
 
-        ``window``: {"seconds": the window's length, "family": window_snapshot's deltas,
-        "family_start": the start edge's window_snapshot as read, "edges_at": [start, end] wall
-        times, "server": the server counters' deltas, "after_warmup_s": set when the start edge
     def phase_summary(self, w: W, phase: str, measurement, duration: float,
                       window: Optional[dict] = None) -> Optional[dict]:
         """Added to a merged phase result under the family's name (None: nothing).
+        ``window``: {"seconds": the window's length, "family": window_snapshot's deltas,
+        "family_start": the start edge's window_snapshot as read, "edges_at": [start, end] wall
+        times, "server": the server counters' deltas, "after_warmup_s": set when the start edge
         was read as the warm-up ended} when both edges were read, else None."""
         return None
 
@@ -324,12 +324,12 @@ def register(family: Family[Any]) -> Family[Any]:
         raise FamilyError(f"{type(family).__name__}: a family needs a name and a model")
     if family.name in _REGISTRY:
         raise FamilyError(f"workload family {family.name!r} is registered twice")
-    tag = family.model.model_fields.get("family")
-    if tag is None or tag.default != family.name:
-        raise FamilyError(f"family {family.name!r}: its model needs a field family = {family.name!r}")
     if family.requires == "sql" and not family.dialects:
         raise FamilyError(f"family {family.name!r} requires sql: it needs dialects, the SQL dialects its "
                           "statements are written in (e.g. dialects = ('postgresql', 'mysql'))")
+    tag = family.model.model_fields.get("family")
+    if tag is None or tag.default != family.name:
+        raise FamilyError(f"family {family.name!r}: its model needs a field family = {family.name!r}")
     _REGISTRY[family.name] = family
     return family
 

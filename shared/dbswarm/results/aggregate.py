@@ -234,14 +234,14 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
                          "operations": {name: s.summary() for name, s in sorted(measurement.warmup.items())}}
         out["operations_after_warmup"] = measured
     fam = families.get(family)
-    _judge_errors(out, measurement, phase, max_error_rate,
-                  hint=lambda op, kind, name: fam.error_hint(model, phase, op, kind, name))
     # the family says which of its operations read and which write (a sysbench event, a TPC-C
     # transaction): their merged latencies are what the nightly verdict judges
     model = fam.workload(w)
     reads, writes = fam.read_operations(model), fam.write_operations(model)
     read = _merged(measurement.operations, reads)
     write = _merged(measurement.operations, writes)
+    _judge_errors(out, measurement, phase, max_error_rate,
+                  hint=lambda op, kind, name: fam.error_hint(model, phase, op, kind, name))
     out["read_latency"] = read.summary() if read else None
     out["write_latency"] = write.summary() if write else None
     out["latency_operations"] = {"read": [op for op in reads if op in measurement.operations],
