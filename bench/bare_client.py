@@ -3,10 +3,8 @@
 No generator objects, no measurement, no binding layer: each thread sends the statements
 through the same driver calls dbswarm's bindings end in (PostgreSQL: ``PGconn.exec_prepared``
 on statements prepared once per connection, BEGIN / COMMIT as ``PGconn.exec_``; MariaDB:
-statements prepared once per connection through libmariadb's ``mysql_stmt_*`` on mysqlclient's
-connection — dbswarm's closures of bindings/mysql_stmt.py — BEGIN / COMMIT as ``_mysql``
-``query``; ``--mysql-protocol text``: ``_mysql`` ``query`` + ``store_result`` + ``num_rows``, as
-dbswarm with ``options.prepare: false``), reads row counts only
+text statements, ``_mysql`` ``query`` + ``store_result`` + ``num_rows``, BEGIN / COMMIT as
+``_mysql`` ``query``, as dbswarm's mysqlclient path sends them), reads row counts only
 (as dbswarm's sysbench events and YCSB reads, sysbench and go-ycsb's counting do), and
 counts transactions (sysbench) or operations (YCSB). Threads are split over processes the
 way dbswarm splits them over shards. It prints one JSON line: the transactions or
@@ -24,8 +22,8 @@ Tests:
   ``read(..., rows=False)``) and ``UPDATE usertable SET field<i> = ? WHERE ycsb_key = ?``
   (one random field of ``--fieldcount``, a ``--fieldlength`` window of a 64 KiB pool of
   letters and digits, as families/ycsb.py draws it). PostgreSQL prepares them once per
-  connection (one UPDATE per field), and so does MariaDB (``--mysql-protocol text``: text
-  statements, the update as ``query`` + ``affected_rows``: it has no result set to store).
+  connection (one UPDATE per field); MariaDB sends them as text statements (the update as
+  ``query`` + ``affected_rows``: it has no result set to store).
   Keys: YCSB's, ``"user" + str(fnvhash64(keynum))`` (dbswarm's key_name with insertorder
   hashed, zeropadding 1). The key numbers: YCSB's ScrambledZipfian over [0, recordcount)
   (zipfian constant 0.99 over YCSB's 10^10 items, then fnvhash64(item) % recordcount), drawn
@@ -91,42 +89,10 @@ def pg_thread(a, password):
     return select, lambda: exec_(b"BEGIN"), lambda: exec_(b"COMMIT")
 
 
-def mysql_prepared(conn):
-    """(the libmariadb statement API, the connection's handle) dbswarm's mysqlclient path uses."""
-    from dbswarm.bindings.mysql_stmt import api, connection_handle
-    stmt_api, why = api()
-    handle = connection_handle(stmt_api, conn) if stmt_api is not None else None
-    if handle is None:
-        raise SystemExit(f"bare_client: no server-side prepared statements on mysqlclient ({why}); "
-                         "--mysql-protocol text")
-    return stmt_api, handle
-
-
-def mysql_statement(stmt_api, conn, handle, sql: str):
-    from MySQLdb import OperationalError
-
-    from dbswarm.bindings.mysql_stmt import Prepared
-    return Prepared(stmt_api, conn, handle, sql, sql.count("%s"), "utf8", OperationalError)
-
-
 def mysql_thread(a, password):
     from MySQLdb import _mysql
     conn = _mysql.connect(host="127.0.0.1", port=a.port, user="dbswarm", password=password, database="dbswarm")
     query, store = conn.query, conn.store_result
-    if a.mysql_protocol == "prepared":  # dbswarm's default on mysqlclient: bindings/mysql_stmt.py
-        stmt_api, handle = mysql_prepared(conn)
-        calls = {}
-        for t in range(1, a.tables + 1):
-            for kind, sql in enumerate((POINT, *RANGES)):
-                calls[kind, t] = mysql_statement(stmt_api, conn, handle, sql.format(t=t, a="%s", b="%s")).int_counter(None)
-
-        def select(kind, t, *ids):
-            return calls[kind, t](ids)
-
-        def other(b):
-            query(b)
-            store()
-        return select, lambda: other(b"BEGIN"), lambda: other(b"COMMIT")
     sql = [(POINT.format(t="%d", a="%d")).encode()] + [r.format(t="%d", a="%d", b="%d").encode() for r in RANGES]
 
     def select(kind, t, *ids):
@@ -150,11 +116,8 @@ class YcsbKeys:
         from dbswarm.families.generators import ScrambledZipfian, fnvhash64, zeta
         theta = 0.99
         self.n = a.recordcount
-        if a.engine == "mysql" and a.mysql_protocol == "prepared":  # str: the closures encode
-            self.keys = ["user%d" % fnvhash64(k) for k in range(self.n)]
-        else:
-            quote = b"'%b'" if a.engine == "mysql" else b"%b"
-            self.keys = [quote % b"user%d" % fnvhash64(k) for k in range(self.n)]
+        quote = b"'%b'" if a.engine == "mysql" else b"%b"
+        self.keys = [quote % b"user%d" % fnvhash64(k) for k in range(self.n)]
         self.fnvhash64 = fnvhash64
         self.items, self.zetan = ScrambledZipfian.ITEM_COUNT, ScrambledZipfian.ZETAN
         self.half = 1.0 + 0.5 ** theta
@@ -166,8 +129,7 @@ class YcsbKeys:
         # the update values: windows of one pool of letters and digits per process
         rng = random.Random()
         self.pool = "".join(rng.choices(string.ascii_letters + string.digits, k=POOL_SIZE))
-        if not (a.engine == "mysql" and a.mysql_protocol == "prepared"):
-            self.pool = self.pool.encode()
+        self.pool = self.pool.encode()
         self.fieldlength = min(a.fieldlength, POOL_SIZE)
 
 
@@ -200,16 +162,6 @@ def ycsb_pg_thread(a, password):
 def ycsb_mysql_thread(a, password):
     from MySQLdb import _mysql
     conn = _mysql.connect(host="127.0.0.1", port=a.port, user="dbswarm", password=password, database="dbswarm")
-    if a.mysql_protocol == "prepared":  # keys as str: the closures encode them, as dbswarm's do
-        stmt_api, handle = mysql_prepared(conn)
-        read = mysql_statement(stmt_api, conn, handle, f"SELECT * FROM {a.table} WHERE ycsb_key = %s").key_counter()
-        updaters = [mysql_statement(stmt_api, conn, handle,
-                                    f"UPDATE {a.table} SET field{f} = %s WHERE ycsb_key = %s").value_key_updater()
-                    for f in range(a.fieldcount)] if YCSB_READ_PROPORTION[a.test] < 1 else []
-
-        def update(field, value, key):
-            return updaters[field](value, key)
-        return read, update
     query, store, affected = conn.query, conn.store_result, conn.affected_rows
     select = f"SELECT * FROM {a.table} WHERE ycsb_key = ".encode()
     updates = [f"UPDATE {a.table} SET field{f} = '%b' WHERE ycsb_key = %b".encode() for f in range(a.fieldcount)]
@@ -332,9 +284,9 @@ def main(argv=None):
     p.add_argument("--fieldlength", type=int, default=100, help="YCSB: bytes per updated value")
     p.add_argument("--seed", type=int, default=None,
                    help="YCSB: thread i of a process draws from random.Random(seed + i) (default: unseeded)")
-    p.add_argument("--mysql-protocol", choices=("prepared", "text"), default="prepared",
-                   help="MariaDB: server-side prepared statements through libmariadb (dbswarm's default on "
-                        "mysqlclient) or mysqlclient's text statements")
+    p.add_argument("--mysql-protocol", choices=("text",), default="text",
+                   help="MariaDB: mysqlclient's text statements, as dbswarm sends them (the server-side "
+                        "prepared path through ctypes was removed in issue 36)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.threads < 1 or a.processes < 1 or a.processes > a.threads:

@@ -508,7 +508,7 @@ def drivers_text() -> str:
     import psycopg
     mysql = mysql_driver()
     if mysql == "mysqlclient":
-        mysql += " (per-operation statements prepared on the server through libmariadb: bindings/mysql_stmt.py)"
+        mysql += " (text statements)"
     out = [f"MariaDB: {mysql}", f"PostgreSQL: psycopg {psycopg.__version__} "
            "(prepared statements through psycopg.pq, libpq)"]
     return "; ".join(out)

@@ -85,9 +85,8 @@ def markdown(data: dict) -> str:
          f"- {a['tables']} tables × {a['table_size']:,} rows, {a['threads']} threads, {a['time']} s per run, "
          f"{a['rounds']} interleaved rounds (sysbench, bare, dbswarm, …), uniform ids for all three.",
          "- bare: `bench/bare_client.py`, sysbench's statements through the driver calls dbswarm's bindings end in "
-         "(PostgreSQL `PGconn.exec_prepared`, prepared once per connection; MariaDB: statements prepared once "
-         "per connection through libmariadb's `mysql_stmt_*` on mysqlclient's connection, dbswarm's closures of "
-         "bindings/mysql_stmt.py; BEGIN / COMMIT as `_mysql` `query`), threads split over as many processes as dbswarm has shards, "
+         "(PostgreSQL `PGconn.exec_prepared`, prepared once per connection; MariaDB: mysqlclient's text "
+         "statements, `_mysql` `query`, BEGIN / COMMIT too), threads split over as many processes as dbswarm has shards, "
          "nothing else: no generator objects, no per-operation measurement, no binding layer, no error handling. "
          "Its CPU is the processes' CPU over the measured window.",
          "- dbswarm: `dbswarm run` as users run it (`local.run_campaign`, the default install: mysqlclient for "

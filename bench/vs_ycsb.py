@@ -333,17 +333,17 @@ def markdown(data: dict) -> str:
              "- bare: `bench/bare_client.py --test ycsb_c` / `ycsb_a` (workloads c and a on MariaDB and "
              "PostgreSQL), in the same rounds (dbswarm, go-ycsb, bare, …): dbswarm's statements on dbswarm's keys "
              "through the driver calls dbswarm's bindings end in (PostgreSQL `PGconn.exec_prepared`, prepared once "
-             "per connection; MariaDB: prepared once per connection through libmariadb's `mysql_stmt_*` on "
-             "mysqlclient's connection, dbswarm's closures of bindings/mysql_stmt.py), zipfian keys "
+             "per connection; MariaDB: mysqlclient's text statements), zipfian keys "
              "drawn inline (YCSB's ScrambledZipfian, dbswarm's fnvhash64), threads split over as many processes as "
              "dbswarm has shards, nothing else: no generator objects, no per-operation measurement, no binding "
              "layer, no error handling. OPS: its operations over its measured window; CPU µs/op: its processes' CPU "
              "over that window per operation. dbswarm ÷ bare is what dbswarm's own Python costs; bare ÷ go-ycsb "
              "(in the JSON) what a Python client on these drivers reaches at all. — where it did not run.",
              "- The protocols on the server's side. MariaDB: go-ycsb's binding runs every statement as a "
-             "server-side prepared statement (cached per connection: `getAndCacheStmt`), and so does dbswarm on "
-             "mysqlclient (bindings/mysql_stmt.py; until d1db372 it sent text statements, which the server parses "
-             "every time). PostgreSQL: both prepare once, but libpq's "
+             "server-side prepared statement (cached per connection: `getAndCacheStmt`); dbswarm sends text "
+             "statements, which the server parses every time (d1db372 to issue 36 it prepared them through ctypes "
+             "into libmariadb: removed, docs/benchmarks.md \"MariaDB: prepared statements against text "
+             "statements\"). PostgreSQL: both prepare once, but libpq's "
              "`PQexecPrepared` (psycopg's path, and sysbench's) sends Bind, Describe, Execute, Sync, so the server "
              "builds the row description at every execution; go-ycsb's lib/pq sends Bind, Execute, Sync.",
              f"- dbswarm runs through {C.DBSWARM_MODE_TEXT}.",

@@ -26,7 +26,8 @@ def test_a_default_mariadb_campaign_runs_on_mysqlclient(tmp_path):
     settings = result["runs"][0]["phases"]["run"]["binding_settings"]
     assert settings["driver"].startswith("mysqlclient "), settings
     assert settings["driver_choice"] == "auto: mysqlclient (the C driver) imports"
-    # and its per-operation statements prepared on the server, as sysbench and go-ycsb run theirs
-    assert settings["prepared_statements"].startswith("server-side for per-operation statements"), settings
+    # its statements sent as text (issue 36 removed the server-side path, ctypes into libmariadb:
+    # docs/benchmarks.md, "MariaDB: prepared statements against text statements")
+    assert settings["prepared_statements"].startswith("client-side (MySQLdb formats parameters"), settings
     summary = store.get_text(store.key(out["campaign_id"], "summary.md"))
     assert "client driver `mysqlclient " in summary

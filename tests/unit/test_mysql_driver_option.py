@@ -53,7 +53,8 @@ def test_mysqlclient_is_described():
     version = ".".join(str(p) for p in MySQLdb.version_info[:3])
     assert d["driver"].startswith(f"mysqlclient {version} (MySQLdb, ")
     assert "C client" in d["driver"]
-    assert d["prepared_statements"].startswith("server-side for per-operation statements")
+    # (until issue 36: "server-side for per-operation statements", the ctypes path removed)
+    assert d["prepared_statements"].startswith("client-side (MySQLdb formats parameters")
     assert binding(driver="mysqlclient", prepare=False).describe()["prepared_statements"].startswith(
         "client-side (MySQLdb formats parameters")
     assert d["client_flags"] == ["FOUND_ROWS"] and d["autocommit"] is True
@@ -156,16 +157,9 @@ def test_each_driver_classifies_only_its_own_exceptions():
     assert binding(driver="mysqlclient").classify(pymysql.err.OperationalError(1213, "x")).kind == FATAL
 
 
-def test_prepared_statements_fall_back_to_text_and_say_why(monkeypatch):
-    """Without libmariadb's statement API (mysqlclient on libmysqlclient, say) the statements
-    run as text, and the settings say why; a wrong value of the option is named."""
-    from dbswarm.bindings import mysql_stmt
-    monkeypatch.setattr(mysql_stmt, "_api", None)
-    monkeypatch.setattr(mysql_stmt, "_unavailable", "mysqlclient is not linked to libmariadb (MariaDB Connector/C)")
-    d = binding().describe()
-    assert d["prepared_statements"] == ("client-side (MySQLdb formats parameters; statements cached) "
-                                        "(server-side unavailable: mysqlclient is not linked to libmariadb "
-                                        "(MariaDB Connector/C))")
+def test_a_wrong_prepare_option_is_named():
+    """(Until issue 36 this test also checked the ctypes path's fallback to text statements;
+    that path is gone: every MySQL driver sends text.)"""
     with pytest.raises(ValueError) as err:
         binding(prepare="yes")
     assert "target.options.prepare" in str(err.value) and "'yes'" in str(err.value)

@@ -12,14 +12,14 @@ is ``target.password``, handed to the driver as its own argument.
   fallback. Both have the same cursor API, so everything but connecting, closing and the
   exception classes is shared; ``describe()`` records which one ran, and why.
 - One connection per client thread, ``autocommit=1``: a YCSB operation is one statement.
-- Per-operation statements (a family's ``prepare()``, the kv reads, updates, inserts,
-  deletes and scans) run as server-side prepared statements with mysqlclient on libmariadb
-  (``bindings/mysql_stmt.py``: the binary protocol, as sysbench's ``--db-ps-mode=auto`` and
-  go-ycsb run them; the server parses each once per connection, not at every execution:
-  ~15 % less server CPU per sysbench transaction). Everything else, and every statement with
-  the other drivers or ``options.prepare: false``, is built once per (kind, table), cached,
-  and sent as text with the parameters formatted client-side (escaped literals).
-  ``describe()`` records which.
+- Every statement is built once per (kind, table), cached, and sent as text with the
+  parameters formatted client-side (escaped literals), on every driver. (From d1db372 to
+  issue 36 the per-operation statements ran as server-side prepared statements on
+  mysqlclient through ctypes into libmariadb; measured against text and removed:
+  docs/benchmarks.md, "MariaDB: prepared statements against text statements".) The
+  statements a family marks with ``prepare()`` are still collected (``options.prepare``),
+  for a driver with a supported prepared-statement API. ``describe()`` records how
+  statements ran.
 - ``CLIENT_FOUND_ROWS`` is set so that an UPDATE reports the rows it matched (an update
   that writes the value already stored still counts as found, as in YCSB).
 - A sysbench event is ``BEGIN`` ... ``COMMIT`` issued as plain statements, as sysbench
@@ -33,8 +33,8 @@ is ``target.password``, handed to the driver as its own argument.
 
 Options (``target.options``): ``driver`` (``"auto"``, the default: mysqlclient when it
 imports, else MySQL Connector/Python's C extension (the Lambda layer's), else PyMySQL; or
-``"mysqlclient"`` / ``"connector"`` / ``"pymysql"`` to insist on one), ``prepare`` (default true:
-server-side prepared statements where the driver has them; false: text statements only), ``table_engine`` (default InnoDB), ``isolation_level`` (e.g.
+``"mysqlclient"`` / ``"connector"`` / ``"pymysql"`` to insist on one), ``prepare`` (default true;
+no driver prepares on the server today: text statements either way), ``table_engine`` (default InnoDB), ``isolation_level`` (e.g.
 ``"READ COMMITTED"``; default: the server's), ``connect_timeout`` (seconds).
 """
 from __future__ import annotations
@@ -269,13 +269,11 @@ class MysqlBinding(SqlBinding):
         self._server_version = self.db.get_server_info()
 
     def close(self):
-        db, st, self.db, self._statements = self.db, self._statements, None, None
+        db, self.db, self._statements = self.db, None, None
         for hook in ("execute", "fetchall", "fetchone", "fetchcount"):  # back to the class's hooks (not connected)
             self.__dict__.pop(hook, None)
         if db is not None:
             self._driver.close(db)
-        if hasattr(st, "detach"):  # its prepared statements, now detached from the closed connection
-            st.detach()
 
     def peer_addresses(self):
         """The connected socket's peer: PyMySQL's socket, or mysqlclient's (its fileno); None
@@ -369,16 +367,11 @@ class MysqlBinding(SqlBinding):
 
     # -- per-operation statements -------------------------------------------------------
     def prepare(self, sql):
-        """A family's per-operation statement: prepared on the server at its first use on
-        each connection where the driver can (``options.prepare: false``: sent as text)."""
+        """A family's per-operation statement, marked as one (``options.prepare: false``: not
+        marked); every MySQL driver sends it as text today (the module docstring)."""
         if self._hot is not None:
             self._hot.add(sql)
         return sql
-
-    def prepare_now(self, sql):
-        st = self._statements
-        return bool(self._hot is not None and sql in self._hot and hasattr(st, "prepare_now")
-                    and st.prepare_now(sql))
 
     _KV_PREPARED = ("read", "update", "insert", "delete", "scan")
 
@@ -403,12 +396,6 @@ class MysqlBinding(SqlBinding):
 
     def fetchcount(self, sql, params=()):
         return self._statements.fetchcount(sql, params)
-
-    def query_counter(self, sql):
-        st = self._statements
-        if hasattr(st, "query_counter"):  # mysqlclient's prepared statements: their own count(params)
-            return st.query_counter(sql)
-        return super().query_counter(sql)
 
     # -- kv hot path: the C driver's own closures where it has them ----------------------
     def reader(self, table, fields):

@@ -36,19 +36,11 @@ it; ``close()`` of a closed connection raises (swallowed here).
 from __future__ import annotations
 
 import math
-from functools import partial
 from typing import Optional
 
 from dbswarm.errors import BindingError
 
-PREPARED_SERVER = ("server-side for per-operation statements (MariaDB's binary protocol: libmariadb's "
-                   "mysql_stmt_* on mysqlclient's connection, bindings/mysql_stmt.py); other statements client-side")
 CLIENT_SIDE = "client-side (MySQLdb formats parameters; statements cached)"
-
-
-def _client_side(why: str) -> str:
-    """How statements run when the server-side path is unavailable, and why."""
-    return f"{CLIENT_SIDE} (server-side unavailable: {why})"
 
 
 INSTALL_HINT = ("pip install mysqlclient (or dbswarm[mysqlclient]); it builds a C extension and needs a C "
@@ -80,7 +72,6 @@ class MysqlclientDriver:
         self.client_info = _mysql.get_client_info()
         # MariaDB Connector/C is versioned 3.x; libmysqlclient carries the MySQL version
         self.client_lib = "libmariadb" if self.client_info.startswith("3.") else "libmysqlclient"
-        self.prepared: Optional[str] = None  # how statements ran on the last connection (statements())
 
     def connect(self, kw: dict, password: str, init_command, connect_timeout: float):
         """``kw``: what ``parse_mysql_url`` returns (PyMySQL's names)."""
@@ -113,24 +104,12 @@ class MysqlclientDriver:
                              f"target.options.driver mysqlclient")
         return self.MySQLdb.connect(**args)
 
-    def statements(self, db, hot: Optional[set] = None) -> "Statements":
-        """The connection's driver calls; with ``hot`` (the binding's per-operation statements),
-        those run as server-side prepared statements where libmariadb's API is reachable
-        (``self.prepared``: how, or why not)."""
-        if hot is not None:
-            from dbswarm.bindings.mysql_stmt import api, connection_handle, layout_checked
-            stmt_api, why = api()
-            handle = connection_handle(stmt_api, db) if stmt_api is not None else None
-            if stmt_api is not None and handle is not None:
-                why = layout_checked(stmt_api, db, handle)
-                if why:
-                    handle = None
-            if handle is not None:
-                self.prepared = PREPARED_SERVER
-                return PreparedStatements(db, stmt_api, handle, hot)
-            self.prepared = _client_side(why or "the connection handle did not check out")
-        else:
-            self.prepared = CLIENT_SIDE
+    @staticmethod
+    def statements(db, hot: Optional[set] = None) -> "Statements":
+        """The connection's driver calls. ``hot`` (the binding's per-operation statements) is
+        not used: mysqlclient has no prepared-statement API, and every statement is sent as
+        text (issue 36 measured the server-side path it had through ctypes, and removed it:
+        docs/benchmarks.md, "MariaDB: prepared statements against text statements")."""
         return Statements(db)
 
     @staticmethod
@@ -149,17 +128,10 @@ class MysqlclientDriver:
         return code == 2014  # CR_COMMANDS_OUT_OF_SYNC, raised as ProgrammingError
 
     def describe(self, prepare: bool = False) -> dict:
-        """``prepare``: the binding wants its per-operation statements prepared on the server;
-        before a connection that says what will run, after one what did."""
-        how = self.prepared
-        if how is None:
-            how = CLIENT_SIDE
-            if prepare:
-                from dbswarm.bindings.mysql_stmt import api
-                why = api()[1]
-                how = _client_side(why) if why else PREPARED_SERVER
+        """``prepare``: whether the binding asked for server-side prepared statements
+        (``options.prepare``); mysqlclient sends text either way."""
         return {"driver": f"mysqlclient {self.version} (MySQLdb, {self.client_lib} C client {self.client_info})",
-                "prepared_statements": how}
+                "prepared_statements": CLIENT_SIDE}
 
 
 class Statements:
@@ -279,114 +251,3 @@ def statement_template(sql, params: int) -> bytes:
     if "%%" in sql or sql.count("%s") != params:
         raise ValueError(f"a statement of {params} %s parameter(s) expected: {sql!r}")
     return sql.encode()
-
-
-class PreparedStatements(Statements):
-    """``Statements`` with the per-operation statements (``hot``: the binding's set) run as
-    server-side prepared statements through libmariadb (bindings/mysql_stmt.py): ``execute``
-    and ``fetchcount`` of a hot statement, and the kv hot path's closures. Rows returned to
-    Python (``fetchall``, ``fetchone``), statements that are not hot, parameters of other
-    types and statements the server will not prepare take the text path of ``Statements``.
-    A statement is prepared at its first use on this connection (or by ``prepare_now``),
-    and its calls specialised on the parameters of that first use: one or two ints (sysbench's
-    ids) are stored straight into their bound cells."""
-    __slots__ = ("_db", "_api", "_handle", "_hot", "_counts", "_runs", "_pending", "_all")
-
-    def __init__(self, db, api, handle: int, hot: set):
-        super().__init__(db)
-        self._db, self._api, self._handle, self._hot = db, api, handle, hot
-        self._counts: dict = {}   # sql -> count(params): prepared, or the text path where it is not
-        self._runs: dict = {}     # sql -> run(params), likewise
-        self._pending: dict = {}  # sql -> a Prepared made by prepare_now, not yet used
-        self._all: list = []      # every Prepared made on this connection (detached at close)
-
-    def _prepared(self, sql, params):
-        """A Prepared for sql on this connection, or None (the server refused it: too many
-        parameters for the fast path, a missing table, max_prepared_stmt_count)."""
-        from MySQLdb import OperationalError
-
-        from dbswarm.bindings.mysql_stmt import MAX_PARAMS, Prepared
-        p = self._pending.pop(sql, None)
-        if p is not None:
-            return p
-        if len(params) > MAX_PARAMS or "%%" in sql:
-            return None
-        try:
-            p = Prepared(self._api, self._db, self._handle, sql, sql.count("%s"), self._encoding,
-                         OperationalError)
-        except Exception:
-            return None
-        self._all.append(p)
-        return p
-
-    def prepare_now(self, sql) -> bool:
-        if sql in self._counts or sql in self._runs or sql in self._pending:
-            return False
-        p = self._prepared(sql, ())
-        if p is None:
-            return False
-        self._pending[sql] = p
-        return True
-
-    def fetchcount(self, sql, params=()) -> int:
-        count = self._counts.get(sql)
-        if count is None:
-            if sql not in self._hot:
-                return Statements.fetchcount(self, sql, params)
-            count = self._counts[sql] = self._count_call(sql, params)
-        return count(params)
-
-    def execute(self, sql, params=()) -> int:
-        run = self._runs.get(sql)
-        if run is None:
-            if sql not in self._hot or not params:
-                return Statements.execute(self, sql, params)
-            run = self._runs[sql] = self._run_call(sql, params)
-        return run(params)
-
-    def query_counter(self, sql):
-        """Binding.query_counter: the count(params) fetchcount runs, for int parameters."""
-        count = self._counts.get(sql)
-        if count is None:
-            if sql not in self._hot:
-                return partial(Statements.fetchcount, self, sql)
-            count = self._counts[sql] = self._count_call(sql, (0,) * sql.count("%s"))
-        return count
-
-    def _count_call(self, sql, params):
-        text = partial(Statements.fetchcount, self, sql)
-        p = self._prepared(sql, params)
-        if p is None:
-            return text
-        if 0 < len(params) < 3 and type(params[0]) is int is type(params[-1]):
-            return p.int_counter(text)
-        return partial(_or_text, p.count, text)
-
-    def _run_call(self, sql, params):
-        text = partial(Statements.execute, self, sql)
-        p = self._prepared(sql, params)
-        return text if p is None else partial(_or_text, p.run, text)
-
-    def counter(self, sql):
-        p = self._prepared(sql, ("",)) if sql in self._hot else None
-        return p.key_counter() if p is not None else super().counter(sql)
-
-    def updater(self, sql):
-        p = self._prepared(sql, ("", "")) if sql in self._hot else None
-        return p.value_key_updater() if p is not None else super().updater(sql)
-
-    def detach(self) -> None:
-        """After the connection closed: its statements may be freed when last referenced."""
-        for p in self._all:
-            p.detached = True
-        for p in self._pending.values():
-            p.free()
-        self._pending.clear()
-
-
-def _or_text(prepared_call, text_call, params):
-    """A prepared statement's call, or the text path for parameters it does not bind."""
-    try:
-        return prepared_call(params)
-    except TypeError:
-        return text_call(params)
