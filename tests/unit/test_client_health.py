@@ -216,3 +216,62 @@ def test_adaptive_and_a_search_are_not_both():
     with pytest.raises(Exception, match="fanout.adaptive and search"):
         Campaign.model_validate({"fanout": {"adaptive": True}, "search": {"key": "threads"}})
     assert Campaign.model_validate({"fanout": {"adaptive": True}}).fanout.adaptive_max == 3
+
+
+def _ops(**latencies_us):
+    m = Measurement()
+    for op, (count, us) in latencies_us.items():
+        for _ in range(count):
+            m.op(op).histogram.record_value(us)
+        m.op(op).count = count
+    return m
+
+
+def test_an_operation_gets_the_server_mean_of_its_statement_kind_only_where_the_server_counted_them():
+    m = _ops(READ=(1000, 900), UPDATE=(1000, 1100))
+    # text statements: each kind counted at least as often as the client's operations
+    window = aggregate.window_deltas(
+        {"at": 0, "statement_times": {"SELECT": {"calls": 5, "exec_us": 500.0}}},
+        {"at": 10, "statement_times": {"SELECT": {"calls": 1008, "exec_us": 30_590.0},
+                                       "UPDATE": {"calls": 1000, "exec_us": 40_000.0}},
+         "statement_source": "performance_schema ..."})
+    svc = aggregate.server_vs_client(m, window)
+    assert svc["by_operation"]["READ"]["server_mean_us"] == 30.0 and svc["by_operation"]["READ"]["server_calls"] == 1003
+    assert svc["by_operation"]["UPDATE"]["server_mean_us"] == 40.0
+    # statements the server keeps no kind of (MariaDB's prepared statements have no digest; here
+    # counted as EXECUTE): the SELECTs it holds are dbswarm's own few reads, never the READs' mean
+    window = aggregate.window_deltas(
+        {"at": 0, "statement_times": {"SELECT": {"calls": 5, "exec_us": 500.0}, "EXECUTE": {"calls": 10, "exec_us": 1.0}}},
+        {"at": 10, "statement_times": {"SELECT": {"calls": 8, "exec_us": 800.0},
+                                       "EXECUTE": {"calls": 2010, "exec_us": 69_701.0}}})
+    svc = aggregate.server_vs_client(m, window)
+    read = svc["by_operation"]["READ"]
+    assert "server_mean_us" not in read and read["server_missing"].startswith(
+        "the server's statistics counted 3 SELECT statements in the window for 1,000 READ operations")
+    assert "server_mean_us" not in svc["by_operation"]["UPDATE"] and "server_missing" not in svc["by_operation"]["UPDATE"]
+    assert svc["server_us_per_op"] == 35.0  # (300 + 69,700) µs over 2,000 operations
+    # a server that keeps no statement times: the reason, from the end edge
+    window = aggregate.window_deltas({"at": 0, "statement_times_missing": "off"},
+                                     {"at": 1, "statement_times_missing": "performance_schema is off on this server"})
+    assert aggregate.server_vs_client(m, window) is None
+    assert window["statement_times_missing"] == "performance_schema is off on this server"
+    c = aggregate.client_section({}, {}, m, window, {})
+    assert c["server_vs_client_latency"] is None and c["server_time_missing"].startswith("performance_schema is off")
+
+
+def test_a_shard_that_waited_while_using_little_of_its_cpu_waited_for_other_processes():
+    # the 8-thread PostgreSQL case pinned on a loaded host: CPU share 0.1, run-queue share 0.6
+    starved = headroom.shard_figures([_segment(runqueue_wait_s=24.0)])
+    c = _phase_client({0: starved, 1: starved})
+    assert c["verdict"] == "bound" and c["waited_for_others"] is True
+    assert c["reason"].endswith("the shards used at most 10% of the CPU they may use: their threads waited for "
+                                "CPUs that other processes held (the database server or other programs on this "
+                                "host, the campaign's other shards on the same CPUs); give the load generator "
+                                "CPUs of its own")
+    # a shard that used its CPU itself: its own work, not the others'
+    busy = headroom.shard_figures([_segment(cpu_s=9.5, runqueue_wait_s=24.0)])
+    c = _phase_client({0: starved, 1: busy})
+    assert c["verdict"] == "bound" and "waited_for_others" not in c and "other processes held" not in c["reason"]
+    # the loop's own share is not a wait for a CPU
+    loop = headroom.shard_figures([_segment(latency_s=15.0)])
+    assert "waited_for_others" not in _phase_client({0: loop})

@@ -241,11 +241,17 @@ class MongoBinding(Binding):
                 out["statement_times"] = {k: {"calls": int(v.get("ops", 0)), "exec_us": float(v.get("latency", 0))}
                                           for k, v in lat.items() if isinstance(v, dict)}
                 out["statement_source"] = "serverStatus opLatencies (server-wide, every client)"
+            else:
+                out["statement_times_missing"] = "serverStatus has no opLatencies on this server"
             return out
         commands = ((status.get("metrics") or {}).get("commands") or {})
         lower = {k.lower(): v for k, v in commands.items()}
         out = {f"command_{name}": int((lower.get(name.lower()) or {}).get("total", 0)) for name in self.COMMANDS}
         out["statements"] = sum(out.values())
+        # FerretDB 1.24 keeps command totals, no time per operation (no opLatencies, no profiler)
+        out["statement_times_missing"] = ("serverStatus has no opLatencies on this server"
+                                          + (f" (FerretDB {status['ferretdbVersion']} keeps none)"
+                                             if status.get("ferretdbVersion") else ""))
         return out
 
     def classify(self, exc):  # noqa: C901 (one case per server error)

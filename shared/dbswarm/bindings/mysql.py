@@ -314,27 +314,35 @@ class MysqlBinding(SqlBinding):
                             "information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'")
         if row and row[0] is not None:
             out["server_started_at"] = float(row[0])
-        times = self._statement_times()
+        times, missing = self._statement_times()
         if times is not None:
             out["statement_times"] = times
-            out["statement_source"] = ("performance_schema.events_statements_summary_by_digest SUM_TIMER_WAIT "
-                                       "(this schema, every client)")
+            out["statement_source"] = self.STATEMENT_SOURCE
+        else:
+            out["statement_times_missing"] = missing
         return out
 
+    STATEMENT_SOURCE = ("performance_schema.events_statements_summary_by_digest SUM_TIMER_WAIT "
+                        "(this schema, every client)")
+
     def _statement_times(self):
-        """The server's own time per statement kind (the digest's first word) in this schema,
-        when performance_schema is on (off by default in MariaDB): the client-health verdict's
-        server-vs-client latency (docs/client-health.md). None when off or not readable."""
+        """(the server's own time per statement kind, why there is none): the digests' first
+        words in this schema (SELECT, UPDATE ...), when performance_schema is on (off by default
+        in MariaDB): the client-health verdict's server-vs-client latency (docs/client-health.md).
+        Statements sent as text have digests; a server-side prepared statement's execution has
+        none in MariaDB (10.11: statement/com/Execute, no text, no schema): an operation of
+        them gets no server mean (aggregate.server_vs_client), never another statement's."""
         try:
             if not int(self.fetchone("SELECT @@performance_schema")[0] or 0):
-                return None
+                return None, ("performance_schema is off on this server (MariaDB's default): start it with "
+                              "performance_schema=ON for the server's own time per statement")
             rows = self.fetchall("SELECT UPPER(SUBSTRING_INDEX(TRIM(DIGEST_TEXT), ' ', 1)), SUM(COUNT_STAR), "
                                  "SUM(SUM_TIMER_WAIT) FROM performance_schema.events_statements_summary_by_digest "
                                  "WHERE SCHEMA_NAME = DATABASE() GROUP BY 1")
-        except Exception:  # no privilege on performance_schema: the other counters stand
-            return None
+        except Exception as exc:  # no privilege on performance_schema: the other counters stand
+            return None, f"performance_schema not readable: {type(exc).__name__}: {str(exc)[:200]}"
         # SUM_TIMER_WAIT is in picoseconds
-        return {str(k): {"calls": int(c or 0), "exec_us": float(t or 0) / 1e6} for k, c, t in rows if k}
+        return {str(k): {"calls": int(c or 0), "exec_us": float(t or 0) / 1e6} for k, c, t in rows if k}, None
 
     def server_settings(self):
         rows = self.fetchall("SHOW GLOBAL VARIABLES WHERE Variable_name IN ("

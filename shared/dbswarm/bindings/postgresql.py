@@ -213,6 +213,7 @@ class PostgresBinding(SqlBinding):
         except psycopg.Error as exc:  # not installed in this database, or not in shared_preload_libraries
             reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
             out["warnings"] = [f"{self.STATEMENTS_MISSING} ({reason})"]
+            out["statement_times_missing"] = f"pg_stat_statements not readable in this database ({reason})"
         return out
 
     STATEMENTS_MISSING = "pg_stat_statements not installed: statements not cross-checked"

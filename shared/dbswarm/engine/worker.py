@@ -128,16 +128,25 @@ def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: st
                 said = value.pop("warnings")
                 if edge == "start":
                     out["warnings"].extend(said)
-            if key == "server" and isinstance(value, dict) and "statement_times" in value:
-                # the server's own time per statement kind: beside the client's (aggregate.server_vs_client)
-                out["statement_times"] = value.pop("statement_times")
-                out["statement_source"] = value.pop("statement_source", None)
+            if key == "server" and isinstance(value, dict):
+                _take_statement_times(value, out)
             if value is not None:
                 out[key] = value
         out["at"] = time.time()
     finally:
         b.close()
     return out
+
+
+def _take_statement_times(server: dict, edge: dict) -> None:
+    """The server's own time per statement kind (``statement_times``, ``statement_source``:
+    beside the client's, aggregate.server_vs_client) or why it keeps none
+    (``statement_times_missing``): from its counters into the edge document."""
+    if "statement_times" in server:
+        edge["statement_times"] = server.pop("statement_times")
+        edge["statement_source"] = server.pop("statement_source", None)
+    if "statement_times_missing" in server:
+        edge["statement_times_missing"] = server.pop("statement_times_missing")
 
 
 # ---- a thread's random stream across segments --------------------------------------------

@@ -358,3 +358,24 @@ def advice_threads(fig: dict, thresholds: dict) -> Optional[int]:
         if v and v >= near:
             scale = min(scale, near / v)
     return max(1, int(threads * scale * 0.9)) if scale < 1 else threads
+
+
+def waited_for_others(shards: list, thresholds: dict) -> Optional[str]:
+    """Where the judged shards' waits were for CPUs that other processes held, what to say:
+    every one used less than its ``cpu_share`` near threshold of the CPU it may use while its
+    run-queue or wake-up signal reached a threshold. A thread waits on a run queue only for a
+    CPU another thread holds, and these shards held little of theirs: the database server on
+    the same host, other programs, the campaign's other shards on the same CPUs held the rest.
+    Fewer threads per shard free little there; CPUs of the load generator's own do. (Measured
+    on the test host, YCSB a on PostgreSQL at 8 threads in 2 shards pinned to one CPU, the
+    server on the other, other sessions loading both: CPU share 0.09-0.24, run-queue share
+    0.10-0.63: docs/benchmarks.md, "Client headroom".) None otherwise."""
+    near_cpu = thresholds.get("cpu_share", DEFAULT_THRESHOLDS["cpu_share"])[0]
+    waits = ("runqueue_share", "wakeup_share")
+    if not shards or any(s.get("cpu_share") is None or s["cpu_share"] >= near_cpu
+                         or not set(waits) & set(s.get("signals") or {}) for s in shards):
+        return None
+    top = max(s["cpu_share"] for s in shards)
+    return (f"the shards used at most {top:.0%} of the CPU they may use: their threads waited for CPUs "
+            "that other processes held (the database server or other programs on this host, the "
+            "campaign's other shards on the same CPUs); give the load generator CPUs of its own")

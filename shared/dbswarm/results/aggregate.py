@@ -72,6 +72,8 @@ def window_deltas(start: Optional[dict], end: Optional[dict]) -> Optional[dict]:
     if times:
         out["statement_times"] = times
         out["statement_source"] = end.get("statement_source")
+    elif start.get("statement_times_missing") or end.get("statement_times_missing"):
+        out["statement_times_missing"] = end.get("statement_times_missing") or start["statement_times_missing"]
     restarted = server_restarted(start.get("server"), end.get("server"))
     if restarted:
         out["warnings"].append(restarted)
@@ -347,6 +349,9 @@ def statement_time_deltas(start: Optional[dict], end: Optional[dict]) -> Optiona
     return out or None
 
 
+# an operation's server time is its statement kind's only where the server counted at least
+# this share of the client's operations as that kind in the window (every other client adds more)
+SERVER_COVERAGE = 0.9
 # which statement kinds of the server a client operation is made of (one statement per
 # operation: the server's mean beside the client's; others: the server's time per operation)
 _OP_STATEMENTS = {"READ": "SELECT", "UPDATE": "UPDATE", "INSERT": "INSERT", "SCAN": "SELECT", "DELETE": "DELETE"}
@@ -373,7 +378,12 @@ def server_vs_client(measurement: Measurement, window: Optional[dict]) -> Option
         entry = {"client_mean_us": client_mean}
         # a kind shared by two operations (READ and SCAN are both SELECTs) is not one operation's
         shared = kind and sum(1 for o in ops if kinds.get(o) == kind) > 1
-        if kind and kind in times and not shared:
+        if kind and kind in times and not shared and times[kind]["calls"] < SERVER_COVERAGE * calls:
+            # the server counted fewer such statements than the client's operations: they are not
+            # these (MariaDB gives prepared statements no digest: its SELECTs are dbswarm's own reads)
+            entry["server_missing"] = (f"the server's statistics counted {times[kind]['calls']:,} {kind} "
+                                       f"statements in the window for {calls:,} {op} operations: not these")
+        elif kind and kind in times and not shared:
             entry.update({"server_statement": kind, "server_mean_us": times[kind]["mean_us"],
                           "server_calls": times[kind]["calls"],
                           "server_share": round(times[kind]["mean_us"] / client_mean, 4) if client_mean else None})
@@ -417,6 +427,8 @@ def client_section(figs: dict, series: dict, measurement: Measurement, window: O
            "runqueue_share": worst("runqueue_share"), "wakeup_delay_us": worst("wakeup_delay_us"),
            "wakeup_share": worst("wakeup_share"),
            "server_vs_client_latency": server_vs_client(measurement, window),
+           "server_time_missing": (window or {}).get("statement_times_missing")
+           if not (window or {}).get("statement_times") else None,
            "bound_shards": bound, "near_shards": near,
            "thresholds": {k: list(v) for k, v in thresholds.items()},
            "allowed": bool(settings.get("allow")), "allowed_by": settings.get("allow_source", "default"),
@@ -435,6 +447,10 @@ def client_section(figs: dict, series: dict, measurement: Measurement, window: O
                          "client scheduling" + (f"; use at most {advice} thread{'s' if advice > 1 else ''} per shard or "
                                                 "more shards" if advice else "")
                          + f" ({first[0]['reason']})")
+        others = headroom.waited_for_others(first, thresholds)
+        if others:
+            out["reason"] += f"; {others}"
+            out["waited_for_others"] = True
         out["max_threads_per_shard"] = advice
         out["client_scheduling_us"] = round(delay, 1)
     elif verdict == "ok":

@@ -304,7 +304,17 @@ class ClientHealth(_Open):
                                           "latency")
     server_vs_client_latency: Optional[dict[str, Any]] = Field(
         None, description="the server's own execution time (pg_stat_statements, performance_schema digests, "
-        "serverStatus opLatencies) beside the client's mean latency, per operation and overall, same window")
+        "serverStatus opLatencies) beside the client's mean latency, per operation and overall, same window; "
+        "an operation whose statements the server did not count has server_missing instead")
+    waited_for_others: Optional[bool] = Field(
+        None, description="true where every judged shard used less than its cpu_share near threshold of "
+        "the CPU it may use while its run-queue or wake-up signal reached a threshold: its threads waited for "
+        "CPUs other processes held (the server on the same host, other programs, other shards); the reason "
+        "says so")
+    server_time_missing: Optional[str] = Field(
+        None, description="why server_vs_client_latency is empty: the server keeps no time per statement "
+        "(MariaDB's performance_schema off, PostgreSQL without pg_stat_statements, a MongoDB-compatible "
+        "server without serverStatus opLatencies, such as FerretDB)")
     bound_shards: list[int] = Field(default_factory=list)
     near_shards: list[int] = Field(default_factory=list)
     thresholds: dict[str, list[float]] = Field(default_factory=dict, description="[near, bound] per signal")
