@@ -21,13 +21,16 @@ os.environ.setdefault("DBSWARM_ALLOW_CLIENT_BOUND", "1")
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory):
     """examples/demo.yaml run once per test session, as scripts/demo runs it (``python -m dbswarm
-    run``; --quiet: no progress bar) into a folder of its own: (the finished process, the campaign's
-    results folder). Shared by the tests that read what the demo leaves (its report in a browser,
-    the state machine's trace of local mode): the demo takes about a minute, once is enough."""
+    run``, the progress bar on, in a terminal of 160 columns: the bar's description whole) into a
+    folder of its own: (the finished process, the campaign's results folder). Shared by the tests
+    that read what the demo leaves (its report in a browser, the state machine's trace of local
+    mode, the progress bars and final tables in the terminal): the demo takes about a minute,
+    once is enough."""
     results = tmp_path_factory.mktemp("demo")
     env = {k: v for k, v in os.environ.items() if k != "DBSWARM_PROGRESS_DIR"}
+    env["COLUMNS"] = "160"
     proc = subprocess.run([sys.executable, "-m", "dbswarm", "run", str(ROOT / "examples" / "demo.yaml"),
-                           "--results", str(results), "--quiet"], capture_output=True, text=True, env=env,
+                           "--results", str(results)], capture_output=True, text=True, env=env,
                           timeout=timing.timeout(600), cwd=ROOT)
     folders = [p for p in results.iterdir() if p.is_dir() and p.name.startswith("demo-")]
     return proc, (folders[0] if len(folders) == 1 else None)

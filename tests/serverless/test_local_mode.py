@@ -151,7 +151,7 @@ def test_local_distributed_map_mirrors_the_items_into_the_emulated_bucket(tmp_pa
 
 @pytest.mark.slow
 def test_cli_run_on_the_demo_campaign_goes_through_the_state_machine(demo_run):
-    proc, folder = demo_run  # `dbswarm run examples/demo.yaml --quiet`, once per session (tests/conftest.py)
+    proc, folder = demo_run  # `dbswarm run examples/demo.yaml`, once per session (tests/conftest.py)
     assert proc.returncode == 0, proc.stderr
     assert folder, "the demo left no demo-* campaign folder (or more than one)"
     trace = json.loads((folder / "execution.json").read_text())
