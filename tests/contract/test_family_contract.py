@@ -114,17 +114,19 @@ def _database(doc: dict, results: Path) -> Path:
     return Path(plan["runs"][0]["target"]["url"])
 
 
-def _load_only(name: str, results: Path) -> Path:
-    """A campaign's prepare and load, shards in parallel threads, nothing after: its database."""
-    plan = service.plan_campaign({"campaign": _campaign(name, WORKLOADS[name], phases=("prepare", "load")),
-                                  "results": str(results)})
-    base = {"store": plan["store"], "campaign_id": plan["campaign_id"], "run_id": plan["runs"][0]["run_id"]}
-    service.prepare_run(dict(base, stage="before_load"))
-    armed = service.arm(dict(base, phase="load", lead_seconds=0.1))
-    run_in_threads(lambda i: service.run_shard(dict(base, phase="load", shard=i, **armed)),
-                   [(i,) for i in range(plan["runs"][0]["shard_count"])])
-    service.prepare_run(dict(base, stage="after_load"))
-    return _database(plan, results)
+@pytest.fixture(scope="module")
+def merged_run(tmp_path_factory):
+    """name -> (result.json, results folder) of the family's campaign (prepare, load and run over
+    two shards), run once per family in this module: the summary test reads its result, the
+    step-and-loop test starts from its database (a TPC-C warehouse is 600,000 rows to load)."""
+    runs: dict = {}
+
+    def get(name: str) -> tuple[dict, Path]:
+        if name not in runs:
+            results = tmp_path_factory.mktemp(f"merged-{name}")
+            runs[name] = (_run(_campaign(name, WORKLOADS[name]), results)[0], results)
+        return runs[name]
+    return get
 
 
 _TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d")
@@ -217,9 +219,9 @@ def _client(family, w, path: Path, seed: int):
 
 
 @pytest.mark.parametrize("name", FAMILIES)
-def test_step_and_the_loop_agree(name, tmp_path):
+def test_step_and_the_loop_agree(name, tmp_path, merged_run):
     family = families.get(name)
-    source = _load_only(name, tmp_path / "loaded")
+    source = _database(*merged_run(name))  # loaded, then run: both ways start from a copy of it
     w = family.workload(WORKLOADS[name])
     outcomes = []
     for way in ("step", "loop"):
@@ -249,9 +251,9 @@ def test_step_and_the_loop_agree(name, tmp_path):
 # ---- summary, CSV and report render a merged result ------------------------------------------
 
 @pytest.mark.parametrize("name", FAMILIES)
-def test_summary_csv_and_report_render_a_merged_result(name, tmp_path):
-    result, _ = _run(_campaign(name, WORKLOADS[name]), tmp_path)
-    folder = _folder(result, tmp_path)
+def test_summary_csv_and_report_render_a_merged_result(name, merged_run):
+    result, results = merged_run(name)
+    folder = _folder(result, results)
     run = result["runs"][0]
     assert result["status"] == "complete" and run["workload"]["family"] == name and run["shard_count"] == 2
     family = families.get(name)
