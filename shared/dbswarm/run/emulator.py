@@ -206,6 +206,23 @@ if os.environ.get("DBSWARM_FORKSERVER_WARM") == "1":  # set while the forkserver
     _warm_boto()
 
 
+_SESSION = None
+
+
+def _emulation_session():
+    """The boto3 session of the emulation's own clients, one per process: mock_aws starts every
+    emulation with a new default session, whose clients would read botocore's models of IAM, S3,
+    Lambda and Step Functions again at every local campaign of a process after its first (a
+    test session's). Created after moto is imported, so its clients carry moto's interception;
+    they are given the fake keys and the region, and read the environment (configured endpoints
+    ignored while the emulation runs) when they are created, as before."""
+    global _SESSION
+    if _SESSION is None:
+        import boto3
+        _SESSION = boto3.session.Session()
+    return _SESSION
+
+
 def _import_interpreter():
     """Import moto's ASL interpreter without the package ``moto.batch``.
 
@@ -492,8 +509,8 @@ class LocalCloud:
     # -- clients ------------------------------------------------------------------------------
     def client(self, service: str):
         """A client of the emulated service (intercepted by moto)."""
-        import boto3
-        return boto3.client(service, region_name=REGION, **{k.lower(): v for k, v in FAKE_KEYS.items()})
+        return _emulation_session().client(service, region_name=REGION,
+                                           **{k.lower(): v for k, v in FAKE_KEYS.items()})
 
     def external_client(self, service: str, endpoint_url: Optional[str] = None):
         """A client moto never intercepts, with the caller's own credentials and endpoint
