@@ -189,6 +189,24 @@ class Binding:
         raise NotImplementedError
 
     prepare_is_transaction = False  # a server-side prepare counts as a transaction in the server's counters
+    # an autocommit statement counts as a transaction in the server's counters (PostgreSQL's
+    # xact_commit; MariaDB counts COMMIT statements): dbswarm's own reads inside a measured
+    # window then go in one transaction and are counted (worker.read_window_edge, TPC-C's TPM)
+    statement_is_transaction = False
+
+    def in_transaction(self) -> bool:
+        """Inside an explicit transaction (where ``statement_is_transaction``: between begin
+        and commit or rollback)."""
+        return False
+
+    def begin_own(self) -> None:
+        """Begin a read-only transaction of dbswarm's own (a window edge's reads, the server's
+        settings), apart from the workload's (PostgreSQL spells it apart, so that the
+        server's statement statistics keep the workload's BEGIN and COMMIT exact)."""
+        self.begin(writes=False)
+
+    def end_own(self) -> None:
+        self.commit()
 
     def prepare_now(self, sql: str) -> bool:
         """Prepare a statement ``prepare`` returned on the server now, not at its first use:

@@ -117,6 +117,7 @@ class PostgresBinding(SqlBinding):
         self._prepare = bool(opts.get("prepare", True))
         self._isolation = isolation_level(opts)
         self._server_version = None
+        self.connected_ns: list[int] = []            # when each session of this binding started
 
     # -- life cycle ------------------------------------------------------------------
     def connect(self):
@@ -129,6 +130,9 @@ class PostgresBinding(SqlBinding):
         if opts.get("statement_timeout_ms") is not None:
             kwargs["options"] = f"-c statement_timeout={int(opts['statement_timeout_ms'])}"
         self.db = psycopg.connect(self.conn.url or "", **kwargs)
+        # a session's start-up reads the catalogs in a transaction of its own: one more in the
+        # server's xact_commit (worker: dbswarm's own in the window)
+        self.connected_ns.append(time.perf_counter_ns())
         if self._isolation:
             self.db.execute(f"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {self._isolation}")
         self.cur = self.db.cursor()
@@ -168,9 +172,18 @@ class PostgresBinding(SqlBinding):
                   "default_transaction_isolation")
 
     def server_settings(self):
-        rows = self.fetchall("SELECT name, setting FROM pg_settings WHERE name = ANY(%s) ORDER BY name",
-                             (list(self.DURABILITY),))
-        return {"server_version": self.fetchone("SHOW server_version")[0], **{n: v for n, v in rows}}
+        # one transaction in the server's counters, read inside the measured window (a statement
+        # outside one is two: its Parse and its Execute each end an implicit transaction)
+        if self.in_transaction():
+            self.rollback()
+        self.begin_own()
+        try:
+            rows = self.fetchall("SELECT name, setting, current_setting('server_version') FROM pg_settings "
+                                 "WHERE name = ANY(%s) ORDER BY name", (list(self.DURABILITY),))
+            version = rows[0][2] if rows else self.fetchone("SHOW server_version")[0]
+        finally:
+            self.end_own()
+        return {"server_version": version, **{n: v for n, v, _ in rows}}
 
     DATABASE_COUNTERS = ("xact_commit", "xact_rollback", "tup_returned", "tup_fetched", "tup_inserted",
                          "tup_updated", "tup_deleted")
@@ -197,6 +210,11 @@ class PostgresBinding(SqlBinding):
                 break
             out = again
         out["transactions"] = out["xact_commit"] + out["xact_rollback"]
+        # the server's own maintenance in this database: an autovacuum or autoanalyze of a table
+        # commits its own transactions, counted with the clients' (TPC-C's TPM says how many ran)
+        row = self.fetchone("SELECT coalesce(sum(autovacuum_count), 0), coalesce(sum(autoanalyze_count), 0) "
+                            "FROM pg_stat_user_tables")
+        out["autovacuum_runs"] = int(row[0] or 0) + int(row[1] or 0)
         # when the server started: a restart inside the window starts its counters again from zero
         out["server_started_at"] = float(self.fetchone("SELECT extract(epoch FROM pg_postmaster_start_time())")[0])
         try:
@@ -254,6 +272,7 @@ class PostgresBinding(SqlBinding):
         return sql
 
     prepare_is_transaction = True  # a protocol-level Parse outside a transaction block: xact_commit + 1
+    statement_is_transaction = True  # xact_commit + 1 for every autocommit statement
 
     def prepare_now(self, sql):
         if self._prepare and sql in self._hot and sql not in self._prepared and self._pg is not None:
@@ -453,6 +472,17 @@ class PostgresBinding(SqlBinding):
             super().insert_batch(table, rows[i:i + step])
 
     # -- transactions --------------------------------------------------------------------
+    def in_transaction(self) -> bool:
+        db = self.db
+        return db is not None and not db.closed and db.info.transaction_status in (
+            pq.TransactionStatus.INTRANS, pq.TransactionStatus.INERROR)
+
+    def begin_own(self):
+        self._simple(b"START TRANSACTION READ ONLY")
+
+    def end_own(self):
+        self._simple(b"END")
+
     def rollback(self):
         db = self.db
         if db is not None and not db.closed and db.info.transaction_status in (

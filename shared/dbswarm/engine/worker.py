@@ -92,11 +92,18 @@ def prepare_target(run: RunPlan, password: Optional[str], stage: str) -> dict:
     return out
 
 
-def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: str, binding=None) -> dict:
+def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: str, binding=None,
+                     mid_phase: bool = False) -> dict:
     """One edge ("start" or "end") of a phase's measured window, read on one connection: the
     server's own counters (``Binding.server_counters``) and the family's figures from the
     database (``Family.window_snapshot``). What cannot be read (no privilege, no such
-    counter) is a warning in the document, never a failure of the campaign."""
+    counter) is a warning in the document, never a failure of the campaign.
+
+    Both edges read by the shards' absence (before they start, after they all ended) wait for
+    the server's counters to settle (``server_counters(settle=True)``): a session that just
+    ended (the lock's, before the start edge) publishes its counts a moment later, inside
+    the window otherwise. An edge read while the shards run (``mid_phase``: the end of a
+    warm-up) does not: its counters never stand still."""
     if edge not in ("start", "end"):
         raise ValueError(f"a window edge is start or end, not {edge!r}")
     family = families.get(run.family)
@@ -110,32 +117,56 @@ def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: st
         out["warnings"].append(f"no connection to read the server's counters: {type(exc).__name__}: {str(exc)[:200]}")
         out["at"] = time.time()
         return out
+    # where every autocommit statement is a transaction in the server's counters (PostgreSQL),
+    # the edge's reads go in one: the start edge's ends after its counters were read and is
+    # one of the window's (``own_transactions``), the end edge's after the window closed
+    # (not mid-phase: that edge is read at an instant on a connection opened beforehand, as it was)
+    wrapped = bool(getattr(b, "statement_is_transaction", False)) and not mid_phase
+    ended = 0
     try:
-        for key, read in (("server", lambda: b.server_counters(settle=edge == "end")),
+        for key, read in (("server", lambda: b.server_counters(settle=not mid_phase)),
                           ("family", lambda: family.window_snapshot(b, w, phase))):
             try:
+                if wrapped and not b.in_transaction():
+                    b.begin_own()
                 value = read()
             except Exception as exc:  # a missing privilege or view: say so, keep going
                 out["warnings"].append(f"{key} counters unavailable: {type(exc).__name__}: {str(exc)[:200]}")
                 try:
+                    if wrapped and b.in_transaction():
+                        ended += 1
                     b.rollback()
                 except Exception:
                     pass
                 continue
-            if isinstance(value, dict) and "warnings" in value:
-                # what the binding could not read (e.g. no pg_stat_statements): said at the start
-                # edge only, since the window's warnings are both edges' and it would say it twice
-                said = value.pop("warnings")
-                if edge == "start":
-                    out["warnings"].extend(said)
-            if key == "server" and isinstance(value, dict):
-                _take_statement_times(value, out)
-            if value is not None:
-                out[key] = value
+            _keep_edge_value(key, value, edge, out)
+        if wrapped and b.in_transaction():
+            b.end_own()
+            ended += 1
+        if wrapped and edge == "start":
+            out["own_transactions"] = ended
+        elif wrapped and binding is None:
+            # the end edge's own session started (a transaction of its own) before it read
+            out["own_transactions"] = 1
         out["at"] = time.time()
     finally:
         b.close()
     return out
+
+
+def _keep_edge_value(key: str, value, edge: str, out: dict) -> None:
+    """One read of a window edge (``server`` counters or the ``family``'s figures) into its
+    document."""
+    if isinstance(value, dict) and "warnings" in value:
+        # what the binding could not read (e.g. no pg_stat_statements): said at the start
+        # edge only, since the window's warnings are both edges' and it would say it twice
+        said = value.pop("warnings")
+        if edge == "start":
+            out["warnings"].extend(said)
+    if key == "server" and isinstance(value, dict):
+        _take_statement_times(value, out)
+    if value is not None:
+        out[key] = value
 
 
 def _take_statement_times(server: dict, edge: dict) -> None:
@@ -651,8 +682,8 @@ class ShardPhase:
             if not st.ready:  # the set-up failed: the shard must not wait for this thread
                 on_ready(st, wait=False)
             st.ended_at = time.time()
-            if st.index == 0 and not st.abandoned:
-                self._read_server_settings(binding)
+            if not st.abandoned:
+                self._own_statements(st, binding, rec)
             try:
                 binding.close()
             except Exception:
@@ -662,12 +693,29 @@ class ShardPhase:
                 if self._running <= 0:
                     self._all_ended.set()
 
-    def _read_server_settings(self, binding):
+    def _own_statements(self, st: ThreadState, binding, rec: Recorder) -> None:
+        """A thread's end: thread 0 reads the server's settings; where a session's start-up is a
+        transaction in the server's counters (PostgreSQL), the sessions this thread started
+        inside the measured window (after the warm-up where the family's window starts there)
+        are counted as dbswarm's own (``families.OWN_TRANSACTIONS``)."""
+        if st.index == 0:
+            self._read_server_settings(binding, rec)
+        if getattr(binding, "statement_is_transaction", False):
+            since = self._warm_end_ns if self.family.window_after_warmup(self.w) else 0
+            started = sum(1 for t in getattr(binding, "connected_ns", ()) if t >= since)
+            if started:
+                rec.count(families.OWN_TRANSACTIONS, started)
+
+    def _read_server_settings(self, binding, rec: Optional[Recorder] = None):
         """The server's version and durability settings, read by the first client thread at its
         end (not before its first operation: nothing may delay the start); a server that does
-        not let this user read them is a warning in the result, not a failure."""
+        not let this user read them is a warning in the result, not a failure. Where a statement
+        is a transaction in the server's counters, the read is one more in the measured window:
+        counted (``families.OWN_TRANSACTIONS``) so that server-side rates can leave it out."""
         try:
             self.server_settings = binding.server_settings()
+            if rec is not None and getattr(binding, "statement_is_transaction", False):
+                rec.count(families.OWN_TRANSACTIONS)
         except Exception as exc:
             self.server_settings = {"unavailable": f"{type(exc).__name__}: {str(exc)[:200]}"}
 

@@ -35,6 +35,9 @@ _BUILTIN = {"ycsb": "dbswarm.families.ycsb", "sysbench": "dbswarm.families.sysbe
 _REGISTRY: dict[str, "Family[Any]"] = {}
 STAGES = ("before_load", "after_load", "after_run", "cleanup")
 MAX_AUTO_INTERVALS = 600  # the default report_interval keeps a run at about this many intervals
+# a phase's counter: dbswarm's own transactions in the measured window (a shard's settings read
+# where a statement is a transaction in the server's counters): server-side rates leave them out
+OWN_TRANSACTIONS = "dbswarm_own_transactions"
 
 
 def split(total: int, parts: int) -> list[int]:

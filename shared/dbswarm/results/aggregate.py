@@ -66,6 +66,9 @@ def window_deltas(start: Optional[dict], end: Optional[dict]) -> Optional[dict]:
     out: dict = {"seconds": round(end["at"] - start["at"], 3),
                  "warnings": list(start.get("warnings", [])) + list(end.get("warnings", [])),
                  "edges_at": [start["at"], end["at"]]}
+    own = [e["own_transactions"] for e in (start, end) if e.get("own_transactions") is not None]
+    if own:  # the edges' own transactions counted in the window (worker.read_window_edge)
+        out["own_transactions"] = sum(own)
     if start.get("after_warmup_s"):  # the start edge was read when the warm-up ended (service._warmup_edge)
         out["after_warmup_s"] = start["after_warmup_s"]
     times = statement_time_deltas(start.get("statement_times"), end.get("statement_times"))

@@ -230,7 +230,8 @@ def window(event: dict, binding=None) -> dict:
     run = plan.run(event["run_id"])
     phase, edge = event["phase"], event["edge"]
     try:
-        doc = read_window_edge(run, secrets.resolve(run.target.get("password")), phase, edge, binding=binding)
+        doc = read_window_edge(run, secrets.resolve(run.target.get("password")), phase, edge, binding=binding,
+                               mid_phase=bool(event.get("after_warmup_s")))
     except Exception as exc:  # never the campaign's failure: the shards say what is wrong with the target
         doc = {"phase": phase, "edge": edge, "at": time.time(),
                "warnings": [f"the window's {edge} edge was not read: {type(exc).__name__}: {str(exc)[:300]}"]}

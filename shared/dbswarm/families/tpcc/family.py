@@ -1046,9 +1046,18 @@ class Tpcc(Family[TpccWorkload]):
             out["NOPM_basis"] = "unavailable: the database was not read at both edges of the window"
         server = (window or {}).get("server") or {}
         if "transactions" in server:
-            out["TPM"] = round(server["transactions"] / span_minutes, 1)
+            # dbswarm's own reads inside the window, where each is a transaction in the server's
+            # counters (PostgreSQL): the start edge's one and each shard call's settings read
+            own = int((window or {}).get("own_transactions") or 0) + int(c.get(families.OWN_TRANSACTIONS, 0))
+            out["TPM"] = round((server["transactions"] - own) / span_minutes, 1)
+            out["TPM_dbswarm_own_transactions"] = own
             out["TPM_basis"] = ("the server's commit + rollback counters over the window (HammerDB), per minute of "
                                 + ("the measured window" if after_rampup else "the phase")
+                                + (f", less dbswarm's own {own} (its reads of the window's start edge and of the "
+                                   "server's settings)" if own else "")
+                                + (f"; it counts the server's own maintenance too: {server['autovacuum_runs']} "
+                                   "autovacuum / autoanalyze runs on this database's tables in the window"
+                                   if server.get("autovacuum_runs") else "")
                                 + "; server-wide counters (MariaDB) include every other client's")
         else:
             out["TPM"] = None
