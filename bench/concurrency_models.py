@@ -118,6 +118,21 @@ class Window:
                 "cpu_us_per_op": round(cpu / ops * 1e6, 1) if ops else None}
 
 
+def _operations(read, update, send) -> dict:
+    """A driver's three measured operations: a point read, a one-field update, and the
+    sysbench-like transaction of four reads and an update (in BEGIN / COMMIT sent by ``send``;
+    None: the engine's operations, not wrapped)."""
+    def trx(conn, rnd):
+        if send is not None:
+            send(conn, "BEGIN")
+        for _ in range(4):
+            read(conn, rnd)
+        update(conn, rnd)
+        if send is not None:
+            send(conn, "COMMIT")
+    return {"read": read, "update": update, "trx": trx}
+
+
 def _threads_psycopg(env, pw, coll):
     from psycopg import pq
     dsn = (f"host=127.0.0.1 port={env['DBSWARM_TEST_PG_PORT']} user=dbswarm dbname=dbswarm "
@@ -140,13 +155,7 @@ def _threads_psycopg(env, pw, coll):
         if pg.exec_prepared(b"u", [b"%d" % rnd.randint(1, ROWS)]).status != ok_c:
             raise RuntimeError(pg.error_message.decode())
 
-    def trx(pg, rnd):
-        pg.exec_(b"BEGIN")
-        for _ in range(4):
-            read(pg, rnd)
-        update(pg, rnd)
-        pg.exec_(b"COMMIT")
-    return connect, {"read": read, "update": update, "trx": trx}
+    return connect, _operations(read, update, lambda pg, sql: pg.exec_(sql.encode()))
 
 
 def _threads_mysqlclient(env, pw, coll):
@@ -165,13 +174,7 @@ def _threads_mysqlclient(env, pw, coll):
         db.query(ub % rnd.randint(1, ROWS))
         db.affected_rows()
 
-    def trx(db, rnd):
-        db.query(b"BEGIN")
-        for _ in range(4):
-            read(db, rnd)
-        update(db, rnd)
-        db.query(b"COMMIT")
-    return connect, {"read": read, "update": update, "trx": trx}
+    return connect, _operations(read, update, lambda db, sql: db.query(sql.encode()))
 
 
 def _threads_pymysql(env, pw, coll):
@@ -188,13 +191,7 @@ def _threads_pymysql(env, pw, coll):
     def update(cur, rnd):
         cur.execute(MY_UPDATE, (rnd.randint(1, ROWS),))
 
-    def trx(cur, rnd):
-        cur.execute("BEGIN")
-        for _ in range(4):
-            read(cur, rnd)
-        update(cur, rnd)
-        cur.execute("COMMIT")
-    return connect, {"read": read, "update": update, "trx": trx}
+    return connect, _operations(read, update, lambda cur, sql: cur.execute(sql))
 
 
 def _threads_pymongo(env, pw, coll):
@@ -207,11 +204,7 @@ def _threads_pymongo(env, pw, coll):
     def update(c, rnd):
         c.update_one({"_id": rnd.randint(1, ROWS)}, {"$inc": {"k": 1}})
 
-    def trx(c, rnd):
-        for _ in range(4):
-            read(c, rnd)
-        update(c, rnd)
-    return connect, {"read": read, "update": update, "trx": trx}
+    return connect, _operations(read, update, None)
 
 
 THREAD_MODELS = {"threads-psycopg": _threads_psycopg, "threads-mysqlclient": _threads_mysqlclient, "threads-pymysql": _threads_pymysql, "threads-pymongo": _threads_pymongo}
