@@ -287,9 +287,21 @@ def test_tpm_on_postgresql_is_the_clients_transactions_exactly_when_the_window_s
     ended, publishes its commits a moment later): the rest is the clients' count exactly, but
     for the server's autovacuum (its own transactions; a worker's visit commits one or two)."""
     target = servers.target("postgresql", env)
-    out = run_campaign({"name": "tpm-exact", "target": target, "phases": ["run"], "fanout": {"shards": 2},
-                        "workload": {"family": "tpcc", "warehouses": WAREHOUSES, "threads": 4, "time": 3}},
-                       str(tmp_path), show_progress=False, lead_seconds=0.5)
+    # the tables just loaded and run by the tests above are autovacuum's next work: its worker,
+    # visiting them, commits transactions of its own in this database (a CI run: 4 in the window,
+    # no vacuum or analyze completed), so it is kept off these tables for the window
+    b = connect("postgresql", env)
+    tables = [t for t, in b.fetchall("SELECT relname FROM pg_stat_user_tables")]
+    try:
+        for t in tables:
+            b.execute(f'ALTER TABLE "{t}" SET (autovacuum_enabled = false)')
+        out = run_campaign({"name": "tpm-exact", "target": target, "phases": ["run"], "fanout": {"shards": 2},
+                            "workload": {"family": "tpcc", "warehouses": WAREHOUSES, "threads": 4, "time": 3}},
+                           str(tmp_path), show_progress=False, lead_seconds=0.5)
+    finally:
+        for t in tables:
+            b.execute(f'ALTER TABLE "{t}" RESET (autovacuum_enabled)')
+        b.close()
     run = _result(out)["runs"][0]["phases"]["run"]
     assert run["status"] == "complete", run.get("shards")
     s, server = run["tpcc"], run["server"]
@@ -298,7 +310,10 @@ def test_tpm_on_postgresql_is_the_clients_transactions_exactly_when_the_window_s
     # the start edge's one, the end edge's session, 4 client sessions, a settings read per shard call
     assert own == 1 + 1 + 4 + 2, s
     late = server["counters"]["transactions"] - own - client
-    assert 0 <= late <= 2 + 4 * server["counters"]["autovacuum_runs"], (late, server)
+    # an autovacuum worker's visit to the database still commits a few of its own (it lists and
+    # rechecks the tables, each in a transaction): 4 were seen in a CI run before the tables were
+    # kept off its list; dbswarm's own, before they were counted, were 12-28 in such a window
+    assert 0 <= late <= 6 + 4 * server["counters"]["autovacuum_runs"], (late, server)
     assert s["TPM"] == pytest.approx((client + late) * 60 / run["duration_s"], rel=2e-4), s
 
 
