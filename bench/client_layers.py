@@ -14,10 +14,10 @@ it):
                 field list, looked up in the binding's cache);
 4. ``measured`` ``Measured.call("READ", binding.read, …)``: the one timing wrapper (two clock
                 reads, the per-second latency dict, error classification on failure);
-5. ``client``   the YCSB family's ``client.step()``, the whole operation as the worker runs it:
-                since issue 21 its hot path (families/ycsb.py): the zipfian key drawn from
-                the thread's counted random stream and looked up, ``Binding.reader``'s one
-                driver call (not 2-4), timed into the recorder's lane. So this row is not 4
+5. ``client``   the YCSB family's operations through the engine's operation loop, as the worker
+                runs them (``OperationLoop.run``, one operation per call here): the zipfian
+                key drawn from the thread's random stream and looked up, ``Binding.reader``'s
+                one driver call (not 2-4), timed into the recorder's lane. So this row is not 4
                 plus a layer any more: it is compared with 1 (``driver ÷ client``).
 
 The servers run on CPU 0 and this process on CPU 1 (``--no-pin``: both anywhere): unpinned,
@@ -84,9 +84,10 @@ def measure(engine: str, env: dict, a) -> dict:
     from dbswarm import bindings
     from dbswarm.bindings.base import Connection
     from dbswarm.engine.calls import Measured
-    from dbswarm.engine.worker import ThreadRandom
+    from dbswarm.engine.loop import OperationLoop
     from dbswarm.families import base as families
     from dbswarm.families.base import ThreadContext
+    from dbswarm.families.stream import RandomStream
     from dbswarm.families.ycsb import key_name
     from dbswarm.measure.recorder import Recorder
 
@@ -99,7 +100,8 @@ def measure(engine: str, env: dict, a) -> dict:
     fam = families.get("ycsb")
     w = fam.workload({"preset": "c", "recordcount": a.recordcount, "operationcount": 0, "maxexecutiontime": 60,
                                  "threads": 1})
-    client = fam.run_client(w, ThreadContext(m=m, rng=ThreadRandom(a.seed), thread=0, threads=1))
+    client = fam.run_client(w, ThreadContext(m=m, rng=RandomStream(a.seed), thread=0, threads=1))
+    run_one = OperationLoop(client, m).run
     keys = [key_name(i, False, 0) for i in range(a.recordcount)]
     sql = b.prepare(f"SELECT * FROM {TABLE} WHERE ycsb_key = {b.placeholder}")
     driver_read, close_driver = _driver_read(engine, env, keys)
@@ -111,7 +113,7 @@ def measure(engine: str, env: dict, a) -> dict:
         "session": lambda: fetchcount(sql, (keys[int(pick() * n)],)),
         "binding": lambda: read(TABLE, keys[int(pick() * n)], None, False),
         "measured": lambda: call("READ", read, TABLE, keys[int(pick() * n)], None, False),
-        "client": client.step,
+        "client": lambda: run_one(0, 1),
     }
     for f in layers.values():  # warm: statements prepared, caches filled; every read must find its row
         for _ in range(200):

@@ -8,16 +8,16 @@ for the worker, the plan, the aggregate and the reports to stay right without kn
 - resuming equals an uninterrupted run: a campaign whose shard calls stop every few tens of
   milliseconds and go on from their checkpoints measures the same operations, and leaves the
   same rows, as one that never stops;
-- step and the loop agree: the worker's unpaced loop (``run_for`` where the client has one,
-  else step after step) makes the same calls, draws and database changes as one ``step()``
-  per unit;
+- the loop is the reference: the engine's operation loop, called as the worker calls it (up
+  to a number of units per call), makes the same calls, draws, measurement and database
+  changes as the reference implementation of tests/unit/test_operation_loop.py (one
+  operation at a time through Measured's plain call / event / call_rows);
 - summary, CSV and report render a merged result: two shards merged, the family's own table
   in summary.md and report.html, its run in result.csv.
 """
 from __future__ import annotations
 
 import json
-import random
 import re
 import shutil
 import sqlite3
@@ -32,13 +32,16 @@ from dbswarm.bindings.base import Connection
 from dbswarm.campaign.plan import plan_run
 from dbswarm.campaign.spec import load_campaign
 from dbswarm.engine.calls import Measured
+from dbswarm.engine.loop import OperationLoop
 from dbswarm.engine.parallel import run_in_threads
 from dbswarm.families import base as families
-from dbswarm.families.base import Exhausted, ThreadContext
+from dbswarm.families.base import ThreadContext
+from dbswarm.families.stream import RandomStream
 from dbswarm.measure.recorder import Recorder
 from dbswarm.results.store import open_store
 from dbswarm.run import service
 from tests.e2e.test_family_plugin import TOY_FAMILY
+from tests.unit.test_operation_loop import reference
 
 # small, count-limited workloads (a time cap far away), two threads over two shards; a rate
 # where the family has one, so that a run phase lasts a few tenths of a second on any machine
@@ -58,7 +61,7 @@ CALL_SECONDS = 0.5
 TABLE_HEADING = {"ycsb": "Throughput (OPS", "sysbench": "### sysbench OLTP", "tpcc": "### TPC-C",
                  "toyscan": "### Toy scans"}
 FAMILIES = list(WORKLOADS)
-STEPS = 30  # step() calls in the step-and-loop check
+STEPS = 30  # units of the loop-and-reference check
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -207,45 +210,43 @@ def test_resuming_equals_an_uninterrupted_run(name, tmp_path):
     assert _rows(_database(whole, tmp_path / "whole")) == _rows(_database(cut, tmp_path / "cut"))
 
 
-# ---- step and the loop agree -----------------------------------------------------------------
+# ---- the loop is the reference ----------------------------------------------------------------
 
 def _client(family, w, path: Path, seed: int):
     b = bindings.get("sqlite")(Connection(engine="sqlite", url=str(path), password=None, options={},
                                           display="sqlite"))
     b.connect()
-    rng = random.Random(seed)
+    rng = RandomStream(seed)
     m = Measured(b, Recorder())
     return family.run_client(w, ThreadContext(m=m, rng=rng, thread=0, threads=1)), m, rng, b
 
 
 @pytest.mark.parametrize("name", FAMILIES)
-def test_step_and_the_loop_agree(name, tmp_path, merged_run):
+def test_the_loop_does_what_the_reference_does(name, tmp_path, merged_run):
     family = families.get(name)
     source = _database(*merged_run(name))  # loaded, then run: both ways start from a copy of it
     w = family.workload(WORKLOADS[name])
     outcomes = []
-    for way in ("step", "loop"):
+    for way in ("reference", "loop"):
         path = tmp_path / f"{way}.db"
         shutil.copy(source, path)
         client, m, rng, b = _client(family, w, path, seed=7)
-        done = 0
-        try:
-            if way == "step" or client.run_for is None:
-                for _ in range(STEPS):
-                    done += client.step()
-            else:
-                far = 2 ** 62  # no deadline: max_steps decides
-                for chunk in (1, 7, STEPS - 8):
-                    done += client.run_for(far, chunk) if chunk > 1 else client.step()
-        except Exhausted:
-            pass
+        if way == "reference":
+            done = reference(client, m, STEPS)
+        else:
+            loop = OperationLoop(client, m)
+            far = 2 ** 62  # no deadline: max_units decides
+            done = 0
+            for chunk in (1, 7, STEPS - 8):
+                if not loop.exhausted:
+                    done += loop.run(far, chunk)
         client.close()
         b.close()
         measured = m.rec.measurement()
         outcomes.append((done, {op: s.count for op, s in measured.operations.items()}, dict(measured.errors),
-                         rng.random(), _rows(path)))
+                         rng.position, rng.random(), _rows(path)))
     assert outcomes[0][0] > 0 and sum(outcomes[0][1].values()) > 0, outcomes[0][:3]
-    assert outcomes[0] == outcomes[1], ([o[:4] for o in outcomes])
+    assert outcomes[0] == outcomes[1], ([o[:5] for o in outcomes])
 
 
 # ---- summary, CSV and report render a merged result ------------------------------------------

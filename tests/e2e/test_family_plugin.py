@@ -20,7 +20,7 @@ TOY_FAMILY = textwrap.dedent('''
     from pydantic import Field
 
     from dbswarm.families import base as families
-    from dbswarm.families.base import BatchLoader, Client, Family, RunLimits, WorkloadModel
+    from dbswarm.families.base import BatchLoader, Client, Family, Op, RunLimits, WorkloadModel
 
 
     class ScanOnlyWorkload(WorkloadModel):
@@ -33,13 +33,12 @@ TOY_FAMILY = textwrap.dedent('''
 
     class _Scans(Client):
         def __init__(self, w, ctx):
-            m, rng = ctx.m, ctx.rng
+            self.w, self.rng, self.scan = w, ctx.rng, ctx.m.binding.scan
+            self.op = Op("SCAN")  # one call, timed and recorded by the engine's loop
 
-            def step():
-                start = f"k{int(rng.random() * w.records):06d}"
-                m.call("SCAN", m.binding.scan, w.table, start, w.scanlength, None, False)
-                return 1
-            self.step = step
+        def next_operation(self):
+            start = f"k{int(self.rng.random() * self.w.records):06d}"
+            return self.op, self.scan, (self.w.table, start, self.w.scanlength, None, False)
 
 
     class ToyScan(Family):

@@ -65,7 +65,13 @@ def test_mariadb_performance_schema_gives_select_and_update_times_beside_the_cli
         # few — a CI run's digest summary held 13,153 SELECTs for the client's 13,154 READs
         # (performance_schema aggregates a statement as it ends, not as a transactional counter)
         assert count > 0 and entry["server_calls"] >= count - max(3, count // 1000), (entry, count)
-        assert 0 < entry["server_mean_us"] < entry["client_mean_us"], entry
+        if op == "READ":
+            assert 0 < entry["server_mean_us"] < entry["client_mean_us"], entry
+        else:
+            # a write's server time can meet the client's: measured 442.5 µs on the server for
+            # 440.2 at the client (13,116 UPDATEs, a loaded machine; the time is the commit's
+            # flush, and performance_schema's statement timer ends after the reply is written)
+            assert 0 < entry["server_mean_us"] < entry["client_mean_us"] * 1.1, entry
         assert entry["client_mean_us"] == round(run["operations"][op]["avg_us"], 1)
     assert 0 < svc["server_us_per_op"] < svc["client_mean_us"]
 

@@ -198,23 +198,23 @@ def test_connecting_is_outside_the_measured_window(tmp_path):
 @pytest.mark.parametrize("same_process", [True, False])
 def test_a_thread_random_stream_continues_where_its_segment_ended(same_process):
     """The next segment puts the stream where the last one stopped: from this process's kept
-    state, or (another process: a continuation call) by drawing the counted words again."""
-    from dbswarm.engine import worker
+    state, or (another process: a continuation call) by drawing its floats again from the seed."""
+    from dbswarm.families import stream
 
     def draws(rng):
         return ([rng.random() for _ in range(5)] + [rng.randint(1, 10 ** 30) for _ in range(5)]
                 + rng.choices("abc", k=20) + [rng.getrandbits(70), rng.randrange(7)] + rng.sample(range(1000), 5))
-    whole = worker.ThreadRandom(17)
+    whole = stream.RandomStream(17)
     first, second = draws(whole), draws(whole)
-    segment = worker.ThreadRandom(17)
+    segment = stream.RandomStream(17)
     assert draws(segment) == first
-    words = segment.keep()
+    position = segment.keep()
     if not same_process:
-        worker._ended_streams.clear()
-    again = worker.ThreadRandom(17)
+        stream._ended_streams.clear()
+    again = stream.RandomStream(17)
     draws(again)  # a client's constructor drawing from the seed again before the stream is put back
-    again.resume(words)
-    assert draws(again) == second and again.words == whole.words
+    again.resume(position)
+    assert draws(again) == second and again.position == whole.position
 
 
 @pytest.mark.parametrize("start_at, elapsed", [(True, 0.0), (True, 20.0), (False, 0.0), (False, 20.0)])

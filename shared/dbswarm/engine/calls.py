@@ -61,17 +61,30 @@ class Measured:
     def call_rows(self, op: str, n: int, fn, *args):
         """A batch of n rows (load phase): retried until it succeeds or the worker stops,
         since batches are idempotent. Returns True when the rows were written."""
+        t0 = self._perf()
+        try:
+            fn(*args)
+        except Exception as exc:
+            return self.rows_failed(op, n, fn, args, exc)
+        self.rec.ok(op, t0, self._perf(), n)
+        return True
+
+    def rows_failed(self, op: str, n: int, fn, args, exc: Exception) -> bool:
+        """An attempt of a batch of n rows failed with ``exc``: recorded, and the batch written
+        again until it succeeds (timed from its last attempt), a duplicate key says it is
+        there, or the worker stops; True when the rows are written."""
         while True:
+            kind = self.failed(op, exc)
+            if kind == DUPLICATE:
+                return True
+            if kind == FATAL or self.should_stop():
+                return False
+            self.rec.count("retries")
             t0 = self._perf()
             try:
                 fn(*args)
-            except Exception as exc:
-                kind = self.failed(op, exc)
-                if kind == DUPLICATE:
-                    return True
-                if kind == FATAL or self.should_stop():
-                    return False
-                self.rec.count("retries")
+            except Exception as again:
+                exc = again
                 continue
             self.rec.ok(op, t0, self._perf(), n)
             return True

@@ -10,7 +10,6 @@ schema before the load, secondary indexes after it, drop everything at cleanup).
 from __future__ import annotations
 
 import os
-import random
 import sys
 import threading
 import time
@@ -23,9 +22,11 @@ from dbswarm.campaign import admission as limits
 from dbswarm.campaign.plan import derive_seed
 from dbswarm.credentials.secrets import redact_url
 from dbswarm.engine.calls import Measured
+from dbswarm.engine.loop import OperationLoop
 from dbswarm.errors import TargetNotAllowed
 from dbswarm.families import base as families
-from dbswarm.families.base import Exhausted, ThreadContext
+from dbswarm.families.base import ThreadContext
+from dbswarm.families.stream import RandomStream
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Measurement, Recorder
 from dbswarm.results.documents import RunPlan, ShardPlan
@@ -180,70 +181,6 @@ def _take_statement_times(server: dict, edge: dict) -> None:
         edge["statement_times_missing"] = server.pop("statement_times_missing")
 
 
-# ---- a thread's random stream across segments --------------------------------------------
-
-_MT_RANDOM, _MT_GETRANDBITS = random.Random.random, random.Random.getrandbits
-
-
-class ThreadRandom(random.Random):
-    """The random stream a family's client draws from, counting the 32-bit words it has
-    consumed (``words``), so that the next segment or call of the thread, in this process or
-    another, continues the stream where it stopped instead of starting a new one: the
-    operation sequence then depends on the seed and the thread's global index only, not on
-    where segments happened to end. A count is what the checkpoint carries (an integer, where
-    the Mersenne Twister's state would be 2.5 KB per thread in a Step Functions payload of
-    256 KB); ``resume`` puts the stream back from it.
-
-    Every draw of ``random.Random`` goes through ``random()`` (2 words) or ``getrandbits(k)``
-    (ceil(k / 32) words); both are counted here, at about 0.1 µs a draw (measured on noop,
-    YCSB a, zipfian: 3.2 -> 3.8 µs of shard CPU per operation; a real database's driver costs
-    tens of µs per operation)."""
-
-    def __init__(self, seed: int):
-        self.words = 0
-        self._seed_value = seed
-        super().__init__(seed)
-
-    def random(self, _random=_MT_RANDOM) -> float:
-        self.words += 2
-        return _random(self)
-
-    def getrandbits(self, k: int, _getrandbits=_MT_GETRANDBITS) -> int:
-        if k > 0:
-            self.words += (k + 31) // 32
-        return _getrandbits(self, k)
-
-    def resume(self, words: int) -> None:
-        """Put the stream at ``words`` words from its seed: from this process's cache of the
-        states where segments ended, or by drawing them again from the seed (C speed, about
-        5 ns a word: a continuation call after 100 million draws spends half a second)."""
-        state = _ended_streams.pop((self._seed_value, words), None)
-        if state is not None:
-            self.setstate(state)
-        else:
-            self.seed(self._seed_value)
-            left = words
-            while left > 0:
-                n = min(left, 1 << 20)
-                _MT_GETRANDBITS(self, 32 * n)
-                left -= n
-        self.words = words
-
-    def keep(self) -> int:
-        """The stream ended a segment: remember its state in this process (the next segment
-        usually runs here), return the position for the checkpoint."""
-        if len(_ended_streams) >= _ENDED_STREAMS_MAX:
-            _ended_streams.clear()
-        _ended_streams[(self._seed_value, self.words)] = self.getstate()
-        return self.words
-
-
-# (seed, words) -> the generator's state there: a pure function of its key, so a state of
-# another campaign with the same seed is as right as this one's
-_ended_streams: dict = {}
-_ENDED_STREAMS_MAX = 4096
-
-
 # ---- sharded phases ---------------------------------------------------------------------
 
 _capacity_seen: list = []
@@ -262,7 +199,7 @@ class ThreadState:
     index: int                 # within the shard
     done: int = 0              # ops / events / rows completed, all segments
     state: dict = field(default_factory=dict)  # the family client's state() for a continuation
-    rng_words: Optional[int] = None  # where its random stream stood (ThreadRandom.words); None: at its seed
+    rng_position: Optional[int] = None  # where its random stream stood (RandomStream.position); None: at its seed
     schedule: Optional[dict] = None  # paced: {"origin_s" on the phase's elapsed clock, "steps" scheduled}
     finished: bool = False     # quota or time cap reached (not merely the deadline)
     error: Optional[str] = None
@@ -302,7 +239,7 @@ class ShardPhase:
         self.stop_event = stop_event or threading.Event()
         n = shard.threads
         saved = self.cp.get("threads") or [{} for _ in range(n)]
-        self.states = [ThreadState(i, s.get("done", 0), dict(s.get("state") or {}), s.get("rng_words"),
+        self.states = [ThreadState(i, s.get("done", 0), dict(s.get("state") or {}), s.get("rng_position"),
                                    dict(s["schedule"]) if s.get("schedule") else None)
                        for i, s in enumerate(saved)]
         self.server_settings: Optional[dict] = None
@@ -579,8 +516,8 @@ class ShardPhase:
     @staticmethod
     def _thread_checkpoint(st: ThreadState) -> dict:
         out = {"done": st.done, "state": st.state}
-        if st.rng_words is not None:
-            out["rng_words"] = st.rng_words
+        if st.rng_position is not None:
+            out["rng_position"] = st.rng_position
         if st.schedule is not None:
             out["schedule"] = st.schedule
         return out
@@ -642,7 +579,7 @@ class ShardPhase:
             # nor on its segments: the same seed gives the same operations with 1, 2 or 8 shards
             # (another machine's default shard count), however often the shard persisted
             thread = self.shard.thread_offset + st.index
-            rng = ThreadRandom(derive_seed(self.run.seed, self.phase, thread))
+            rng = RandomStream(derive_seed(self.run.seed, self.phase, thread))
             ctx = ThreadContext(m=m, rng=rng, thread=thread, threads=self.run.threads, saved=st.state)
             if self.phase == "load":
                 start, count = self.shard.thread_load[st.index]
@@ -653,13 +590,13 @@ class ShardPhase:
                 client = self.family.run_client(self.w, ctx)
             # the client drew what it builds once (value pools, generators' set-up) from the
             # seed, the same in every segment; its operations continue the stream from there
-            if st.rng_words is not None:
-                rng.resume(st.rng_words)
+            if st.rng_position is not None:
+                rng.resume(st.rng_position)
 
             def deposit(gen: int, done: int, schedule: Optional[list]) -> None:
                 # between two steps: the recorder and the checkpoint agree exactly
                 copied = rec.snapshot_copy()
-                cp = {"done": done, "state": client.state(), "rng_words": rng.words}
+                cp = {"done": done, "state": client.state(), "rng_position": rng.position}
                 if schedule is not None:  # paced: what _drive's end adds, as of now
                     cp["schedule"] = {**st.schedule, "steps": schedule[0]}
                     copied.count("late_starts", schedule[1])
@@ -670,11 +607,11 @@ class ShardPhase:
             rec.warm_end_ns = self._warm_end_ns
             try:
                 if self.phase == "load":
-                    self._drive(st, client, None, None, deposit=deposit)
+                    self._drive(st, client, m, None, None, deposit=deposit)
                 else:
-                    self._drive(st, client, ctx.quota, rate, rec, deposit=deposit)
+                    self._drive(st, client, m, ctx.quota, rate, rec, deposit=deposit)
             finally:
-                st.rng_words = rng.keep()
+                st.rng_position = rng.keep()
         except Exception as exc:  # a bug or an unrecoverable driver state: keep what we have
             st.error = f"{type(exc).__name__}: {exc}"
             st.finished = True
@@ -756,16 +693,18 @@ class ShardPhase:
                 rec.intended_ns = due
         return wait, state
 
-    def _drive(self, st: ThreadState, client, quota: Optional[int], rate: Optional[float],
+    def _drive(self, st: ThreadState, client, m: Measured, quota: Optional[int], rate: Optional[float],
                rec: Optional[Recorder] = None, deposit: Optional[Callable] = None):
-        """The one loop of every family and phase: ``client.step()`` until the thread's quota,
-        the time cap (finished), the call's deadline (continue), a stop, or the client has
-        nothing left (``Exhausted``: finished); paced at ``rate`` per second when given. A
-        snapshot asked for (a new ``_snap_gen``) is answered through ``deposit``."""
-        step = client.step
+        """The thread's loop around the operation loop (``engine.loop``, which calls, times and
+        records the client's operations): until the thread's quota, the time cap (finished),
+        the call's deadline (continue), a stop, or the client has nothing left (``Exhausted``:
+        finished); paced at ``rate`` per second when given. A snapshot asked for (a new
+        ``_snap_gen``) is answered through ``deposit``, between two operations."""
         wait, schedule = self._paced(rate, rec, st)
-        # unpaced, a client's several steps per call (client.run_for) up to the next stop check
-        run_for = None if wait else getattr(client, "run_for", None)
+        # unpaced, operations run up to the next stop check in one call of the loop; paced, one
+        # at a time (each waits for its due time)
+        loop = OperationLoop(client, m, wait)
+        run = loop.run
         perf = time.perf_counter
         stop_perf = self._stop_perf
         stopped = self.stop_event.is_set
@@ -793,15 +732,15 @@ class ShardPhase:
                         seen = self._snap_gen
                         deposit(seen, done, schedule)
                     check_perf = min(now + STOP_CHECK_S, stop_perf)
-                if run_for is not None:
-                    done += run_for(int(check_perf * 1e9), quota - done)
-                else:
-                    if wait:
-                        wait()
-                    done += step()
+                try:
+                    done += run(0 if wait else int(check_perf * 1e9), quota - done if not wait else 1)
+                except BaseException:
+                    done += loop.units  # what it did before the exception (a fatal error) counts
+                    raise
                 st.done = done
-        except Exhausted:
-            st.finished = True
+                if loop.exhausted:
+                    st.finished = True
+                    break
         finally:
             st.done = done
             sched1 = headroom.thread_sched() if sched0 is not None else None

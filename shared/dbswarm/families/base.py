@@ -8,9 +8,9 @@ engine (spec, plan, worker, aggregate, report, local, cli, service) knows famili
 through this module, as BenchBase knows benchmarks through ``BenchmarkModule`` and YCSB
 through ``Workload``.
 
-The worker's one paced loop calls ``client.step()`` until the thread's quota, the time
-cap, the call's deadline or a stop; quota, pacing, deadline/continue and stop handling are
-written once, there.
+A family's client describes its operations (``Client.next_operation``); the engine's one
+operation loop (``engine.loop``) calls, times and records them, and the worker's loop around it
+handles the thread's quota, pacing, the time cap, the call's deadline and a stop: written once.
 
 Built-in families are imported on first use; others register from a plugin module
 (``dbswarm.plugins``: ``DBSWARM_PLUGINS`` or a ``dbswarm.plugins`` entry point).
@@ -74,23 +74,41 @@ class RunLimits:
 
 
 class Calls(Protocol):
-    """What a family's client calls its binding through (``engine.calls.Measured``, which the
-    engine passes; the families do not import the engine): every call timed and recorded, the
-    one retry and reconnect policy applied."""
+    """What a family's client reaches the engine through (``engine.calls.Measured``, which the
+    engine passes; the families do not import the engine): the connection, the thread's
+    recorder for its own counters, reconnect hooks and the stop. Operations are not called
+    through it: a client describes them (``Client.next_operation``) and the engine's operation
+    loop calls, times and records them."""
     binding: Any                   # the connection (a Binding)
-    rec: Recorder                  # the thread's recorder
-    ok: Callable[..., Any]         # record a successful operation timed by the client itself
+    rec: Recorder                  # the thread's recorder (a client adds its counters: rec.count)
     paced: bool                    # the run has a target rate
     on_reconnect: list             # called after every reconnect (a client's bound methods taken again)
-    last_error_kind: Optional[str]
     should_stop: Callable[[], bool]
 
-    def call(self, op: str, fn: Callable[..., Any], *args: Any) -> Any: ...
-    def call_rows(self, op: str, n: int, fn: Callable[..., Any], *args: Any) -> bool: ...
-    def event(self, op: str, body: Callable[..., Any], session: Any, state: Any, max_attempts: int = 100) -> bool: ...
-    def event_failed(self, op: str, body: Callable[..., Any], session: Any, state: Any, t0: int, exc: Exception,
-                     attempts_left: int = 99) -> bool: ...
-    def failed(self, op: str, exc: BaseException) -> str: ...
+
+# an operation's failure policy (``Op.policy``), applied by the engine's operation loop
+CALL = "call"    # one call: a failure is recorded and the operation counts as done (YCSB)
+EVENT = "event"  # a transaction fn(session, state): rolled back and run again on retryable and
+                 # connection errors, up to 100 attempts (sysbench); counts when it committed
+ROWS = "rows"    # a load batch (idempotent): written again until it succeeds or the worker stops
+
+
+class Op:
+    """An operation kind of a client, as the engine's operation loop runs it: its name in the
+    results, its failure policy, the units it counts (a batch: its rows), whether a 0 or False
+    result is a row not found (``not_found``), and ``then(took_effect)``, called after it ended
+    (succeeded, committed, written; a duplicate key of a CALL took effect too). A client makes
+    its Ops once (a batch's, per batch) and returns one with every operation."""
+    __slots__ = ("name", "policy", "units", "missing", "then")
+
+    def __init__(self, name: str, policy: str = CALL, units: int = 1, missing: bool = False,
+                 then: Optional[Callable[[bool], None]] = None):
+        if policy not in (CALL, EVENT, ROWS):
+            raise ValueError(f"Op {name!r}: policy must be call, event or rows, not {policy!r}")
+        self.name, self.policy, self.units, self.missing, self.then = name, policy, units, missing, then
+
+    def __repr__(self) -> str:
+        return f"Op({self.name!r}, {self.policy}, units={self.units})"
 
 
 @dataclass
@@ -109,16 +127,18 @@ class Exhausted(Exception):
 
 
 class Client:
-    """One client thread's work. ``step`` does one unit (an operation, a transaction, a
-    batch) and returns how many units count as done; the worker's loop calls it.
-    ``run_for(deadline_ns, max_steps)``, where a client has it, runs steps until one ends at
-    or after ``deadline_ns`` (``time.perf_counter_ns``; at least one) or ``max_steps`` ran,
-    exactly as that many ``step()`` calls would, and returns what they would have returned,
-    summed (a step that counts nothing, as a sysbench event that did not commit, may end
-    the call early): the worker calls it between its stop checks, unpaced, to save a call
-    and a clock read per operation."""
-    step: Callable[[], int]
-    run_for: Optional[Callable[[int, int], int]] = None
+    """One client thread's work, described an operation at a time: ``next_operation()``
+    returns (an ``Op``, the function to call, its arguments) or raises ``Exhausted``; the
+    engine's operation loop (``engine.loop``) calls it, times it, records it and applies the
+    Op's failure policy. A client draws from ``ctx.rng`` only (the thread's stream, which
+    checkpoints itself), and may read the clock only for keying and think times (TPC-C)."""
+
+    def next_operation(self) -> tuple[Op, Callable[..., Any], tuple]:
+        raise NotImplementedError
+
+    # optional: called once by the loop after the first operation that ended past the run
+    # phase's warm-up (sysbench takes its query counters' warm-up share there)
+    warmup_ended: Optional[Callable[[], None]] = None
 
     def state(self) -> dict:
         """What a continuation of this thread needs (stored in the checkpoint)."""
@@ -134,26 +154,26 @@ class Client:
 
 class BatchLoader(Client):
     """The load phase of one thread: batches of its range [start, start + count), each
-    written by one idempotent, retried call (``Measured.call_rows``); resumable from the
-    first row not written. ``batch(next, end)`` -> (high, rows, function, args)."""
+    written by one idempotent call, retried until written (``ROWS``); resumable from the first
+    row not written. ``batch(next, end)`` -> (high, rows, function, args)."""
 
     def __init__(self, ctx: ThreadContext, start: int, count: int,
-                 batch: Callable[[int, int], tuple]):
-        self.m, self.batch = ctx.m, batch
+                 batch: Callable[[int, int], tuple], name: str = "INSERT"):
+        self.should_stop, self.batch, self.name = ctx.m.should_stop, batch, name
         self.end = start + count
         saved = ctx.saved.get("load_next")
         self.next = start if saved is None else saved
 
-    def step(self) -> int:
+    def next_operation(self):
         nxt = self.next
         if nxt >= self.end:
             raise Exhausted
         hi, n, fn, args = self.batch(nxt, self.end)
-        written = self.m.call_rows("INSERT", n, fn, *args)
-        if not written and self.m.should_stop():
-            return 0  # this batch is redone on resume
-        self.next = hi  # a batch that failed for good (fatal) is skipped, not counted
-        return n if written else 0
+
+        def then(written: bool) -> None:
+            if written or not self.should_stop():  # a batch stopped unwritten is redone on resume
+                self.next = hi  # one that failed for good (fatal) is skipped, not counted
+        return Op(self.name, ROWS, n, then=then), fn, args
 
     def state(self):
         return {"load_next": self.next}

@@ -6,9 +6,6 @@ so every thread of every shard is reproducible from the campaign seed.
 from __future__ import annotations
 
 import math
-import random
-
-MT_RANDOM = random.Random.random  # the Mersenne Twister's own draw (C), past any override
 
 FNV_OFFSET_BASIS_64 = 0xCBF29CE484222325
 FNV_PRIME_64 = 1099511628211
@@ -146,31 +143,22 @@ class ScrambledZipfian:
             return k
         return self.lo + fnvhash64(item) % self.items
 
-    def draw_constants(self) -> tuple:
-        """(zetan, 1 + 0.5^theta, eta, alpha): ``next``'s inlined Zipfian draw, for a client's
-        hot loop that inlines it once more (families/ycsb.py, YcsbClient._hot_loop)."""
-        return self._zetan, self._half, self._eta, self._alpha
-
-    def counted_next_key(self, rng, key_of, keys, popular_keys: list):
-        """``key_of(next())`` in one call, for a client's hot path: the draw is
-        ``random.Random.random`` itself on ``rng``, a counted stream (``words``, as
-        worker.ThreadRandom counts them: 2 words a draw) instead of the stream's own counting
-        method; ``popular_keys`` (a list of POPULAR_ITEMS, None where not yet made) maps a
+    def next_key(self, key_of, keys, popular_keys: list):
+        """A function returning ``key_of(next())``, for a client that formats every key it draws
+        (YCSB): ``popular_keys`` (a list of POPULAR_ITEMS, None where not yet made) maps a
         popular item straight to its key, ``keys`` a key number to its key for the others: a
         list over [lo, lo + items) where that is small enough, else a dict (a bounded memo);
-        the FNV hash of items below 2^32 inlined. With the server's work in the caches
-        between two round trips, each lookup and call cost µs (CPUs shared: 2.4 µs an
-        operation for the draw and the key, against 1 µs in a loop). The same draws and keys
-        as ``key_of(next())``: tests/unit/test_ycsb_hot_path.py compares them."""
-        draw, lo, items, zetan, half, eta, alpha = (MT_RANDOM, self.lo, self.items, self._zetan, self._half,
+        the FNV hash of items below 2^32 inlined. One call where ``key_of(next())`` with its
+        lookups made four (measured: 1.6 -> 0.9 µs a draw with the key's formatting). The same
+        draws and keys as ``key_of(next())``: tests/unit/test_generators.py compares them."""
+        draw, lo, items, zetan, half, eta, alpha = (self._random, self.lo, self.items, self._zetan, self._half,
                                                     self._eta, self._alpha)
         count = self.ITEM_COUNT
         listed = type(keys) is list
         low16, prime, mask, p5 = _LOW16, FNV_PRIME_64, _MASK64, _P5
 
         def next_key():
-            rng.words += 2
-            u = draw(rng)
+            u = draw()
             uz = u * zetan
             if uz < 1.0:
                 item = 0
@@ -229,24 +217,13 @@ class Uniform:
         # lo + int(random() * n): randint's distribution at a third of its cost (BENCHMARKS.md)
         return self.lo + int(self.random() * self.n)
 
-    def counted_next(self, rng):
-        """``next()`` on a counted stream (ScrambledZipfian.counted_next_key's), one call
-        where the stream's counting method makes it two."""
-        draw, lo, n = MT_RANDOM, self.lo, self.n
-
-        def next_():
-            rng.words += 2
-            return lo + int(draw(rng) * n)
-        return next_
-
-    def counted_next_key(self, rng, key_of, keys, popular_keys=None):
-        """``key_of(next())`` in one call on a counted stream (ScrambledZipfian's, above;
-        ``keys``: a list over [lo, hi] or a dict; no item is more popular than another)."""
-        draw, lo, n = MT_RANDOM, self.lo, self.n
+    def next_key(self, key_of, keys, popular_keys=None):
+        """A function returning ``key_of(next())`` (ScrambledZipfian.next_key's; ``keys``: a list
+        over [lo, hi] or a dict; no item is more popular than another)."""
+        draw, lo, n = self.random, self.lo, self.n
         if type(keys) is list:
             def next_key():
-                rng.words += 2
-                i = int(draw(rng) * n)
+                i = int(draw() * n)
                 key = keys[i]
                 if key is None:
                     key = keys[i] = key_of(lo + i)
@@ -254,8 +231,7 @@ class Uniform:
             return next_key
 
         def next_key():
-            rng.words += 2
-            k = lo + int(draw(rng) * n)
+            k = lo + int(draw() * n)
             key = keys.get(k)
             return key if key is not None else _memo_miss(keys, k, key_of)
         return next_key
@@ -319,21 +295,11 @@ class SysbenchSpecial:
 
 def pool_string(rng, alphabet: str, k: int) -> str:
     """``"".join(rng.choices(alphabet, k=k))``: the same string and the same draws (choices
-    picks ``alphabet[floor(random() * n)]``), on a counted stream without its counting
-    method's Python call per draw: a client thread's 64 KiB pool of values costs 5 ms instead
-    of 30 (at 128 threads a shard spent seconds on them before its first operation)."""
-    if not hasattr(rng, "words"):
-        return "".join(rng.choices(alphabet, k=k))
-    rng.words += 2 * k
-    draw, n = MT_RANDOM, len(alphabet)
-    return "".join([alphabet[int(draw(rng) * n)] for _ in range(k)])
-
-
-def hot_next(gen, rng):
-    """gen's ``next``, as ``counted_next`` where gen has it and rng is a counted stream."""
-    if hasattr(gen, "counted_next") and hasattr(rng, "words"):
-        return gen.counted_next(rng)
-    return gen.next
+    picks ``alphabet[floor(random() * n)]``) without choices' Python work per character: a
+    client thread's 64 KiB pool of values costs a few ms (at 128 threads a shard spent seconds
+    on them before its first operation)."""
+    draw, n = rng.random, len(alphabet)
+    return "".join([alphabet[int(draw() * n)] for _ in range(k)])
 
 
 def sysbench_rand(name, rng, lo, hi):

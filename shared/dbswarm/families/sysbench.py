@@ -10,18 +10,16 @@ and the secondary index on ``k`` is built after it, as sysbench does.
 from __future__ import annotations
 
 import random
-import time
 from typing import Literal, Optional
 
 from pydantic import Field, model_validator
 
 from dbswarm.bindings.protocols import SqlSession
 from dbswarm.families import base as families
-from dbswarm.families.base import BatchLoader, Client, Family, RunLimits, ThreadContext, WorkloadModel
-from dbswarm.families.generators import MT_RANDOM, SysbenchUniform, hot_next, pool_string, sysbench_rand
+from dbswarm.families.base import EVENT, BatchLoader, Client, Family, Op, RunLimits, ThreadContext, WorkloadModel
+from dbswarm.families.generators import pool_string, sysbench_rand
 from dbswarm.families.presets import SYSBENCH_TESTS
 from dbswarm.families.tables import fmt, published_family_table
-from dbswarm.measure.recorder import Lane
 
 _DIGITS = "0123456789"
 _POOL = 1 << 15
@@ -267,7 +265,7 @@ class SysbenchClient:
         self.rng = rng
         self.random = rng.random
         self.ids = sysbench_rand(w.rand_type, rng, 1, w.table_size)
-        self._next_id = hot_next(self.ids, rng)  # the statements' ids: the same draws, a call less each
+        self._next_id = self.ids.next  # the statements' ids
         self.pool = pool_string(rng, _DIGITS, _POOL)
         self.writes = _writes(w)
         # the range queries this workload runs: (count, statement kind), decided once
@@ -303,8 +301,8 @@ class SysbenchClient:
         return 1 + int(self.random() * self.w.tables)
 
     def _event(self, st, q):
-        # one event, as the hot loop (below) runs it in a loop of events: a paced step, and
-        # every attempt after a failed one. Statements straight on the session: a group's
+        # one event (the engine's operation loop times it, and runs it again after a failed
+        # attempt). Statements straight on the session: a group's
         # table is drawn once (as ``table()`` draws it), its statement looked up once, then
         # only driver calls (the session's methods are looked up per event: a reconnect
         # between attempts may have replaced them)
@@ -362,107 +360,6 @@ class SysbenchClient:
             select((nxt(),))  # read, not converted
             q[READ] += 1
 
-    def hot_loop(self, m, st: SysbenchTables, q: list):  # noqa: C901 (the hot loop, inlined on purpose)
-        """``run_for(deadline_ns, max_steps)`` (families.Client): events until one ends at or
-        after ``deadline_ns`` (``time.perf_counter_ns``; the first always runs) or
-        ``max_steps`` committed, or an attempt failed; returns the events committed. One
-        loop with the event inline: no call per event through ``Measured.event`` and the
-        worker's loop, the uniform ids drawn in the loop instead of through a function, the
-        time appended to the second's lane. With 8 threads per process and the server on
-        the same CPUs, each call between two round trips costs more than its own time (the
-        caches are the server's after every round trip, and the other threads wait for the
-        GIL): PostgreSQL oltp_read_only, 2 x 8 threads, 385-393 µs of client CPU per event
-        through the worker's step, 358 in this loop, 351-355 for bench/bare_client.py
-        (alternating 1-s blocks in the same processes; BENCHMARKS.md, point 11).
-
-        The same draws in the same order as ``_event``, the same statements, the same counts
-        of queries; a failed attempt goes to ``Measured.event_failed``, which rolls back and
-        runs ``body`` again as ``Measured.event`` would, timed from the first attempt's start.
-        The stream's words of the loop's own draws are counted per call.
-        tests/unit/test_sysbench_hot_loop.py compares it with ``Measured.event`` of ``body``."""
-        w, rng = self.w, self.rng
-        perf, ok, draw, event_failed, body = time.perf_counter_ns, m.ok, MT_RANDOM, m.event_failed, self.body
-        lane = Lane() if m.paced else m.rec.lane("TRANSACTION")  # paced: every event through ok (ok_paced)
-        trx, writes, tables = not w.skip_trx, self.writes, w.tables
-        n_points, point_selects = w.point_selects, st.counters["point_select"]
-        # per table dicts: cleared in place when the session reconnects (reset_counters)
-        ranges = tuple((count, st.counters[kind]) for count, kind in self._ranges)
-        span = w.range_size - 1
-        uniform = type(self.ids) is SysbenchUniform  # else ids through next_id (the stream counts them)
-        lo, n = (self.ids.lo, self.ids.n) if uniform else (0, 0)
-        next_id, more_writes = self._next_id, self._writes
-        counted = hasattr(rng, "words")  # worker.ThreadRandom (a test's random.Random counts nothing)
-        # the queries of the warm-up's events, taken at the first event that ends after it (an
-        # event ending before ``warm_until_ns`` is the warm-up's, as the recorder counts it):
-        # its own queries (an event that committed at its first attempt: queries_per_event) are
-        # the measured window's, so TPS and QPS count the same events. That event always takes
-        # the slow path below (the lane's ``until`` is never past the warm-up's end)
-        rec, per_event = m.rec, self.queries_per_event()
-        self.warm_q = None
-
-        def warm_edge(t1: int) -> None:
-            if t1 >= rec.warm_until_ns:
-                self.warm_q = [q[i] - per_event[i] for i in range(3)]
-
-        def run_for(deadline_ns: int, max_steps: int) -> int:  # noqa: C901
-            b = st.b
-            begin, commit = b.begin, b.commit
-            lats, until = lane.lats, lane.until
-            steps = words = 0  # words: this loop's draws (MT_RANDOM), 2 each
-            try:
-                while steps < max_steps:
-                    t0 = perf()
-                    try:
-                        if trx:
-                            begin(writes)
-                            q[OTHER] += 1
-                        if n_points:
-                            words += 2
-                            select = point_selects[1 + int(draw(rng) * tables)]
-                            for _ in range(n_points):
-                                if uniform:
-                                    words += 2
-                                    select((lo + int(draw(rng) * n),))
-                                else:
-                                    select((next_id(),))
-                                q[READ] += 1
-                        for count, per_table in ranges:
-                            words += 2
-                            select = per_table[1 + int(draw(rng) * tables)]
-                            for _ in range(count):
-                                if uniform:
-                                    words += 2
-                                    first = lo + int(draw(rng) * n)
-                                else:
-                                    first = next_id()
-                                select((first, first + span))  # read, not converted
-                                q[READ] += 1
-                        if writes:
-                            more_writes(st, q)
-                        if trx:
-                            commit()
-                            q[OTHER] += 1
-                    except Exception as exc:
-                        return steps + event_failed("TRANSACTION", body, st, q, t0, exc)
-                    t1 = perf()
-                    # the lane's append written out, as in YCSB's hot loop: a helper's call
-                    # per event is what this loop exists to save
-                    if t1 < until:
-                        lats.append((t1 - t0) // 1000)
-                    else:
-                        ok("TRANSACTION", t0, t1)
-                        lats, until = lane.lats, lane.until
-                        if self.warm_q is None:
-                            warm_edge(t1)
-                    steps += 1
-                    if t1 >= deadline_ns:
-                        break
-            finally:
-                if counted:
-                    rng.words += words
-            return steps
-        return run_for
-
     def load_rows(self, table_size: int, first_id: int, last_id: int) -> list:
         """(id, k, c, pad) for ids first..last inclusive."""
         rng = self.rng
@@ -478,11 +375,12 @@ class SysbenchClient:
 
 
 class _EventClient(Client):
-    """The run phase: one step = one event (True when it committed: a failed event does not
-    count toward ``events``), the queries counted as sysbench counts them."""
+    """The run phase: one operation = one event (a transaction: run again after a retryable
+    error, as sysbench does; a failed event does not count toward ``events``), the queries
+    counted as sysbench counts them."""
 
     def __init__(self, w, ctx: ThreadContext):
-        self.m, self.w = ctx.m, w
+        self.rec, self.w = ctx.m.rec, w
         self.q = [0, 0, 0]
         self.client = client = SysbenchClient(w, ctx.rng)
         tables = SysbenchTables(ctx.m.binding)
@@ -495,18 +393,25 @@ class _EventClient(Client):
             # those (MariaDB's COM_STMT_PREPARE is no transaction)
             if ctx.m.binding.prepare_is_transaction:
                 ctx.m.rec.count("setup_transactions", prepared)
-        # unpaced, the worker calls run_for; a paced run's step is one event of it
-        self.run_for = run_for = client.hot_loop(ctx.m, tables, self.q)
-        self.step = lambda: run_for(0, 1)
+        operation = (Op("TRANSACTION", EVENT), client.body, (tables, self.q))
+        self.next_operation = lambda: operation  # type: ignore[method-assign]
+        self.warm_q: Optional[list] = None
+
+    def warmup_ended(self):  # type: ignore[override]
+        """The loop's call after the first event that ended past the warm-up: the queries so
+        far less that event's own (one that committed at its first attempt) are the warm-up's,
+        so that TPS and QPS count the same events."""
+        per_event = self.client.queries_per_event()
+        self.warm_q = [self.q[i] - per_event[i] for i in range(3)]
 
     def close(self):
-        rec, q = self.m.rec, self.q
+        rec, q = self.rec, self.q
         rec.count("queries_read", q[READ])
         rec.count("queries_write", q[WRITE])
         rec.count("queries_other", q[OTHER])
         if self.w.warmuptime:
             # the warm-up's share (every query when the thread never got past it)
-            warm = self.client.warm_q if self.client.warm_q is not None else q
+            warm = self.warm_q if self.warm_q is not None else q
             rec.count("queries_read_warmup", warm[READ])
             rec.count("queries_write_warmup", warm[WRITE])
             rec.count("queries_other_warmup", warm[OTHER])

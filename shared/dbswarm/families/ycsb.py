@@ -13,23 +13,16 @@ import bisect
 import math
 import random
 import string
-import time
 from collections import OrderedDict
-from typing import Literal, Optional
+from typing import Any, Callable, Literal, Optional
 
 from pydantic import Field, model_validator
 
 from dbswarm.bindings.protocols import KeyValue
-from dbswarm.errors import DUPLICATE
 from dbswarm.families import base as families
-from dbswarm.families.base import BatchLoader, Client, Family, RunLimits, ThreadContext, WorkloadModel
+from dbswarm.families.base import BatchLoader, Client, Family, Op, RunLimits, ThreadContext, WorkloadModel
 from dbswarm.families.generators import (
-    _LOW16,
-    _MASK64,
-    _P5,
     CACHE_LIMIT,
-    FNV_PRIME_64,
-    MT_RANDOM,
     Hotspot,
     ScrambledZipfian,
     SkewedLatest,
@@ -42,7 +35,6 @@ from dbswarm.families.generators import (
 )
 from dbswarm.families.presets import PRESET_DESCRIPTIONS, YCSB_DEFAULT_MIX, YCSB_PRESETS, ycsb_preset
 from dbswarm.families.tables import fmt, measured_phase, published_table
-from dbswarm.measure.recorder import FAILED, Lane
 
 PROPORTIONS = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
                "readmodifywriteproportion")
@@ -141,9 +133,17 @@ def key_name(keynum: int, ordered: bool, zeropadding: int) -> str:
 
 
 class YcsbClient:
+    """One client thread's YCSB operations: which operation next, on which key, with what
+    values (``next_operation``, run by the engine's operation loop), and the load's rows.
+
+    Reads and one-field updates go through the binding's reader and updater functions (a
+    prepared statement's driver call where the engine has one), keyed in the form they take
+    (``Binding.hot_key_type``): keys are formatted once per process and kept in a list over the
+    records (up to KEY_LIST_MAX) or a bounded memo. ``binding`` None: a loader (keys and values
+    only)."""
+
     def __init__(self, w, rng: random.Random, thread_index: int, total_threads: int,
-                 inserted: int = 0, expected_inserts: int = 0, m=None):
-        self.m = m  # engine.calls.Measured: every operation goes through it
+                 inserted: int = 0, expected_inserts: int = 0, binding=None, on_reconnect: Optional[list] = None):
         self.w = w
         self.rng = rng
         self.table = w.table
@@ -184,21 +184,8 @@ class YcsbClient:
             self.chooser = Hotspot(rng, 0, n - 1, w.hotspotdatafraction, w.hotspotopnfraction)
         self.scanlen = (Uniform(rng, 1, w.maxscanlength) if w.scanlengthdistribution == "uniform"
                         else ScrambledZipfian(rng, 1, w.maxscanlength))
-        next_key = self._counted_next_key(expected_inserts)
-        if next_key is not None:  # the hot path: each read and update one call of its own
-            self.do_read = self._hot_read(next_key)
-            if not w.writeallfields:
-                self.do_update = self._hot_update(next_key)
-        self._dispatch = {"READ": self.do_read, "UPDATE": self.do_update, "INSERT": self.do_insert,
-                          "SCAN": self.do_scan, "READ-MODIFY-WRITE": self.do_rmw}
-        if len(ops) == 1:  # workload c and the like: no random draw to pick the only operation
-            self.do_transaction = self._dispatch[ops[0]]
-        # reads and one-field updates only (a, b, c, S1-S9 without inserts): every step in one
-        # loop (run_for), a single step being a loop of one
-        self.run_for = None
-        if next_key is not None and set(ops) <= {"READ", "UPDATE"} and ("UPDATE" not in ops or not w.writeallfields):
-            self.run_for = run_for = self._hot_loop()
-            self.do_transaction = lambda: run_for(0, 1)
+        if binding is not None:
+            self._bind_operations(binding, on_reconnect, expected_inserts)
 
     # -- keys and values ---------------------------------------------------------------
     def known_count(self) -> int:
@@ -243,316 +230,132 @@ class YcsbClient:
         o = int(self.random() * span)
         return dict(zip(self.fields, map(self.pool[o:o + row_len].__getitem__, cuts)))
 
-    def update_values(self) -> dict:
-        if self.w.writeallfields:
-            return self.all_values()
-        return {self.fields[int(self.random() * self._nfields)]: self.value()}
-
     def fields_to_read(self):
         return None if self.read_fields is None else [self.fields[int(self.random() * self._nfields)]]
 
-    # -- the hot path ------------------------------------------------------------------------
-    # Reads and one-field updates of workloads without inserts whose keys are uniform or
-    # zipfian (a, b, c, f's reads, S1-S9 but the inserting ones): the key drawn, the operation
-    # run through the binding's reader / updater and timed, in two Python calls where the
-    # general path makes ten (next_keynum, the chooser, the stream's draw, key, fields_to_read,
-    # Measured.call, read, fetchcount, ...). Each call costs more between two round trips
-    # than in a loop (cold caches): BENCHMARKS.md, bench/client_layers.py. The same draws
-    # in the same order, the same statements and the same measurement as do_read / do_update
-    # (tests/unit/test_ycsb_hot_path.py runs both on one seed and compares).
-    def _counted_next_key(self, expected_inserts):
-        """A function drawing the next key, or None where the hot path does not apply."""
-        w, m = self.w, self.m
-        if (m is None or expected_inserts or self.inserted or not hasattr(self.rng, "words")
-                or w.requestdistribution not in ("uniform", "zipfian")):
-            return None
-        ordered, zp, n = self.ordered, w.zeropadding, w.recordcount
-        if m.binding.hot_key_type is bytes:  # the binding's readers and updaters take bytes
-            key_of = lambda k: key_name(k, ordered, zp).encode()  # noqa: E731
-            form = "bytes"
-        else:
-            key_of = lambda k: key_name(k, ordered, zp)  # noqa: E731
-            form = "str"
-        # keys by key number: a list over the records where it is at most 8 MB, else a memo
-        keys = (slot_list(n, "ycsb-keys", form, ordered, zp) if n <= KEY_LIST_MAX
-                else self._keys if form == "str" else memo_table("ycsb-key", form, ordered, zp))
-        if self.chooser is None:  # uniform: next_keynum's draw
-            self._key_draw = (None, n, keys, None, key_of)
-            return Uniform(self.rng, 0, n - 1).counted_next_key(self.rng, key_of, keys)
-        ch = self.chooser
-        popular = slot_list(ScrambledZipfian.POPULAR_ITEMS, "ycsb-popular-keys", form, ch.lo, ch.items, ordered, zp)
-        self._key_draw = (ch, n, keys, popular, key_of)
-        return ch.counted_next_key(self.rng, key_of, keys, popular)
+    # -- the operations --------------------------------------------------------------------
+    def _bind_operations(self, binding, on_reconnect, expected_inserts) -> None:
+        """The operations' Ops, functions and key draw on this connection (readers and updaters
+        taken again after every reconnect), and ``next_operation`` for this mix."""
+        table, fields = self.table, self.fields
+        self._read_op = Op("READ", missing=True)      # rows=False reads count 1 or 0: 0 is not found
+        self._update_op = Op("UPDATE", missing=True)  # an update of no row returns False
+        self._insert_op = Op("INSERT", then=self._took_effect)
+        self._scan_op, self._rmw_op = Op("SCAN"), Op("READ-MODIFY-WRITE")
+        readers: list = []
+        updaters: list = []
+        self._readers, self._updaters = readers, updaters
+        one_field = self.read_fields is not None
 
-    def _hot_read(self, next_key):
-        m, rng, table, fields = self.m, self.rng, self.table, self.fields
-        binding, perf, ok, failed = m.binding, time.perf_counter_ns, m.ok, m.failed
-        one_field, nfields, draw = self.read_fields is not None, self._nfields, MT_RANDOM
-        readers = self._readers = []  # rebound in place after a reconnect (also the hot loop's)
-
-        def bind():
+        def bind():  # rebound in place: next_operation indexes the same lists
             readers[:] = ([binding.reader(table, [f]) for f in fields] if one_field
                           else [binding.reader(table, None)])
-        bind()
-        m.on_reconnect.append(bind)
-        rec = m.rec
-
-        lane = Lane() if m.paced else rec.lane("READ")  # paced: every operation through ok_paced
-
-        def do_read():
-            key = next_key()
-            if one_field:
-                rng.words += 2
-                read = readers[int(draw(rng) * nfields)]
-            else:
-                read = readers[0]
-            t0 = perf()
-            try:
-                found = read(key)
-            except Exception as exc:
-                failed("READ", exc)
-                return 1
-            t1 = perf()
-            if t1 < lane.until:
-                lane.lats.append((t1 - t0) // 1000)
-            else:
-                ok("READ", t0, t1)
-            if found == 0:
-                rec.m.op("READ").not_found += 1
-            return 1
-        return do_read
-
-    def _hot_update(self, next_key):
-        m, rng, table, fields = self.m, self.rng, self.table, self.fields
-        binding, perf, ok, failed = m.binding, time.perf_counter_ns, m.ok, m.failed
-        nfields, pool, span, length, draw = self._nfields, self.pool, self._span, self._len, MT_RANDOM
-        updaters = self._updaters = []  # rebound in place after a reconnect (also the hot loop's)
-
-        def bind():
             updaters[:] = [binding.updater(table, f) for f in fields]
         bind()
-        m.on_reconnect.append(bind)
-        rec = m.rec
-
-        lane = Lane() if m.paced else rec.lane("UPDATE")
-
-        def do_update():
-            key = next_key()
-            rng.words += 4
-            update = updaters[int(draw(rng) * nfields)]
-            o = int(draw(rng) * span)
-            t0 = perf()
-            try:
-                found = update(pool[o:o + length], key)
-            except Exception as exc:
-                failed("UPDATE", exc)
-                return 1
-            t1 = perf()
-            if t1 < lane.until:
-                lane.lats.append((t1 - t0) // 1000)
-            else:
-                ok("UPDATE", t0, t1)
-            if found is False:
-                rec.m.op("UPDATE").not_found += 1
-            return 1
-        return do_update
-
-    def _hot_loop(self):  # noqa: C901 (the hot loop, inlined on purpose)
-        """``run_for(deadline_ns, max_steps)``: steps of a workload of hot reads and one-field
-        updates until one ends at or after ``deadline_ns`` (``time.perf_counter_ns``; the
-        first step always runs) or ``max_steps`` ran, or a step failed; returns the steps
-        run. The worker's loop calls it between its stop checks instead of ``step()`` per
-        operation: with 8 threads per process and the server on the same CPUs, each Python
-        call and clock read between two round trips costs the GIL's other threads too (two
-        calls and a clock read per operation fewer: 24.9 -> 23.5-24.2 µs of client CPU per
-        PostgreSQL read, ad hoc; BENCHMARKS.md, point 10). The same draws in the same order as
-        do_transaction, do_read and do_update: the operation (a mix), the key (the zipfian
-        or uniform draw of ``counted_next_key``, inlined with its key memo), the read field
-        (one-field reads), the updated field and its value; the same calls through the
-        readers and updaters, the same measurement (lanes; ``ok`` at a second's roll, every
-        step of a paced run). The stream's words are counted per call, not per draw.
-        tests/unit/test_ycsb_hot_path.py compares it with the general path."""
-        m, rng, rec = self.m, self.rng, self.m.rec
-        perf, ok, failed, draw, op_stats = time.perf_counter_ns, m.ok, m.failed, MT_RANDOM, rec.m.op
-        readers, updaters = getattr(self, "_readers", None), getattr(self, "_updaters", None)
-        one_field, nfields = self.read_fields is not None, self._nfields
-        pool, span, length = self.pool, self._span, self._len
+        if on_reconnect is not None:
+            on_reconnect.append(bind)
+        self.binding = binding
+        self.next_key = self._key_draw(binding.hot_key_type, expected_inserts)
         ops = self._ops
-        mixed = len(ops) > 1
-        all_reads = ops == ["READ"]
-        read_below = self._cum[0]  # do_transaction's bisect of [p_read, 1]: a read below it
-        chooser, n, keys, popular, key_of = self._key_draw
-        listed = type(keys) is list
-        zipfian = chooser is not None
-        if zipfian:
-            # no inserts on the hot path: key numbers [0, recordcount), the memos indexed by them
-            lo, items, count = chooser.lo, chooser.items, chooser.ITEM_COUNT
-            if lo != 0 or items != n:
-                raise ValueError(f"YCSB hot loop: key range [{lo}, {lo + items}) is not the loaded [0, {n})")
-            zetan, half, eta, alpha = chooser.draw_constants()
-        read_lane = Lane() if m.paced else rec.lane("READ")  # paced: every step through ok (ok_paced)
-        update_lane = Lane() if m.paced else rec.lane("UPDATE")
-        low16, prime, mask, p5 = _LOW16, FNV_PRIME_64, _MASK64, _P5
-        step_words = 4 if mixed else 2  # 2 words a draw: the operation's (a mix) and the key's
+        if ops == ["READ"]:  # workload c and the like: no draw to pick the only operation
+            self.next_operation = self._read
+        elif set(ops) <= {"READ", "UPDATE"} and len(ops) == 2:  # a, b, S1-S9 without inserts
+            read, update, read_below = self._read, self._update, self._cum[0]
+            r = self.random
+            self.next_operation = lambda: read() if r() < read_below else update()
+        else:
+            by_name = {"READ": self._read, "UPDATE": self._update, "INSERT": self._insert,
+                       "SCAN": self._scan, "READ-MODIFY-WRITE": self._rmw}
+            choices, cum, r, right = [by_name[o] for o in ops], self._cum, self.random, bisect.bisect_right
+            self.next_operation = lambda: choices[right(cum, r())]()
 
-        def run_for(deadline_ns: int, max_steps: int) -> int:  # noqa: C901
-            r_lats, r_until, u_lats, u_until = read_lane.lats, read_lane.until, update_lane.lats, update_lane.until
-            read = readers[0] if readers else None
-            is_read = all_reads
-            steps = words = 0  # words: the draws' beyond step_words a step
-            try:
-                for steps in range(1, min(max_steps, 1 << 62) + 1):
-                    if mixed:
-                        is_read = draw(rng) < read_below
-                    # the key: counted_next_key's draw and memo (generators.py), inline; the
-                    # memo lookup is written out in both branches, not shared after them: a
-                    # shared one needs a test per step for the popular items' early key
-                    u = draw(rng)
-                    if zipfian:
-                        uz = u * zetan
-                        if uz < 1.0:
-                            item = 0
-                        elif uz < half:
-                            item = 1
-                        else:
-                            item = int(count * (eta * u - eta + 1) ** alpha)
-                        if item < 65536:  # POPULAR_ITEMS
-                            key = popular[item]
-                            if key is None:
-                                key = popular[item] = key_of(fnvhash64(item) % items)
-                        else:
-                            if item < 0x1_0000_0000:  # fnvhash64's first case, inlined
-                                h = ((low16[item & 0xFFFF] ^ ((item >> 16) & 0xFF)) * prime) & mask
-                                h = ((h ^ (item >> 24)) * p5) & mask
-                                if h & 0x8000_0000_0000_0000:
-                                    h = 0x1_0000_0000_0000_0000 - h
-                            else:
-                                h = fnvhash64(item)
-                            k = h % items
-                            if listed:
-                                key = keys[k]
-                                if key is None:
-                                    key = keys[k] = key_of(k)
-                            else:
-                                key = keys.get(k)
-                                if key is None:
-                                    key = _memo_miss(keys, k, key_of)
-                    else:
-                        k = int(u * n)
-                        if listed:
-                            key = keys[k]
-                            if key is None:
-                                key = keys[k] = key_of(k)
-                        else:
-                            key = keys.get(k)
-                            if key is None:
-                                key = _memo_miss(keys, k, key_of)
-                    if is_read:
-                        if one_field:
-                            words += 2
-                            read = readers[int(draw(rng) * nfields)]
-                        t0 = perf()
-                        try:
-                            found = read(key)
-                        except Exception as exc:
-                            failed("READ", exc)  # a reconnect rebinds the readers: the next call takes them
-                            return steps
-                        t1 = perf()
-                        if t1 < r_until:
-                            r_lats.append((t1 - t0) // 1000)
-                        else:
-                            ok("READ", t0, t1)
-                            r_lats, r_until = read_lane.lats, read_lane.until
-                        if found == 0:
-                            op_stats("READ").not_found += 1
-                    else:
-                        words += 4
-                        update = updaters[int(draw(rng) * nfields)]
-                        o = int(draw(rng) * span)
-                        t0 = perf()
-                        try:
-                            found = update(pool[o:o + length], key)
-                        except Exception as exc:
-                            failed("UPDATE", exc)
-                            return steps
-                        t1 = perf()
-                        if t1 < u_until:
-                            u_lats.append((t1 - t0) // 1000)
-                        else:
-                            ok("UPDATE", t0, t1)
-                            u_lats, u_until = update_lane.lats, update_lane.until
-                        if found is False:
-                            op_stats("UPDATE").not_found += 1
-                    if t1 >= deadline_ns:
-                        break
-            finally:
-                rng.words += steps * step_words + words
-            return steps
-        return run_for
+    def _key_draw(self, form: type, expected_inserts: int):
+        """``next_key()``: the next key to read or update, in the readers' form (``form``)."""
+        w, ordered, zp, n = self.w, self.ordered, self.w.zeropadding, self.w.recordcount
+        key_of: Callable[[int], Any]
+        if form is bytes:
+            key_of = lambda k: key_name(k, ordered, zp).encode()  # noqa: E731
+        else:
+            key_of = lambda k: key_name(k, ordered, zp)  # noqa: E731
+        if expected_inserts or self.inserted or w.requestdistribution not in ("uniform", "zipfian"):
+            if form is str:
+                return lambda: self.key(self.next_keynum())
+            memo = memo_table("ycsb-key", "bytes", ordered, zp)
+            return lambda: _form_key(memo, self.next_keynum(), key_of)
+        # no inserts: key numbers [0, recordcount); keys by key number in a list where it is at
+        # most 8 MB, else a memo
+        name = form.__name__
+        keys = (slot_list(n, "ycsb-keys", name, ordered, zp) if n <= KEY_LIST_MAX
+                else self._keys if form is str else memo_table("ycsb-key", name, ordered, zp))
+        if self.chooser is None:  # uniform: next_keynum's draw
+            return Uniform(self.rng, 0, n - 1).next_key(key_of, keys)
+        ch = self.chooser
+        popular = slot_list(ScrambledZipfian.POPULAR_ITEMS, "ycsb-popular-keys", name, ch.lo, ch.items, ordered, zp)
+        return ch.next_key(key_of, keys, popular)
 
-    # -- operations: each returns the operations it counts (1) -------------------------------
-    def do_transaction(self) -> int:
-        return self._dispatch[self._ops[bisect.bisect_right(self._cum, self.random())]]()
+    def _read(self):
+        key = self.next_key()
+        if self.read_fields is None:
+            return self._read_op, self._readers[0], (key,)
+        return self._read_op, self._readers[int(self.random() * self._nfields)], (key,)
 
-    def do_read(self):
-        # rows=False: the record is read from the server but not turned into Python values
-        # (only found / not found is counted); FAILED is not 0
-        m = self.m
-        if m.call("READ", m.binding.read, self.table, self.key(self.next_keynum()), self.fields_to_read(), False) == 0:
-            m.rec.m.op("READ").not_found += 1
-        return 1
+    def _update(self):
+        key = self.next_key()
+        if self.w.writeallfields:
+            return self._update_op, self.binding.update, (self.table, self._str_key(key), self.all_values())
+        return self._update_op, self._updaters[int(self.random() * self._nfields)], (self.value(), key)
 
-    def do_update(self):
-        m = self.m
-        if m.call("UPDATE", m.binding.update, self.table, self.key(self.next_keynum()), self.update_values()) is False:
-            m.rec.m.op("UPDATE").not_found += 1
-        return 1
+    def _str_key(self, key) -> str:
+        return key.decode() if type(key) is bytes else key
 
-    def do_insert(self):
-        m = self.m
+    def _insert(self):
+        # thread g of T inserts key numbers recordcount + j*T + g: no two threads collide
         keynum = self.w.recordcount + self.inserted * self.T + self.g
-        # a duplicate key is a record that is there: an insert whose reply a lost connection
-        # cut off had committed, and its retry finds it. The next insert takes the next key
-        # (not advancing made every later insert of the thread a duplicate of it)
-        if (m.call("INSERT", m.binding.insert, self.table, self.key(keynum), self.all_values()) is not FAILED
-                or m.last_error_kind == DUPLICATE):
+        return self._insert_op, self.binding.insert, (self.table, self.key(keynum), self.all_values())
+
+    def _took_effect(self, inserted: bool) -> None:
+        # a duplicate key took effect too (an insert whose reply a lost connection cut off had
+        # committed, and its retry finds it): the next insert takes the next key (not advancing
+        # made every later insert of the thread a duplicate of it)
+        if inserted:
             self.inserted += 1
-        return 1
 
-    def do_scan(self):
-        m = self.m
-        m.call("SCAN", m.binding.scan, self.table, self.key(self.next_keynum()), self.scanlen.next(),
-               self.fields_to_read(), False)
-        return 1
+    def _scan(self):
+        key = self._str_key(self.next_key())
+        return self._scan_op, self.binding.scan, (self.table, key, self.scanlen.next(), self.fields_to_read(), False)
 
-    def do_rmw(self):
-        key = self.key(self.next_keynum())
+    def _rmw(self):
+        binding, table = self.binding, self.table
+        key = self._str_key(self.next_key())
         fields = self.fields_to_read()
-        values = self.update_values()
-        binding = self.m.binding
+        values = ({self.fields[int(self.random() * self._nfields)]: self.value()} if not self.w.writeallfields
+                  else self.all_values())
 
         def rmw():
-            binding.read(self.table, key, fields, False)
-            binding.update(self.table, key, values)
-        self.m.call("READ-MODIFY-WRITE", rmw)
-        return 1
+            binding.read(table, key, fields, False)
+            binding.update(table, key, values)
+        return self._rmw_op, rmw, ()
 
     # -- load ----------------------------------------------------------------------------
     def load_rows(self, keynums) -> list:
         return [(self.key(k), self.all_values()) for k in keynums]
 
 
+def _form_key(memo: dict, keynum: int, key_of):
+    key = memo.get(keynum)
+    return key if key is not None else _memo_miss(memo, keynum, key_of)
+
+
 class _RunClient(Client):
-    """The run phase: one step = one operation of the mix."""
+    """The run phase: one operation of the mix at a time."""
 
     def __init__(self, w, ctx: ThreadContext):
         expected = 0
         if w.insertproportion > 0:
             expected = int((ctx.quota or w.recordcount) * w.insertproportion * 1.2) + 10
         self.client = YcsbClient(w, ctx.rng, ctx.thread, ctx.threads, inserted=ctx.saved.get("inserted", 0),
-                                 expected_inserts=expected, m=ctx.m)
-        self.step = self.client.do_transaction
-        self.run_for = self.client.run_for  # None: one step() per operation
+                                 expected_inserts=expected, binding=ctx.m.binding, on_reconnect=ctx.m.on_reconnect)
+        self.next_operation = self.client.next_operation  # type: ignore[method-assign]
 
     def state(self):
         return {"inserted": self.client.inserted}

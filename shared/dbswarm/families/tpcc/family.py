@@ -38,7 +38,7 @@ from pydantic import Field, model_validator
 
 from dbswarm.bindings.protocols import SqlSession
 from dbswarm.families import base as families
-from dbswarm.families.base import Client, Exhausted, Family, RunLimits, ThreadContext, WorkloadModel, split
+from dbswarm.families.base import EVENT, Client, Exhausted, Family, Op, RunLimits, ThreadContext, WorkloadModel, split
 from dbswarm.families.generators import pool_string
 from dbswarm.families.tables import fmt, published_family_table
 from dbswarm.families.tpcc import sql as S
@@ -352,8 +352,8 @@ def unit_district(unit: int) -> tuple[int, int]:
 
 
 class _LoadClient(Client):
-    """One client thread's load units [start, start + count): one ``Measured.event`` per unit
-    (rolled back and rerun on retryable and connection errors), resumable from the first
+    """One client thread's load units [start, start + count): one event per unit (rolled back
+    and rerun on retryable and connection errors), resumable from the first
     unit not written; rows counted in ``rows_loaded``, skipped units in ``units_skipped``."""
 
     def __init__(self, w, ctx: ThreadContext, start: int, count: int):
@@ -372,16 +372,16 @@ class _LoadClient(Client):
         else:
             self.rows[1] += 1
 
-    def step(self):
+    def next_operation(self):
         unit = self.next
         if unit >= self.end:
             raise Exhausted
-        op = "LOAD_ITEMS" if unit < ITEM_UNITS else "LOAD_DISTRICT"
-        ok = self.m.event(op, self._body, self.loader, unit)
-        if not ok and self.m.should_stop():
-            return 0  # redone on resume
-        self.next = unit + 1
-        return 1 if ok else 0
+
+        def then(written: bool) -> None:
+            if written or not self.m.should_stop():  # a unit stopped unwritten is redone on resume
+                self.next = unit + 1
+        op = Op("LOAD_ITEMS" if unit < ITEM_UNITS else "LOAD_DISTRICT", EVENT, then=then)
+        return op, self._body, (self.loader, unit)
 
     def state(self):
         return {"load_next": self.next}
@@ -675,8 +675,8 @@ class TpccClient:
 
 
 class _RunClient(Client):
-    """One virtual user's loop: a card from the deck, the keying time, the transaction (timed by
-    ``Measured.event``), the think time. One step = one transaction."""
+    """One virtual user's loop: a card from the deck, the keying time, the transaction (an event,
+    run by the engine's operation loop), the think time (slept before the next card)."""
 
     def __init__(self, w, ctx: ThreadContext):
         self.m = ctx.m
@@ -689,6 +689,8 @@ class _RunClient(Client):
                       "ORDER_STATUS": (c.order_status_input, c.order_status),
                       "DELIVERY": (c.delivery_input, c.delivery), "STOCK_LEVEL": (c.stock_level_input, c.stock_level)}
         self.pause = w.keying_and_thinking
+        self.think: Optional[str] = None  # the transaction whose think time is still due
+        self.ops = {kind: Op(kind, EVENT) for kind in self.kinds}
 
     def _sleep(self, seconds: float):
         end = time.perf_counter() + seconds
@@ -699,16 +701,16 @@ class _RunClient(Client):
                 return
             time.sleep(min(left, 0.2))
 
-    def step(self):
+    def next_operation(self):
+        if self.pause and self.think is not None:  # the last transaction's think time
+            mean = THINK_MEAN_S[self.think]
+            self._sleep(min(-math.log(1.0 - self.c.rng.random()) * mean, 10 * mean))
         kind = self.c.deck.next()
         make, body = self.kinds[kind]
         if self.pause:
             self._sleep(KEYING_S[kind])
-        self.m.event(kind, body, self.st, make())
-        if self.pause:
-            mean = THINK_MEAN_S[kind]
-            self._sleep(min(-math.log(1.0 - self.c.rng.random()) * mean, 10 * mean))
-        return 1
+            self.think = kind
+        return self.ops[kind], body, (self.st, make())
 
     def state(self):
         return {"deck": self.c.deck.state()}  # resumed, the mix goes on as if uninterrupted

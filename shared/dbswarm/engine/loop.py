@@ -1,0 +1,116 @@
+"""The operation loop: the one place that reads the clock around an operation and records it,
+for every family and both phases.
+
+A family's client describes its next operation (``Client.next_operation``: an ``Op``, the
+function to call, its arguments); the loop calls it, times it, records it in the thread's
+recorder, counts a row not found, and applies the one failure policy of its kind (``Op.policy``,
+through ``engine.calls.Measured``): a call is recorded as failed, a transaction (an event) is
+rolled back and run again, a load batch retried until written. Families never time or count
+their operations; bindings never do either.
+
+The loop runs operations until one ends at or after a deadline (the worker's next stop check)
+or a number of units is done, so the worker's stop checks, snapshots and pacing stay out of
+the per-operation path. A record is an append of the service time to the second's lane while
+the second (and the warm-up's side) lasts; ``Recorder.ok`` at each roll.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable, Optional
+
+from dbswarm.engine.calls import Measured
+from dbswarm.errors import DUPLICATE
+from dbswarm.families.base import CALL, EVENT, Exhausted
+from dbswarm.measure.recorder import Lane
+
+
+class OperationLoop:
+    """The loop of one client thread: ``run(deadline_ns, max_units)`` -> units done.
+
+    ``exhausted`` is set when the client had nothing left (``Exhausted``); ``units`` holds the
+    units done by the last ``run`` also when it ended by an exception (a fatal error)."""
+
+    def __init__(self, client, m: Measured, wait: Optional[Callable[[], None]] = None):
+        self.client, self.m, self.wait = client, m, wait
+        self.exhausted = False
+        self.units = 0
+        rec = m.rec
+        self._lanes: dict[str, Lane] = {}
+        # the client's hook for the warm-up's end, called once after the first operation that
+        # ended past it (sysbench splits its query counters there)
+        self._warm_hook = getattr(client, "warmup_ended", None) if rec.warm_until_ns else None
+        self.run = self._make_run()
+
+    def _lane(self, name: str) -> Lane:
+        # paced: a lane that is never open (until 0), so every operation goes through ok_paced
+        lane = self._lanes[name] = Lane() if self.m.paced else self.m.rec.lane(name)
+        return lane
+
+    def _warm_edge(self, t1: int) -> None:
+        if self._warm_hook is not None and t1 >= self.m.rec.warm_until_ns:
+            hook, self._warm_hook = self._warm_hook, None
+            hook()
+
+    def _make_run(self):  # noqa: C901 (the loop, in one frame on purpose: a call per operation is its cost)
+        m, client = self.m, self.client
+        next_operation, wait = client.next_operation, self.wait
+        perf, ok, lanes, new_lane = time.perf_counter_ns, m.ok, self._lanes, self._lane
+        op_stats = m.rec.m.op
+
+        def run(deadline_ns: int, max_units: int) -> int:
+            done = 0
+            try:
+                while done < max_units:
+                    if wait is not None:
+                        wait()
+                    try:
+                        op, fn, args = next_operation()
+                    except Exhausted:
+                        self.exhausted = True
+                        break
+                    t0 = perf()
+                    try:
+                        result = fn(*args)
+                    except Exception as exc:  # drivers raise many types; the policy classifies
+                        done += self._failed(op, fn, args, t0, exc)
+                        break  # the worker looks at its stop event before the next operation
+                    t1 = perf()
+                    name = op.name
+                    lane = lanes.get(name) or new_lane(name)
+                    if t1 < lane.until and op.units == 1:
+                        lane.lats.append((t1 - t0) // 1000)
+                    else:
+                        ok(name, t0, t1, op.units)
+                        if self._warm_hook is not None:
+                            self._warm_edge(t1)
+                    if op.missing and result == 0:  # a read's 0 rows, an update's False
+                        op_stats(name).not_found += 1
+                    if op.then is not None:
+                        op.then(True)
+                    done += op.units
+                    if t1 >= deadline_ns:
+                        break
+            finally:
+                self.units = done
+            return done
+        return run
+
+    def _failed(self, op, fn, args, t0: int, exc: Exception) -> int:
+        """An operation raised: the policy of its kind; returns the units it counts."""
+        m, name = self.m, op.name
+        if op.policy is CALL:
+            # recorded as failed (a lost connection reconnects; a fatal error ends the thread);
+            # it counts as done, as YCSB counts it. A duplicate key took effect (an insert whose
+            # reply a lost connection cut off had committed, and its retry finds it)
+            kind = m.failed(name, exc)
+            if op.then is not None:
+                op.then(kind == DUPLICATE)
+            return op.units
+        if op.policy is EVENT:  # rolled back and run again, as sysbench does
+            committed = m.event_failed(name, fn, args[0], args[1], t0, exc)
+            self._warm_edge(time.perf_counter_ns())
+        else:  # ROWS: a load batch, idempotent: retried until written or the worker stops
+            committed = m.rows_failed(name, op.units, fn, args, exc)
+        if op.then is not None:
+            op.then(committed)
+        return op.units if committed else 0
