@@ -35,15 +35,18 @@ class OperationLoop:
         self.exhausted = False
         self.units = 0
         rec = m.rec
-        self._lanes: dict[str, Lane] = {}
+        self._lanes: dict = {}  # Op -> Lane
         # the client's hook for the warm-up's end, called once after the first operation that
         # ended past it (sysbench splits its query counters there)
         self._warm_hook = getattr(client, "warmup_ended", None) if rec.warm_until_ns else None
         self.run = self._make_run()
 
-    def _lane(self, name: str) -> Lane:
-        # paced: a lane that is never open (until 0), so every operation goes through ok_paced
-        lane = self._lanes[name] = Lane() if self.m.paced else self.m.rec.lane(name)
+    def _lane(self, op) -> Lane:
+        """The lane of an Op (lanes are looked up by the Op, made once by the client): the
+        recorder's lane of its name; a lane that is never open (until 0) for an Op of several
+        units (a batch's rows go through ``ok``) and in paced runs (every operation through
+        ``ok_paced``)."""
+        lane = self._lanes[op] = Lane() if self.m.paced or op.units != 1 else self.m.rec.lane(op.name)
         return lane
 
     def _warm_edge(self, t1: int) -> None:
@@ -75,16 +78,15 @@ class OperationLoop:
                         done += self._failed(op, fn, args, t0, exc)
                         break  # the worker looks at its stop event before the next operation
                     t1 = perf()
-                    name = op.name
-                    lane = lanes.get(name) or new_lane(name)
-                    if t1 < lane.until and op.units == 1:
+                    lane = lanes.get(op) or new_lane(op)
+                    if t1 < lane.until:
                         lane.lats.append((t1 - t0) // 1000)
                     else:
-                        ok(name, t0, t1, op.units)
+                        ok(op.name, t0, t1, op.units)
                         if self._warm_hook is not None:
                             self._warm_edge(t1)
-                    if op.missing and result == 0:  # a read's 0 rows, an update's False
-                        op_stats(name).not_found += 1
+                    if result == 0 and op.missing:  # a read's 0 rows, an update's False
+                        op_stats(op.name).not_found += 1
                     if op.then is not None:
                         op.then(True)
                     done += op.units

@@ -159,21 +159,26 @@ class BatchLoader(Client):
 
     def __init__(self, ctx: ThreadContext, start: int, count: int,
                  batch: Callable[[int, int], tuple], name: str = "INSERT"):
-        self.should_stop, self.batch, self.name = ctx.m.should_stop, batch, name
+        self.should_stop, self.batch = ctx.m.should_stop, batch
+        self.op = Op(name, ROWS, then=self._written)
         self.end = start + count
         saved = ctx.saved.get("load_next")
         self.next = start if saved is None else saved
+        self.hi = self.next  # the end of the batch in flight
 
     def next_operation(self):
         nxt = self.next
         if nxt >= self.end:
             raise Exhausted
         hi, n, fn, args = self.batch(nxt, self.end)
+        op = self.op
+        op.units = n  # one Op for the thread's batches (the loop looks its lane up by it)
+        self.hi = hi
+        return op, fn, args
 
-        def then(written: bool) -> None:
-            if written or not self.should_stop():  # a batch stopped unwritten is redone on resume
-                self.next = hi  # one that failed for good (fatal) is skipped, not counted
-        return Op(self.name, ROWS, n, then=then), fn, args
+    def _written(self, written: bool) -> None:
+        if written or not self.should_stop():  # a batch stopped unwritten is redone on resume
+            self.next = self.hi  # one that failed for good (fatal) is skipped, not counted
 
     def state(self):
         return {"load_next": self.next}

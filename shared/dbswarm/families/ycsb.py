@@ -255,18 +255,38 @@ class YcsbClient:
         if on_reconnect is not None:
             on_reconnect.append(bind)
         self.binding = binding
-        self.next_key = self._key_draw(binding.hot_key_type, expected_inserts)
+        self.next_key = next_key = self._key_draw(binding.hot_key_type, expected_inserts)
+        # reads and one-field updates: closures over their state (an operation is described in
+        # a call or two; the others are methods)
+        r, nfields, pool, span, length = self.random, self._nfields, self.pool, self._span, self._len
+        read_op, update_op = self._read_op, self._update_op
+        if one_field:
+            def read():
+                return read_op, readers[int(r() * nfields)], (next_key(),)
+        else:
+            def read():
+                return read_op, readers[0], (next_key(),)
+        if self.w.writeallfields:
+            update = self._update_all
+        else:
+            def update():
+                o = int(r() * span)
+                return update_op, updaters[int(r() * nfields)], (pool[o:o + length], next_key())
         ops = self._ops
         if ops == ["READ"]:  # workload c and the like: no draw to pick the only operation
-            self.next_operation = self._read
-        elif set(ops) <= {"READ", "UPDATE"} and len(ops) == 2:  # a, b, S1-S9 without inserts
-            read, update, read_below = self._read, self._update, self._cum[0]
-            r = self.random
-            self.next_operation = lambda: read() if r() < read_below else update()
+            self.next_operation = read
+        elif ops == ["UPDATE"]:
+            self.next_operation = update
+        elif ops == ["READ", "UPDATE"]:  # a, b, S1-S9 without inserts
+            read_below = self._cum[0]
+
+            def read_or_update():
+                return read() if r() < read_below else update()
+            self.next_operation = read_or_update
         else:
-            by_name = {"READ": self._read, "UPDATE": self._update, "INSERT": self._insert,
-                       "SCAN": self._scan, "READ-MODIFY-WRITE": self._rmw}
-            choices, cum, r, right = [by_name[o] for o in ops], self._cum, self.random, bisect.bisect_right
+            by_name = {"READ": read, "UPDATE": update, "INSERT": self._insert, "SCAN": self._scan,
+                       "READ-MODIFY-WRITE": self._rmw}
+            choices, cum, right = [by_name[o] for o in ops], self._cum, bisect.bisect_right
             self.next_operation = lambda: choices[right(cum, r())]()
 
     def _key_draw(self, form: type, expected_inserts: int):
@@ -293,17 +313,9 @@ class YcsbClient:
         popular = slot_list(ScrambledZipfian.POPULAR_ITEMS, "ycsb-popular-keys", name, ch.lo, ch.items, ordered, zp)
         return ch.next_key(key_of, keys, popular)
 
-    def _read(self):
-        key = self.next_key()
-        if self.read_fields is None:
-            return self._read_op, self._readers[0], (key,)
-        return self._read_op, self._readers[int(self.random() * self._nfields)], (key,)
-
-    def _update(self):
-        key = self.next_key()
-        if self.w.writeallfields:
-            return self._update_op, self.binding.update, (self.table, self._str_key(key), self.all_values())
-        return self._update_op, self._updaters[int(self.random() * self._nfields)], (self.value(), key)
+    def _update_all(self):
+        key = self._str_key(self.next_key())
+        return self._update_op, self.binding.update, (self.table, key, self.all_values())
 
     def _str_key(self, key) -> str:
         return key.decode() if type(key) is bytes else key

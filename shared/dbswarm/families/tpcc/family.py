@@ -364,6 +364,7 @@ class _LoadClient(Client):
         self.pop = Population(ctx.rng, w.c_last_load)
         self.loader = Loader(ctx.m.binding, w.batchsize)
         self.rows = [0, 0]  # rows written, units skipped
+        self.ops = (Op("LOAD_ITEMS", EVENT, then=self._written), Op("LOAD_DISTRICT", EVENT, then=self._written))
 
     def _body(self, loader, unit):
         n = loader.write(unit, self.pop)
@@ -376,12 +377,11 @@ class _LoadClient(Client):
         unit = self.next
         if unit >= self.end:
             raise Exhausted
+        return self.ops[unit >= ITEM_UNITS], self._body, (self.loader, unit)
 
-        def then(written: bool) -> None:
-            if written or not self.m.should_stop():  # a unit stopped unwritten is redone on resume
-                self.next = unit + 1
-        op = Op("LOAD_ITEMS" if unit < ITEM_UNITS else "LOAD_DISTRICT", EVENT, then=then)
-        return op, self._body, (self.loader, unit)
+    def _written(self, written: bool) -> None:
+        if written or not self.m.should_stop():  # a unit stopped unwritten is redone on resume
+            self.next += 1
 
     def state(self):
         return {"load_next": self.next}
