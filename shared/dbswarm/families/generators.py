@@ -217,6 +217,12 @@ class Uniform:
         # lo + int(random() * n): randint's distribution at a third of its cost (BENCHMARKS.md)
         return self.lo + int(self.random() * self.n)
 
+    def next_fn(self):
+        """``next`` as a closure over its numbers (no attribute lookups: sysbench draws one per
+        statement)."""
+        draw, lo, n = self.random, self.lo, self.n
+        return lambda: lo + int(draw() * n)
+
     def next_key(self, key_of, keys, popular_keys=None):
         """A function returning ``key_of(next())`` (ScrambledZipfian.next_key's; ``keys``: a list
         over [lo, hi] or a dict; no item is more popular than another)."""

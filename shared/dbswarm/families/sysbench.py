@@ -17,7 +17,7 @@ from pydantic import Field, model_validator
 from dbswarm.bindings.protocols import SqlSession
 from dbswarm.families import base as families
 from dbswarm.families.base import EVENT, BatchLoader, Client, Family, Op, RunLimits, ThreadContext, WorkloadModel
-from dbswarm.families.generators import pool_string, sysbench_rand
+from dbswarm.families.generators import SysbenchUniform, pool_string, sysbench_rand
 from dbswarm.families.presets import SYSBENCH_TESTS
 from dbswarm.families.tables import fmt, published_family_table
 
@@ -265,7 +265,8 @@ class SysbenchClient:
         self.rng = rng
         self.random = rng.random
         self.ids = sysbench_rand(w.rand_type, rng, 1, w.table_size)
-        self._next_id = self.ids.next  # the statements' ids
+        # the statements' ids (uniform: a closure over its numbers, one draw per statement)
+        self._next_id = self.ids.next_fn() if isinstance(self.ids, SysbenchUniform) else self.ids.next
         self.pool = pool_string(rng, _DIGITS, _POOL)
         self.writes = _writes(w)
         # the range queries this workload runs: (count, statement kind), decided once
