@@ -381,3 +381,25 @@ def test_the_warm_up_share_of_the_queries_is_taken_after_the_first_event_past_it
     reads = SysbenchClient(w, RandomStream(1)).queries_per_event()[0]
     assert rec.m.counters["queries_read_warmup"] == warm * reads
     assert rec.m.counters["queries_read"] == (warm + measured) * reads
+
+
+# ---- load batches ---------------------------------------------------------------------------------
+
+def test_load_batches_count_their_rows_whatever_the_first_batch_holds():
+    """A loader's one Op changes its units with each batch: a first batch of one row (a thread's
+    range starting at a table's last row) must not open the one-unit lane for the others."""
+    from dbswarm.families.base import BatchLoader
+
+    b = KvRecording()
+    m = Measured(b, Recorder(1))
+    sizes = iter([1, 3, 3, 3, 2])
+
+    def batch(nxt, end):
+        hi = min(end, nxt + next(sizes))
+        rows = [(f"k{i}", {}) for i in range(nxt, hi)]
+        return hi, len(rows), b.insert_batch, ("t", rows)
+    loader = BatchLoader(ThreadContext(m=m, rng=RandomStream(1), thread=0, threads=1, saved={}), 0, 12, batch)
+    loop = OperationLoop(loader, m)
+    assert loop.run(FAR, 100) == 12 and loop.exhausted
+    m.rec.flush()
+    assert m.rec.m.operations["INSERT"].count == 12 and loader.state() == {"load_next": 12}

@@ -20,7 +20,7 @@ from typing import Callable, Optional
 
 from dbswarm.engine.calls import Measured
 from dbswarm.errors import DUPLICATE
-from dbswarm.families.base import CALL, EVENT, Exhausted
+from dbswarm.families.base import CALL, EVENT, ROWS, Exhausted
 from dbswarm.measure.recorder import Lane
 
 
@@ -43,10 +43,11 @@ class OperationLoop:
 
     def _lane(self, op) -> Lane:
         """The lane of an Op (lanes are looked up by the Op, made once by the client): the
-        recorder's lane of its name; a lane that is never open (until 0) for an Op of several
-        units (a batch's rows go through ``ok``) and in paced runs (every operation through
+        recorder's lane of its name; a lane that is never open (until 0) for a load batch's Op
+        (its rows, however many, go through ``ok``) and in paced runs (every operation through
         ``ok_paced``)."""
-        lane = self._lanes[op] = Lane() if self.m.paced or op.units != 1 else self.m.rec.lane(op.name)
+        closed = self.m.paced or op.policy == ROWS or op.units != 1  # a loader's Op changes its units
+        lane = self._lanes[op] = Lane() if closed else self.m.rec.lane(op.name)
         return lane
 
     def _warm_edge(self, t1: int) -> None:
