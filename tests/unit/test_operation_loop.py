@@ -403,3 +403,29 @@ def test_load_batches_count_their_rows_whatever_the_first_batch_holds():
     assert loop.run(FAR, 100) == 12 and loop.exhausted
     m.rec.flush()
     assert m.rec.m.operations["INSERT"].count == 12 and loader.state() == {"load_next": 12}
+
+
+# ---- the random stream --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("same_process", [True, False])
+def test_a_draw_taken_before_a_resume_draws_from_the_resumed_stream(same_process):
+    """Clients take ``rng.random`` once, when they are built, and the worker resumes the stream
+    after that: the callable they hold must draw the continued stream (a new callable on resume
+    would leave them drawing from the seed again)."""
+    from dbswarm.families import stream
+
+    whole = RandomStream(11)
+    expected = [whole.random() for _ in range(1000)]
+    first = RandomStream(11)
+    draw = first.random
+    head = [draw() for _ in range(300)]  # a segment that ends inside a block of 256
+    position = first.keep()
+    assert position == 300 and head == expected[:300]
+    if not same_process:
+        stream._ended_streams.clear()
+    again = RandomStream(11)
+    held = again.random
+    [held() for _ in range(40)]  # the client's set-up draws, from the seed
+    again.resume(position)
+    assert again.position == 300
+    assert [held() for _ in range(700)] == expected[300:] and again.position == 1000
