@@ -2,9 +2,9 @@
 its time cap, or the deadline it was given (then it answers "continue" with a checkpoint
 and resumes from it on the next call).
 
-The work itself is the workload family's (``dbswarm.families.base``): its client's ``step`` is
-called by the one paced loop here (``ShardPhase._drive``), for the load and run phases of
-every family. Also the un-sharded steps of a run: the family's prepare stages (create the
+The work itself is the workload family's (``dbswarm.families.base``): its client describes its
+operations, the operation loop (``engine.loop``) runs and records them, and the thread's loop
+here (``ShardPhase._drive``) paces it and stops it, for the load and run phases of every family. Also the un-sharded steps of a run: the family's prepare stages (create the
 schema before the load, secondary indexes after it, drop everything at cleanup).
 """
 from __future__ import annotations

@@ -123,7 +123,7 @@ class ThreadContext:
 
 
 class Exhausted(Exception):
-    """Raised by a client's step when it has nothing left to do (a load range written)."""
+    """Raised by a client's next_operation when it has nothing left to do (a load range written)."""
 
 
 class Client:
