@@ -101,7 +101,7 @@ class OperationLoop:
     def _failed(self, op, fn, args, t0: int, exc: Exception) -> int:
         """An operation raised: the policy of its kind; returns the units it counts."""
         m, name = self.m, op.name
-        if op.policy is CALL:
+        if op.policy == CALL:
             # recorded as failed (a lost connection reconnects; a fatal error ends the thread);
             # it counts as done, as YCSB counts it. A duplicate key took effect (an insert whose
             # reply a lost connection cut off had committed, and its retry finds it)
@@ -109,7 +109,7 @@ class OperationLoop:
             if op.then is not None:
                 op.then(kind == DUPLICATE)
             return op.units
-        if op.policy is EVENT:  # rolled back and run again, as sysbench does
+        if op.policy == EVENT:  # rolled back and run again, as sysbench does
             committed = m.event_failed(name, fn, args[0], args[1], t0, exc)
             self._warm_edge(time.perf_counter_ns())
         else:  # ROWS: a load batch, idempotent: retried until written or the worker stops

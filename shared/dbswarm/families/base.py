@@ -96,9 +96,10 @@ ROWS = "rows"    # a load batch (idempotent): written again until it succeeds or
 class Op:
     """An operation kind of a client, as the engine's operation loop runs it: its name in the
     results, its failure policy, the units it counts (a batch: its rows), whether a 0 or False
-    result is a row not found (``not_found``), and ``then(took_effect)``, called after it ended
-    (succeeded, committed, written; a duplicate key of a CALL took effect too). A client makes
-    its Ops once (a batch's, per batch) and returns one with every operation."""
+    result is a row not found (``missing``: counted in ``not_found``), and ``then(took_effect)``,
+    called after it ended (succeeded, committed, written; a duplicate key of a CALL took effect
+    too). A client makes its Ops once and returns one with every operation (the loop looks the
+    Op's lane up by it; a loader sets its one Op's units per batch)."""
     __slots__ = ("name", "policy", "units", "missing", "then")
 
     def __init__(self, name: str, policy: str = CALL, units: int = 1, missing: bool = False,

@@ -150,7 +150,7 @@ class ScrambledZipfian:
         list over [lo, lo + items) where that is small enough, else a dict (a bounded memo);
         the FNV hash of items below 2^32 inlined. One call where ``key_of(next())`` with its
         lookups made four (measured: 1.6 -> 0.9 µs a draw with the key's formatting). The same
-        draws and keys as ``key_of(next())``: tests/unit/test_generators.py compares them."""
+        draws and keys as ``key_of(next())``: tests/unit/test_operation_loop.py compares them."""
         draw, lo, items, zetan, half, eta, alpha = (self._random, self.lo, self.items, self._zetan, self._half,
                                                     self._eta, self._alpha)
         count = self.ITEM_COUNT

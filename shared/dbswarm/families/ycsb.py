@@ -22,7 +22,6 @@ from dbswarm.bindings.protocols import KeyValue
 from dbswarm.families import base as families
 from dbswarm.families.base import BatchLoader, Client, Family, Op, RunLimits, ThreadContext, WorkloadModel
 from dbswarm.families.generators import (
-    CACHE_LIMIT,
     Hotspot,
     ScrambledZipfian,
     SkewedLatest,
@@ -206,13 +205,10 @@ class YcsbClient:
         return k if k < n else n + (k - n) * self.T + self.g
 
     def key(self, keynum: int) -> str:
-        cache = self._keys
-        k = cache.get(keynum)
-        if k is None:
-            if len(cache) >= CACHE_LIMIT:
-                cache.clear()
-            k = cache[keynum] = key_name(keynum, self.ordered, self.w.zeropadding)
-        return k
+        return _form_key(self._keys, keynum, self._key_name)
+
+    def _key_name(self, keynum: int) -> str:
+        return key_name(keynum, self.ordered, self.w.zeropadding)
 
     def value(self) -> str:
         o = int(self.random() * self._span)
@@ -354,6 +350,7 @@ class YcsbClient:
 
 
 def _form_key(memo: dict, keynum: int, key_of):
+    """keynum's key from a bounded memo (``key_of`` on a miss)."""
     key = memo.get(keynum)
     return key if key is not None else _memo_miss(memo, keynum, key_of)
 
