@@ -51,6 +51,62 @@ def test_the_sampler_probes_the_wake_up_delay_and_samples_each_second():
     assert len(series["cpu_s"]) == len(series["runqueue_wait_s"]) == len(series["wakeup_delay_us"]) >= 2
 
 
+def _probe_the_interpreter(work, threads=4, seconds=0.6):
+    """The sampler's figures while ``threads`` threads run ``work`` in a loop for ``seconds``."""
+    stop = threading.Event()
+
+    def loop():
+        while not stop.is_set():
+            work()
+    sampler = headroom.Sampler(every_s=0.2, probe_s=0.02)
+    runners = [threading.Thread(target=loop, daemon=True) for _ in range(threads)]
+    for t in runners:
+        t.start()
+    sampler.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in runners:
+        t.join()
+    sampler.stop()
+    return sampler.wakeup()
+
+
+def test_the_probe_sees_the_interpreter_lock_held_by_python_that_never_pauses():
+    """The lock wait: the probe's wake-up delay less its own wait for a CPU. Threads that run
+    Python without pause make it wait at least a switch interval (its request to the holder);
+    threads that sleep between short slices of Python leave the lock free."""
+    def spin():
+        for _ in range(10_000):
+            pass
+    busy = _probe_the_interpreter(spin)
+    assert busy["probes"] >= 1 and busy["lock_probes"] >= 1
+    assert busy["switch_interval_us"] == pytest.approx(5000.0)
+    assert busy["lock_mean_us"] >= 0.5 * busy["switch_interval_us"], busy
+    assert busy["lock_mean_us"] <= busy["mean_us"]
+    idle = _probe_the_interpreter(lambda: time.sleep(0.002))
+    assert idle["lock_probes"] >= 5 and idle["lock_mean_us"] < 0.2 * idle["switch_interval_us"], idle
+
+
+def test_the_lock_wait_is_judged_in_switch_intervals_from_4_threads_on():
+    th = headroom.thresholds_of(None)
+    lock = {"mean_us": 6000.0, "max_us": 9000.0, "probes": 100, "lock_mean_us": 5500.0, "lock_max_us": 8000.0,
+            "lock_probes": 100, "switch_interval_us": 5000.0}
+    fig = headroom.shard_figures([_segment(latency_s=39.0 * 30, wakeup_delay=lock),
+                                  _segment(latency_s=39.0 * 30, wakeup_delay={**lock, "lock_mean_us": 4500.0})])
+    assert fig["lock_wait_us"] == 5000.0 and fig["lock_wait_intervals"] == 1.0 and fig["lock_wait_max_us"] == 8000.0
+    assert fig["wakeup_share"] < 0.25  # a long latency hides the wake-up delay; the lock wait is absolute
+    j = headroom.judge(fig, th)
+    assert j["verdict"] == "bound" and j["signals"] == {"lock_wait_intervals": "bound"}
+    assert "interpreter lock" in j["reason"]
+    half = headroom.shard_figures([_segment(latency_s=39.0 * 30, wakeup_delay={**lock, "lock_mean_us": 2600.0})])
+    assert headroom.judge(half, th)["signals"] == {"lock_wait_intervals": "near"}
+    # the probe waits behind each of a few threads' Python: not judged under 4 (as the wake-up share)
+    few = headroom.shard_figures([_segment(threads=2, latency_s=39.0 * 30, wakeup_delay=lock)])
+    assert few["lock_wait_intervals"] == 1.1 and headroom.judge(few, th)["verdict"] == "ok"
+    # an older shard file without the lock wait: the signal is absent, not zero
+    assert headroom.shard_figures([_segment()])["lock_wait_intervals"] is None
+
+
 def _segment(**client):
     base = {"cpus": 2.0, "source": "affinity", "capacity": 1.0, "wall_s": 10.0, "cpu_s": 1.0, "threads": 4,
             "thread_s": 40.0, "slept_s": 0.0, "latency_s": 39.0, "ops": 39_000, "on_cpu_s": 1.0,

@@ -173,12 +173,15 @@ def _pair(name: str, near: float, bound: float):
 
 class ClientThresholds(_Strict):
     """When a shard's load generator is near its limit or the bottleneck (the client verdict;
-    docs/client-health.md): [near, bound] per signal, each a fraction."""
+    docs/client-health.md): [near, bound] per signal, each a fraction (the lock wait: switch intervals)."""
     cpu_share: tuple[float, float] = _pair("the shard process's CPU time over the CPU it may use", 0.7, 0.9)
     loop_share: tuple[float, float] = _pair("the client threads' time outside their timed calls", 0.25, 0.5)
     wakeup_share: tuple[float, float] = _pair("the wake-up delay (a CPU and the interpreter lock) over the mean "
                                               "latency (judged at 4 threads per shard or more)", 0.25, 0.5)
     runqueue_share: tuple[float, float] = _pair("the client threads' run-queue wait over their time", 0.1, 0.3)
+    lock_wait_intervals: tuple[float, float] = _pair(
+        "the wake-up probe's wait for the interpreter lock (its wake-up delay less its run-queue wait) in "
+        "switch intervals (sys.getswitchinterval, 5 ms; judged at 4 threads per shard or more)", 0.5, 1.0)
 
     @model_validator(mode="after")
     def _order(self):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 import threading
 import time
 from typing import Optional
@@ -154,6 +155,40 @@ def _precise_timers() -> None:
         pass
 
 
+class _OwnRunQueue:
+    """The calling thread's run-queue wait (ns) so far, read without letting go of the
+    interpreter lock: a Python file read lets go of it and waits to take it again, which in a
+    process whose Python is saturated is the very wait the probe measures. pread(2) through
+    ``ctypes.PyDLL`` (which keeps the lock) on the thread's schedstat opened once: about 4 µs.
+    ``read()`` is None where there is no schedstat (not Linux, CONFIG_SCHED_INFO off)."""
+
+    def __init__(self):
+        self._fd = None
+        try:
+            libc = ctypes.PyDLL(None, use_errno=True)
+            pread = libc.pread
+            pread.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_long]
+            pread.restype = ctypes.c_ssize_t
+            self._pread, self._buf = pread, ctypes.create_string_buffer(128)
+            self._fd = os.open(_SCHEDSTAT_SELF, os.O_RDONLY)
+        except (OSError, AttributeError):
+            self._fd = None
+
+    def read(self) -> Optional[int]:
+        if self._fd is None:
+            return None
+        n = self._pread(self._fd, self._buf, 128, 0)
+        try:
+            return int(self._buf.raw[:n].split()[1]) if n > 0 else None
+        except (IndexError, ValueError):
+            return None
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 class Sampler:
     """A shard's client health while its threads run, from one thread of its own: every
     ``probe_s`` it sleeps and measures how late it wakes up and runs Python again (the
@@ -170,6 +205,9 @@ class Sampler:
         self.runq: list = []             # run-queue wait seconds of its threads per interval
         self.wake: list = []             # mean wake-up delay (µs) per interval
         self.wake_sum_ns = self.wake_max_ns = self.probes = 0
+        # of each wake-up delay, what was not a wait for a CPU (the probe thread's own run-queue
+        # wait over the probe, ``_OwnRunQueue``): the wait for the interpreter lock
+        self.lock_sum_ns = self.lock_max_ns = self.lock_probes = 0
         self.own_cpu_s = 0.0             # the sampler thread's own CPU: what the bookkeeping costs
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
@@ -189,26 +227,47 @@ class Sampler:
         perf = time.perf_counter_ns
         probe_ns = int(self.probe_s * 1e9)
         per_sample = max(1, round(self.every_s / self.probe_s))
-        cpu0, sched0 = time.process_time(), process_sched()
         stopped = self._stop.is_set
         own0 = time.thread_time()
+        runq = _OwnRunQueue()
         try:
-            self._probe(perf, probe_ns, per_sample, cpu0, sched0, stopped)
+            # one probe before the first read of /proc: a process whose Python is saturated makes
+            # every file read here wait for the interpreter lock again, and a sampler that began
+            # with them could end the phase without a probe (seen at 128 threads burning CPU)
+            s_sum = self._probe_once(perf, probe_ns, runq)
+            cpu0, sched0 = time.process_time(), process_sched()
+            self._probe(perf, probe_ns, per_sample, cpu0, sched0, stopped, runq, s_sum)
         finally:
+            runq.close()
             self.own_cpu_s = time.thread_time() - own0
 
-    def _probe(self, perf, probe_ns, per_sample, cpu0, sched0, stopped) -> None:
-        n = s_sum = s_n = 0
+    def _probe_once(self, perf, probe_ns, runq) -> int:
+        """Sleep ``probe_s``; the wake-up delay (ns), recorded with its interpreter-lock part."""
+        waited0 = runq.read()
+        due = perf() + probe_ns
+        time.sleep(self.probe_s)
+        late = perf() - due
+        waited1 = runq.read()
+        if late < 0:
+            late = 0
+        self.wake_sum_ns += late
+        self.probes += 1
+        if late > self.wake_max_ns:
+            self.wake_max_ns = late
+        if waited0 is not None and waited1 is not None:
+            lock = late - (waited1 - waited0)
+            if lock < 0:
+                lock = 0
+            self.lock_sum_ns += lock
+            self.lock_probes += 1
+            if lock > self.lock_max_ns:
+                self.lock_max_ns = lock
+        return late
+
+    def _probe(self, perf, probe_ns, per_sample, cpu0, sched0, stopped, runq, first) -> None:
+        n, s_sum, s_n = 1, first, 1
         while not stopped():
-            due = perf() + probe_ns
-            time.sleep(self.probe_s)
-            late = perf() - due
-            if late < 0:
-                late = 0
-            self.wake_sum_ns += late
-            self.probes += 1
-            if late > self.wake_max_ns:
-                self.wake_max_ns = late
+            late = self._probe_once(perf, probe_ns, runq)
             s_sum += late
             s_n += 1
             n += 1
@@ -229,9 +288,15 @@ class Sampler:
         """The wake-up delay over the whole call: mean and max (µs), probes."""
         if not self.probes:
             return None
-        return {"mean_us": round(self.wake_sum_ns / self.probes / 1000, 1),
-                "max_us": round(self.wake_max_ns / 1000, 1), "probes": self.probes,
-                "sampler_cpu_s": round(self.own_cpu_s, 4)}
+        out = {"mean_us": round(self.wake_sum_ns / self.probes / 1000, 1),
+               "max_us": round(self.wake_max_ns / 1000, 1), "probes": self.probes,
+               "sampler_cpu_s": round(self.own_cpu_s, 4),
+               "switch_interval_us": round(sys.getswitchinterval() * 1e6, 1)}
+        if self.lock_probes:
+            out["lock_mean_us"] = round(self.lock_sum_ns / self.lock_probes / 1000, 1)
+            out["lock_max_us"] = round(self.lock_max_ns / 1000, 1)
+            out["lock_probes"] = self.lock_probes
+        return out
 
     def series(self) -> Optional[dict]:
         if self.t0 is None or not self.cpu:
@@ -250,6 +315,7 @@ DEFAULT_THRESHOLDS = {
     "loop_share": (0.25, 0.5),     # threads' time outside their timed calls (and pacing sleeps)
     "wakeup_share": (0.25, 0.5),   # wake-up delay over the mean latency it is part of
     "runqueue_share": (0.1, 0.3),  # threads' run-queue wait over their time
+    "lock_wait_intervals": (0.5, 1.0),  # the probe's wait for the interpreter lock, in switch intervals
 }
 # the wake-up probe is one more thread of the shard: with k client threads it waits behind k
 # of them for the interpreter lock, they behind k - 1. Under this many threads that overstates
@@ -263,7 +329,11 @@ SIGNAL_WORDS = {
     "loop_share": "the threads' time outside their timed calls",
     "wakeup_share": "the wake-up delay (waiting for a CPU and the interpreter lock) against the mean latency",
     "runqueue_share": "the threads' run-queue wait against their time",
+    "lock_wait_intervals": "the wait for the interpreter lock of a thread ready to run, in switch intervals",
 }
+# signals measured by the wake-up probe: one more thread of the shard, judged from this many
+# client threads on (WAKEUP_MIN_THREADS)
+PROBE_SIGNALS = ("wakeup_share", "lock_wait_intervals")
 VERDICT_ORDER = {"ok": 0, "near": 1, "bound": 2, "unmeasured": -1}
 
 
@@ -313,6 +383,20 @@ def shard_figures(segments: list) -> Optional[dict]:
         out["sampler_cpu_share"] = round(own / cpu, 5) if cpu > 0 else None
     else:
         out["wakeup_delay_us"] = out["wakeup_share"] = None
+    locks = [w for w in wakes if w.get("lock_probes")]
+    lock_probes = sum(w["lock_probes"] for w in locks)
+    out["lock_wait_us"] = out["lock_wait_intervals"] = None
+    if lock_probes:
+        # the wake-up delay less the probe's own wait for a CPU: the wait for the interpreter
+        # lock. A switch interval (sys.getswitchinterval, 5 ms) is how long a waiting thread
+        # lets the holder run before it asks for the lock: a mean wait of one or more means
+        # the process's Python ran without pause, the interpreter at its limit, whatever CPUs
+        # other processes held
+        out["lock_wait_us"] = round(sum(w["lock_mean_us"] * w["lock_probes"] for w in locks) / lock_probes, 1)
+        out["lock_wait_max_us"] = max(w["lock_max_us"] for w in locks)
+        interval = float(locks[-1].get("switch_interval_us") or 5000.0)
+        out["switch_interval_us"] = interval
+        out["lock_wait_intervals"] = round(out["lock_wait_us"] / interval, 4) if interval > 0 else None
     return out
 
 
@@ -325,7 +409,7 @@ def judge(fig: Optional[dict], thresholds: dict) -> dict:
     hit = {}
     for name, (near, bound) in thresholds.items():
         v = fig.get(name)
-        if v is None or (name == "wakeup_share" and (fig.get("threads") or 0) < WAKEUP_MIN_THREADS):
+        if v is None or (name in PROBE_SIGNALS and (fig.get("threads") or 0) < WAKEUP_MIN_THREADS):
             continue
         if v >= bound:
             hit[name] = "bound"

@@ -429,6 +429,7 @@ def client_section(figs: dict, series: dict, measurement: Measurement, window: O
            if rq and ops else None,
            "runqueue_share": worst("runqueue_share"), "wakeup_delay_us": worst("wakeup_delay_us"),
            "wakeup_share": worst("wakeup_share"),
+           "lock_wait_us": worst("lock_wait_us"), "lock_wait_intervals": worst("lock_wait_intervals"),
            "server_vs_client_latency": server_vs_client(measurement, window),
            "server_time_missing": (window or {}).get("statement_times_missing")
            if not (window or {}).get("statement_times") else None,

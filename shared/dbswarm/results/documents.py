@@ -302,6 +302,11 @@ class ClientHealth(_Open):
                                              "interpreter lock), probed 20 times a second")
     wakeup_share: Optional[float] = Field(None, description="the largest shard's wake-up delay over its mean "
                                           "latency")
+    lock_wait_us: Optional[float] = Field(None, description="the largest shard's mean wait for the interpreter "
+                                          "lock of its wake-up probe (its wake-up delay less its own run-queue wait)")
+    lock_wait_intervals: Optional[float] = Field(None, description="the largest shard's lock wait over the "
+                                                 "interpreter's switch interval (5 ms): one or more, the process's "
+                                                 "Python ran without pause")
     server_vs_client_latency: Optional[dict[str, Any]] = Field(
         None, description="the server's own execution time (pg_stat_statements, performance_schema digests, "
         "serverStatus opLatencies) beside the client's mean latency, per operation and overall, same window; "
