@@ -239,7 +239,10 @@ def test_tpcc_load_killed_resumes_checks_pass_and_nopm_matches(engine, env, tmp_
             assert own >= 1 + 2, s
             client = run["server"]["client"]["transactions"]
             late = run["server"]["counters"]["transactions"] - own - client
-            allowed = client / measured_s + 4 * (1 + run["server"]["counters"].get("autovacuum_runs", 0))
+            # "a second" is PostgreSQL's least interval between a backend's flushes: it flushes at its
+            # first idle moment after it, which on a loaded machine comes later (1.23 s of commits
+            # under two CPU hogs): the bound on that lag scales with the load as a timeout does
+            allowed = client / measured_s * timing.scale() + 4 * (1 + run["server"]["counters"].get("autovacuum_runs", 0))
             print(f"postgresql: transactions in the window: server {late + own + client} = clients {client} + "
                   f"dbswarm's own {own} + {late} not placed (allowed {allowed:.0f})")
             assert -4 <= late <= allowed, (late, allowed, run["server"])
@@ -247,7 +250,8 @@ def test_tpcc_load_killed_resumes_checks_pass_and_nopm_matches(engine, env, tmp_
             # up to what commits while the start edge is read (the read is not an instant: 20-40 ms on
             # this shared machine) and what is in flight at it, allowed as 0.1 s of transactions + 4
             client = run["server"]["client"]["transactions"]
-            assert run["server"]["counters"]["transactions"] >= client - (4 + 0.1 * client / measured_s), run["server"]
+            assert run["server"]["counters"]["transactions"] >= client - (4 + 0.1 * timing.scale() * client / measured_s), \
+                run["server"]
         # the TPC-C table of summary.md shows both
         summary = (Path(out["store"]) / out["campaign_id"] / "summary.md").read_text()
         assert "### Warm-up" in summary
