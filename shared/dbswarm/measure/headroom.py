@@ -246,22 +246,16 @@ class Sampler:
         waited0 = runq.read()
         due = perf() + probe_ns
         time.sleep(self.probe_s)
-        late = perf() - due
+        late = max(0, perf() - due)
         waited1 = runq.read()
-        if late < 0:
-            late = 0
         self.wake_sum_ns += late
         self.probes += 1
-        if late > self.wake_max_ns:
-            self.wake_max_ns = late
+        self.wake_max_ns = max(self.wake_max_ns, late)
         if waited0 is not None and waited1 is not None:
-            lock = late - (waited1 - waited0)
-            if lock < 0:
-                lock = 0
+            lock = max(0, late - (waited1 - waited0))
             self.lock_sum_ns += lock
             self.lock_probes += 1
-            if lock > self.lock_max_ns:
-                self.lock_max_ns = lock
+            self.lock_max_ns = max(self.lock_max_ns, lock)
         return late
 
     def _probe(self, perf, probe_ns, per_sample, cpu0, sched0, stopped, runq, first) -> None:
