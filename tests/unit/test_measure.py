@@ -269,6 +269,10 @@ def test_a_lane_records_what_ok_records():
 
     def feed(use_lane):
         rec = Recorder(2)
+        # one anchor for both recorders: each takes the wall-clock second it was made in, and the
+        # two can be made either side of a second's edge (a loaded machine's CI run did so once)
+        rec.second0 = rec.m.timeline.start = 1_800_000_000
+        rec.base = 0
         base = rec.base + 10 * NS
         rec.warm_until_ns = base + int(1.5 * NS)
         lane = rec.lane("READ")
