@@ -323,17 +323,23 @@ def test_delete_stops_a_running_campaign(api_env, tmp_path):
             "fanout: {shards: 2}\n")
     code, body = call_api("POST", "/campaigns", text, {"max_call_seconds": "0.5", "lead_seconds": "0.2"})
     assert code == 202
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + timing.timeout(60)
     while time.monotonic() < deadline:
-        progress = call_api("GET", f"/campaigns/{body['id']}")[1]["progress"]
+        status = call_api("GET", f"/campaigns/{body['id']}")[1]
+        progress = status["progress"]
         if progress.get("planned") and progress["runs"][0]["phases"]["run"]["reported"]:
             break
+        assert status["status"] == "RUNNING", (status, cloud.client("stepfunctions").describe_execution(
+            executionArn=body["execution_arn"]))
         time.sleep(0.2)
     code, doc = call_api("DELETE", f"/campaigns/{body['id']}")
-    assert code == 202 and doc["status"] in ("ABORTED", "RUNNING")
     calls = cloud.calls["WorkerFunction"]
     desc = finish(cloud, body["execution_arn"])
-    # AWS reports ABORTED; moto 5.2.5 reports a stop inside nested Maps as FAILED/States.Runtime
+    # AWS reports ABORTED; moto 5.2.5 reports a stop inside nested Maps as FAILED/States.Runtime, and
+    # the DELETE's answer says so too when the emulation has ended the execution by the time it
+    # reads it back (it releases the campaign lock in between: on a loaded machine, often)
+    stopped = ("ABORTED",) if desc["status"] == "ABORTED" else ("FAILED",)
+    assert code == 202 and doc["status"] in ("RUNNING", *stopped), (doc, desc)
     assert desc["status"] == "ABORTED" or (desc["status"] == "FAILED" and desc["error"] == "States.Runtime")
     assert call_api("GET", f"/campaigns/{body['id']}")[1]["status"] == desc["status"]
     time.sleep(1.5)
