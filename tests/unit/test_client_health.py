@@ -188,6 +188,13 @@ def test_summary_says_a_bound_phase_first():
     assert head[1].startswith("**The load generator was the bottleneck**") and "run 000, run phase" in head[3]
     table = client_health_table(result)
     assert any(line.startswith("| 000 | run | bound | 0.96 |") for line in table)
+    assert "| interpreter-lock wait (switch intervals) |" in table[3]
+    assert table[5].split(" | ")[6] == "–"  # no lock-wait probe in this shard's file
+    lock = {"mean_us": 6000.0, "max_us": 9000.0, "probes": 100, "lock_mean_us": 5500.0, "lock_max_us": 8000.0,
+            "lock_probes": 100, "switch_interval_us": 5000.0}
+    locked = headroom.shard_figures([_segment(latency_s=39.0 * 30, wakeup_delay=lock)])
+    row = client_health_table(_result(_phase_client({0: locked})))[5].split(" | ")
+    assert row[2] == "bound" and row[6] == "1.10", row
 
 
 def test_a_client_bound_step_stops_the_search_and_is_never_its_peak():

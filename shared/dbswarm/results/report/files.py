@@ -81,12 +81,13 @@ def client_health_table(result) -> list[str]:
                       if svc.get("server_us_per_op") is not None else "–")
             rows.append(f"| {r['run_id']} | {name} | {c['verdict']} | {f(c.get('cpu_share'), '.2f')} | "
                         f"{f(c.get('wakeup_delay_us'), ',.0f')} | {f(c.get('runqueue_wait_us_per_op'), ',.0f')} | "
-                        f"{f(c.get('loop_share'), '.2f')} | {server} |")
+                        f"{f(c.get('lock_wait_intervals'), '.2f')} | {f(c.get('loop_share'), '.2f')} | {server} |")
     if not rows:
         return []
     return ["", "### Client health (the load generator's own headroom; docs/client-health.md)", "",
-            "| run | phase | verdict | CPU share | wake-up delay µs | run-queue wait µs/op | loop share | "
-            "server µs/op / client mean µs |", "|---|---|---|---|---|---|---|---|", *rows]
+            "| run | phase | verdict | CPU share | wake-up delay µs | run-queue wait µs/op | "
+            "interpreter-lock wait (switch intervals) | loop share | server µs/op / client mean µs |",
+            "|---|---|---|---|---|---|---|---|---|", *rows]
 
 
 # what never reaches a terminal or summary.md: control characters (C0 but tab and newline, DEL,
