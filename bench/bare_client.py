@@ -14,7 +14,8 @@ set-up, statement preparation and start-up excluded).
 Tests:
 
 - ``oltp_point_select``, ``oltp_read_only``: sysbench's statements on sbtest1..N, uniform ids.
-- ``ycsb_c`` (workload c: read only) and ``ycsb_a`` (read 0.5, update 0.5), zipfian
+- ``ycsb_c`` (workload c: read only), ``ycsb_b`` (read 0.95, update 0.05) and ``ycsb_a`` (read 0.5,
+  update 0.5), zipfian
   requests, on the ``usertable`` (``--table``) of ``--recordcount`` records loaded by
   dbswarm (prepare + load; go-ycsb's own rows beside them are not read): the statements of
   dbswarm's YCSB binding (bindings/sql.py with readallfields, writeallfields false):
@@ -56,9 +57,9 @@ import time
 from pathlib import Path
 
 SYSBENCH_TESTS = ("oltp_point_select", "oltp_read_only")
-YCSB_TESTS = ("ycsb_c", "ycsb_a")
+YCSB_TESTS = ("ycsb_c", "ycsb_b", "ycsb_a")
 TESTS = SYSBENCH_TESTS + YCSB_TESTS
-YCSB_READ_PROPORTION = {"ycsb_c": 1.0, "ycsb_a": 0.5}  # the rest are updates
+YCSB_READ_PROPORTION = {"ycsb_c": 1.0, "ycsb_b": 0.95, "ycsb_a": 0.5}  # the rest are updates
 RANGE = 100  # sysbench's --range_size
 RANGES = ("SELECT c FROM sbtest{t} WHERE id BETWEEN {a} AND {b}",
           "SELECT SUM(k) FROM sbtest{t} WHERE id BETWEEN {a} AND {b}",

@@ -1,4 +1,4 @@
-"""dbswarm against go-ycsb v1.0.1 (PingCAP's Go port of YCSB): workloads a, c and S1 on
+"""dbswarm against go-ycsb v1.0.1 (PingCAP's Go port of YCSB): workloads a, c and S1 (b on request) on
 MariaDB and PostgreSQL (go-ycsb's `mysql` and `pg` bindings), and on FerretDB (its
 `mongodb` binding), interleaved rounds (dbswarm, go-ycsb, ...), same threads, same
 recordcount, same duration, same request distribution.
@@ -13,12 +13,12 @@ FerretDB's _id GIN index (scripts/ferretdb-index).
 S1 (insert only): run phase with insertproportion=1 into `usertable_s1`, emptied (TRUNCATE /
 drop) before every single run, so that every run of either tool inserts into an empty
 table the keys recordcount, recordcount+1, ...
-Workloads a and c use requestdistribution=zipfian for both tools (YCSB's definition; note
+Workloads a, b and c use requestdistribution=zipfian for both tools (YCSB's definition; note
 go-ycsb's own workloads/workloada file says uniform, so it is overridden with -p).
 Duration: dbswarm `maxexecutiontime`; go-ycsb v1.0.1 has no time limit, so it runs with a
 huge operationcount and gets SIGINT after --time seconds (it then prints its final
 report; the few operations cancelled in flight show up as *_ERROR and are left out).
-Workloads a and c on MariaDB and PostgreSQL have a third client in the same rounds
+Workloads a, b and c on MariaDB and PostgreSQL have a third client in the same rounds
 (dbswarm, go-ycsb, bare, ...): the bare Python client of bench/bare_client.py (`--test
 ycsb_c` / `ycsb_a`), dbswarm's statements on dbswarm's keys through the driver calls
 dbswarm's bindings end in, zipfian keys drawn inline, nothing else, its threads split over
@@ -43,15 +43,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench import common as C  # noqa: E402
 from tests import servers  # noqa: E402  (the harness: admin connections)
 
-WORKLOADS = ("a", "c", "S1")
+WORKLOADS = ("a", "c", "S1")  # and "b" on request (--workloads a,b,c)
 PROPS = {"a": {"readproportion": 0.5, "updateproportion": 0.5, "insertproportion": 0, "scanproportion": 0,
+               "readmodifywriteproportion": 0, "requestdistribution": "zipfian"},
+         "b": {"readproportion": 0.95, "updateproportion": 0.05, "insertproportion": 0, "scanproportion": 0,
                "readmodifywriteproportion": 0, "requestdistribution": "zipfian"},
          "c": {"readproportion": 1, "updateproportion": 0, "insertproportion": 0, "scanproportion": 0,
                "readmodifywriteproportion": 0, "requestdistribution": "zipfian"},
          "S1": {"readproportion": 0, "updateproportion": 0, "insertproportion": 1, "scanproportion": 0,
                 "readmodifywriteproportion": 0, "requestdistribution": "zipfian"}}
 GO_DB = {"mysql": "mysql", "postgresql": "pg", "mongodb": "mongodb"}
-BARE_TESTS = {"a": "ycsb_a", "c": "ycsb_c"}  # bench/bare_client.py's YCSB tests (MariaDB and PostgreSQL)
+BARE_TESTS = {"a": "ycsb_a", "b": "ycsb_b", "c": "ycsb_c"}  # bench/bare_client.py's YCSB tests (MariaDB and PostgreSQL)
 
 
 def table_for(w):

@@ -68,6 +68,13 @@ def test_ycsb_a_half_updates_of_one_field_with_a_pool_window(monkeypatch, engine
     assert all(len(c[2]) == a.fieldlength and c[2].isalnum() for c in updates)
 
 
+def test_ycsb_b_updates_one_operation_in_twenty(monkeypatch):
+    a = _args(test="ycsb_b", engine="postgresql")
+    calls = _run_thread(monkeypatch, a, seconds=0.3)
+    updates = sum(c[0] == "update" for c in calls)
+    assert len(calls) > 1000 and 0.03 < updates / len(calls) < 0.07, (updates, len(calls))
+
+
 def test_verdict_go_ycsb_cells_carry_the_bare_figures_or_say_they_are_missing():
     from bench.verdict import bare_text
 
