@@ -21,6 +21,11 @@ loop on every connection for ``--time`` seconds; what is measured is the process
 
 The event loop is uvloop's where it imports (``--loop asyncio``: the standard one).
 
+``--spread K`` adds, per engine, the threads baseline spread over K processes
+(``threads-psycopg-x4``: N connections as 4 processes of N/4 threads, started together and
+measured over the same window; CPU and operations summed over the processes, each pinned as
+the single process would be): the issue's "threads spread over more processes".
+
 Operations (a 10,000-row table ``cm36`` with sysbench's columns, uniform ids): ``read`` (a
 point select by primary key), ``update`` (``k = k + 1`` by primary key), ``trx`` (BEGIN, four
 point selects, the update, COMMIT; FerretDB 1.24 has no transactions: the five operations
@@ -64,6 +69,12 @@ MY_READ, MY_UPDATE = "SELECT c FROM cm36 WHERE id = %s", "UPDATE cm36 SET k = k 
 
 def applies(model, op) -> bool:
     return model != "psycopg-async-pipeline" or op == "trx"
+
+
+def spread_of(model) -> tuple[str, int]:
+    """'threads-psycopg-x4' -> ('threads-psycopg', 4); any other model -> (model, 1)."""
+    base, _, k = model.rpartition("-x")
+    return (base, int(k)) if base and k.isdigit() else (model, 1)
 
 
 # ---- setup (the parent) ---------------------------------------------------------------------------
@@ -215,7 +226,7 @@ def thread_ops(model, env, pw, coll=None):
     return THREAD_MODELS[model](env, pw, coll)
 
 
-def run_threads(model, op, n, seconds, env, pw) -> dict:
+def run_threads(model, op, n, seconds, env, pw, start_at=0.0) -> dict:
     client = coll = None
     if model == "threads-pymongo":
         import pymongo
@@ -243,6 +254,9 @@ def run_threads(model, op, n, seconds, env, pw) -> dict:
     for t in ts:
         t.start()
     ready.wait(timeout=300)
+    late = time.time() - start_at if start_at else 0.0  # processes spread: all start at start_at
+    if late < 0:
+        time.sleep(-late)
     go.set()
     time.sleep(WARMUP)
     m0 = w.mark()
@@ -253,7 +267,7 @@ def run_threads(model, op, n, seconds, env, pw) -> dict:
         t.join(timeout=60)
     if client is not None:
         client.close()
-    return w.result(m0, m1)
+    return {**w.result(m0, m1), **({"late_s": round(late, 3)} if start_at else {})}
 
 
 async def _asyncpg(model, env, pw, n):
@@ -418,7 +432,7 @@ def child(a):
     env = C.read_env(a.servers_env)
     pw = C.password(env)
     if a.child.startswith("threads-"):
-        out = run_threads(a.child, a.op, a.n, a.time, env, pw)
+        out = run_threads(a.child, a.op, a.n, a.time, env, pw, a.start_at)
     else:
         coro = run_async(a.child, a.op, a.n, a.time, env, pw)
         if a.loop == "uvloop":
@@ -441,12 +455,28 @@ def loop_name(a) -> str:
 
 
 def one_run(a, engine, model, op, n, pinned) -> dict:
-    cmd = [*(["taskset", "-c", "0"] if pinned else []), C.PY, __file__, "--child", model, "--op", op,
-           "--n", str(n), "--time", str(a.time), "--servers-env", a.servers_env, "--loop", loop_name(a)]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=a.time * 10 + 30)
-    if out.returncode:
-        raise RuntimeError(out.stderr.strip()[-1500:])
-    r = json.loads(out.stdout.strip().splitlines()[-1])
+    base, k = spread_of(model)
+    cmd = [*(["taskset", "-c", "0"] if pinned else []), C.PY, __file__, "--child", base, "--op", op,
+           "--n", str(n // k), "--time", str(a.time), "--servers-env", a.servers_env, "--loop", loop_name(a)]
+    if k > 1:  # every process connects, then all start at once: one window
+        cmd += ["--start-at", str(time.time() + 5 + n / 50)]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(k)]
+    parts = []
+    for proc in procs:
+        stdout, stderr = proc.communicate(timeout=a.time * 10 + 30 + n / 10)
+        if proc.returncode:
+            raise RuntimeError(stderr.strip()[-1500:])
+        parts.append(json.loads(stdout.strip().splitlines()[-1]))
+    if k == 1:
+        r = parts[0]
+    else:
+        ops, cpu = sum(p["ops"] for p in parts), sum(p["cpu_s"] for p in parts)
+        r = {"ops": ops, "wall_s": max(p["wall_s"] for p in parts), "cpu_s": round(cpu, 3),
+             "errors": sum(p["errors"] for p in parts), "ops_per_s": sum(p["ops_per_s"] or 0 for p in parts),
+             "cpu_us_per_op": round(cpu / ops * 1e6, 1) if ops else None,
+             "processes": k, "late_s": max(p.get("late_s", 0.0) for p in parts)}
+        if r["late_s"] > WARMUP:  # a process connected well after the common start: windows apart
+            raise RuntimeError(f"a process of {k} started {r['late_s']} s after the others")
     if not r["ops"]:
         raise RuntimeError(f"no operation completed ({r['errors']} errors)")
     return {"engine": engine, "model": model, "op": op, "conns": n, "pinned": pinned, **r, "loadavg": C.loadavg()}
@@ -521,9 +551,15 @@ def main():
     p.add_argument("--child", default="")
     p.add_argument("--op", default="read")
     p.add_argument("--n", type=int, default=16)
+    p.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
+    p.add_argument("--spread", default="", help="also the threads baseline spread over K processes, e.g. 4 or 2,4 "
+                   "(models such as threads-psycopg-x4)")
     a = p.parse_args()
     if a.child:
         return child(a)
+    for k in C.csv_list(a.spread, int):
+        for e in MODELS:
+            MODELS[e] += (f"{BASELINE[e]}-x{k}",)
     env = C.read_env(a.servers_env)
     if not a.no_setup:
         setup(env)
