@@ -267,7 +267,7 @@ def run_threads(model, op, n, seconds, env, pw, start_at=0.0) -> dict:
         t.join(timeout=60)
     if client is not None:
         client.close()
-    return {**w.result(m0, m1), **({"late_s": round(late, 3)} if start_at else {})}
+    return {**w.result(m0, m1), **({"late_s": round(max(0.0, late), 3)} if start_at else {})}
 
 
 async def _asyncpg(model, env, pw, n):
