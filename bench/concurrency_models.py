@@ -462,11 +462,17 @@ def one_run(a, engine, model, op, n, pinned) -> dict:
         cmd += ["--start-at", str(time.time() + 5 + n / 50)]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(k)]
     parts = []
-    for proc in procs:
-        stdout, stderr = proc.communicate(timeout=a.time * 10 + 30 + n / 10)
-        if proc.returncode:
-            raise RuntimeError(stderr.strip()[-1500:])
-        parts.append(json.loads(stdout.strip().splitlines()[-1]))
+    try:
+        for proc in procs:
+            stdout, stderr = proc.communicate(timeout=a.time * 10 + 30 + n / 10)
+            if proc.returncode:
+                raise RuntimeError(stderr.strip()[-1500:])
+            parts.append(json.loads(stdout.strip().splitlines()[-1]))
+    finally:  # one process failed or hung: the others must not run on into the next configuration
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     if k == 1:
         r = parts[0]
     else:

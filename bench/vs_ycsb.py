@@ -44,14 +44,15 @@ from bench import common as C  # noqa: E402
 from tests import servers  # noqa: E402  (the harness: admin connections)
 
 WORKLOADS = ("a", "c", "S1")  # and "b" on request (--workloads a,b,c)
-PROPS = {"a": {"readproportion": 0.5, "updateproportion": 0.5, "insertproportion": 0, "scanproportion": 0,
-               "readmodifywriteproportion": 0, "requestdistribution": "zipfian"},
-         "b": {"readproportion": 0.95, "updateproportion": 0.05, "insertproportion": 0, "scanproportion": 0,
-               "readmodifywriteproportion": 0, "requestdistribution": "zipfian"},
-         "c": {"readproportion": 1, "updateproportion": 0, "insertproportion": 0, "scanproportion": 0,
-               "readmodifywriteproportion": 0, "requestdistribution": "zipfian"},
-         "S1": {"readproportion": 0, "updateproportion": 0, "insertproportion": 1, "scanproportion": 0,
-                "readmodifywriteproportion": 0, "requestdistribution": "zipfian"}}
+
+
+def _mix(read: float, update: float, insert: float = 0) -> dict:
+    """A YCSB operation mix over zipfian keys (YCSB's definition of workloads a, b, c)."""
+    return {"readproportion": read, "updateproportion": update, "insertproportion": insert, "scanproportion": 0,
+            "readmodifywriteproportion": 0, "requestdistribution": "zipfian"}
+
+
+PROPS = {"a": _mix(0.5, 0.5), "b": _mix(0.95, 0.05), "c": _mix(1, 0), "S1": _mix(0, 0, 1)}
 GO_DB = {"mysql": "mysql", "postgresql": "pg", "mongodb": "mongodb"}
 BARE_TESTS = {"a": "ycsb_a", "b": "ycsb_b", "c": "ycsb_c"}  # bench/bare_client.py's YCSB tests (MariaDB and PostgreSQL)
 
