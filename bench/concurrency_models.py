@@ -19,6 +19,12 @@ loop on every connection for ``--time`` seconds; what is measured is the process
 - ``threads-pymongo``: a thread per connection over one ``MongoClient`` (pool of N);
   ``pymongo-async``: ``AsyncMongoClient`` (pool of N), a task per connection.
 
+- ``mux-psycopg``, ``mux-mysqlclient``: one thread multiplexing every connection by hand,
+  no asyncio: the C drivers' own split calls (libpq's ``send_query_prepared`` /
+  ``consume_input`` / ``get_result`` through ``psycopg.pq``; mysqlclient's ``send_query`` /
+  ``read_query_result``), an ``epoll`` over the connections' sockets, and each connection's
+  operation a list of (send, finish) steps: no task, future or callback per operation.
+
 The event loop is uvloop's where it imports (``--loop asyncio``: the standard one).
 
 ``--spread K`` adds, per engine, the threads baseline spread over K processes
@@ -31,7 +37,9 @@ point select by primary key), ``update`` (``k = k + 1`` by primary key), ``trx``
 point selects, the update, COMMIT; FerretDB 1.24 has no transactions: the five operations
 without one). ``--pinned yes``: the client process pinned to CPU 0 with ``taskset -c 0``
 (the servers are not re-pinned: the client alone is confined to one CPU; the servers, and
-the other sessions on this shared 2-CPU machine, use both). Configurations alternate within
+the other sessions on this shared 2-CPU machine, use both); with ``--pin-servers`` the
+servers on CPU 0 and the client on CPU 1 (issue 36's "server pinned to one CPU, clients on
+the other": the client's CPU then holds no server backend). Configurations alternate within
 a round; the order reverses every round.
 
     python bench/concurrency_models.py --servers-env /tmp/dbswarm-bench36-servers/env \\
@@ -57,8 +65,8 @@ from bench import common as C  # noqa: E402
 
 ROWS = 10_000
 TABLE = "cm36"
-MODELS = {"postgresql": ("threads-psycopg", "asyncpg", "psycopg-async", "psycopg-async-pipeline"),
-          "mysql": ("threads-mysqlclient", "threads-pymysql", "asyncmy", "aiomysql"),
+MODELS = {"postgresql": ("threads-psycopg", "asyncpg", "psycopg-async", "psycopg-async-pipeline", "mux-psycopg"),
+          "mysql": ("threads-mysqlclient", "threads-pymysql", "asyncmy", "aiomysql", "mux-mysqlclient"),
           "mongodb": ("threads-pymongo", "pymongo-async")}
 BASELINE = {"postgresql": "threads-psycopg", "mysql": "threads-mysqlclient", "mongodb": "threads-pymongo"}
 OPS = ("read", "update", "trx")
@@ -392,6 +400,134 @@ async def _pymongo_async(model, env, pw, n):
 ASYNC_MODELS = {"asyncpg": _asyncpg, "psycopg-async": _psycopg_async, "psycopg-async-pipeline": _psycopg_async, "asyncmy": _asyncmy, "aiomysql": _asyncmy, "pymongo-async": _pymongo_async}
 
 
+# ---- one thread multiplexing every connection: the C drivers' split calls over epoll ------------
+
+def _mux_psycopg(env, pw):
+    from psycopg import pq
+    dsn = (f"host=127.0.0.1 port={env['DBSWARM_TEST_PG_PORT']} user=dbswarm dbname=dbswarm "
+           f"password={pw}").encode()
+
+    def connect():
+        pg = pq.PGconn.connect(dsn)
+        if pg.status != pq.ConnStatus.OK:
+            raise RuntimeError(pg.error_message.decode())
+        for name, sql in ((b"r", PG_READ), (b"u", PG_UPDATE)):
+            pg.prepare(name, sql.encode())
+        return pg
+    bad = (pq.ExecStatus.FATAL_ERROR, pq.ExecStatus.BAD_RESPONSE)
+
+    def finish(pg) -> bool:
+        """The socket is readable: True once the statement's results are all in (libpq's
+        get_result returned None), False while more of them is to come."""
+        pg.consume_input()
+        while not pg.is_busy():
+            res = pg.get_result()
+            if res is None:
+                return True
+            if res.status in bad:
+                raise RuntimeError(pg.error_message.decode())
+        return False
+
+    def read(pg, rnd):
+        pg.send_query_prepared(b"r", [b"%d" % rnd.randint(1, ROWS)])
+
+    def update(pg, rnd):
+        pg.send_query_prepared(b"u", [b"%d" % rnd.randint(1, ROWS)])
+
+    def sender(sql):
+        return lambda pg, rnd: pg.send_query(sql)
+    steps = {"read": [(read, finish)], "update": [(update, finish)],
+             "trx": [(sender(b"BEGIN"), finish), *[(read, finish)] * 4, (update, finish), (sender(b"COMMIT"), finish)]}
+    return connect, steps, lambda pg: pg.socket
+
+
+def _mux_mysqlclient(env, pw):
+    from MySQLdb import _mysql
+
+    def connect():
+        return _mysql.connect(host="127.0.0.1", port=int(env["DBSWARM_TEST_MYSQL_PORT"]), user="dbswarm",
+                              password=pw, database="dbswarm")
+    rb, ub = MY_READ.replace("%s", "%d").encode(), MY_UPDATE.replace("%s", "%d").encode()
+
+    def read(db, rnd):
+        db.send_query(rb % rnd.randint(1, ROWS))
+
+    def update(db, rnd):
+        db.send_query(ub % rnd.randint(1, ROWS))
+
+    def finish_rows(db) -> bool:  # readable: the (small) answer is in; read_query_result reads it
+        db.read_query_result()
+        db.store_result().fetch_row(0)
+        return True
+
+    def finish_count(db) -> bool:
+        db.read_query_result()
+        db.affected_rows()
+        return True
+
+    def sender(sql):
+        return lambda db, rnd: db.send_query(sql)
+    steps = {"read": [(read, finish_rows)], "update": [(update, finish_count)],
+             "trx": [(sender(b"BEGIN"), finish_count), *[(read, finish_rows)] * 4, (update, finish_count),
+                     (sender(b"COMMIT"), finish_count)]}
+    return connect, steps, lambda db: db.fileno()
+
+
+MUX_MODELS = {"mux-psycopg": _mux_psycopg, "mux-mysqlclient": _mux_mysqlclient}
+
+
+def run_mux(model, op, n, seconds, env, pw, start_at=0.0) -> dict:
+    """N connections in one thread: each connection's operation a list of (send, finish) steps;
+    the thread sends a step, waits in epoll for any connection's answer, finishes that step and
+    sends the connection's next one (the next operation's first after its last)."""
+    import select
+    connect, all_steps, fileno = MUX_MODELS[model](env, pw)
+    steps, w = all_steps[op], Window(n)
+    states = [connect() for _ in range(n)]
+    rnds = [random.Random(i) for i in range(n)]
+    go = threading.Event()
+
+    def loop():
+        ep, index, pos, counts, errors = select.epoll(), {}, [0] * n, w.counts, w.errors
+        for i, s in enumerate(states):
+            index[fileno(s)] = i
+            ep.register(fileno(s), select.EPOLLIN)
+        go.wait()
+        for i, s in enumerate(states):
+            steps[0][0](s, rnds[i])
+        last, poll = len(steps) - 1, ep.poll
+        while not w.stop:
+            for fd, _ in poll(0.1):
+                i = index[fd]
+                k = pos[i]
+                try:
+                    if not steps[k][1](states[i]):
+                        continue
+                    if k == last:
+                        counts[i] += 1
+                        k = 0
+                    else:
+                        k += 1
+                except Exception:
+                    errors[i] += 1
+                    k = 0
+                pos[i] = k
+                steps[k][0](states[i], rnds[i])
+    t = threading.Thread(target=loop, daemon=True)
+    t.start()
+    late = time.time() - start_at if start_at else 0.0
+    if late < 0:
+        time.sleep(-late)
+    go.set()
+    time.sleep(WARMUP)
+    m0 = w.mark()
+    time.sleep(seconds)
+    m1 = w.mark()
+    w.stop = True
+    t.join(timeout=60)
+    return {**w.result(m0, m1), **({"late_s": round(max(0.0, late), 3)} if start_at else {})}
+
+
 async def async_ops(model, env, pw, n):
     """(connect() coroutine -> state, {op: async fn(state, rnd)}, close(state) coroutine)."""
     return await ASYNC_MODELS[model](model, env, pw, n)
@@ -433,6 +569,8 @@ def child(a):
     pw = C.password(env)
     if a.child.startswith("threads-"):
         out = run_threads(a.child, a.op, a.n, a.time, env, pw, a.start_at)
+    elif a.child.startswith("mux-"):
+        out = run_mux(a.child, a.op, a.n, a.time, env, pw, a.start_at)
     else:
         coro = run_async(a.child, a.op, a.n, a.time, env, pw)
         if a.loop == "uvloop":
@@ -456,10 +594,15 @@ def loop_name(a) -> str:
 
 def one_run(a, engine, model, op, n, pinned) -> dict:
     base, k = spread_of(model)
-    cmd = [*(["taskset", "-c", "0"] if pinned else []), C.PY, __file__, "--child", base, "--op", op,
+    # --pin-servers: the client on CLIENT_CPUS, the servers on SERVER_CPUS (the issue's shape);
+    # else the client alone on CPU 0, the servers free
+    prefix = (C.client_prefix(True) if a.pin_servers else ["taskset", "-c", "0"]) if pinned else []
+    cmd = [*prefix, C.PY, __file__, "--child", base, "--op", op,
            "--n", str(n // k), "--time", str(a.time), "--servers-env", a.servers_env, "--loop", loop_name(a)]
     if k > 1:  # every process connects, then all start at once: one window
         cmd += ["--start-at", str(time.time() + 5 + n / 50)]
+    if a.pin_servers:
+        C.pin_servers(a.env, C.SERVER_CPUS if pinned else None, (engine,))
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(k)]
     parts = []
     try:
@@ -560,13 +703,16 @@ def main():
     p.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
     p.add_argument("--spread", default="", help="also the threads baseline spread over K processes, e.g. 4 or 2,4 "
                    "(models such as threads-psycopg-x4)")
+    p.add_argument("--pin-servers", action="store_true", help="pinned runs: the servers on CPU 0 and the client on "
+                   "CPU 1 (default: the client alone on CPU 0, the servers on both)")
     a = p.parse_args()
     if a.child:
         return child(a)
     for k in C.csv_list(a.spread, int):
         for e in MODELS:
             MODELS[e] += (f"{BASELINE[e]}-x{k}",)
-    env = C.read_env(a.servers_env)
+    env = a.env = C.read_env(a.servers_env)
+    env.setdefault("_DIR", env.get("DBSWARM_TEST_DIR") or str(Path(a.servers_env).parent))  # the pid files
     if not a.no_setup:
         setup(env)
     data = C.base_record("concurrency_models", a)
@@ -598,6 +744,8 @@ def main():
             rows.append(C.attempt(lambda cfg=cfg: one_run(a, *cfg), engine=e, model=m, op=op, conns=n,
                                   pinned=pinned))
             C.log(json.dumps({k: v for k, v in rows[-1].items() if k != "loadavg"}))
+    if a.pin_servers:
+        C.pin_servers(env, None, C.csv_list(a.engines))
     data["rows"] = rows
     data["summary"] = summarise(rows)
     C.finish("concurrency_models", data, markdown, write_md=False)
