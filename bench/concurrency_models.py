@@ -438,7 +438,7 @@ def _mux_psycopg(env, pw):
         return lambda pg, rnd: pg.send_query(sql)
     steps = {"read": [(read, finish)], "update": [(update, finish)],
              "trx": [(sender(b"BEGIN"), finish), *[(read, finish)] * 4, (update, finish), (sender(b"COMMIT"), finish)]}
-    return connect, steps, lambda pg: pg.socket
+    return connect, steps, lambda pg: pg.socket, lambda pg: pg.finish()
 
 
 def _mux_mysqlclient(env, pw):
@@ -470,7 +470,7 @@ def _mux_mysqlclient(env, pw):
     steps = {"read": [(read, finish_rows)], "update": [(update, finish_count)],
              "trx": [(sender(b"BEGIN"), finish_count), *[(read, finish_rows)] * 4, (update, finish_count),
                      (sender(b"COMMIT"), finish_count)]}
-    return connect, steps, lambda db: db.fileno()
+    return connect, steps, lambda db: db.fileno(), lambda db: db.close()
 
 
 MUX_MODELS = {"mux-psycopg": _mux_psycopg, "mux-mysqlclient": _mux_mysqlclient}
@@ -481,7 +481,7 @@ def run_mux(model, op, n, seconds, env, pw, start_at=0.0) -> dict:
     the thread sends a step, waits in epoll for any connection's answer, finishes that step and
     sends the connection's next one (the next operation's first after its last)."""
     import select
-    connect, all_steps, fileno = MUX_MODELS[model](env, pw)
+    connect, all_steps, fileno, close = MUX_MODELS[model](env, pw)
     steps, w = all_steps[op], Window(n)
     states = [connect() for _ in range(n)]
     rnds = [random.Random(i) for i in range(n)]
@@ -525,6 +525,8 @@ def run_mux(model, op, n, seconds, env, pw, start_at=0.0) -> dict:
     m1 = w.mark()
     w.stop = True
     t.join(timeout=60)
+    for s in states:  # a transaction cut short by the stop rolls back now, not when collected
+        close(s)
     return {**w.result(m0, m1), **({"late_s": round(max(0.0, late), 3)} if start_at else {})}
 
 
