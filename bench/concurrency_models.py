@@ -130,6 +130,20 @@ class Window:
         ru = resource.getrusage(resource.RUSAGE_SELF)
         return time.perf_counter(), ru.ru_utime + ru.ru_stime, sum(self.counts)
 
+    def measure(self, go: threading.Event, seconds: float, start_at: float = 0.0):
+        """Start the workers (``go``) at ``start_at`` if given (processes spread: all start
+        then), let them warm up, mark the window of ``seconds``, stop them: (late, m0, m1)."""
+        late = time.time() - start_at if start_at else 0.0
+        if late < 0:
+            time.sleep(-late)
+        go.set()
+        time.sleep(WARMUP)
+        m0 = self.mark()
+        time.sleep(seconds)
+        m1 = self.mark()
+        self.stop = True
+        return late, m0, m1
+
     def result(self, m0, m1) -> dict:
         wall, cpu, ops = m1[0] - m0[0], m1[1] - m0[1], m1[2] - m0[2]
         return {"ops": ops, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "errors": sum(self.errors),
@@ -152,7 +166,8 @@ def _operations(read, update, send) -> dict:
     return {"read": read, "update": update, "trx": trx}
 
 
-def _threads_psycopg(env, pw, coll):
+def _pg_connector(env, pw):
+    """connect() -> a libpq connection (psycopg.pq) with the read and the update prepared as r and u."""
     from psycopg import pq
     dsn = (f"host=127.0.0.1 port={env['DBSWARM_TEST_PG_PORT']} user=dbswarm dbname=dbswarm "
            f"password={pw}").encode()
@@ -164,6 +179,22 @@ def _threads_psycopg(env, pw, coll):
         for name, sql in ((b"r", PG_READ), (b"u", PG_UPDATE)):
             pg.prepare(name, sql.encode())
         return pg
+    return connect
+
+
+def _mysqlclient_connector(env, pw):
+    """connect() -> a mysqlclient ``_mysql`` connection."""
+    from MySQLdb import _mysql
+
+    def connect():
+        return _mysql.connect(host="127.0.0.1", port=int(env["DBSWARM_TEST_MYSQL_PORT"]), user="dbswarm",
+                              password=pw, database="dbswarm")
+    return connect
+
+
+def _threads_psycopg(env, pw, coll):
+    from psycopg import pq
+    connect = _pg_connector(env, pw)
     ok_r, ok_c = pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK
 
     def read(pg, rnd):
@@ -178,11 +209,7 @@ def _threads_psycopg(env, pw, coll):
 
 
 def _threads_mysqlclient(env, pw, coll):
-    from MySQLdb import _mysql
-
-    def connect():
-        return _mysql.connect(host="127.0.0.1", port=int(env["DBSWARM_TEST_MYSQL_PORT"]), user="dbswarm",
-                              password=pw, database="dbswarm")
+    connect = _mysqlclient_connector(env, pw)
     rb, ub = MY_READ.replace("%s", "%d").encode(), MY_UPDATE.replace("%s", "%d").encode()
 
     def read(db, rnd):
@@ -262,15 +289,7 @@ def run_threads(model, op, n, seconds, env, pw, start_at=0.0) -> dict:
     for t in ts:
         t.start()
     ready.wait(timeout=300)
-    late = time.time() - start_at if start_at else 0.0  # processes spread: all start at start_at
-    if late < 0:
-        time.sleep(-late)
-    go.set()
-    time.sleep(WARMUP)
-    m0 = w.mark()
-    time.sleep(seconds)
-    m1 = w.mark()
-    w.stop = True
+    late, m0, m1 = w.measure(go, seconds, start_at)
     for t in ts:
         t.join(timeout=60)
     if client is not None:
@@ -404,16 +423,7 @@ ASYNC_MODELS = {"asyncpg": _asyncpg, "psycopg-async": _psycopg_async, "psycopg-a
 
 def _mux_psycopg(env, pw):
     from psycopg import pq
-    dsn = (f"host=127.0.0.1 port={env['DBSWARM_TEST_PG_PORT']} user=dbswarm dbname=dbswarm "
-           f"password={pw}").encode()
-
-    def connect():
-        pg = pq.PGconn.connect(dsn)
-        if pg.status != pq.ConnStatus.OK:
-            raise RuntimeError(pg.error_message.decode())
-        for name, sql in ((b"r", PG_READ), (b"u", PG_UPDATE)):
-            pg.prepare(name, sql.encode())
-        return pg
+    connect = _pg_connector(env, pw)
     bad = (pq.ExecStatus.FATAL_ERROR, pq.ExecStatus.BAD_RESPONSE)
 
     def finish(pg) -> bool:
@@ -442,11 +452,7 @@ def _mux_psycopg(env, pw):
 
 
 def _mux_mysqlclient(env, pw):
-    from MySQLdb import _mysql
-
-    def connect():
-        return _mysql.connect(host="127.0.0.1", port=int(env["DBSWARM_TEST_MYSQL_PORT"]), user="dbswarm",
-                              password=pw, database="dbswarm")
+    connect = _mysqlclient_connector(env, pw)
     rb, ub = MY_READ.replace("%s", "%d").encode(), MY_UPDATE.replace("%s", "%d").encode()
 
     def read(db, rnd):
@@ -515,15 +521,7 @@ def run_mux(model, op, n, seconds, env, pw, start_at=0.0) -> dict:
                 steps[k][0](states[i], rnds[i])
     t = threading.Thread(target=loop, daemon=True)
     t.start()
-    late = time.time() - start_at if start_at else 0.0
-    if late < 0:
-        time.sleep(-late)
-    go.set()
-    time.sleep(WARMUP)
-    m0 = w.mark()
-    time.sleep(seconds)
-    m1 = w.mark()
-    w.stop = True
+    late, m0, m1 = w.measure(go, seconds, start_at)
     t.join(timeout=60)
     for s in states:  # a transaction cut short by the stop rolls back now, not when collected
         close(s)
