@@ -4,9 +4,11 @@ Issue 36, item 3: is the prepared-statement fast path worth a dependency? Modes,
 round by round (ratios in one run on a shared, loaded machine):
 
 - ``text``: mysqlclient, ``options.prepare: false`` (every statement formatted client-side);
-- ``prepared``: mysqlclient, ``options.prepare: true`` — what ran until issue 36 (the
-  ctypes path into libmariadb, bindings/mysql_stmt.py); only measurable on a revision that
-  still has it (``--modes text,prepared``).
+- ``prepared``: mysqlclient, ``options.prepare: true`` (the default): since issue 36's
+  second pass, the marked statements as MariaDB's SQL prepared statements (PREPARE once per
+  connection, EXECUTE ... USING literals: bindings/mysql_prepared.py). On a revision from
+  d1db372 to f5dcf4b the same mode ran the ctypes path into libmariadb (bindings/mysql_stmt.py,
+  removed), measured in docs/benchmarks.md's section of this name.
 
 Workloads: YCSB c and a (uniform, 20,000 records) and sysbench oltp_read_only (2 tables ×
 10,000 rows), at 16 and 128 threads, loaded once into their own database (``--database``,
@@ -170,8 +172,8 @@ def bare(env, a, kind, threads) -> dict:
 def markdown(data) -> str:
     a = data["args"]
     L = ["## MariaDB: prepared statements against text statements (issue 36)", "", C.header(data), "",
-         f"`dbswarm run` (mysqlclient; `options.prepare` true: the ctypes path into libmariadb, false: text "
-         f"statements), {a['time']} s per run, {a['rounds']} alternating rounds; ratios per round "
+         f"`dbswarm run` (mysqlclient; `options.prepare` true: SQL prepared statements, PREPARE once per "
+         f"connection and EXECUTE ... USING literals; false: text statements), {a['time']} s per run, {a['rounds']} alternating rounds; ratios per round "
          "prepared / text, median (min–max). Client: the shard processes' CPU net of start-up; server: "
          "mariadbd's CPU. Per operation (sysbench: per transaction). CPUs shared (the servers are the "
          "shared test servers: not pinned).", "",

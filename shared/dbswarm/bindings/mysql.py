@@ -12,14 +12,14 @@ is ``target.password``, handed to the driver as its own argument.
   fallback. Both have the same cursor API, so everything but connecting, closing and the
   exception classes is shared; ``describe()`` records which one ran, and why.
 - One connection per client thread, ``autocommit=1``: a YCSB operation is one statement.
-- Every statement is built once per (kind, table), cached, and sent as text with the
-  parameters formatted client-side (escaped literals), on every driver. (From d1db372 to
-  issue 36 the per-operation statements ran as server-side prepared statements on
-  mysqlclient through ctypes into libmariadb; measured against text and removed:
-  docs/benchmarks.md, "MariaDB: prepared statements against text statements".) The
-  statements a family marks with ``prepare()`` are still collected (``options.prepare``),
-  for a driver with a supported prepared-statement API. ``describe()`` records how
-  statements ran.
+- Every statement is built once per (kind, table), cached, with its parameters formatted
+  client-side (escaped literals), on every driver. On MariaDB the statements a family marks
+  with ``prepare()`` (and the kv statements) run as SQL prepared statements: PREPARE once
+  per connection, EXECUTE ... USING the same literals (bindings/mysql_prepared.py: the server
+  parses the short EXECUTE, not the statement); text with ``options.prepare: false`` and on
+  MySQL servers. (From d1db372 to issue 36 mysqlclient's statements took the binary protocol
+  through ctypes into libmariadb; measured and removed: docs/benchmarks.md, "MariaDB:
+  prepared statements against text statements".) ``describe()`` records how statements ran.
 - ``CLIENT_FOUND_ROWS`` is set so that an UPDATE reports the rows it matched (an update
   that writes the value already stored still counts as found, as in YCSB).
 - A sysbench event is ``BEGIN`` ... ``COMMIT`` issued as plain statements, as sysbench
@@ -33,8 +33,8 @@ is ``target.password``, handed to the driver as its own argument.
 
 Options (``target.options``): ``driver`` (``"auto"``, the default: mysqlclient when it
 imports, else MySQL Connector/Python's C extension (the Lambda layer's), else PyMySQL; or
-``"mysqlclient"`` / ``"connector"`` / ``"pymysql"`` to insist on one), ``prepare`` (default true;
-no driver prepares on the server today: text statements either way), ``table_engine`` (default InnoDB), ``isolation_level`` (e.g.
+``"mysqlclient"`` / ``"connector"`` / ``"pymysql"`` to insist on one), ``prepare`` (default true:
+SQL prepared statements on MariaDB; false: text statements), ``table_engine`` (default InnoDB), ``isolation_level`` (e.g.
 ``"READ COMMITTED"``; default: the server's), ``connect_timeout`` (seconds).
 """
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The ``mysql`` binding's C driver: mysqlclient (``MySQLdb``, on libmariadb or libmysqlclient).
 
 Chosen with ``target.options.driver: mysqlclient``; ``bindings/mysql.py`` does the rest
-(SQL with ``%s`` placeholders formatted client-side, statement cache, error codes).
+(SQL with ``%s`` placeholders formatted client-side, statement cache, error codes; on
+MariaDB the marked statements as SQL prepared statements: bindings/mysql_prepared.py).
 Connecting, closing, the exception classes and the three statement calls differ, and
 live here.
 
