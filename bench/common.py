@@ -507,8 +507,8 @@ def base_record(name: str, args) -> dict:
 def drivers_text() -> str:
     import psycopg
     mysql = mysql_driver()
-    if mysql == "mysqlclient":  # the per-operation statements on MariaDB (bindings/mysql_prepared.py)
-        mysql += " (SQL prepared statements: PREPARE once per connection, EXECUTE ... USING literals)"
+    if mysql == "mysqlclient":
+        mysql += " (text statements)"
     out = [f"MariaDB: {mysql}", f"PostgreSQL: psycopg {psycopg.__version__} "
            "(prepared statements through psycopg.pq, libpq)"]
     return "; ".join(out)

@@ -4,11 +4,11 @@ Issue 36, item 3: is the prepared-statement fast path worth a dependency? Modes,
 round by round (ratios in one run on a shared, loaded machine):
 
 - ``text``: mysqlclient, ``options.prepare: false`` (every statement formatted client-side);
-- ``prepared``: mysqlclient, ``options.prepare: true`` (the default): since issue 36's
-  second pass, the marked statements as MariaDB's SQL prepared statements (PREPARE once per
-  connection, EXECUTE ... USING literals: bindings/mysql_prepared.py). On a revision from
-  d1db372 to f5dcf4b the same mode ran the ctypes path into libmariadb (bindings/mysql_stmt.py,
-  removed), measured in docs/benchmarks.md's section of this name.
+- ``prepared``: mysqlclient, ``options.prepare: true`` — on a revision that prepared on the
+  server (run it from a worktree: ``PYTHONPATH=WORKTREE/shared:WORKTREE``): d1db372 to
+  f5dcf4b, the ctypes path into libmariadb (bindings/mysql_stmt.py); 1a2982d, SQL PREPARE
+  once per connection and ``EXECUTE ... USING`` literals (bindings/mysql_prepared.py). Both
+  were measured with this script and removed; on HEAD every driver sends text either way.
 
 Workloads: YCSB c and a (uniform, 20,000 records) and sysbench oltp_read_only (2 tables ×
 10,000 rows), at 16 and 128 threads, loaded once into their own database (``--database``,
@@ -80,10 +80,11 @@ def one(env, a, name, threads, mode) -> dict:
         wl.update(time=a.time)
     tgt = target(env, a.database, mode == "prepared")
     c = {"name": f"mysql-prepared-{name}", "target": tgt, "workload": wl, "phases": ["run"]}
-    srv0 = C.server_cpu_s(env, ["mysql"])
-    s = C.run_dbswarm(c, timeout=a.time * 3 + 240)
-    server = C.server_cpu_s(env, ["mysql"]) - srv0
-    fixed = C.fixed_cpu(tgt, wl, threads, None)
+    with C.Pinning(env, a.pinned, engines=("mysql",)):
+        srv0 = C.server_cpu_s(env, ["mysql"])
+        s = C.run_dbswarm(c, pinned=a.pinned, timeout=a.time * 3 + 240)
+        server = C.server_cpu_s(env, ["mysql"]) - srv0
+    fixed = C.fixed_cpu(tgt, wl, threads, None, a.pinned)
     ph = s["phase"]
     if wl["family"] == "sysbench":
         n, rate = ph["sysbench"]["transactions"], ph["sysbench"]["tps"]
@@ -172,11 +173,12 @@ def bare(env, a, kind, threads) -> dict:
 def markdown(data) -> str:
     a = data["args"]
     L = ["## MariaDB: prepared statements against text statements (issue 36)", "", C.header(data), "",
-         f"`dbswarm run` (mysqlclient; `options.prepare` true: SQL prepared statements, PREPARE once per "
-         f"connection and EXECUTE ... USING literals; false: text statements), {a['time']} s per run, {a['rounds']} alternating rounds; ratios per round "
+         f"`dbswarm run` (mysqlclient; `options.prepare` true: the revision's server-side path, false: text "
+         f"statements), {a['time']} s per run, {a['rounds']} alternating rounds; ratios per round "
          "prepared / text, median (min–max). Client: the shard processes' CPU net of start-up; server: "
-         "mariadbd's CPU. Per operation (sysbench: per transaction). CPUs shared (the servers are the "
-         "shared test servers: not pinned).", "",
+         "mariadbd's CPU. Per operation (sysbench: per transaction). "
+         + ("Pinned: mariadbd on CPU 0, dbswarm on CPU 1." if a.get("pinned") else
+            "CPUs shared (the servers are the shared test servers: not pinned)."), "",
          "| workload | threads | rate text | rate ratio | client µs text | client ratio | server µs text | "
          "server ratio |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for row in data["summary"]:
@@ -196,6 +198,8 @@ def main():
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--modes", default="prepared,text", help="first/second of every ratio")
     p.add_argument("--bare", default="", help="driver-only modes, e.g. mysqlclient,mariadb")
+    p.add_argument("--pinned", action="store_true",
+                   help="the server on CPU 0, dbswarm on CPU 1 (issue 36's shape); default: CPUs shared")
     p.add_argument("--no-load", action="store_true")
     p.add_argument("--no-md", action="store_true")
     p.add_argument("--bare-child", default="")

@@ -113,31 +113,6 @@ def test_values_reach_the_server_unchanged(make):
 
 
 @pytest.mark.parametrize("engine", servers.with_variants("mysql"), indirect=True)
-def test_mariadb_statement_on_a_missing_table_fails_as_text_would_and_is_prepared_once_it_exists(make):
-    """A marked statement the server refuses to prepare (its table is not there yet) runs as
-    text, failing as text fails, and is prepared at its next use once the table exists; on
-    every driver, and not at all with options.prepare: false."""
-    b = make()
-    table = f"{make.table}_later"
-    b.execute(f"DROP TABLE IF EXISTS {table}")
-
-    def count(name):
-        return int(b.fetchone(f"SHOW SESSION STATUS LIKE '{name}'")[1])
-    sql = b.prepare(f"SELECT id FROM {table} WHERE id = %s")
-    with pytest.raises(Exception) as missing:
-        b.fetchall(sql, (1,))
-    assert missing.value.args[0] == 1146, missing.value  # ER_NO_SUCH_TABLE, as the text statement says
-    b.execute(f"CREATE TABLE {table} (id INT PRIMARY KEY)")
-    try:
-        b.execute(f"INSERT INTO {table} VALUES (1)")
-        before = count("Com_execute_sql")
-        assert [tuple(r) for r in b.fetchall(sql, (1,))] == [(1,)] and b.fetchcount(sql, (2,)) == 0
-        assert count("Com_execute_sql") - before == (0 if make.variant == "mysql-text" else 2)
-    finally:
-        b.execute(f"DROP TABLE IF EXISTS {table}")
-
-
-@pytest.mark.parametrize("engine", servers.with_variants("mysql"), indirect=True)
 def test_parameters_of_every_type_keep_their_value(make):
     """mysqlclient formats one or two int parameters with a cached %d template (the hot
     path); a float, a bool, a str or a third parameter must take the general path, and a
@@ -225,10 +200,8 @@ def test_describe_records_settings_without_secrets(make):
     if make.engine == "mysql":  # the driver the target's options chose
         assert d["driver"].startswith({"mysql": "mysqlclient ", "mysql-pymysql": "PyMySQL ", "mysql-text": "mysqlclient ",
                                         "mysql-connector": "mysql-connector-python "}[make.variant]), d
-        # on MariaDB every driver runs the marked statements as SQL prepared statements (PREPARE,
-        # EXECUTE ... USING literals); options.prepare: false sends them as text
-        prepared = make.variant != "mysql-text"
-        assert d["prepared_statements"].startswith("server-side: SQL PREPARE" if prepared else "client-side"), d
+        # every MySQL driver sends text (issue 36 removed mysqlclient's server-side path: ctypes into libmariadb)
+        assert d["prepared_statements"].startswith("client-side"), d
     if make.engine == "mongodb":
         assert d["write_concern"] == {"w": 1, "j": False}
         assert d["read_preference"] == "primary"
@@ -700,35 +673,31 @@ def test_mongodb_write_concern_from_url_and_options(make):
 def test_sysbench_statements_are_prepared_before_the_first_event(make):
     """A sysbench client thread prepares all its statements on the server while it sets up
     (sysbench's thread_init: SysbenchTables.prepare_all -> prepare_now), so that none is
-    prepared inside the measured window; the first event then runs on them. MariaDB: SQL
-    prepared statements (PREPARE, EXECUTE ... USING), on every driver; with options.prepare:
-    false, text statements: nothing prepared, before or in the window."""
+    prepared inside the measured window; the first event then runs on them. MariaDB (since
+    issue 36: text statements on every driver) prepares nothing, before or in the window."""
     b = make()
     s = SysbenchTables(b)
     n = make.sb_no
     s.create(n)
     kinds = ["point_select", "simple_range", "sum_range", "order_range", "distinct_range"]
-    prepares = make.engine == "postgresql" or (make.engine == "mysql" and make.variant != "mysql-text")
     if make.engine == "postgresql":
         def prepared():
             return b.fetchone("SELECT count(*) FROM pg_prepared_statements")[0]
-    else:  # the session's SQL PREPARE and EXECUTE statements
+    else:  # the session's COM_STMT_PREPARE and COM_STMT_EXECUTE (the binary protocol's commands)
         def prepared():
-            return int(b.fetchone("SHOW SESSION STATUS LIKE 'Com_prepare_sql'")[1])
+            return int(b.fetchone("SHOW SESSION STATUS LIKE 'Com_stmt_prepare'")[1])
 
         def executed():
-            return int(b.fetchone("SHOW SESSION STATUS LIKE 'Com_execute_sql'")[1])
+            return int(b.fetchone("SHOW SESSION STATUS LIKE 'Com_stmt_execute'")[1])
         executions = executed()
     before = prepared()
     for kind in kinds:
-        assert b.prepare_now(s.sql(kind, n)) is prepares
-        assert b.prepare_now(s.sql(kind, n)) is False  # prepared once per connection
+        assert b.prepare_now(s.sql(kind, n)) is (make.engine == "postgresql")
     after = prepared()
-    assert after - before == (len(kinds) if prepares else 0)
+    assert after - before == (len(kinds) if make.engine == "postgresql" else 0)
     assert s.point_select(n, 1, False) == 0 and s.simple_range(n, 1, 50, False) == 0
-    assert prepared() == after  # the events ran on the statements prepared before (or none)
+    assert prepared() == after  # the events ran on the statements prepared before (MariaDB: none)
     if make.engine == "mysql":
-        # each event's statement an EXECUTE of its prepared statement; text: none
-        assert executed() - executions == (2 if prepares else 0)
+        assert executed() - executions == 0  # text statements: no COM_STMT_EXECUTE
     s.prepare_all(kinds, 2)  # best effort: a table that does not exist here ends the pass quietly
     s.drop(n)

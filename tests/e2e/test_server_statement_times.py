@@ -49,12 +49,10 @@ def _run(name, target, tmp_path, threads=4, seconds=3):
     return run
 
 
-@pytest.mark.parametrize("prepare", (False, True), ids=("text", "sql-prepared"))
-def test_mariadb_performance_schema_gives_select_and_update_times_beside_the_client_s(pfs_env, tmp_path, prepare):
-    # text statements (prepare: false): each has a digest, its kind the digest's first word;
-    # SQL prepared statements (the default): the EXECUTE's digest, its kind in the statement's name
-    run = _run("pfs-" + ("prepared" if prepare else "text"), servers.target("mysql", pfs_env, prepare=prepare),
-               tmp_path)
+def test_mariadb_performance_schema_gives_select_and_update_times_beside_the_client_s(pfs_env, tmp_path):
+    # statements sent as text (every MySQL driver here sends them so; prepare: false says it
+    # whatever a driver might do): each has a digest, its kind the digest's first word
+    run = _run("pfs-text", servers.target("mysql", pfs_env, prepare=False), tmp_path)
     c = run["client"]
     svc = c["server_vs_client_latency"]
     assert svc and svc["source"].startswith("performance_schema"), c
@@ -65,10 +63,8 @@ def test_mariadb_performance_schema_gives_select_and_update_times_beside_the_cli
         assert entry["server_statement"] == kind, entry
         # the server counted them (and dbswarm's own few reads at the window's edges): all but a
         # few — a CI run's digest summary held 13,153 SELECTs for the client's 13,154 READs
-        # (performance_schema aggregates a statement as it ends, not as a transactional counter);
-        # with SQL prepared statements 1 run in about 20 here counted 43 EXECUTEs fewer than the
-        # client's 14,210 READs (the others within 10): 0.5 % is the bound
-        assert count > 0 and entry["server_calls"] >= count - max(3, count // 200), (entry, count)
+        # (performance_schema aggregates a statement as it ends, not as a transactional counter)
+        assert count > 0 and entry["server_calls"] >= count - max(3, count // 1000), (entry, count)
         if op == "READ":
             assert 0 < entry["server_mean_us"] < entry["client_mean_us"], entry
         else:

@@ -12,14 +12,14 @@ is ``target.password``, handed to the driver as its own argument.
   fallback. Both have the same cursor API, so everything but connecting, closing and the
   exception classes is shared; ``describe()`` records which one ran, and why.
 - One connection per client thread, ``autocommit=1``: a YCSB operation is one statement.
-- Every statement is built once per (kind, table), cached, with its parameters formatted
-  client-side (escaped literals), on every driver. On MariaDB the statements a family marks
-  with ``prepare()`` (and the kv statements) run as SQL prepared statements: PREPARE once
-  per connection, EXECUTE ... USING the same literals (bindings/mysql_prepared.py: the server
-  parses the short EXECUTE, not the statement); text with ``options.prepare: false`` and on
-  MySQL servers. (From d1db372 to issue 36 mysqlclient's statements took the binary protocol
-  through ctypes into libmariadb; measured and removed: docs/benchmarks.md, "MariaDB:
-  prepared statements against text statements".) ``describe()`` records how statements ran.
+- Every statement is built once per (kind, table), cached, and sent as text with the
+  parameters formatted client-side (escaped literals), on every driver. (From d1db372 to
+  issue 36 the per-operation statements ran as server-side prepared statements on
+  mysqlclient through ctypes into libmariadb; measured against text and removed:
+  docs/benchmarks.md, "MariaDB: prepared statements against text statements".) The
+  statements a family marks with ``prepare()`` are still collected (``options.prepare``),
+  for a driver with a supported prepared-statement API. ``describe()`` records how
+  statements ran.
 - ``CLIENT_FOUND_ROWS`` is set so that an UPDATE reports the rows it matched (an update
   that writes the value already stored still counts as found, as in YCSB).
 - A sysbench event is ``BEGIN`` ... ``COMMIT`` issued as plain statements, as sysbench
@@ -33,8 +33,8 @@ is ``target.password``, handed to the driver as its own argument.
 
 Options (``target.options``): ``driver`` (``"auto"``, the default: mysqlclient when it
 imports, else MySQL Connector/Python's C extension (the Lambda layer's), else PyMySQL; or
-``"mysqlclient"`` / ``"connector"`` / ``"pymysql"`` to insist on one), ``prepare`` (default true:
-SQL prepared statements on MariaDB; false: text statements), ``table_engine`` (default InnoDB), ``isolation_level`` (e.g.
+``"mysqlclient"`` / ``"connector"`` / ``"pymysql"`` to insist on one), ``prepare`` (default true;
+no driver prepares on the server today: text statements either way), ``table_engine`` (default InnoDB), ``isolation_level`` (e.g.
 ``"READ COMMITTED"``; default: the server's), ``connect_timeout`` (seconds).
 """
 from __future__ import annotations
@@ -43,7 +43,6 @@ from typing import Optional
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from dbswarm.bindings import register
-from dbswarm.bindings.mysql_prepared import DESCRIPTION as SERVER_PREPARED, ServerPrepared, server_error_code, server_supports
 from dbswarm.bindings.sql import SqlBinding
 from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, BindingError, ErrorClass
 
@@ -140,13 +139,7 @@ class PyMysqlDriver:
 
     @staticmethod
     def statements(db, hot=None):
-        cur = db.cursor()
-        ps = None
-        if hot is not None and server_supports(db.get_server_info()):
-            def prepare(name, sql):
-                cur.execute(f"PREPARE {name} FROM %s", (sql,))
-            ps = ServerPrepared(hot, prepare, server_error_code)
-        return CursorStatements(cur, ps)
+        return CursorStatements(db.cursor())
 
     @staticmethod
     def close(db):
@@ -168,42 +161,28 @@ class PyMysqlDriver:
 
 
 class CursorStatements:
-    """The binding's driver calls through a DB-API cursor (PyMySQL's); ``ps``: the marked
-    statements as MariaDB's SQL prepared statements (bindings/mysql_prepared.py), or None."""
-    __slots__ = ("cur", "ps", "_sent")
+    """The binding's driver calls through a DB-API cursor (PyMySQL's)."""
+    __slots__ = ("cur",)
 
-    def __init__(self, cur, ps: Optional[ServerPrepared] = None):
-        self.cur, self.ps = cur, ps
-        self._sent: dict[str, str] = {}  # statement -> what is sent for it (once decided)
-
-    def _text(self, sql) -> str:
-        text = self._sent.get(sql)
-        if text is None:
-            ps = self.ps
-            text = sql if ps is None else ps.text(sql)
-            if ps is None or ps.settled(sql):
-                self._sent[sql] = text
-        return text
-
-    def prepare_now(self, sql) -> bool:
-        return self.ps.prepare_now(sql) if self.ps is not None else False
+    def __init__(self, cur):
+        self.cur = cur
 
     def execute(self, sql, params=()) -> int:
-        return self.cur.execute(self._text(sql), params if params else None)
+        return self.cur.execute(sql, params if params else None)
 
     def fetchall(self, sql, params=()):
         cur = self.cur
-        cur.execute(self._text(sql), params if params else None)
+        cur.execute(sql, params if params else None)
         return cur.fetchall()
 
     def fetchone(self, sql, params=()):
         cur = self.cur
-        cur.execute(self._text(sql), params if params else None)
+        cur.execute(sql, params if params else None)
         return cur.fetchone()
 
     def fetchcount(self, sql, params=()) -> int:
         # PyMySQL reads and converts every row inside execute(); it returns their number
-        return self.cur.execute(self._text(sql), params if params else None)
+        return self.cur.execute(sql, params if params else None)
 
 
 def make_driver(name):
@@ -274,7 +253,6 @@ class MysqlBinding(SqlBinding):
         # server-side prepared statements where the driver can (mysqlclient on libmariadb)
         self._hot: Optional[set] = set() if prepare else None
         self._server_version = None
-        self._server_prepares = False  # the connection runs the marked statements prepared (MariaDB)
 
     # -- life cycle ------------------------------------------------------------------
     def connect(self):
@@ -289,7 +267,6 @@ class MysqlBinding(SqlBinding):
         self.execute, self.fetchall, self.fetchone, self.fetchcount = (
             st.execute, st.fetchall, st.fetchone, st.fetchcount)
         self._server_version = self.db.get_server_info()
-        self._server_prepares = getattr(st, "ps", None) is not None
 
     def close(self):
         db, self.db, self._statements = self.db, None, None
@@ -305,7 +282,6 @@ class MysqlBinding(SqlBinding):
 
     def describe(self):
         out = {**self._driver.describe(self._hot is not None),
-               **({"prepared_statements": SERVER_PREPARED} if self._server_prepares else {}),
                "driver_choice": getattr(self._driver, "choice", "target.options.driver"),
                "autocommit": True, "client_flags": ["FOUND_ROWS"],
                "transactions": "explicit BEGIN/COMMIT statements (sysbench events)",
@@ -353,19 +329,14 @@ class MysqlBinding(SqlBinding):
         """(the server's own time per statement kind, why there is none): the digests' first
         words in this schema (SELECT, UPDATE ...), when performance_schema is on (off by default
         in MariaDB): the client-health verdict's server-vs-client latency (docs/client-health.md).
-        Statements sent as text have digests, and so has an SQL prepared statement's ``EXECUTE
-        `dbswarm_select_3` USING ?``, whose kind is in its name (bindings/mysql_prepared.py); a
-        binary-protocol execution has none in MariaDB (10.11: statement/com/Execute, no text, no
-        schema): an operation of them would get no server mean (aggregate.server_vs_client),
-        never another statement's."""
+        Statements sent as text have digests; a server-side prepared statement's execution has
+        none in MariaDB (10.11: statement/com/Execute, no text, no schema): an operation of
+        them gets no server mean (aggregate.server_vs_client), never another statement's."""
         try:
             if not int(self.fetchone("SELECT @@performance_schema")[0] or 0):
                 return None, ("performance_schema is off on this server (MariaDB's default): start it with "
                               "performance_schema=ON for the server's own time per statement")
-            # a prepared statement's EXECUTE counts as its statement's kind, named in its name
-            rows = self.fetchall("SELECT CASE WHEN DIGEST_TEXT LIKE 'EXECUTE `dbswarm\\_%' THEN "
-                                 "UPPER(SUBSTRING_INDEX(SUBSTRING_INDEX(DIGEST_TEXT, '`dbswarm_', -1), '_', 1)) "
-                                 "ELSE UPPER(SUBSTRING_INDEX(TRIM(DIGEST_TEXT), ' ', 1)) END, SUM(COUNT_STAR), "
+            rows = self.fetchall("SELECT UPPER(SUBSTRING_INDEX(TRIM(DIGEST_TEXT), ' ', 1)), SUM(COUNT_STAR), "
                                  "SUM(SUM_TIMER_WAIT) FROM performance_schema.events_statements_summary_by_digest "
                                  "WHERE SCHEMA_NAME = DATABASE() GROUP BY 1")
         except Exception as exc:  # no privilege on performance_schema: the other counters stand
@@ -405,16 +376,10 @@ class MysqlBinding(SqlBinding):
     # -- per-operation statements -------------------------------------------------------
     def prepare(self, sql):
         """A family's per-operation statement, marked as one (``options.prepare: false``: not
-        marked): on MariaDB it runs as an SQL prepared statement (the module docstring)."""
+        marked); every MySQL driver sends it as text today (the module docstring)."""
         if self._hot is not None:
             self._hot.add(sql)
         return sql
-
-    def prepare_now(self, sql):
-        """Prepare a marked statement on the server now (a client thread's set-up), on MariaDB;
-        True when it was."""
-        st = self._statements
-        return st is not None and sql in (self._hot or ()) and st.prepare_now(sql)
 
     _KV_PREPARED = ("read", "update", "insert", "delete", "scan")
 

@@ -1,8 +1,7 @@
 """The ``mysql`` binding's C driver: mysqlclient (``MySQLdb``, on libmariadb or libmysqlclient).
 
 Chosen with ``target.options.driver: mysqlclient``; ``bindings/mysql.py`` does the rest
-(SQL with ``%s`` placeholders formatted client-side, statement cache, error codes; on
-MariaDB the marked statements as SQL prepared statements: bindings/mysql_prepared.py).
+(SQL with ``%s`` placeholders formatted client-side, statement cache, error codes).
 Connecting, closing, the exception classes and the three statement calls differ, and
 live here.
 
@@ -39,7 +38,6 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from dbswarm.bindings.mysql_prepared import ServerPrepared, server_error_code, server_supports
 from dbswarm.errors import BindingError
 
 CLIENT_SIDE = "client-side (MySQLdb formats parameters; statements cached)"
@@ -108,10 +106,11 @@ class MysqlclientDriver:
 
     @staticmethod
     def statements(db, hot: Optional[set] = None) -> "Statements":
-        """The connection's driver calls. ``hot`` (the binding's per-operation statements, None
-        with ``options.prepare: false``) run as SQL prepared statements on MariaDB
-        (bindings/mysql_prepared.py); mysqlclient has no binary-protocol statement API."""
-        return Statements(db, hot)
+        """The connection's driver calls. ``hot`` (the binding's per-operation statements) is
+        not used: mysqlclient has no prepared-statement API, and every statement is sent as
+        text (issue 36 measured the server-side path it had through ctypes, and removed it:
+        docs/benchmarks.md, "MariaDB: prepared statements against text statements")."""
+        return Statements(db)
 
     @staticmethod
     def close(db) -> None:
@@ -130,7 +129,7 @@ class MysqlclientDriver:
 
     def describe(self, prepare: bool = False) -> dict:
         """``prepare``: whether the binding asked for server-side prepared statements
-        (``options.prepare``); the binding says whether the server took them (MariaDB)."""
+        (``options.prepare``); mysqlclient sends text either way."""
         return {"driver": f"mysqlclient {self.version} (MySQLdb, {self.client_lib} C client {self.client_info})",
                 "prepared_statements": CLIENT_SIDE}
 
@@ -147,9 +146,9 @@ class Statements:
     caches); see BENCHMARKS.md. Everything else (strs, other types, more parameters) takes
     the general path below. ``query`` is ``_mysql``'s C method itself, not MySQLdb's Python
     wrapper (which only turns a bytearray into bytes: dbswarm sends bytes)."""
-    __slots__ = ("_query", "_literal", "_string", "_encoding", "_store", "_affected", "_sql", "_ints", "ps")
+    __slots__ = ("_query", "_literal", "_string", "_encoding", "_store", "_affected", "_sql", "_ints")
 
-    def __init__(self, db, hot: Optional[set] = None):
+    def __init__(self, db):
         from MySQLdb import _mysql
         raw = isinstance(db, _mysql.connection)  # (a test's stand-in is not)
         self._query = _mysql.connection.query.__get__(db) if raw else db.query
@@ -159,32 +158,14 @@ class Statements:
         self._affected = db.affected_rows
         self._sql: dict[str, bytes] = {}   # statement -> its bytes (statements are cached, few)
         self._ints: dict[str, bytes] = {}  # statement -> its bytes with %d placeholders
-        # the marked statements as MariaDB's SQL prepared statements: what is sent for a statement
-        # (EXECUTE ... USING its literals) is decided at its first use and cached as above
-        self.ps: Optional[ServerPrepared] = None
-        if hot is not None and server_supports(db.get_server_info()):
-            self.ps = ServerPrepared(hot, self._prepare_on_server, server_error_code)
-
-    def _prepare_on_server(self, name: str, sql: str) -> None:
-        self._query(b"PREPARE " + name.encode() + b" FROM " + self._string(sql.encode(self._encoding)))
-        self._store()
-
-    def prepare_now(self, sql) -> bool:
-        return self.ps.prepare_now(sql) if self.ps is not None else False
-
-    def _source(self, sql) -> str:
-        return self.ps.text(sql) if self.ps is not None else sql
 
     def _bytes(self, sql, params) -> bytes:
         """The general path: the statement's bytes with every parameter formatted."""
         b = self._sql.get(sql)
         if b is None:
-            ps, src = self.ps, self._source(sql)
-            b = src.encode()
-            if ps is None or ps.settled(sql):
-                self._sql[sql] = b
-                if "%%" not in src:  # "%%s" is a literal "%s", not a placeholder to rewrite
-                    self._ints[sql] = src.replace("%s", "%d").encode()
+            b = self._sql[sql] = sql.encode()
+            if "%%" not in sql:  # "%%s" is a literal "%s", not a placeholder to rewrite
+                self._ints[sql] = sql.replace("%s", "%d").encode()
         if not params:
             return b
         if len(params) == 1 and type(params[0]) is str:  # a YCSB key: one escape, no list
@@ -241,7 +222,7 @@ class Statements:
     # into one closure per statement, so a YCSB read is this call and the driver's.
     def counter(self, sql):
         """``count(key)``: fetchcount(sql, (key,)) for a statement of one str parameter."""
-        b = statement_template(self._source(sql), 1)
+        b = statement_template(sql, 1)
         query, store, string, enc = self._query, self._store, self._string, self._encoding
 
         def count(key):
@@ -253,7 +234,7 @@ class Statements:
     def updater(self, sql):
         """``update(value, key)``: execute(sql, (value, key)) > 0 for a statement of two str
         parameters."""
-        b = statement_template(self._source(sql), 2)
+        b = statement_template(sql, 2)
         query, store, string, enc, affected = self._query, self._store, self._string, self._encoding, self._affected
 
         def update(value, key):

@@ -13,11 +13,7 @@ mysqlclient's 21–24 µs and PyMySQL's ~120 µs.
 Chosen with ``target.options.driver: connector``, and by ``auto`` when mysqlclient does not
 import. Statements run on the extension's ``MySQL`` object directly (``query`` with the
 parameters escaped by its own ``escape_string``, buffered results), not through
-``mysql.connector``'s cursor classes, as the mysqlclient adapter does with ``_mysql``. Not
-the extension's own prepared statements (``stmt_prepare``): they leak the result metadata and
-bind buffers at every execution (RSS +30 MB per 100,000 executions, 9.7 as 8.4); on MariaDB
-the marked statements run as SQL prepared statements (bindings/mysql_prepared.py), as on the
-other drivers.
+``mysql.connector``'s cursor classes, as the mysqlclient adapter does with ``_mysql``.
 
 Errors: the extension raises ``MySQLInterfaceError`` with ``errno`` (the same server and
 client codes as the other drivers) and ``sqlstate``; they are re-raised as this module's
@@ -28,9 +24,6 @@ from __future__ import annotations
 
 import math
 
-from typing import Optional
-
-from dbswarm.bindings.mysql_prepared import ServerPrepared, server_error_code, server_supports
 from dbswarm.bindings.mysqlclient import statement_template
 from dbswarm.errors import BindingError
 
@@ -109,7 +102,7 @@ class ConnectorDriver:
 
     @staticmethod
     def statements(db, hot=None) -> "Statements":
-        return Statements(db, hot)
+        return Statements(db)  # (no server-side prepared statements: module docstring)
 
     @staticmethod
     def close(db) -> None:
@@ -143,43 +136,23 @@ class Statements:
     path (``counter`` / ``updater``) is one closure per statement with the quotes in its
     template, so a YCSB read is one Python call and the extension's three (query,
     num_rows, free_result)."""
-    __slots__ = ("_db", "_query", "_escape", "_free", "_num_rows", "_affected", "_sql", "_ints", "_Err", "ps")
+    __slots__ = ("_db", "_query", "_escape", "_free", "_num_rows", "_affected", "_sql", "_ints", "_Err")
 
-    def __init__(self, db, hot: Optional[set] = None):
+    def __init__(self, db):
         import _mysql_connector
         self._db, self._query, self._escape, self._free = db, db.query, db.escape_string, db.free_result
         self._num_rows, self._affected = db.num_rows, db.affected_rows
         self._sql: dict[str, bytes] = {}   # statement -> its bytes (statements are cached, few)
         self._ints: dict[str, bytes] = {}  # statement -> its bytes with %d placeholders
         self._Err = _mysql_connector.MySQLInterfaceError
-        # the marked statements as MariaDB's SQL prepared statements (bindings/mysql_prepared.py),
-        # decided at their first use and cached as above
-        self.ps: Optional[ServerPrepared] = None
-        if hot is not None and server_supports(db.get_server_info()):
-            self.ps = ServerPrepared(hot, self._prepare_on_server, server_error_code)
-
-    def _prepare_on_server(self, name: str, sql: str) -> None:
-        try:
-            self._query(b"PREPARE " + name.encode() + b" FROM '" + self._escape(sql) + b"'")
-        except self._Err as exc:
-            _reraise(exc)  # OperationalError(errno, message), as every call of this adapter raises
-
-    def prepare_now(self, sql) -> bool:
-        return self.ps.prepare_now(sql) if self.ps is not None else False
-
-    def _source(self, sql) -> str:
-        return self.ps.text(sql) if self.ps is not None else sql
 
     def _bytes(self, sql, params) -> bytes:
         """The general path: the statement's bytes with every parameter formatted."""
         b = self._sql.get(sql)
         if b is None:
-            ps, src = self.ps, self._source(sql)
-            b = src.encode()
-            if ps is None or ps.settled(sql):
-                self._sql[sql] = b
-                if "%%" not in src:  # "%%s" is a literal "%s", not a placeholder to rewrite
-                    self._ints[sql] = src.replace("%s", "%d").encode()
+            b = self._sql[sql] = sql.encode()
+            if "%%" not in sql:  # "%%s" is a literal "%s", not a placeholder to rewrite
+                self._ints[sql] = sql.replace("%s", "%d").encode()
         if params:
             esc = self._escape
             b = b % tuple([b"%d" % p if type(p) is int else b"'" + esc(p) + b"'" if type(p) in (str, bytes)
@@ -238,7 +211,7 @@ class Statements:
     # The kv hot path (Binding.reader / updater)
     def counter(self, sql):
         """``count(key)``: fetchcount(sql, (key,)) for a SELECT of one str parameter."""
-        b = statement_template(self._source(sql), 1).replace(b"%s", b"'%b'")
+        b = statement_template(sql, 1).replace(b"%s", b"'%b'")
         query, esc, num_rows, free, err = self._query, self._escape, self._num_rows, self._free, self._Err
 
         def count(key):
@@ -254,7 +227,7 @@ class Statements:
     def updater(self, sql):
         """``update(value, key)``: execute(sql, (value, key)) > 0 for an UPDATE of two str
         parameters (no result set)."""
-        b = statement_template(self._source(sql), 2).replace(b"%s", b"'%b'")
+        b = statement_template(sql, 2).replace(b"%s", b"'%b'")
         query, esc, affected, err = self._query, self._escape, self._affected, self._Err
 
         def update(value, key):
