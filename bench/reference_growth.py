@@ -32,7 +32,6 @@ from bench import vs_sysbench as VS  # noqa: E402
 from bench import vs_ycsb as VY  # noqa: E402
 
 TOOLS = ("sysbench", "go-ycsb")
-ENGINE_NAMES = {"mysql": "MariaDB", "postgresql": "PostgreSQL"}
 
 
 def sysbench_run(engine, env, a, n, seconds) -> dict:
@@ -91,7 +90,7 @@ def markdown(data) -> str:
          "| --- | --- | " + " | ".join("---:" for _ in conns) + " | " + " | ".join("---:" for _ in conns[1:])
          + " | ---: |"]
     for s in data["summary"]:
-        L.append(f"| {ENGINE_NAMES.get(s['engine'], s['engine'])} | {s['tool']} | "
+        L.append(f"| {C.ENGINE_LABELS[s['engine']]} | {s['tool']} | "
                  + " | ".join(f"{s['cpu_us_per_op'][n]} ({', '.join(str(x) for x in s['rounds'][n])})" for n in conns)
                  + " | " + " | ".join(f"{s['growth'][n]}" for n in conns[1:]) + " | "
                  + " / ".join(f"{s['ops_per_s'][n]:.0f}" for n in conns) + " |")
