@@ -90,6 +90,8 @@ def markdown(data) -> str:
          "| --- | --- | " + " | ".join("---:" for _ in conns) + " | " + " | ".join("---:" for _ in conns[1:])
          + " | ---: |"]
     for s in data["summary"]:
+        # (read back from its JSON, the per-connection maps have str keys)
+        s = {k: {int(n): x for n, x in v.items()} if isinstance(v, dict) else v for k, v in s.items()}
         L.append(f"| {C.ENGINE_LABELS[s['engine']]} | {s['tool']} | "
                  + " | ".join(f"{s['cpu_us_per_op'][n]} ({', '.join(str(x) for x in s['rounds'][n])})" for n in conns)
                  + " | " + " | ".join(f"{s['growth'][n]}" for n in conns[1:]) + " | "
