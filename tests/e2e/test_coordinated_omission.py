@@ -75,7 +75,12 @@ def test_a_stall_shows_in_the_response_time_from_the_intended_start(tmp_path):
     intervals = run["intervals"]
     worst = max(range(intervals["intervals"]), key=lambda k: intervals["intended"]["all"]["p99_us"][k] or 0)
     assert intervals["intended"]["all"]["p99_us"][worst] >= 0.9 * STALL_S * 1e6, intervals["intended"]["all"]
-    assert intervals["all"]["p99_us"][worst] < 0.1 * STALL_S * 1e6, intervals["all"]
+    # one blocked call among the interval's n calls is above their p99 only when n >= 100: on a
+    # loaded machine the catch-up once spilled into the next interval, leaving 55 calls in the
+    # stall's (its p99 the blocked call, its p90 147 µs); below 100 calls its p90 stands for it
+    n = intervals["all"]["count"][worst]
+    quantile = "p99_us" if n >= 100 else "p90_us"
+    assert n >= 10 and intervals["all"][quantile][worst] < 0.1 * STALL_S * 1e6, intervals["all"]
     late = run["schedule"]["late_starts"]
     assert late >= 0.8 * RATE * STALL_S, late  # ~400 steps started late, caught up after the lock
     assert run["schedule"]["target_per_s"] == RATE and "intended start" in run["latency_basis"]
