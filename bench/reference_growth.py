@@ -64,14 +64,15 @@ def summarise(rows, conns) -> list[dict]:
     out = []
     for engine in dict.fromkeys(r["engine"] for r in rows):
         for tool in TOOLS:
-            per = {n: [r["cpu_us_per_op"] for r in rows if r["engine"] == engine and r["tool"] == tool
-                       and r["conns"] == n and r.get("cpu_us_per_op")] for n in conns}
+            def col(key, n):
+                return [r[key] for r in rows if r["engine"] == engine and r["tool"] == tool  # noqa: B023
+                        and r["conns"] == n and r.get(key)]
+            per = {n: col("cpu_us_per_op", n) for n in conns}
             if not all(per.values()):
                 continue
             med = {n: round(C.med(v), 1) for n, v in per.items()}
             base = med[conns[0]]
-            rates = {n: C.med([r["ops_per_s"] for r in rows if r["engine"] == engine and r["tool"] == tool
-                               and r["conns"] == n and r.get("ops_per_s")]) for n in conns}
+            rates = {n: C.med(col("ops_per_s", n)) for n in conns}
             out.append({"engine": engine, "tool": tool, "cpu_us_per_op": med, "rounds": per, "ops_per_s": rates,
                         "growth": {n: round(med[n] / base, 2) for n in conns[1:]}})
     return out
