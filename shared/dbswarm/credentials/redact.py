@@ -64,6 +64,8 @@ _B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 def _mask_keyvalue(m):
     if m.group(1).lower() in _NOT_SECRET_KEYS or m.group(2) == MASK:
         return m.group(0)
+    if m.group(2).strip("=") == "":  # "...xPWd==": base64 padding, not an assignment
+        return m.group(0)
     # inside base64 (an encoded histogram: "...+x/EzPWdkY=" has "pwd" and "=") nothing is a key:
     # masking there cut the JSON string the blob was in
     text, i = m.string, m.start(1)
@@ -100,6 +102,19 @@ def redact_text(text: str, extra: Iterable[str] = (), keep: Iterable[str] = ()) 
 # keys whose values identify a campaign's parts: never rewritten by redaction (a secret value
 # that happens to occur in a generated id made shard files name another campaign)
 IDENTIFIER_KEYS = frozenset({"campaign_id", "run_id"})
+# keys whose string values are encoded measurements (measure.recorder: HdrHistogram blobs,
+# interval tables' "counts"; result.json's "histograms" per operation): base64 the process
+# made from numbers, never a credential. Left whole when strictly base64, because any
+# masking inside one breaks its padding and the next reader (a continued shard, the
+# aggregator) fails on it: a short interval table "...ADpwDMw==" lost its padding to the
+# key=value rule ("Incorrect padding" in a sliced campaign, CI 2026-11-27).
+ENCODED_KEYS = frozenset({"histogram", "intended_histogram", "counts"})
+ENCODED_MAPS = frozenset({"histograms"})
+_STRICT_B64 = re.compile(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
+
+
+def _encoded(value: Any) -> bool:
+    return isinstance(value, str) and bool(_STRICT_B64.match(value))
 _IDENTIFIER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$")
 
 
@@ -135,6 +150,10 @@ def _redact_doc(obj: Any, extra: tuple, keep: tuple) -> Any:
                 out[k] = MASK
             elif k in IDENTIFIER_KEYS and isinstance(v, str) and v in keep:
                 out[k] = v
+            elif k in ENCODED_KEYS and _encoded(v):
+                out[k] = v
+            elif k in ENCODED_MAPS and isinstance(v, dict) and all(_encoded(b) for b in v.values()):
+                out[k] = dict(v)
             else:
                 out[k] = _redact_doc(v, extra, keep)
         return out
