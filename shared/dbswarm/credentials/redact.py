@@ -143,7 +143,7 @@ def redact_doc(obj: Any, extra: Iterable[str] = ()) -> Any:
 
 def _redact_doc(obj: Any, extra: tuple, keep: tuple) -> Any:
     if isinstance(obj, dict):
-        out = {}
+        out: dict[Any, Any] = {}
         for k, v in obj.items():
             if isinstance(k, str) and k.lower() not in _NOT_SECRET_KEYS and SECRET_KEY.match(k) \
                     and isinstance(v, (str, int, float)) and not isinstance(v, bool) and v not in ("", None):
