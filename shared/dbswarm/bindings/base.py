@@ -27,6 +27,17 @@ from dbswarm.bindings.protocols import unimplemented
 from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass  # noqa: F401 (re-exported)
 
 
+class _Pending:
+    """A split call's ``finish()`` before its answer is complete (``Binding.fileno``)."""
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "PENDING"
+
+
+PENDING = _Pending()
+
+
 @dataclass
 class Connection:
     """What a binding needs to connect: never printed (password) — use ``display``."""
@@ -165,6 +176,15 @@ class Binding:
     # the type of the keys ``reader`` and ``updater``'s functions take: str, or bytes where the
     # driver sends bytes (PostgreSQL: the hot path's keys are memoized encoded, not encoded per call)
     hot_key_type: type = str
+
+    # Split calls (``engine.mux``, ``fanout.client_model: multiplexed``): where the driver can
+    # send a statement and read its answer apart, ``reader``'s and ``updater``'s functions also
+    # carry ``send(*args)`` (the statement sent, nothing read) and ``finish()`` (called when
+    # ``fileno()`` is readable: the result ``fn(*args)`` would return, or ``PENDING`` while the
+    # answer is incomplete; raises what ``fn`` would raise). ``fileno()``: the connection's
+    # socket, None where the binding offers no split calls (every call then blocks a thread).
+    def fileno(self) -> Optional[int]:
+        return None
 
     def reader(self, table: str, fields: Optional[list[str]]):
         """``count(key)``: read(table, key, fields, rows=False), 1 or 0."""

@@ -406,6 +406,11 @@ class MysqlBinding(SqlBinding):
         return self._statements.fetchcount(sql, params)
 
     # -- kv hot path: the C driver's own closures where it has them ----------------------
+    def fileno(self) -> Optional[int]:
+        """The socket, where the driver's closures also split into send / finish (mysqlclient)."""
+        f = getattr(self._statements, "fileno", None)
+        return f() if f is not None and self.db is not None else None
+
     def reader(self, table, fields):
         st = self._statements
         if hasattr(st, "counter"):

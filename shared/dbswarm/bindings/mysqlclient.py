@@ -146,7 +146,8 @@ class Statements:
     caches); see BENCHMARKS.md. Everything else (strs, other types, more parameters) takes
     the general path below. ``query`` is ``_mysql``'s C method itself, not MySQLdb's Python
     wrapper (which only turns a bytearray into bytes: dbswarm sends bytes)."""
-    __slots__ = ("_query", "_literal", "_string", "_encoding", "_store", "_affected", "_sql", "_ints")
+    __slots__ = ("_query", "_literal", "_string", "_encoding", "_store", "_affected", "_sql", "_ints", "_split",
+                 "fileno")
 
     def __init__(self, db):
         from MySQLdb import _mysql
@@ -156,6 +157,9 @@ class Statements:
         # MySQLdb's literal() of a str is string_literal(o.encode(encoding)) after type checks
         self._string, self._encoding = db.string_literal, db.encoding
         self._affected = db.affected_rows
+        # the split calls (engine.mux): _mysql's send_query / read_query_result, and the socket
+        self._split = (db.send_query, db.read_query_result) if raw else (None, None)
+        self.fileno = db.fileno if raw else None
         self._sql: dict[str, bytes] = {}   # statement -> its bytes (statements are cached, few)
         self._ints: dict[str, bytes] = {}  # statement -> its bytes with %d placeholders
 
@@ -229,6 +233,16 @@ class Statements:
             query(b % string(key.encode(enc)))
             res = store()
             return res.num_rows() if res is not None else 0
+        send_query, read_result = self._split
+
+        def send(key):
+            send_query(b % string(key.encode(enc)))
+
+        def finish():  # readable: the (small) answer has come; read_query_result reads the rest
+            read_result()
+            res = store()
+            return res.num_rows() if res is not None else 0
+        count.send, count.finish = send, finish  # type: ignore[attr-defined]
         return count
 
     def updater(self, sql):
@@ -243,6 +257,18 @@ class Statements:
             if res is not None:
                 res.fetch_row(0)
             return affected() > 0
+        send_query, read_result = self._split
+
+        def send(value, key):
+            send_query(b % (string(value.encode(enc)), string(key.encode(enc))))
+
+        def finish():
+            read_result()
+            res = store()
+            if res is not None:
+                res.fetch_row(0)
+            return affected() > 0
+        update.send, update.finish = send, finish  # type: ignore[attr-defined]
         return update
 
 

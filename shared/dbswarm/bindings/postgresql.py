@@ -39,6 +39,7 @@ from psycopg.adapt import Transformer
 from psycopg.errors import error_from_result
 
 from dbswarm.bindings import register
+from dbswarm.bindings.base import PENDING
 from dbswarm.bindings.sql import SqlBinding
 from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 
@@ -49,6 +50,16 @@ _RETRYABLE = {"40P01": "deadlock", "55P03": "lock_not_available", "40001": "seri
 _CONNECTION_STATES = {"57P01": "admin_shutdown", "57P02": "crash_shutdown", "57P03": "cannot_connect_now"}
 _OK = (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK)
 _INT_TEXT = b"%d".__mod__  # an int parameter in libpq's text format (str(v).encode(), in C)
+
+
+def _ntuples(res):
+    """A read's split finish: the rows it found (``reader``'s count), or PENDING."""
+    return res if res is PENDING else res.ntuples
+
+
+def _updated(res):
+    """An update's split finish: whether a row changed (``updater``'s result), or PENDING."""
+    return res if res is PENDING else (res.command_tuples or 0) > 0
 
 
 def numbered_placeholders(sql: str) -> str:
@@ -419,6 +430,8 @@ class PostgresBinding(SqlBinding):
             if res.status != ok:
                 raise error(res)
             return res.ntuples
+        count.send, finish = self._split(name, ok)  # type: ignore[attr-defined]
+        count.finish = lambda: _ntuples(finish())  # type: ignore[attr-defined]
         return count
 
     def updater(self, table, field):
@@ -433,7 +446,43 @@ class PostgresBinding(SqlBinding):
             if res.status != ok:
                 raise error(res)
             return (res.command_tuples or 0) > 0
+        send, finish = self._split(name, ok)
+        update.send = lambda value, key: send(value.encode(), key)  # type: ignore[attr-defined]
+        update.finish = lambda: _updated(finish())  # type: ignore[attr-defined]
         return update
+
+    def fileno(self) -> Optional[int]:
+        """The connection's socket, where the kv hot path's statements are prepared (their
+        split calls: ``_split``)."""
+        return self._pg.socket if self._pg is not None and self._prepare else None
+
+    def _split(self, name: bytes, ok):
+        """(send(*params), finish()) of a statement prepared as ``name``: libpq's
+        ``send_query_prepared``, then, each time the socket is readable, ``consume_input`` and
+        the results libpq has whole (one, then None); ``finish`` returns that result, or
+        PENDING while libpq still waits for bytes. An error result is raised once the
+        connection is ready for the next statement (its results all read)."""
+        pg, error = self._pg, self._error
+        send_prepared, consume, busy, get_result = pg.send_query_prepared, pg.consume_input, pg.is_busy, pg.get_result
+        got: list = []
+
+        def send(*params):
+            got.clear()
+            send_prepared(name, list(params))
+
+        def finish():
+            consume()  # raises OperationalError on a broken connection
+            while not busy():
+                res = get_result()
+                if res is None:
+                    last = got.pop() if got else None
+                    got.clear()
+                    if last is None or last.status != ok:
+                        raise error(last) if last is not None else psycopg.OperationalError("no result")
+                    return last
+                got.append(res)
+            return PENDING
+        return send, finish
 
     def _hot_prepared(self, sql) -> Optional[_Prepared]:
         """sql prepared on this connection now (as prepare_now), or None: not prepared

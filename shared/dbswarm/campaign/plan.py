@@ -75,7 +75,8 @@ def make_plan(campaign: Campaign, runs: list[Run], campaign_id: str, cpu_count: 
             threads=run.workload.threads, shard_count=len(shards),
             map_mode="DISTRIBUTED" if len(shards) > INLINE_MAP_LIMIT else "INLINE", shards=shards,
             fanout=auto_fanout(campaign, run, run.workload.threads, cpu_count)
-            if campaign.fanout.threads_per_shard == "auto" and not campaign.fanout.shards else None))
+            if campaign.fanout.threads_per_shard == "auto" and not campaign.fanout.shards else None,
+            client_model=campaign.fanout.client_model))
     problems = threads_per_shard_problems(runs, {r.run_id: r.shard_count for r in out_runs})
     if problems:
         raise CampaignError(problems)

@@ -23,6 +23,7 @@ from dbswarm.campaign.plan import derive_seed
 from dbswarm.credentials.secrets import redact_url
 from dbswarm.engine.calls import Measured
 from dbswarm.engine.loop import OperationLoop
+from dbswarm.engine.mux import Multiplexer
 from dbswarm.errors import TargetNotAllowed
 from dbswarm.families import base as families
 from dbswarm.families.base import ThreadContext
@@ -210,6 +211,8 @@ class ThreadState:
     # its loop's own clock (this segment): [wall s, on-CPU ns, run-queue wait ns, s slept
     # pacing] (headroom.thread_sched, read where the loop begins and ends); None: not run
     health: Optional[list] = None
+    multiplexed: bool = False  # driven by the shard's multiplexer (engine.mux), not a loop of its own
+    blocking_calls: int = 0    # multiplexed: operations with no split form, called in the multiplexer's thread
 
 
 @dataclass
@@ -257,6 +260,7 @@ class ShardPhase:
         self._deposits: dict[int, tuple] = {}   # thread index -> (generation, recorder copy, checkpoint)
         self._running = 0                       # client threads not yet ended
         self._all_ended = threading.Event()     # set when the last one ends
+        self._mux: Optional[Multiplexer] = None  # fanout.client_model multiplexed (execute)
 
     @property
     def recorders(self) -> list[Recorder]:
@@ -321,6 +325,10 @@ class ShardPhase:
         the measured window (sysbench's thread_init, go-ycsb's and YCSB's init, do the same)."""
         rate = self._thread_rate()
         ready, go = threading.Semaphore(0), threading.Event()
+        if self.run.client_model == "multiplexed" and self.phase == "run" and not rate:
+            # one thread drives the connections of the clients that can be multiplexed; paced
+            # runs and the load phase keep a thread per connection (engine.mux)
+            self._mux = Multiplexer(self, len(self.states), STUCK_THREAD_GRACE_S)
 
         def on_ready(st: ThreadState, wait: bool = True):
             if not st.ready:
@@ -339,6 +347,8 @@ class ShardPhase:
         self._cpu0 = time.process_time()
         self._sampler = headroom.Sampler()
         self._sampler.start()
+        if self._mux is not None:
+            self._mux.start(f"shard{self.shard.index}-mux")
         go.set()
         monitor, joined = None, threading.Event()
         if self.progress:
@@ -346,6 +356,8 @@ class ShardPhase:
             monitor.start()
         self._snapshots(threads, began_wall, began_perf, skew)
         self._join(threads)
+        if self._mux is not None:
+            self._mux.join(timeout=5.0)  # every client given back: it ends at once
         self._sampler.stop()
         joined.set()  # also ends the monitor when abandoned threads are still alive
         if monitor:
@@ -485,6 +497,11 @@ class ShardPhase:
                "thread_s": round(sum(h[0] for h in ran), 4), "slept_s": round(sum(h[3] for h in ran), 4),
                "latency_s": round(sum(tl.latency_us) / 1e6, 4),
                "ops": measurement.total_ops + measurement.warmup_ops}
+        muxed = [st for st in self.states if st.multiplexed]
+        out["model"] = "multiplexed" if muxed else "threads"
+        if muxed:
+            out["multiplexed_threads"] = len(muxed)
+            out["blocking_calls"] = sum(st.blocking_calls for st in muxed)
         if known and len(known) == len(ran):
             out["on_cpu_s"] = round(sum(h[1] for h in known) / 1e9, 4)
             out["runqueue_wait_s"] = round(sum(h[2] for h in known) / 1e9, 4)
@@ -565,6 +582,7 @@ class ShardPhase:
         binding = make_binding(self.run, self.password)
         paced = bool(rate) and self.phase == "run"
         m = Measured(binding, rec, self._should_stop, paced=paced)
+        mux = self._mux
         try:
             try:
                 binding.connect()
@@ -581,13 +599,7 @@ class ShardPhase:
             thread = self.shard.thread_offset + st.index
             rng = RandomStream(derive_seed(self.run.seed, self.phase, thread))
             ctx = ThreadContext(m=m, rng=rng, thread=thread, threads=self.run.threads, saved=st.state)
-            if self.phase == "load":
-                start, count = self.shard.thread_load[st.index]
-                client = self.family.load_client(self.w, ctx, start, count)
-            else:
-                if self.family.limits(self.w).count:
-                    ctx.quota = self.shard.thread_ops[st.index]
-                client = self.family.run_client(self.w, ctx)
+            client = self._client(st, ctx)
             # the client drew what it builds once (value pools, generators' set-up) from the
             # seed, the same in every segment; its operations continue the stream from there
             if st.rng_position is not None:
@@ -602,20 +614,22 @@ class ShardPhase:
                     copied.count("late_starts", schedule[1])
                     copied.count("paced_steps", schedule[0] - schedule[2])
                 self._deposit(gen, st.index, copied, cp)
+            if mux is not None and not (getattr(client, "multiplexable", False) and binding.fileno() is not None):
+                mux.decline(st.index)  # a thread of its own
+                mux = None
             on_ready(st)  # connected, client built: wait for the armed instant
             rec.warm_until_ns = self._warm_until_ns  # warm-up operations are kept apart (Measurement.warmup)
             rec.warm_end_ns = self._warm_end_ns
             try:
-                if self.phase == "load":
-                    self._drive(st, client, m, None, None, deposit=deposit)
-                else:
-                    self._drive(st, client, m, ctx.quota, rate, rec, deposit=deposit)
+                self._loop(st, client, m, mux, ctx.quota, rate, rec, deposit)
             finally:
                 st.rng_position = rng.keep()
         except Exception as exc:  # a bug or an unrecoverable driver state: keep what we have
             st.error = f"{type(exc).__name__}: {exc}"
             st.finished = True
         finally:
+            if self._mux is not None:  # its set-up failed before it handed in or declined: no-op otherwise
+                self._mux.decline(st.index)
             if not st.ready:  # the set-up failed: the shard must not wait for this thread
                 on_ready(st, wait=False)
             st.ended_at = time.time()
@@ -629,6 +643,25 @@ class ShardPhase:
                 self._running -= 1
                 if self._running <= 0:
                     self._all_ended.set()
+
+    def _client(self, st: ThreadState, ctx: ThreadContext):
+        """The family's client of this thread and phase (a run client's quota set in ``ctx``)."""
+        if self.phase == "load":
+            start, count = self.shard.thread_load[st.index]
+            return self.family.load_client(self.w, ctx, start, count)
+        if self.family.limits(self.w).count:
+            ctx.quota = self.shard.thread_ops[st.index]
+        return self.family.run_client(self.w, ctx)
+
+    def _loop(self, st: ThreadState, client, m: Measured, mux: Optional[Multiplexer], quota: Optional[int],
+              rate: Optional[float], rec: Recorder, deposit: Callable) -> None:
+        """The thread's operations: driven by the shard's multiplexer, or its own loop."""
+        if mux is not None:
+            self._mux_drive(st, client, m, mux, quota, deposit)
+        elif self.phase == "load":
+            self._drive(st, client, m, None, None, deposit=deposit)
+        else:
+            self._drive(st, client, m, quota, rate, rec, deposit=deposit)
 
     def _own_statements(self, st: ThreadState, binding, rec: Recorder) -> None:
         """A thread's end: thread 0 reads the server's settings; where a session's start-up is a
@@ -756,6 +789,28 @@ class ShardPhase:
             if not st.finished and client.done():
                 st.finished = True
             client.close()
+
+    def _mux_drive(self, st: ThreadState, client, m: Measured, mux: Multiplexer, quota: Optional[int],
+                   deposit: Callable) -> None:
+        """``_drive``'s work done by the shard's multiplexer (engine.mux): the client handed in,
+        this thread asleep until it is given back, then the same end as ``_drive``'s."""
+        slot = mux.hand_in(st, client, m, quota, deposit)
+        st.multiplexed = True
+        try:
+            slot.released.wait()
+        finally:
+            st.done, st.health, st.blocking_calls = slot.done, slot.health, slot.blocking_calls
+            if slot.abandoned:
+                st.abandoned = True
+                st.error = (f"client {st.index} was still waiting for a database answer "
+                            f"{STUCK_THREAD_GRACE_S:g} s after the stop time: abandoned")
+                st.finished = self._cap_reached()
+            st.state = client.state()
+            if not st.finished and client.done():
+                st.finished = True
+            client.close()
+        if slot.exc is not None:
+            raise slot.exc
 
     def _cap_reached(self) -> bool:
         """At stop time: the time cap (finished) rather than the deadline (continue)?"""

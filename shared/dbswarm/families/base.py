@@ -141,6 +141,10 @@ class Client:
     # phase's warm-up (sysbench takes its query counters' warm-up share there)
     warmup_ended: Optional[Callable[[], None]] = None
 
+    # whether every function next_operation returns is a binding's split-capable one
+    # (``Binding.fileno``): the shard's multiplexer may drive this client (engine.mux)
+    multiplexable: bool = False
+
     def state(self) -> dict:
         """What a continuation of this thread needs (stored in the checkpoint)."""
         return {}

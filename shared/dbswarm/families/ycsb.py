@@ -365,6 +365,10 @@ class _RunClient(Client):
         self.client = YcsbClient(w, ctx.rng, ctx.thread, ctx.threads, inserted=ctx.saved.get("inserted", 0),
                                  expected_inserts=expected, binding=ctx.m.binding, on_reconnect=ctx.m.on_reconnect)
         self.next_operation = self.client.next_operation  # type: ignore[method-assign]
+        # reads and one-field updates are the binding's reader / updater functions, which split
+        # into send / finish where the binding multiplexes (engine.mux); the other operations
+        # are the binding's methods or two calls (read-modify-write)
+        self.multiplexable = set(self.client._ops) <= {"READ", "UPDATE"} and not w.writeallfields
 
     def state(self):
         return {"inserted": self.client.inserted}

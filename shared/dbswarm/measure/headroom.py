@@ -356,6 +356,13 @@ def shard_figures(segments: list) -> Optional[dict]:
            "threads": max(int(s.get("threads") or 0) for s in segs), "ops": int(ops),
            "cpu_s": round(cpu, 3), "wall_s": round(wall, 3)}
     out["cpu_share"] = round(cpu / (wall * capacity), 4) if wall > 0 and capacity > 0 else None
+    # how the shard drove its connections (fanout.client_model; engine.mux): threads or multiplexed
+    models = {s.get("model") or "threads" for s in segs}
+    out["model"] = models.pop() if len(models) == 1 else "mixed"
+    muxed = max(int(s.get("multiplexed_threads") or 0) for s in segs)
+    if muxed:
+        out["multiplexed_threads"] = muxed
+        out["blocking_calls"] = int(total("blocking_calls"))
     out["client_cpu_us_per_op"] = round(cpu * 1e6 / ops, 1) if ops else None
     out["loop_share"] = round(min(1.0, max(0.0, 1 - (lat + slept) / thread_s)), 4) if thread_s > 0 else None
     out["mean_latency_us"] = round(lat * 1e6 / ops, 1) if ops else None

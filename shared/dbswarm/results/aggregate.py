@@ -117,6 +117,12 @@ def idle_seconds(intervals: list[tuple[float, float]], start: float, end: float)
     return idle
 
 
+def _client_model(shards: dict) -> Optional[str]:
+    """How the phase's shards drove their connections: threads, multiplexed, or mixed."""
+    models = {s.get("model") for s in shards.values() if s.get("model")}
+    return (models.pop() if len(models) == 1 else "mixed") if models else None
+
+
 def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # noqa: C901
                 shard_docs, failures: dict[int, str], max_error_rate: float = 0.01,
                 window: Optional[dict] = None, load_counts: Optional[list[int]] = None,
@@ -434,6 +440,7 @@ def client_section(figs: dict, series: dict, measurement: Measurement, window: O
            "server_time_missing": (window or {}).get("statement_times_missing")
            if not (window or {}).get("statement_times") else None,
            "bound_shards": bound, "near_shards": near,
+           "model": _client_model(shards),
            "thresholds": {k: list(v) for k, v in thresholds.items()},
            "allowed": bool(settings.get("allow")), "allowed_by": settings.get("allow_source", "default"),
            "shards": shards}

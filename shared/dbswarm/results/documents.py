@@ -89,6 +89,8 @@ class RunPlan(_Doc):
                                                   "({cell, step, key, value})")
     fanout: Optional[dict[str, Any]] = Field(None, description="threads_per_shard auto: how the shards were sized "
                                              "(threads per shard, shards and CPUs needed, note)")
+    client_model: Literal["threads", "multiplexed"] = Field("threads", description="fanout.client_model: how a "
+                                                            "shard drives its connections in the run phase")
 
     @property
     def engine(self) -> str:
@@ -322,6 +324,9 @@ class ClientHealth(_Open):
         "server without serverStatus opLatencies, such as FerretDB)")
     bound_shards: list[int] = Field(default_factory=list)
     near_shards: list[int] = Field(default_factory=list)
+    model: Optional[Literal["threads", "multiplexed", "mixed"]] = Field(
+        None, description="how the shards drove their connections (fanout.client_model): a thread each, one thread "
+        "multiplexing them (engine.mux), or mixed (some shards or calls fell back to threads)")
     thresholds: dict[str, list[float]] = Field(default_factory=dict, description="[near, bound] per signal")
     allowed: bool = Field(False, description="a bound verdict does not fail the run (results.allow_client_bound, "
                           "or the noop engine by default)")

@@ -1,0 +1,331 @@
+"""One thread multiplexing a shard's connections (``fanout.client_model: multiplexed``).
+
+Each client thread of the shard connects and builds its client as with threads (in parallel,
+before the start barrier), then hands the client to the shard's ``Multiplexer`` and sleeps
+until it is given back. The multiplexer's one thread sends every client's next operation on
+its connection through the binding's split calls (``Binding.fileno``: ``fn.send(*args)``,
+then ``fn.finish()`` when the socket is readable), waits in one ``epoll`` for any answer,
+finishes that operation, records it as ``engine.loop.OperationLoop`` does (the same lanes,
+warm-up edge, not-found count and failure policy, into the client's own recorder), and sends
+that client's next one. One wake-up serves every answer that has arrived: no thread per
+connection to wake and schedule per answer, which is what a thread per connection costs at
+128+ connections (docs/concurrency.md, "One thread multiplexing every connection").
+
+What it leaves to threads: paced runs (a schedule per client), the load phase, and clients
+whose operations the binding cannot split (``Client.multiplexable``); the worker falls back
+to a thread per connection there. An operation whose function has no split form is called
+in the multiplexer's thread (counted in ``blocking_calls``: every other connection waits
+meanwhile). A lost connection reconnects in the multiplexer's thread, as a thread would,
+and the others wait for it.
+
+Time is read where the operation loop reads it: before the send, after the finish. A client
+whose answer has arrived waits for the multiplexer to reach it among the others that arrived
+in the same wake-up: that delay is in its latency, as a thread's wait for a CPU is.
+"""
+from __future__ import annotations
+
+import os
+import select
+import sys
+import threading
+import time
+from typing import Any, Callable, Optional
+
+from dbswarm.bindings.base import PENDING
+from dbswarm.engine.loop import OperationLoop
+from dbswarm.families.base import Exhausted
+from dbswarm.measure import headroom
+
+POLL_S = 0.05  # the longest wait in epoll: the stop event and the stop instant are looked at as often
+
+
+class Slot:
+    """One client thread's client while the multiplexer drives it."""
+    __slots__ = ("st", "client", "m", "loop", "quota", "done", "deposit", "seen", "fd", "op", "fn", "args", "t0",
+                 "released", "exc", "abandoned", "began", "sched0", "health", "blocking_calls")
+
+    def __init__(self, st, client, m, quota: Optional[int], deposit: Optional[Callable]):
+        self.st, self.client, self.m = st, client, m
+        self.loop = OperationLoop(client, m, None)  # its lanes, warm-up hook and failure policy
+        self.quota = sys.maxsize if quota is None else quota
+        self.done = st.done
+        self.deposit = deposit
+        self.seen = 0
+        self.fd: Optional[int] = None
+        self.op: Any = None
+        self.fn: Any = None
+        self.args: Any = None
+        self.t0 = 0
+        self.released = threading.Event()
+        self.exc: Optional[BaseException] = None
+        self.abandoned = False
+        self.began = 0.0
+        self.sched0: Optional[tuple[int, int]] = None
+        self.health: Optional[list] = None
+        self.blocking_calls = 0
+
+
+class Multiplexer:
+    """The multiplexing thread of one shard phase (``phase``: the ``worker.ShardPhase``, whose
+    stop instant, stop event, snapshot generation and time cap it follows). ``expected``
+    client threads each either ``hand_in`` a client or ``decline``; the thread ends when every
+    one has and every handed-in client is given back."""
+
+    def __init__(self, phase, expected: int, grace_s: float):
+        self.phase = phase
+        self.grace_ns = int(grace_s * 1e9)
+        self._lock = threading.Lock()
+        self._new: list[Slot] = []
+        self._left = expected  # client threads that have neither handed in nor declined
+        self._accounted: set[int] = set()  # the client threads (indexes) that have handed in or declined
+        self._ep = select.epoll()
+        self._wake = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        self._ep.register(self._wake, select.EPOLLIN)
+        self._by_fd: dict[int, Slot] = {}
+        self._admitted = 0
+        self._thread: Optional[threading.Thread] = None
+        self._stopping = False
+        self._stop_ns = sys.maxsize  # the phase's stop instant (perf_counter_ns), set when the thread starts
+
+    # -- the client threads' side ------------------------------------------------------------
+    def hand_in(self, st, client, m, quota: Optional[int], deposit: Optional[Callable]) -> Slot:
+        slot = Slot(st, client, m, quota, deposit)
+        with self._lock:
+            if st.index in self._accounted:
+                raise RuntimeError(f"client thread {st.index} handed in twice")
+            self._accounted.add(st.index)
+            self._new.append(slot)
+            self._left -= 1
+        os.eventfd_write(self._wake, 1)
+        return slot
+
+    def decline(self, index: int) -> None:
+        """Client thread ``index`` will not hand in (it runs as a thread, or its set-up
+        failed); a no-op for one that has handed in or declined already."""
+        with self._lock:
+            if index in self._accounted:
+                return
+            self._accounted.add(index)
+            self._left -= 1
+        try:
+            os.eventfd_write(self._wake, 1)
+        except OSError:  # the multiplexer has ended (its eventfd closed)
+            pass
+
+    def start(self, name: str) -> None:
+        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
+        self._thread.start()
+
+    def join(self, timeout: Optional[float] = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    # -- the multiplexing thread ----------------------------------------------------------------
+    def _main(self) -> None:
+        try:
+            self._loop()
+        finally:
+            for slot in list(self._by_fd.values()):  # abandoned or left by an error of the loop's own
+                self._release(slot, time.perf_counter_ns())
+            with self._lock:
+                new, self._new = self._new, []
+            for slot in new:
+                self._release(slot, time.perf_counter_ns())
+            self._ep.close()
+            os.close(self._wake)
+
+    def _loop(self) -> None:  # noqa: C901 (the loop in one frame: a call per answer is its cost)
+        phase = self.phase
+        perf = time.perf_counter_ns
+        stop_ns = self._stop_ns = int(phase._stop_perf * 1e9) if phase._stop_perf != float("inf") else sys.maxsize
+        stopped = phase.stop_event.is_set
+        poll, by_fd, wake = self._ep.poll, self._by_fd, self._wake
+        give_up = sys.maxsize
+        check_ns = 0
+        while True:
+            if self._new:
+                with self._lock:
+                    new, self._new = self._new, []
+                for slot in new:
+                    self._admit(slot)
+            if not by_fd and self._left <= 0 and not self._new:
+                return
+            now = perf()
+            if now >= check_ns:
+                if not self._stopping and (now >= stop_ns or stopped()):
+                    self._stopping = True
+                if self._stopping and give_up == sys.maxsize:
+                    give_up = max(now, stop_ns if stop_ns != sys.maxsize else now) + self.grace_ns
+                if now >= give_up:
+                    self._abandon()
+                    return
+                check_ns = now + 10_000_000
+            for fd, _ in poll(POLL_S):
+                if fd == wake:
+                    try:
+                        os.eventfd_read(wake)
+                    except BlockingIOError:
+                        pass
+                    continue
+                ready = by_fd.get(fd)
+                if ready is None:
+                    continue
+                slot, fn = ready, ready.fn
+                try:
+                    result = fn.finish()
+                    if result is PENDING:
+                        continue
+                except Exception as exc:  # drivers raise many types; the policy classifies
+                    self._failed(slot, exc)
+                    continue
+                t1 = perf()
+                self._record(slot, slot.op, slot.t0, t1, result)
+                self._next(slot, t1)
+
+    def _admit(self, slot: Slot) -> None:
+        phase = self.phase
+        slot.seen = phase._snap_gen
+        slot.began = time.perf_counter()
+        slot.sched0 = headroom.thread_sched()
+        self._admitted += 1
+        fd = slot.m.binding.fileno()
+        if fd is None:
+            slot.exc = RuntimeError("the connection offers no socket to multiplex")
+            self._release(slot, time.perf_counter_ns())
+            return
+        self._watch(slot, fd)
+        self._next(slot, time.perf_counter_ns())
+
+    def _watch(self, slot: Slot, fd: Optional[int]) -> None:
+        """(Re)register a slot's socket: after a reconnect it is another one (or the same
+        number, which closing the old socket took out of the epoll set)."""
+        if slot.fd is not None:
+            self._by_fd.pop(slot.fd, None)
+            try:
+                self._ep.unregister(slot.fd)
+            except OSError:
+                pass
+        slot.fd = fd
+        if fd is not None:
+            self._by_fd[fd] = slot
+            try:
+                self._ep.register(fd, select.EPOLLIN)
+            except FileExistsError:
+                self._ep.modify(fd, select.EPOLLIN)
+
+    def _next(self, slot: Slot, now_ns: int) -> None:
+        """The slot's next operation sent, or the slot given back: its quota, the stop instant,
+        a stop, the client's end. A snapshot asked for is answered first (between two
+        operations: the recorder and the checkpoint agree)."""
+        phase, st = self.phase, slot.st
+        while True:
+            if slot.done >= slot.quota:
+                st.finished = True
+                return self._release(slot, now_ns)
+            if now_ns >= self._stop_ns:
+                st.finished = phase._cap_reached()
+                return self._release(slot, now_ns)
+            if self._stopping:
+                return self._release(slot, now_ns)
+            gen = phase._snap_gen
+            if gen != slot.seen and slot.deposit is not None:
+                slot.seen = gen
+                slot.deposit(gen, slot.done, None)
+            try:
+                op, fn, args = slot.client.next_operation()
+            except Exhausted:
+                slot.loop.exhausted = True
+                st.finished = True
+                return self._release(slot, now_ns)
+            except Exception as exc:
+                slot.exc = exc
+                return self._release(slot, now_ns)
+            send = getattr(fn, "send", None)
+            slot.op, slot.fn, slot.args = op, fn, args
+            if send is None:  # no split form: called here, every other connection waiting
+                slot.blocking_calls += 1
+                t0 = time.perf_counter_ns()
+                try:
+                    result = fn(*args)
+                except Exception as exc:
+                    slot.t0 = t0
+                    if not self._failed(slot, exc, again=False):
+                        return
+                    now_ns = time.perf_counter_ns()
+                    continue
+                now_ns = time.perf_counter_ns()
+                self._record(slot, op, t0, now_ns, result)
+                continue
+            slot.t0 = time.perf_counter_ns()
+            try:
+                send(*args)
+            except Exception as exc:
+                if not self._failed(slot, exc, again=False):
+                    return
+                now_ns = time.perf_counter_ns()
+                continue
+            return
+
+    def _record(self, slot: Slot, op, t0: int, t1: int, result) -> None:
+        """As ``OperationLoop.run`` records an operation that returned."""
+        loop = slot.loop
+        lane = loop._lanes.get(op) or loop._lane(op)
+        if t1 < lane.until:
+            lane.lats.append((t1 - t0) // 1000)
+        else:
+            slot.m.ok(op.name, t0, t1, op.units)
+            if loop._warm_hook is not None:
+                loop._warm_edge(t1)
+        if result == 0 and op.missing:
+            slot.m.rec.m.op(op.name).not_found += 1
+        if op.then is not None:
+            op.then(True)
+        slot.done += op.units
+
+    def _failed(self, slot: Slot, exc: Exception, again: bool = True) -> bool:
+        """An operation raised: its policy (``OperationLoop._failed``: recorded, a lost
+        connection reconnected); the slot's socket watched again. True when the slot goes on
+        (``again``: its next operation sent here), False when it was given back (a fatal error,
+        an unreachable target)."""
+        try:
+            slot.done += slot.loop._failed(slot.op, slot.fn, slot.args, slot.t0, exc)
+        except Exception as fatal:
+            slot.exc = fatal
+            self._release(slot, time.perf_counter_ns())
+            return False
+        # watched again even under the same number: a reconnect's new socket often takes the
+        # number of the one it replaced, whose closing took it out of the epoll set
+        fd = slot.m.binding.fileno()
+        self._watch(slot, fd)
+        if fd is None:
+            slot.exc = RuntimeError("the connection offers no socket to multiplex after reconnecting")
+            self._release(slot, time.perf_counter_ns())
+            return False
+        if again:
+            self._next(slot, time.perf_counter_ns())
+        return True
+
+    def _release(self, slot: Slot, now_ns: int) -> None:
+        """The slot given back to its client thread, with its loop's figures: the wall time it
+        was driven, and the multiplexing thread's on-CPU time (shared out over the slots) and
+        run-queue wait (each slot waited all of it: headroom's run-queue share stays the
+        thread's) over that time."""
+        if slot.released.is_set():
+            return
+        if slot.fd is not None:
+            self._watch(slot, None)
+        sched1 = headroom.thread_sched() if slot.sched0 is not None else None
+        wall = time.perf_counter() - slot.began if slot.began else 0.0
+        if sched1 is not None and slot.sched0 is not None:
+            share = max(1, self._admitted)
+            slot.health = [wall, (sched1[0] - slot.sched0[0]) // share, sched1[1] - slot.sched0[1], 0.0]
+        else:
+            slot.health = [wall, None, None, 0.0]
+        slot.released.set()
+
+    def _abandon(self) -> None:
+        """The grace after the stop instant has passed: every client still waiting for an
+        answer is given back as abandoned (its connection is closed by its thread)."""
+        for slot in list(self._by_fd.values()):
+            slot.abandoned = True
+            self._release(slot, time.perf_counter_ns())
