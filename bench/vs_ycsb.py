@@ -130,6 +130,8 @@ def run_dbswarm(engine, env, w, a, pinned):
     c = {"name": f"vs-ycsb-{w}", "target": _target(engine, env), "workload": wl, "phases": ["run"]}
     if a.shards:
         c["fanout"] = {"shards": a.shards}
+    if getattr(a, "client_model", None):  # bench/client_model.py: threads or multiplexed
+        c["fanout"] = {**c.get("fanout", {}), "client_model": a.client_model}
     srv0 = C.server_cpu_s(env, server_engines(engine))
     s = C.run_dbswarm(c, pinned=pinned, timeout=a.time * 3 + 180)
     server_cpu = C.server_cpu_s(env, server_engines(engine)) - srv0

@@ -81,40 +81,50 @@ def test_multiplexed_runs_the_same_operations_as_threads_also_continued(engine, 
             assert client["blocking_calls"] == 0
 
 
-def _sessions(engine, env, table, kill: bool = False) -> int:
-    """The client sessions reading ``table`` (not the campaign's own steps: its lock, the
-    server counters, the aggregate): counted, or ended by the server."""
+def _sessions(engine, env, table, kill=()) -> set:
+    """The client sessions seen reading ``table`` (not the campaign's own steps: its lock,
+    the server counters, the aggregate); ``kill``: sessions the server ends instead."""
     if engine == "postgresql":
         with servers.pg_admin(env) as pg:
-            what = "count(pg_terminate_backend(pid))" if kill else "count(*)"
-            return pg.execute(f"SELECT {what} FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
-                              "AND application_name = 'dbswarm' AND query ILIKE %s",
-                              (f"SELECT%{table}%",)).fetchone()[0]
+            if kill:
+                return {r[0] for r in pg.execute("SELECT pid FROM unnest(%s::int[]) AS pid "
+                                                 "WHERE pg_terminate_backend(pid)", (sorted(kill),)).fetchall()}
+            return {r[0] for r in pg.execute("SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                                             "AND application_name = 'dbswarm' AND query ILIKE %s",
+                                             (f"SELECT%{table}%",)).fetchall()}
     my = servers.mysql_admin(env)
     try:
         with my.cursor() as cur:
-            cur.execute("SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID() "
-                        "AND command = 'Query' AND info LIKE %s", (f"SELECT%{table}%",))
-            ids = [r[0] for r in cur.fetchall()]
-            for i in ids if kill else ():
+            if not kill:  # a session shows its statement while the server runs it: polled
+                cur.execute("SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID() "
+                            "AND command = 'Query' AND info LIKE %s", (f"SELECT%{table}%",))
+                return {r[0] for r in cur.fetchall()}
+            killed = set()
+            for i in kill:
                 try:
                     cur.execute(f"KILL CONNECTION {int(i)}")
+                    killed.add(i)
                 except Exception:  # ended meanwhile
                     pass
-            return len(ids)
+            return killed
     finally:
         my.close()
 
 
 def _kill_when_running(engine, env, table, box, after_s):
-    """Once the run's clients read (the load only inserts), ``after_s`` later, the server
-    ends their sessions."""
+    """Once the run's clients read (the load only inserts), the sessions seen reading over
+    the next ``after_s`` seconds are ended by the server."""
     try:
         deadline = time.time() + 120
-        while time.time() < deadline and not _sessions(engine, env, table):
-            time.sleep(0.05)
-        time.sleep(after_s)
-        box["killed"] = _sessions(engine, env, table, kill=True)
+        seen: set = set()
+        while time.time() < deadline and not seen:
+            seen = _sessions(engine, env, table)
+            time.sleep(0.02)
+        until = time.time() + after_s
+        while time.time() < until:
+            seen |= _sessions(engine, env, table)
+            time.sleep(0.02)
+        box["killed"] = len(_sessions(engine, env, table, kill=seen))
         box["at"] = time.time()
     except Exception as exc:  # reported by the test
         box["error"] = exc

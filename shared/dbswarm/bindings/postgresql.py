@@ -52,16 +52,6 @@ _OK = (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK)
 _INT_TEXT = b"%d".__mod__  # an int parameter in libpq's text format (str(v).encode(), in C)
 
 
-def _ntuples(res):
-    """A read's split finish: the rows it found (``reader``'s count), or PENDING."""
-    return res if res is PENDING else res.ntuples
-
-
-def _updated(res):
-    """An update's split finish: whether a row changed (``updater``'s result), or PENDING."""
-    return res if res is PENDING else (res.command_tuples or 0) > 0
-
-
 def numbered_placeholders(sql: str) -> str:
     """``%s`` placeholders -> libpq's ``$1, $2, ...`` (our statements hold no other ``%``)."""
     parts = sql.split("%s")
@@ -430,8 +420,7 @@ class PostgresBinding(SqlBinding):
             if res.status != ok:
                 raise error(res)
             return res.ntuples
-        count.send, finish = self._split(name, ok)  # type: ignore[attr-defined]
-        count.finish = lambda: _ntuples(finish())  # type: ignore[attr-defined]
+        count.send, count.finish = self._split(name, ok, rows=True)  # type: ignore[attr-defined]
         return count
 
     def updater(self, table, field):
@@ -446,9 +435,7 @@ class PostgresBinding(SqlBinding):
             if res.status != ok:
                 raise error(res)
             return (res.command_tuples or 0) > 0
-        send, finish = self._split(name, ok)
-        update.send = lambda value, key: send(value.encode(), key)  # type: ignore[attr-defined]
-        update.finish = lambda: _updated(finish())  # type: ignore[attr-defined]
+        update.send, update.finish = self._split(name, ok, rows=False)  # type: ignore[attr-defined]
         return update
 
     def fileno(self) -> Optional[int]:
@@ -456,33 +443,39 @@ class PostgresBinding(SqlBinding):
         split calls: ``_split``)."""
         return self._pg.socket if self._pg is not None and self._prepare else None
 
-    def _split(self, name: bytes, ok):
-        """(send(*params), finish()) of a statement prepared as ``name``: libpq's
+    def _split(self, name: bytes, ok, rows: bool):
+        """(send, finish) of the reader (``rows``: send(key), finish() -> rows found) or the
+        updater (send(value, key), finish() -> a row changed) prepared as ``name``: libpq's
         ``send_query_prepared``, then, each time the socket is readable, ``consume_input`` and
-        the results libpq has whole (one, then None); ``finish`` returns that result, or
-        PENDING while libpq still waits for bytes. An error result is raised once the
-        connection is ready for the next statement (its results all read)."""
+        the results libpq has whole (the statement's, then None); ``finish`` returns what the
+        blocking function would, or PENDING while libpq still waits for bytes. An error result
+        is raised once the connection is ready for the next statement (its results all read)."""
         pg, error = self._pg, self._error
         send_prepared, consume, busy, get_result = pg.send_query_prepared, pg.consume_input, pg.is_busy, pg.get_result
         got: list = []
 
-        def send(*params):
+        def send_key(key):
             got.clear()
-            send_prepared(name, list(params))
+            send_prepared(name, [key])
+
+        def send_value_key(value, key):
+            got.clear()
+            send_prepared(name, [value.encode(), key])
 
         def finish():
             consume()  # raises OperationalError on a broken connection
             while not busy():
                 res = get_result()
-                if res is None:
-                    last = got.pop() if got else None
-                    got.clear()
-                    if last is None or last.status != ok:
-                        raise error(last) if last is not None else psycopg.OperationalError("no result")
-                    return last
-                got.append(res)
+                if res is not None:
+                    got.append(res)
+                    continue
+                last = got[-1] if got else None
+                got.clear()
+                if last is None or last.status != ok:
+                    raise error(last) if last is not None else psycopg.OperationalError("no result")
+                return last.ntuples if rows else (last.command_tuples or 0) > 0
             return PENDING
-        return send, finish
+        return (send_key if rows else send_value_key), finish
 
     def _hot_prepared(self, sql) -> Optional[_Prepared]:
         """sql prepared on this connection now (as prepare_now), or None: not prepared
