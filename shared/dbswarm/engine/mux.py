@@ -85,18 +85,25 @@ class Multiplexer:
         self._admitted = 0
         self._thread: Optional[threading.Thread] = None
         self._stopping = False
+        self._closed = False  # the thread has ended: hand_in gives back at once, nothing is written to _wake
         self._stop_ns = sys.maxsize  # the phase's stop instant (perf_counter_ns), set when the thread starts
 
     # -- the client threads' side ------------------------------------------------------------
     def hand_in(self, st, client, m, quota: Optional[int], deposit: Optional[Callable]) -> Slot:
+        """A client thread's client, driven from now on; wait on ``slot.released``. After the
+        multiplexer has ended (a stop, its grace passed) it is given back at once."""
         slot = Slot(st, client, m, quota, deposit)
         with self._lock:
             if st.index in self._accounted:
                 raise RuntimeError(f"client thread {st.index} handed in twice")
             self._accounted.add(st.index)
-            self._new.append(slot)
             self._left -= 1
-        os.eventfd_write(self._wake, 1)
+            if self._closed:
+                slot.health = [0.0, None, None, 0.0]
+                slot.released.set()
+                return slot
+            self._new.append(slot)
+            os.eventfd_write(self._wake, 1)
         return slot
 
     def decline(self, index: int) -> None:
@@ -107,10 +114,8 @@ class Multiplexer:
                 return
             self._accounted.add(index)
             self._left -= 1
-        try:
-            os.eventfd_write(self._wake, 1)
-        except OSError:  # the multiplexer has ended (its eventfd closed)
-            pass
+            if not self._closed:  # (a closed eventfd's number may be another file's by now)
+                os.eventfd_write(self._wake, 1)
 
     def start(self, name: str) -> None:
         self._thread = threading.Thread(target=self._main, name=name, daemon=True)
@@ -129,10 +134,11 @@ class Multiplexer:
                 self._release(slot, time.perf_counter_ns())
             with self._lock:
                 new, self._new = self._new, []
+                self._closed = True
+                self._ep.close()
+                os.close(self._wake)
             for slot in new:
                 self._release(slot, time.perf_counter_ns())
-            self._ep.close()
-            os.close(self._wake)
 
     def _loop(self) -> None:  # noqa: C901 (the loop in one frame: a call per answer is its cost)
         phase = self.phase
