@@ -338,3 +338,18 @@ def test_a_shard_that_waited_while_using_little_of_its_cpu_waited_for_other_proc
     # the loop's own share is not a wait for a CPU
     loop = headroom.shard_figures([_segment(latency_s=15.0)])
     assert "waited_for_others" not in _phase_client({0: loop})
+
+
+def test_shard_figures_name_the_client_model():
+    # an older shard file (no model): threads, as every shard ran before fanout.client_model
+    assert headroom.shard_figures([_segment()])["model"] == "threads"
+    muxed = headroom.shard_figures([_segment(model="multiplexed", multiplexed_threads=4, blocking_calls=0),
+                                    _segment(model="multiplexed", multiplexed_threads=4, blocking_calls=3)])
+    assert (muxed["model"], muxed["multiplexed_threads"], muxed["blocking_calls"]) == ("multiplexed", 4, 3)
+    # a continued call that fell back to threads (its client could not be multiplexed there)
+    assert headroom.shard_figures([_segment(model="multiplexed", multiplexed_threads=4),
+                                   _segment(model="threads")])["model"] == "mixed"
+    from dbswarm.results.aggregate import _client_model
+    assert _client_model({"0": {"model": "threads"}, "1": {"model": "threads"}}) == "threads"
+    assert _client_model({"0": {"model": "threads"}, "1": {"model": "multiplexed"}}) == "mixed"
+    assert _client_model({"0": {"verdict": "unmeasured"}}) is None
