@@ -70,7 +70,7 @@ def markdown(data: dict) -> str:
              "per round, median (min–max).", "",
              "| engine | workload | threads | mode | ops/s threads | ops/s multiplexed | ops/s go-ycsb | "
              "mux ÷ threads ops | mux ÷ threads client CPU/op | threads ÷ go-ycsb | mux ÷ go-ycsb | "
-             "client µs/op threads / mux / go-ycsb | errors |",
+             "client µs/op threads / mux / go-ycsb | errors threads / mux / go-ycsb* |",
              "| --- | --- | ---: | --- | ---: | ---: | ---: | --- | --- | --- | --- | --- | ---: |"]
     for r in data["comparisons"]:
         if "error" in r and "ops" not in r:
@@ -83,7 +83,9 @@ def markdown(data: dict) -> str:
                      f"{C.fmt_ratio(r['mux_vs_threads_ops'])} | {C.fmt_ratio(r['mux_vs_threads_cpu'])} | "
                      f"{C.fmt_ratio(r['threads_vs_goycsb_ops'])} | {C.fmt_ratio(r['mux_vs_goycsb_ops'])} | "
                      f"{_us(c['threads'])} / {_us(c['multiplexed'])} / {_us(c['go-ycsb'])} | "
-                     f"{sum(r['errors'].values())} |")
+                     f"{' / '.join(str(r['errors'][k]) for k in ('threads', 'multiplexed', 'go-ycsb'))} |")
+    lines += ["", "\\* go-ycsb's errors are its operations in flight when it is stopped (SIGINT: it has no time "
+              "limit), at most one per thread and run."]
     return "\n".join(lines) + "\n"
 
 
