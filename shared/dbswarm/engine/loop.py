@@ -98,6 +98,25 @@ class OperationLoop:
             return done
         return run
 
+    def record(self, op, t0: int, t1: int, result) -> None:
+        """An operation that returned, recorded as ``run`` records it (``run`` inlines these
+        lines: a call per operation is its cost); the multiplexer (engine.mux) calls this."""
+        lane = self._lanes.get(op) or self._lane(op)
+        if t1 < lane.until:
+            lane.lats.append((t1 - t0) // 1000)
+        else:
+            self.m.ok(op.name, t0, t1, op.units)
+            if self._warm_hook is not None:
+                self._warm_edge(t1)
+        if result == 0 and op.missing:
+            self.m.rec.m.op(op.name).not_found += 1
+        if op.then is not None:
+            op.then(True)
+
+    def failed(self, op, fn, args, t0: int, exc: Exception) -> int:
+        """An operation raised (``run``'s policy of its kind): the units it counts."""
+        return self._failed(op, fn, args, t0, exc)
+
     def _failed(self, op, fn, args, t0: int, exc: Exception) -> int:
         """An operation raised: the policy of its kind; returns the units it counts."""
         m, name = self.m, op.name

@@ -131,14 +131,14 @@ class Multiplexer:
             self._loop()
         finally:
             for slot in list(self._by_fd.values()):  # abandoned or left by an error of the loop's own
-                self._release(slot, time.perf_counter_ns())
+                self._release(slot)
             with self._lock:
                 new, self._new = self._new, []
                 self._closed = True
                 self._ep.close()
                 os.close(self._wake)
             for slot in new:
-                self._release(slot, time.perf_counter_ns())
+                self._release(slot)
 
     def _loop(self) -> None:  # noqa: C901 (the loop in one frame: a call per answer is its cost)
         phase = self.phase
@@ -197,7 +197,7 @@ class Multiplexer:
         fd = slot.m.binding.fileno()
         if fd is None:
             slot.exc = RuntimeError("the connection offers no socket to multiplex")
-            self._release(slot, time.perf_counter_ns())
+            self._release(slot)
             return
         self._watch(slot, fd)
         self._next(slot, time.perf_counter_ns())
@@ -227,12 +227,12 @@ class Multiplexer:
         while True:
             if slot.done >= slot.quota:
                 st.finished = True
-                return self._release(slot, now_ns)
+                return self._release(slot)
             if now_ns >= self._stop_ns:
                 st.finished = phase._cap_reached()
-                return self._release(slot, now_ns)
+                return self._release(slot)
             if self._stopping:
-                return self._release(slot, now_ns)
+                return self._release(slot)
             gen = phase._snap_gen
             if gen != slot.seen and slot.deposit is not None:
                 slot.seen = gen
@@ -242,10 +242,10 @@ class Multiplexer:
             except Exhausted:
                 slot.loop.exhausted = True
                 st.finished = True
-                return self._release(slot, now_ns)
+                return self._release(slot)
             except Exception as exc:
                 slot.exc = exc
-                return self._release(slot, now_ns)
+                return self._release(slot)
             send = getattr(fn, "send", None)
             slot.op, slot.fn, slot.args = op, fn, args
             if send is None:  # no split form: called here, every other connection waiting
@@ -272,20 +272,9 @@ class Multiplexer:
                 continue
             return
 
-    def _record(self, slot: Slot, op, t0: int, t1: int, result) -> None:
-        """As ``OperationLoop.run`` records an operation that returned."""
-        loop = slot.loop
-        lane = loop._lanes.get(op) or loop._lane(op)
-        if t1 < lane.until:
-            lane.lats.append((t1 - t0) // 1000)
-        else:
-            slot.m.ok(op.name, t0, t1, op.units)
-            if loop._warm_hook is not None:
-                loop._warm_edge(t1)
-        if result == 0 and op.missing:
-            slot.m.rec.m.op(op.name).not_found += 1
-        if op.then is not None:
-            op.then(True)
+    @staticmethod
+    def _record(slot: Slot, op, t0: int, t1: int, result) -> None:
+        slot.loop.record(op, t0, t1, result)
         slot.done += op.units
 
     def _failed(self, slot: Slot, exc: Exception, again: bool = True) -> bool:
@@ -294,10 +283,10 @@ class Multiplexer:
         (``again``: its next operation sent here), False when it was given back (a fatal error,
         an unreachable target)."""
         try:
-            slot.done += slot.loop._failed(slot.op, slot.fn, slot.args, slot.t0, exc)
+            slot.done += slot.loop.failed(slot.op, slot.fn, slot.args, slot.t0, exc)
         except Exception as fatal:
             slot.exc = fatal
-            self._release(slot, time.perf_counter_ns())
+            self._release(slot)
             return False
         # watched again even under the same number: a reconnect's new socket often takes the
         # number of the one it replaced, whose closing took it out of the epoll set
@@ -305,13 +294,13 @@ class Multiplexer:
         self._watch(slot, fd)
         if fd is None:
             slot.exc = RuntimeError("the connection offers no socket to multiplex after reconnecting")
-            self._release(slot, time.perf_counter_ns())
+            self._release(slot)
             return False
         if again:
             self._next(slot, time.perf_counter_ns())
         return True
 
-    def _release(self, slot: Slot, now_ns: int) -> None:
+    def _release(self, slot: Slot) -> None:
         """The slot given back to its client thread, with its loop's figures: the wall time it
         was driven, and the multiplexing thread's on-CPU time (shared out over the slots) and
         run-queue wait (each slot waited all of it: headroom's run-queue share stays the
@@ -334,4 +323,4 @@ class Multiplexer:
         answer is given back as abandoned (its connection is closed by its thread)."""
         for slot in list(self._by_fd.values()):
             slot.abandoned = True
-            self._release(slot, time.perf_counter_ns())
+            self._release(slot)

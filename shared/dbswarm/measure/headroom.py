@@ -339,6 +339,13 @@ def thresholds_of(settings: Optional[dict]) -> dict:
     return out
 
 
+def common_model(models) -> Optional[str]:
+    """The client model (fanout.client_model) of several calls or shards: theirs when they
+    agree, "mixed" when not, None for none."""
+    found = set(models)
+    return (found.pop() if len(found) == 1 else "mixed") if found else None
+
+
 def shard_figures(segments: list) -> Optional[dict]:
     """One shard's client figures over its calls (the segments' ``client``), or None when no
     call recorded them (an older shard file, a call that died before its end)."""
@@ -357,8 +364,7 @@ def shard_figures(segments: list) -> Optional[dict]:
            "cpu_s": round(cpu, 3), "wall_s": round(wall, 3)}
     out["cpu_share"] = round(cpu / (wall * capacity), 4) if wall > 0 and capacity > 0 else None
     # how the shard drove its connections (fanout.client_model; engine.mux): threads or multiplexed
-    models = {s.get("model") or "threads" for s in segs}
-    out["model"] = models.pop() if len(models) == 1 else "mixed"
+    out["model"] = common_model(s.get("model") or "threads" for s in segs)
     muxed = max(int(s.get("multiplexed_threads") or 0) for s in segs)
     if muxed:
         out["multiplexed_threads"] = muxed

@@ -119,8 +119,7 @@ def idle_seconds(intervals: list[tuple[float, float]], start: float, end: float)
 
 def _client_model(shards: dict) -> Optional[str]:
     """How the phase's shards drove their connections: threads, multiplexed, or mixed."""
-    models = {s.get("model") for s in shards.values() if s.get("model")}
-    return (models.pop() if len(models) == 1 else "mixed") if models else None
+    return headroom.common_model(s["model"] for s in shards.values() if s.get("model"))
 
 
 def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # noqa: C901
