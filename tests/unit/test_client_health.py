@@ -168,7 +168,8 @@ def test_the_phase_verdict_names_the_shards_the_delay_and_the_threads_to_use():
     # at most the latency the delay is part of
     assert c["client_scheduling_us"] == 1000.0
     assert c["reason"].startswith("the load generator was the bottleneck in shard 1: up to 1,000 µs of each "
-                                  "latency is client scheduling; use at most ")
+                                  "latency is client scheduling (")
+    assert c["reason"].endswith(f"); use at most {c['max_threads_per_shard']} threads per shard or more shards")
     assert 1 <= c["max_threads_per_shard"] < 64
     assert _phase_client({0: ok})["verdict"] == "ok"
 
@@ -327,6 +328,8 @@ def test_a_shard_that_waited_while_using_little_of_its_cpu_waited_for_other_proc
     starved = headroom.shard_figures([_segment(runqueue_wait_s=24.0)])
     c = _phase_client({0: starved, 1: starved})
     assert c["verdict"] == "bound" and c["waited_for_others"] is True
+    # fewer threads per shard is not the remedy there: the reason does not advise it
+    assert "use at most" not in c["reason"] and c["max_threads_per_shard"] is not None
     assert c["reason"].endswith("the shards used at most 10% of the CPU they may use: their threads waited for "
                                 "CPUs that other processes held (the database server or other programs on this "
                                 "host, the campaign's other shards on the same CPUs); give the load generator "
@@ -335,6 +338,7 @@ def test_a_shard_that_waited_while_using_little_of_its_cpu_waited_for_other_proc
     busy = headroom.shard_figures([_segment(cpu_s=9.5, runqueue_wait_s=24.0)])
     c = _phase_client({0: starved, 1: busy})
     assert c["verdict"] == "bound" and "waited_for_others" not in c and "other processes held" not in c["reason"]
+    assert "; use at most " in c["reason"]
     # the loop's own share is not a wait for a CPU
     loop = headroom.shard_figures([_segment(latency_s=15.0)])
     assert "waited_for_others" not in _phase_client({0: loop})

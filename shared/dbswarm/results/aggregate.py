@@ -452,14 +452,15 @@ def client_section(figs: dict, series: dict, measurement: Measurement, window: O
         advice = min(a for a in (headroom.advice_threads(s, thresholds) for s in first) if a is not None) \
             if any(s.get("threads") for s in first) else None
         which = ", ".join(str(i) for i in (bound if verdict == "bound" else near))
+        # shards that waited for CPUs other processes held: fewer threads per shard is not
+        # the remedy (they used little of their own CPU), so the reason gives theirs instead
+        others = headroom.waited_for_others(first, thresholds)
+        remedy = others or (f"use at most {advice} thread{'s' if advice > 1 else ''} per shard or more shards"
+                            if advice else "")
         out["reason"] = (f"{'the load generator was the bottleneck' if verdict == 'bound' else 'the load generator was near its limit'} "
                          f"in shard{'s' if len(first) > 1 else ''} {which}: up to {delay:,.0f} µs of each latency is "
-                         "client scheduling" + (f"; use at most {advice} thread{'s' if advice > 1 else ''} per shard or "
-                                                "more shards" if advice else "")
-                         + f" ({first[0]['reason']})")
-        others = headroom.waited_for_others(first, thresholds)
+                         f"client scheduling ({first[0]['reason']})" + (f"; {remedy}" if remedy else ""))
         if others:
-            out["reason"] += f"; {others}"
             out["waited_for_others"] = True
         out["max_threads_per_shard"] = advice
         out["client_scheduling_us"] = round(delay, 1)
