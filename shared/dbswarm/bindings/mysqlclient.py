@@ -36,6 +36,7 @@ it; ``close()`` of a closed connection raises (swallowed here).
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Optional
 
 from dbswarm.errors import BindingError
@@ -270,6 +271,56 @@ class Statements:
             return affected() > 0
         update.send, update.finish = send, finish  # type: ignore[attr-defined]
         return update
+
+    # sysbench's statements (Binding.query_counter / statement_runner / transaction_calls):
+    # the blocking call as it is (fetchcount's / execute's int fast path), with the text
+    # statement's split calls where the connection is _mysql's (engine.mux)
+    def query_counter(self, sql):
+        count = partial(self.fetchcount, sql)
+        if self._split[0] is not None:
+            count.send, count.finish = self._send(sql), self._finish_rows  # type: ignore[attr-defined]
+        return count
+
+    def statement_runner(self, sql):
+        run = partial(self.execute, sql)
+        if self._split[0] is not None:
+            run.send, run.finish = self._send(sql), self._finish_affected  # type: ignore[attr-defined]
+        return run
+
+    def transaction_calls(self, writes=True):
+        calls = []
+        for command in ("BEGIN", "COMMIT"):
+            call = partial(self.execute, command)
+            if self._split[0] is not None:
+                call.send = partial(self._split[0], command.encode())  # type: ignore[attr-defined]
+                call.finish = self._finish_affected  # type: ignore[attr-defined]
+            calls.append(call)
+        return calls[0], calls[1]
+
+    def _send(self, sql):
+        """``send(params)``: the statement's bytes as ``execute`` formats them, sent."""
+        send_query, ints, general = self._split[0], self._ints, self._bytes
+        self._bytes(sql, ())  # its templates made now (the int one where it has no literal %)
+        t = ints.get(sql)
+
+        def send(params):
+            if t is not None and 0 < len(params) < 3 and type(params[0]) is int is type(params[-1]):
+                send_query(t % params)
+            else:
+                send_query(general(sql, params))
+        return send
+
+    def _finish_rows(self) -> int:
+        self._split[1]()  # readable: the answer has come; read_query_result reads the rest
+        res = self._store()
+        return res.num_rows() if res is not None else 0
+
+    def _finish_affected(self) -> int:
+        self._split[1]()
+        res = self._store()
+        if res is not None:
+            res.fetch_row(0)
+        return self._affected()
 
 
 def statement_template(sql, params: int) -> bytes:

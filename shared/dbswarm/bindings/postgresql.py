@@ -31,6 +31,7 @@ server's), ``application_name`` (default ``dbswarm``), ``statement_timeout_ms``.
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Optional
 
 import psycopg
@@ -77,6 +78,28 @@ def text_params(params) -> list:
             raise TypeError(f"postgresql binding: parameter of type {t.__name__} is not supported "
                             "by prepared statements (str, int, float, None)")
     return out
+
+
+def _ntuples(res) -> int:
+    return res.ntuples
+
+
+def _changed(res) -> bool:
+    return (res.command_tuples or 0) > 0
+
+
+def _affected(res) -> int:
+    n = res.command_tuples
+    return -1 if n is None else n
+
+
+def _nothing(res) -> None:
+    return None
+
+
+def _send_simple(send_query, got: list, command: bytes) -> None:
+    got.clear()
+    send_query(command)
 
 
 class _Prepared:
@@ -402,7 +425,33 @@ class PostgresBinding(SqlBinding):
                 if res.status != ok:
                     raise error(res)
                 return res.ntuples
+        count.send, count.finish = self._split_params(name, ok, _ntuples)  # type: ignore[attr-defined]
         return count
+
+    def statement_runner(self, sql):
+        """``execute(sql, params)`` as it is (its int fast path), with the prepared statement's
+        split calls (engine.mux): ``send(params)``, ``finish()`` -> the affected rows."""
+        p = self._hot_prepared(sql)
+        if p is None:
+            return super().statement_runner(sql)
+        run = partial(self.execute, sql)
+        run.send, run.finish = self._split_params(  # type: ignore[attr-defined]
+            p.name, pq.ExecStatus.COMMAND_OK, _affected)
+        return run
+
+    def transaction_calls(self, writes=True):
+        """BEGIN and COMMIT as ``_simple`` sends them, with their split calls (libpq's
+        ``send_query``: the simple protocol, one round trip each, as sysbench)."""
+        if self._pg is None:
+            return super().transaction_calls(writes)
+        calls = []
+        for command in (b"BEGIN", b"COMMIT"):
+            call = partial(self._simple, command)
+            finish, got = self._finisher(pq.ExecStatus.COMMAND_OK, _nothing)
+            call.send = partial(_send_simple, self._pg.send_query, got, command)  # type: ignore[attr-defined]
+            call.finish = finish  # type: ignore[attr-defined]
+            calls.append(call)
+        return calls[0], calls[1]
 
     # -- kv hot path: the prepared statement's libpq call, bound once per client thread -----
     # keys as bytes, as libpq takes them (the YCSB client memoizes them encoded)
@@ -446,13 +495,9 @@ class PostgresBinding(SqlBinding):
     def _split(self, name: bytes, ok, rows: bool):
         """(send, finish) of the reader (``rows``: send(key), finish() -> rows found) or the
         updater (send(value, key), finish() -> a row changed) prepared as ``name``: libpq's
-        ``send_query_prepared``, then, each time the socket is readable, ``consume_input`` and
-        the results libpq has whole (the statement's, then None); ``finish`` returns what the
-        blocking function would, or PENDING while libpq still waits for bytes. An error result
-        is raised once the connection is ready for the next statement (its results all read)."""
-        pg, error = self._pg, self._error
-        send_prepared, consume, busy, get_result = pg.send_query_prepared, pg.consume_input, pg.is_busy, pg.get_result
-        got: list = []
+        ``send_query_prepared``, then ``finish`` (``_finisher``) each time the socket is readable."""
+        send_prepared = self._pg.send_query_prepared
+        finish, got = self._finisher(ok, _ntuples if rows else _changed)
 
         def send_key(key):
             got.clear()
@@ -461,6 +506,28 @@ class PostgresBinding(SqlBinding):
         def send_value_key(value, key):
             got.clear()
             send_prepared(name, [value.encode(), key])
+        return (send_key if rows else send_value_key), finish
+
+    def _split_params(self, name: bytes, ok, value):
+        """(send(params), finish) of the statement prepared as ``name``, its parameters in
+        libpq's text format (``text_params``: ints, strs, floats, None)."""
+        send_prepared = self._pg.send_query_prepared
+        finish, got = self._finisher(ok, value)
+
+        def send(params):
+            got.clear()
+            send_prepared(name, text_params(params))
+        return send, finish
+
+    def _finisher(self, ok, value):
+        """``finish()`` of a statement sent on this connection, and the list its results
+        gather in (a send clears it): ``consume_input``, then the results libpq has whole
+        (the statement's, then None); ``value(result)`` when they are all read, or PENDING
+        while libpq still waits for bytes. An error result is raised once the connection is
+        ready for the next statement (its results all read)."""
+        pg, error = self._pg, self._error
+        consume, busy, get_result = pg.consume_input, pg.is_busy, pg.get_result
+        got: list = []
 
         def finish():
             consume()  # raises OperationalError on a broken connection
@@ -473,9 +540,9 @@ class PostgresBinding(SqlBinding):
                 got.clear()
                 if last is None or last.status != ok:
                     raise error(last) if last is not None else psycopg.OperationalError("no result")
-                return last.ntuples if rows else (last.command_tuples or 0) > 0
+                return value(last)
             return PENDING
-        return (send_key if rows else send_value_key), finish
+        return finish, got
 
     def _hot_prepared(self, sql) -> Optional[_Prepared]:
         """sql prepared on this connection now (as prepare_now), or None: not prepared

@@ -109,15 +109,7 @@ class Measured:
         while the errors are retryable or of the connection and the worker is not stopping
         (as sysbench does); True when an attempt committed, timed from ``t0``."""
         while True:
-            kind = self.failed(op, exc)
-            try:
-                self.binding.rollback()
-            except Exception:
-                pass
-            if kind == FATAL or self.should_stop():
-                return False
-            self.rec.count("retries")
-            if attempts_left <= 0:
+            if not self.retry_event(op, exc) or attempts_left <= 0:
                 return False
             attempts_left -= 1
             try:
@@ -127,6 +119,22 @@ class Measured:
                 continue
             self.ok(op, t0, self._perf())
             return True
+
+    def retry_event(self, op: str, exc: Exception) -> bool:
+        """An attempt of event ``op`` failed with ``exc``: the error recorded (a lost
+        connection reconnected, a fatal error raised), the transaction rolled back; True when
+        it should run again (not fatal, the worker not stopping: counted in ``retries``).
+        ``event_failed``'s step, and the multiplexer's (engine.mux), which runs the event
+        again without blocking its other connections."""
+        kind = self.failed(op, exc)
+        try:
+            self.binding.rollback()
+        except Exception:
+            pass
+        if kind == FATAL or self.should_stop():
+            return False
+        self.rec.count("retries")
+        return True
 
     def failed(self, op, exc) -> str:
         """Record a failed operation's error and apply the policy (reconnect, or raise on a

@@ -117,6 +117,13 @@ class OperationLoop:
         """An operation raised (``run``'s policy of its kind): the units it counts."""
         return self._failed(op, fn, args, t0, exc)
 
+    def event_given_up(self, op) -> None:
+        """An event whose attempts ended without a commit (the multiplexer's retries,
+        engine.mux): what ``_failed`` does after ``event_failed`` returned False."""
+        self._warm_edge(time.perf_counter_ns())
+        if op.then is not None:
+            op.then(False)
+
     def _failed(self, op, fn, args, t0: int, exc: Exception) -> int:
         """An operation raised: the policy of its kind; returns the units it counts."""
         m, name = self.m, op.name

@@ -33,16 +33,19 @@ from typing import Any, Callable, Optional
 
 from dbswarm.bindings.base import PENDING
 from dbswarm.engine.loop import OperationLoop
-from dbswarm.families.base import Exhausted
+from dbswarm.families.base import EVENT, Exhausted
 from dbswarm.measure import headroom
 
 POLL_S = 0.05  # the longest wait in epoll: the stop event and the stop instant are looked at as often
+EVENT_RETRIES = 99  # an event's retries after its first attempt, as Measured.event makes them
+NEXT, WAITING, RELEASED = "next", "waiting", "released"  # what _failed did with the slot
 
 
 class Slot:
     """One client thread's client while the multiplexer drives it."""
     __slots__ = ("st", "client", "m", "loop", "quota", "done", "deposit", "seen", "fd", "op", "fn", "args", "t0",
-                 "released", "exc", "abandoned", "began", "sched0", "health", "blocking_calls")
+                 "released", "exc", "abandoned", "began", "sched0", "health", "blocking_calls", "gen", "finish",
+                 "attempts")
 
     def __init__(self, st, client, m, quota: Optional[int], deposit: Optional[Callable]):
         self.st, self.client, self.m = st, client, m
@@ -63,6 +66,9 @@ class Slot:
         self.sched0: Optional[tuple[int, int]] = None
         self.health: Optional[list] = None
         self.blocking_calls = 0
+        self.gen: Any = None  # the operation's steps in flight (families.base.stepwise), or None
+        self.finish: Any = None  # the finish of the call in flight
+        self.attempts = 0  # the failed attempts of the event in flight
 
 
 class Multiplexer:
@@ -176,11 +182,15 @@ class Multiplexer:
                 ready = by_fd.get(fd)
                 if ready is None:
                     continue
-                slot, fn = ready, ready.fn
+                slot = ready
                 try:
-                    result = fn.finish()
+                    result = slot.finish()
                     if result is PENDING:
                         continue
+                    if slot.gen is not None:  # a statement of several: the next one sent, or the end
+                        result = self._advance(slot, result)
+                        if result is PENDING:
+                            continue
                 except Exception as exc:  # drivers raise many types; the policy classifies
                     self._failed(slot, exc)
                     continue
@@ -246,8 +256,24 @@ class Multiplexer:
             except Exception as exc:
                 slot.exc = exc
                 return self._release(slot)
+            slot.op, slot.fn, slot.args, slot.attempts = op, fn, args, 0
+            steps = getattr(fn, "steps", None)
+            if steps is not None:  # several statements (families.base.stepwise): the first sent
+                slot.t0 = time.perf_counter_ns()
+                try:
+                    slot.gen = steps(*args)
+                    result = self._advance(slot, None)
+                except Exception as exc:
+                    if self._failed(slot, exc, again=False) != NEXT:
+                        return
+                    now_ns = time.perf_counter_ns()
+                    continue
+                if result is PENDING:
+                    return
+                now_ns = time.perf_counter_ns()  # every call of it was made here
+                self._record(slot, op, slot.t0, now_ns, result)
+                continue
             send = getattr(fn, "send", None)
-            slot.op, slot.fn, slot.args = op, fn, args
             if send is None:  # no split form: called here, every other connection waiting
                 slot.blocking_calls += 1
                 t0 = time.perf_counter_ns()
@@ -255,39 +281,77 @@ class Multiplexer:
                     result = fn(*args)
                 except Exception as exc:
                     slot.t0 = t0
-                    if not self._failed(slot, exc, again=False):
+                    if self._failed(slot, exc, again=False) != NEXT:
                         return
                     now_ns = time.perf_counter_ns()
                     continue
                 now_ns = time.perf_counter_ns()
                 self._record(slot, op, t0, now_ns, result)
                 continue
+            slot.finish = fn.finish
             slot.t0 = time.perf_counter_ns()
             try:
                 send(*args)
             except Exception as exc:
-                if not self._failed(slot, exc, again=False):
+                if self._failed(slot, exc, again=False) != NEXT:
                     return
                 now_ns = time.perf_counter_ns()
                 continue
             return
 
     @staticmethod
+    def _advance(slot: Slot, value):
+        """The operation's steps driven on from ``value`` (the last call's result): the next
+        call sent (PENDING: wait for its answer), or the operation's result when the steps
+        end. A call without a split form is made here (``blocking_calls``)."""
+        gen = slot.gen
+        while True:
+            try:
+                call, call_args = gen.send(value)
+            except StopIteration as end:
+                slot.gen = None
+                return end.value
+            send = getattr(call, "send", None)
+            if send is None:
+                slot.blocking_calls += 1
+                value = call(*call_args)
+                continue
+            slot.finish = call.finish
+            send(*call_args)
+            return PENDING
+
+    @staticmethod
     def _record(slot: Slot, op, t0: int, t1: int, result) -> None:
         slot.loop.record(op, t0, t1, result)
         slot.done += op.units
 
-    def _failed(self, slot: Slot, exc: Exception, again: bool = True) -> bool:
+    def _failed(self, slot: Slot, exc: Exception, again: bool = True) -> str:
         """An operation raised: its policy (``OperationLoop._failed``: recorded, a lost
-        connection reconnected); the slot's socket watched again. True when the slot goes on
-        (``again``: its next operation sent here), False when it was given back (a fatal error,
-        an unreachable target)."""
+        connection reconnected); the slot's socket watched again. An event of several
+        statements (``stepwise``) that should run again (``Measured.retry_event``: rolled
+        back) is started again here, its first statement sent, timed from its first attempt:
+        never run to its end in this thread, where it could wait for a row lock that another
+        of this thread's connections holds until this thread sends its next statement.
+        Returns NEXT when the slot goes on (``again``: its next operation sent here), WAITING
+        when the event's new attempt is in flight, RELEASED when it was given back (a fatal
+        error, an unreachable target)."""
+        if slot.gen is not None:  # the steps in flight end here
+            slot.gen.close()
+            slot.gen = None
+        op, steps = slot.op, getattr(slot.fn, "steps", None)
+        retry = False
         try:
-            slot.done += slot.loop.failed(slot.op, slot.fn, slot.args, slot.t0, exc)
+            if op.policy == EVENT and steps is not None:
+                retry = slot.m.retry_event(op.name, exc) and slot.attempts < EVENT_RETRIES
+                slot.attempts += 1
+                if not retry:  # given up: no unit, as a thread's loop counts it
+                    slot.loop.event_given_up(op)
+            else:
+                slot.done += slot.loop.failed(op, slot.fn, slot.args, slot.t0, exc)
         except Exception as fatal:
             slot.exc = fatal
             self._release(slot)
-            return False
+            return RELEASED
         # watched again even under the same number: a reconnect's new socket often takes the
         # number of the one it replaced, whose closing took it out of the epoll set
         fd = slot.m.binding.fileno()
@@ -295,10 +359,19 @@ class Multiplexer:
         if fd is None:
             slot.exc = RuntimeError("the connection offers no socket to multiplex after reconnecting")
             self._release(slot)
-            return False
+            return RELEASED
+        if retry and steps is not None:
+            try:
+                slot.gen = steps(*slot.args)
+                result = self._advance(slot, None)
+            except Exception as again_exc:
+                return self._failed(slot, again_exc, again)
+            if result is PENDING:
+                return WAITING
+            self._record(slot, op, slot.t0, time.perf_counter_ns(), result)
         if again:
             self._next(slot, time.perf_counter_ns())
-        return True
+        return NEXT
 
     def _release(self, slot: Slot) -> None:
         """The slot given back to its client thread, with its loop's figures: the wall time it
@@ -307,6 +380,7 @@ class Multiplexer:
         thread's) over that time."""
         if slot.released.is_set():
             return
+        slot.gen = None
         if slot.fd is not None:
             self._watch(slot, None)
         sched1 = headroom.thread_sched() if slot.sched0 is not None else None

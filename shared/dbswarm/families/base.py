@@ -127,6 +127,27 @@ class Exhausted(Exception):
     """Raised by a client's next_operation when it has nothing left to do (a load range written)."""
 
 
+def stepwise(steps: Callable[..., Any]) -> Callable[..., Any]:
+    """An operation of several statements (a transaction) described once, as ``steps(*args)``:
+    a generator that yields ``(call, call_args)`` for each statement — a binding's function,
+    split into ``send`` / ``finish`` where the binding multiplexes — is sent each call's
+    result, and returns the operation's. What it gives is the blocking function a thread calls
+    (the statements one after another); ``.steps`` is what the shard's multiplexer drives
+    (engine.mux: each call's ``send``, its ``finish`` when the answer is in). The description
+    draws its randoms and counts its statements in the same order either way."""
+    def run(*args):
+        gen = steps(*args)
+        result = None
+        try:
+            while True:
+                call, call_args = gen.send(result)
+                result = call(*call_args)
+        except StopIteration as end:
+            return end.value
+    run.steps = steps  # type: ignore[attr-defined]
+    return run
+
+
 class Client:
     """One client thread's work, described an operation at a time: ``next_operation()``
     returns (an ``Op``, the function to call, its arguments) or raises ``Exhausted``; the
@@ -141,8 +162,9 @@ class Client:
     # phase's warm-up (sysbench takes its query counters' warm-up share there)
     warmup_ended: Optional[Callable[[], None]] = None
 
-    # whether every function next_operation returns is a binding's split-capable one
-    # (``Binding.fileno``): the shard's multiplexer may drive this client (engine.mux)
+    # whether every function next_operation returns is a binding's split-capable one, or
+    # ``stepwise`` steps of such (``Binding.fileno``): the shard's multiplexer may drive this
+    # client (engine.mux)
     multiplexable: bool = False
 
     def state(self) -> dict:

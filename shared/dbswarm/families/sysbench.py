@@ -10,13 +10,15 @@ and the secondary index on ``k`` is built after it, as sysbench does.
 from __future__ import annotations
 
 import random
-from typing import Literal, Optional
+from functools import partial
+from typing import Any, Callable, Literal, Optional
 
 from pydantic import Field, model_validator
 
 from dbswarm.bindings.protocols import SqlSession
 from dbswarm.families import base as families
-from dbswarm.families.base import EVENT, BatchLoader, Client, Family, Op, RunLimits, ThreadContext, WorkloadModel
+from dbswarm.families.base import (EVENT, BatchLoader, Client, Family, Op, RunLimits, ThreadContext, WorkloadModel,
+                                   stepwise)
 from dbswarm.families.generators import SysbenchUniform, pool_string, sysbench_rand
 from dbswarm.families.presets import SYSBENCH_TESTS
 from dbswarm.families.tables import fmt, published_family_table
@@ -129,19 +131,20 @@ class _PerTable(dict):
         return sql
 
 
-class _PerTableCounters(dict):
-    """table number -> one kind of select's ``count(params)`` on one session (the binding's
-    ``query_counter``), made at its first use; cleared when the session reconnects."""
-    __slots__ = ("tables", "kind")
+class _PerTableCalls(dict):
+    """table number -> one kind of statement's call on one session: a select's ``count(params)``
+    (the binding's ``query_counter``) or a write's ``run(params)`` (``statement_runner``), made
+    at its first use; cleared when the session reconnects."""
+    __slots__ = ("tables", "kind", "make")
 
-    def __init__(self, tables: "SysbenchTables", kind: str):
+    def __init__(self, tables: "SysbenchTables", kind: str, make: str):
         super().__init__()
-        self.tables, self.kind = tables, kind
+        self.tables, self.kind, self.make = tables, kind, make
 
     def __missing__(self, n: int):
         t = self.tables
-        count = self[n] = t.b.query_counter(t.stmts[self.kind][n])
-        return count
+        call = self[n] = getattr(t.b, self.make)(t.stmts[self.kind][n])
+        return call
 
 
 class SysbenchTables:
@@ -157,14 +160,25 @@ class SysbenchTables:
         self.stmts = {k: _PerTable(self, k) for k in PER_OPERATION}  # kind -> table -> statement
         self._loads: dict[tuple[int, int], str] = {}  # (table, rows) -> the load's INSERT
         self.point_selects = self.stmts["point_select"]  # table -> statement: the hottest lookup, direct
-        # kind -> table -> count(params) of the events' selects: one call per select, no
-        # statement lookup in the session (taken again after a reconnect: reset_counters)
-        self.counters = {k: _PerTableCounters(self, k) for k in PER_OPERATION}
+        # kind -> table -> count(params) of the events' selects, run(params) of their writes:
+        # one call per statement, no statement lookup in the session (taken again after a
+        # reconnect: reset_counters)
+        self.counters = {k: _PerTableCalls(self, k, "query_counter") for k in PER_OPERATION}
+        self.runners = {k: _PerTableCalls(self, k, "statement_runner") for k in PER_OPERATION}
+        self._transaction: dict[bool, tuple] = {}  # writes -> the session's (begin, commit) calls
 
     def reset_counters(self) -> None:
-        """The session reconnected: its selects' count functions belong to the old connection."""
-        for per_table in self.counters.values():
+        """The session reconnected: its statements' calls belong to the old connection."""
+        for per_table in (*self.counters.values(), *self.runners.values()):
             per_table.clear()
+        self._transaction.clear()
+
+    def transaction(self, writes: bool) -> tuple:
+        """(begin, commit) of this session (``Binding.transaction_calls``)."""
+        calls = self._transaction.get(writes)
+        if calls is None:
+            calls = self._transaction[writes] = self.b.transaction_calls(writes)
+        return calls
 
     def table_name(self, n: int) -> str:
         return f"sbtest{n}"
@@ -274,7 +288,12 @@ class SysbenchClient:
             (w.simple_ranges, "simple_range"), (w.sum_ranges, "sum_range"),
             (w.order_ranges, "order_range"), (w.distinct_ranges, "distinct_range")) if count)
         only_point_selects = bool(w.skip_trx and w.point_selects and not self._ranges and not self.writes)
-        self.body = self._point_selects if only_point_selects else self._event
+        self.body: Callable[..., Any]
+        if only_point_selects:  # the same statements and draws as the steps, without a generator
+            self.body = partial(SysbenchClient._point_selects, self)
+            self.body.steps = self._event  # type: ignore[attr-defined]
+        else:
+            self.body = stepwise(self._event)
 
     def statement_kinds(self) -> list[str]:
         """The per-operation statements this workload's events run."""
@@ -302,59 +321,62 @@ class SysbenchClient:
         return 1 + int(self.random() * self.w.tables)
 
     def _event(self, st, q):
-        # one event (the engine's operation loop times it, and runs it again after a failed
-        # attempt). Statements straight on the session: a group's
-        # table is drawn once (as ``table()`` draws it), its statement looked up once, then
-        # only driver calls (the session's methods are looked up per event: a reconnect
-        # between attempts may have replaced them)
-        w, next_id, b = self.w, self._next_id, st.b
+        """One event's statements, described once (``stepwise``): each ``(call, (params,))``
+        the session's own call of that statement (``st.counters`` / ``st.runners`` /
+        ``st.transaction``: split into send / finish where the session multiplexes). The
+        engine's operation loop times the event and runs it again after a failed attempt; a
+        thread runs the statements one after another, the shard's multiplexer sends each
+        when the last one's answer is in (engine.mux). A group's table is drawn once (as
+        ``table()`` draws it) and its call looked up once; the session's calls are looked up
+        per event (a reconnect between attempts replaces them)."""
+        w, next_id = self.w, self._next_id
         if not w.skip_trx:
-            b.begin(self.writes)
+            begin, commit = st.transaction(self.writes)
+            yield begin, ()
             q[OTHER] += 1
         if w.point_selects:
-            self._point_selects(st, q)
+            select = st.counters["point_select"][1 + int(self.random() * w.tables)]
+            for _ in range(w.point_selects):
+                yield select, ((next_id(),),)  # read, not converted
+                q[READ] += 1
         if self._ranges:
             rs, rnd, tables, counters = w.range_size - 1, self.random, w.tables, st.counters
             for count, kind in self._ranges:
                 select = counters[kind][1 + int(rnd() * tables)]
                 for _ in range(count):
                     lo = next_id()
-                    select((lo, lo + rs))  # read, not converted
+                    yield select, ((lo, lo + rs),)
                     q[READ] += 1
         if self.writes:
-            self._writes(st, q)
+            runners = st.runners
+            if w.index_updates:
+                run = runners["index_update"][self.table()]
+                for _ in range(w.index_updates):
+                    yield run, ((next_id(),),)
+                    q[WRITE] += 1
+            if w.non_index_updates:
+                run = runners["non_index_update"][self.table()]
+                for _ in range(w.non_index_updates):
+                    id_ = next_id()
+                    yield run, ((self.c_value(), id_),)
+                    q[WRITE] += 1
+            if w.delete_inserts:
+                t = self.table()
+                delete, insert = runners["delete"][t], runners["insert"][t]
+                for _ in range(w.delete_inserts):
+                    id_ = next_id()
+                    yield delete, ((id_,),)
+                    q[WRITE] += 1
+                    yield insert, ((id_, 1 + int(self.random() * w.table_size), self.c_value(), self.pad_value()),)
+                    q[WRITE] += 1
         if not w.skip_trx:
-            b.commit()
+            yield commit, ()
             q[OTHER] += 1
 
-    def _writes(self, st, q):
-        """The event's index and non-index updates and its DELETE + INSERT pairs."""
-        w, next_id, execute = self.w, self._next_id, st.b.execute
-        if w.index_updates:
-            sql = st.sql("index_update", self.table())
-            for _ in range(w.index_updates):
-                execute(sql, (next_id(),))
-                q[WRITE] += 1
-        if w.non_index_updates:
-            sql = st.sql("non_index_update", self.table())
-            for _ in range(w.non_index_updates):
-                id_ = next_id()
-                execute(sql, (self.c_value(), id_))
-                q[WRITE] += 1
-        if w.delete_inserts:
-            t = self.table()
-            delete, insert = st.sql("delete", t), st.sql("insert", t)
-            for _ in range(w.delete_inserts):
-                id_ = next_id()
-                execute(delete, (id_,))
-                q[WRITE] += 1
-                execute(insert, (id_, 1 + int(self.random() * w.table_size), self.c_value(), self.pad_value()))
-                q[WRITE] += 1
-
     def _point_selects(self, st, q):
-        """The event's point selects; alone, the whole event of workloads that run nothing
-        else outside a transaction (oltp_point_select), without _event's checks of the
-        groups they do not run."""
+        """An event of point selects only (oltp_point_select: no transaction, no other group):
+        ``_event``'s statements and draws for it, called straight, for a thread (one statement
+        an event: the generator would be a third of its cost on the noop binding)."""
         w = self.w
         select, nxt = st.counters["point_select"][1 + int(self.random() * w.tables)], self._next_id
         for _ in range(w.point_selects):
@@ -396,6 +418,9 @@ class _EventClient(Client):
                 ctx.m.rec.count("setup_transactions", prepared)
         operation = (Op("TRANSACTION", EVENT), client.body, (tables, self.q))
         self.next_operation = lambda: operation  # type: ignore[method-assign]
+        # the event's statements are the session's calls (stepwise): the shard's multiplexer
+        # may drive them where the session offers its socket (engine.mux)
+        self.multiplexable = True
         self.warm_q: Optional[list] = None
 
     def warmup_ended(self):  # type: ignore[override]
