@@ -11,6 +11,11 @@ process. Tables: bench/vs_ycsb.py's (dbswarm and go-ycsb each load their own key
 
     python bench/client_model.py --servers-dir /tmp/dbswarm-bench36-servers --time 8 --rounds 3 \\
         --threads 16,128 --workloads a,c --engines mysql,postgresql
+
+``--sysbench-tests oltp_read_write,oltp_point_select`` compares sysbench's OLTP tests the same
+way against sysbench 1.0.20 (``--workloads ''`` for sysbench only): threads, multiplexed
+(each event's statements sent one after another by the shard's multiplexer), sysbench; TPS
+and client CPU per transaction (bench/vs_sysbench.py's tables, loaded once per engine).
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import common as C  # noqa: E402
+from bench import vs_sysbench as VS  # noqa: E402
 from bench import vs_ycsb as Y  # noqa: E402
 
 MODELS = ("threads", "multiplexed")
@@ -61,6 +67,42 @@ def compare(engine, env, w, a, pinned) -> dict:
     return row
 
 
+def compare_sysbench(engine, env, test, a, threads, pinned) -> dict:
+    la0 = C.loadavg()
+    mode = "pinned" if pinned else "shared"
+    C.log(f"{engine} sysbench {test} threads={threads} {mode}: {a.rounds} rounds x (threads, multiplexed, sysbench)")
+    got: dict[str, list] = {"threads": [], "multiplexed": [], "sysbench": []}
+    with C.Pinning(env, pinned, engines=(engine,)):
+        for i in range(a.rounds):
+            for model in MODELS:
+                got[model].append(VS.run_dbswarm(engine, env, test, argparse.Namespace(**dict(vars(a), client_model=model)),
+                                                 threads, pinned))
+            got["sysbench"].append(VS.run_sysbench(engine, env, test, a, threads, pinned))
+            for v in got.values():  # client CPU per transaction, µs (sysbench: its process)
+                r = v[-1]
+                r["cpu_us_per_trx"] = (round(r["cpu_s_per_1000"] * 1000, 1) if "cpu_s_per_1000" in r else
+                                       round(r["cpu_s"] / r["transactions"] * 1e6, 1) if r.get("transactions") else None)
+            C.log(f"  round {i}: TPS " + ", ".join(f"{k} {v[-1]['tps']:,.0f}" for k, v in got.items())
+                  + "; client µs/trx " + ", ".join(f"{k} {v[-1]['cpu_us_per_trx']}" for k, v in got.items()))
+    th, mx, sb = got["threads"], got["multiplexed"], got["sysbench"]
+
+    def col(rows, key):
+        return [r.get(key) for r in rows]
+    row = {"engine": engine, "workload": f"sysbench {test}", "threads": threads, "mode": mode,
+           "ops": {k: C.med(col(v, "tps")) for k, v in got.items()},
+           "cpu_us_per_op": {k: C.med(col(v, "cpu_us_per_trx")) for k, v in got.items()},
+           "mux_vs_threads_ops": C.ratios(col(mx, "tps"), col(th, "tps")),
+           "mux_vs_threads_cpu": C.ratios(col(mx, "cpu_us_per_trx"), col(th, "cpu_us_per_trx")),
+           "threads_vs_reference_ops": C.ratios(col(th, "tps"), col(sb, "tps")),
+           "mux_vs_reference_ops": C.ratios(col(mx, "tps"), col(sb, "tps")),
+           "errors": {k: sum(r.get("errors") or 0 for r in v) for k, v in got.items()},
+           "runs": got, "loadavg": {"before": la0, "after": C.loadavg()}}
+    C.log(f"  multiplexed ÷ threads: TPS {C.fmt_ratio(row['mux_vs_threads_ops'])}, client CPU/trx "
+          f"{C.fmt_ratio(row['mux_vs_threads_cpu'])}; ÷ sysbench: threads {C.fmt_ratio(row['threads_vs_reference_ops'])}, "
+          f"multiplexed {C.fmt_ratio(row['mux_vs_reference_ops'])}")
+    return row
+
+
 def markdown(data: dict) -> str:
     a = data["args"]
     lines = ["## Client models through `dbswarm run`: threads against multiplexed (issue 36)", "", C.header(data), "",
@@ -73,6 +115,8 @@ def markdown(data: dict) -> str:
              "client µs/op threads / mux / go-ycsb | errors threads / mux / go-ycsb* |",
              "| --- | --- | ---: | --- | ---: | ---: | ---: | --- | --- | --- | --- | --- | ---: |"]
     for r in data["comparisons"]:
+        if str(r.get("workload", "")).startswith("sysbench"):
+            continue
         if "error" in r and "ops" not in r:
             lines.append(f"| {r.get('engine')} | {r.get('workload')} | {r.get('threads')} | {r.get('mode')} | "
                          f"failed: {str(r['error'])[:120]} | | | | | | | | |")
@@ -86,6 +130,27 @@ def markdown(data: dict) -> str:
                      f"{' / '.join(str(r['errors'][k]) for k in ('threads', 'multiplexed', 'go-ycsb'))} |")
     lines += ["", "\\* go-ycsb's errors are its operations in flight when it is stopped (SIGINT: it has no time "
               "limit), at most one per thread and run."]
+    sb_rows = [r for r in data["comparisons"] if str(r.get("workload", "")).startswith("sysbench")]
+    if sb_rows:
+        lines += ["", f"sysbench ({a.get('tables')} tables of {a.get('table_size'):,} rows, uniform; client CPU per "
+                  "transaction: dbswarm's shard processes net of their start-up, sysbench's process):", "",
+                  "| engine | test | threads | mode | TPS threads | TPS multiplexed | TPS sysbench | mux ÷ threads TPS | "
+                  "mux ÷ threads client CPU/trx | threads ÷ sysbench | mux ÷ sysbench | client µs/trx threads / mux / "
+                  "sysbench | errors threads / mux / sysbench |",
+                  "| --- | --- | ---: | --- | ---: | ---: | ---: | --- | --- | --- | --- | --- | ---: |"]
+        for r in sb_rows:
+            if "error" in r and "ops" not in r:
+                lines.append(f"| {r.get('engine')} | {r.get('workload')} | {r.get('threads')} | {r.get('mode')} | "
+                             f"failed: {str(r['error'])[:120]} | | | | | | | | |")
+                continue
+            o, c = r["ops"], r["cpu_us_per_op"]
+            lines.append(f"| {C.ENGINE_LABELS.get(r['engine'], r['engine'])} | {r['workload'].split()[-1]} | "
+                         f"{r['threads']} | {r['mode']} | {Y._num(o['threads'])} | {Y._num(o['multiplexed'])} | "
+                         f"{Y._num(o['sysbench'])} | {C.fmt_ratio(r['mux_vs_threads_ops'])} | "
+                         f"{C.fmt_ratio(r['mux_vs_threads_cpu'])} | {C.fmt_ratio(r['threads_vs_reference_ops'])} | "
+                         f"{C.fmt_ratio(r['mux_vs_reference_ops'])} | {_us(c['threads'])} / {_us(c['multiplexed'])} / "
+                         f"{_us(c['sysbench'])} | "
+                         f"{' / '.join(str(r['errors'][k]) for k in ('threads', 'multiplexed', 'sysbench'))} |")
     return "\n".join(lines) + "\n"
 
 
@@ -106,18 +171,21 @@ def main(argv=None):
     p.add_argument("--go-startup", type=float, default=0.3)
     p.add_argument("--servers-dir", default=C.DEFAULT_SERVERS_DIR)
     p.add_argument("--no-load", action="store_true", help="the tables are loaded already (an earlier run)")
+    p.add_argument("--sysbench-tests", default="", help="sysbench tests too, e.g. oltp_read_write,oltp_point_select")
+    p.add_argument("--tables", type=int, default=8, help="sysbench tables")
+    p.add_argument("--table-size", type=int, default=20_000, help="sysbench rows per table")
     p.add_argument("--no-md", action="store_true")
     a = p.parse_args(argv)
     a.bare = False
     thread_counts = C.csv_list(a.threads, int)
-    if not C.GO_YCSB.exists():
+    if C.csv_list(a.workloads) and not C.GO_YCSB.exists():
         C.check(C.run_measured([str(C.ROOT / "scripts" / "build-go-ycsb")], timeout=1200), "scripts/build-go-ycsb")
     data = C.base_record("client_model", a)
     env = C.start_servers(a.servers_dir)
     data["comparisons"], data["loads"] = [], {}
     for engine in C.csv_list(a.engines):
         ea = argparse.Namespace(**dict(vars(a), threads=thread_counts[0]))
-        if not a.no_load:
+        if not a.no_load and C.csv_list(a.workloads):
             data["loads"][engine] = Y.load(engine, env, ea)
         for w in C.csv_list(a.workloads):
             for threads in thread_counts:
@@ -126,6 +194,18 @@ def main(argv=None):
                     pinned = mode == "pinned"
                     row = C.attempt(lambda: compare(engine, env, w, ta, pinned), engine=engine, workload=w,
                                     threads=threads, mode=mode)
+                    data["comparisons"].append(row)
+        tests = C.csv_list(a.sysbench_tests)
+        if tests and not a.no_load:
+            data["loads"][f"{engine}-sysbench"] = {k: v for k, v in C.load_with_dbswarm(env, engine, {
+                "family": "sysbench", "test": "oltp_read_write", "tables": a.tables, "table_size": a.table_size}).items()
+                if k in ("operations_total", "duration_s", "ops_per_s")}
+        for test in tests:
+            for threads in thread_counts:
+                for mode in C.csv_list(a.modes):
+                    pinned = mode == "pinned"
+                    row = C.attempt(lambda: compare_sysbench(engine, env, test, a, threads, pinned), engine=engine,
+                                    workload=f"sysbench {test}", threads=threads, mode=mode)
                     data["comparisons"].append(row)
     C.finish("client_model", data, markdown, write_md=not a.no_md)
 

@@ -75,6 +75,8 @@ def dbswarm_campaign(engine, env, test, a, threads, shards=None) -> dict:
          "phases": ["run"]}
     if shards:
         c["fanout"] = {"shards": shards}
+    if getattr(a, "client_model", None):  # bench/client_model.py: threads or multiplexed
+        c["fanout"] = {**c.get("fanout", {}), "client_model": a.client_model}
     return c
 
 

@@ -136,9 +136,9 @@ class Fanout(_Strict):
     max_shards: int = Field(1000, ge=1, le=10_000)
     client_model: Literal["threads", "multiplexed"] = Field(
         "threads", description="how a shard drives its connections in the run phase: a thread each (threads), or "
-        "one thread multiplexing them over the driver's split calls (multiplexed: YCSB read/update mixes on "
-        "PostgreSQL with prepared statements and on MariaDB/MySQL with mysqlclient, unpaced; anything else "
-        "keeps a thread per connection). docs/concurrency.md")
+        "one thread multiplexing them over the driver's split calls (multiplexed: YCSB read/update mixes and "
+        "sysbench's OLTP tests on PostgreSQL with prepared statements and on MariaDB/MySQL with mysqlclient, "
+        "unpaced; anything else keeps a thread per connection). docs/concurrency.md")
     start_lead_s: Optional[float] = Field(
         None, gt=0, le=600, description="seconds from arming a phase to its shards' start barrier (every shard "
         "begins at that instant). Default: the runner's lead, which locally grows with the shards (each is an OS "
