@@ -105,31 +105,31 @@ def compare_sysbench(engine, env, test, a, threads, pinned) -> dict:
 
 def markdown(data: dict) -> str:
     a = data["args"]
-    lines = ["## Client models through `dbswarm run`: threads against multiplexed (issue 36)", "", C.header(data), "",
-             f"- YCSB, zipfian, {a['recordcount']:,} records, {a['time']} s per run, {a['rounds']} alternating rounds "
-             "(threads, multiplexed, go-ycsb); pinned: server on CPU 0, clients on CPU 1; shared: both free. Client "
-             "CPU: dbswarm's shard processes net of their start-up (a 1-event campaign), go-ycsb's process. Ratios: "
-             "per round, median (min–max).", "",
-             "| engine | workload | threads | mode | ops/s threads | ops/s multiplexed | ops/s go-ycsb | "
-             "mux ÷ threads ops | mux ÷ threads client CPU/op | threads ÷ go-ycsb | mux ÷ go-ycsb | "
-             "client µs/op threads / mux / go-ycsb | errors threads / mux / go-ycsb* |",
-             "| --- | --- | ---: | --- | ---: | ---: | ---: | --- | --- | --- | --- | --- | ---: |"]
-    for r in data["comparisons"]:
-        if str(r.get("workload", "")).startswith("sysbench"):
-            continue
-        if "error" in r and "ops" not in r:
-            lines.append(f"| {r.get('engine')} | {r.get('workload')} | {r.get('threads')} | {r.get('mode')} | "
-                         f"failed: {str(r['error'])[:120]} | | | | | | | | |")
-            continue
-        o, c = r["ops"], r["cpu_us_per_op"]
-        lines.append(f"| {C.ENGINE_LABELS.get(r['engine'], r['engine'])} | {r['workload']} | {r['threads']} | {r['mode']} | "
-                     f"{Y._num(o['threads'])} | {Y._num(o['multiplexed'])} | {Y._num(o['go-ycsb'])} | "
-                     f"{C.fmt_ratio(r['mux_vs_threads_ops'])} | {C.fmt_ratio(r['mux_vs_threads_cpu'])} | "
-                     f"{C.fmt_ratio(r['threads_vs_goycsb_ops'])} | {C.fmt_ratio(r['mux_vs_goycsb_ops'])} | "
-                     f"{_us(c['threads'])} / {_us(c['multiplexed'])} / {_us(c['go-ycsb'])} | "
-                     f"{' / '.join(str(r['errors'][k]) for k in ('threads', 'multiplexed', 'go-ycsb'))} |")
-    lines += ["", "\\* go-ycsb's errors are its operations in flight when it is stopped (SIGINT: it has no time "
-              "limit), at most one per thread and run."]
+    lines = ["## Client models through `dbswarm run`: threads against multiplexed (issue 36)", "", C.header(data), ""]
+    ycsb_rows = [r for r in data["comparisons"] if not str(r.get("workload", "")).startswith("sysbench")]
+    if ycsb_rows:
+        lines += [f"- YCSB, zipfian, {a['recordcount']:,} records, {a['time']} s per run, {a['rounds']} alternating rounds "
+                 "(threads, multiplexed, go-ycsb); pinned: server on CPU 0, clients on CPU 1; shared: both free. Client "
+                 "CPU: dbswarm's shard processes net of their start-up (a 1-event campaign), go-ycsb's process. Ratios: "
+                 "per round, median (min–max).", "",
+                 "| engine | workload | threads | mode | ops/s threads | ops/s multiplexed | ops/s go-ycsb | "
+                 "mux ÷ threads ops | mux ÷ threads client CPU/op | threads ÷ go-ycsb | mux ÷ go-ycsb | "
+                 "client µs/op threads / mux / go-ycsb | errors threads / mux / go-ycsb* |",
+                 "| --- | --- | ---: | --- | ---: | ---: | ---: | --- | --- | --- | --- | --- | ---: |"]
+        for r in ycsb_rows:
+            if "error" in r and "ops" not in r:
+                lines.append(f"| {r.get('engine')} | {r.get('workload')} | {r.get('threads')} | {r.get('mode')} | "
+                             f"failed: {str(r['error'])[:120]} | | | | | | | | |")
+                continue
+            o, c = r["ops"], r["cpu_us_per_op"]
+            lines.append(f"| {C.ENGINE_LABELS.get(r['engine'], r['engine'])} | {r['workload']} | {r['threads']} | {r['mode']} | "
+                         f"{Y._num(o['threads'])} | {Y._num(o['multiplexed'])} | {Y._num(o['go-ycsb'])} | "
+                         f"{C.fmt_ratio(r['mux_vs_threads_ops'])} | {C.fmt_ratio(r['mux_vs_threads_cpu'])} | "
+                         f"{C.fmt_ratio(r['threads_vs_goycsb_ops'])} | {C.fmt_ratio(r['mux_vs_goycsb_ops'])} | "
+                         f"{_us(c['threads'])} / {_us(c['multiplexed'])} / {_us(c['go-ycsb'])} | "
+                         f"{' / '.join(str(r['errors'][k]) for k in ('threads', 'multiplexed', 'go-ycsb'))} |")
+        lines += ["", "\\* go-ycsb's errors are its operations in flight when it is stopped (SIGINT: it has no time "
+                  "limit), at most one per thread and run."]
     sb_rows = [r for r in data["comparisons"] if str(r.get("workload", "")).startswith("sysbench")]
     if sb_rows:
         lines += ["", f"sysbench ({a.get('tables')} tables of {a.get('table_size'):,} rows, uniform; client CPU per "

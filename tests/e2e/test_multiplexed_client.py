@@ -224,10 +224,12 @@ def test_multiplexed_sysbench_runs_the_same_events_and_queries_as_threads(engine
     if engine == "postgresql":
         with servers.pg_admin(env) as pg:
             counts = [pg.execute(f"SELECT count(*) FROM sbtest{n}").fetchone()[0] for n in (1, 2)]
+        # 4 rows written an event, less the few a concurrent event's DELETE had taken away
+        # (an UPDATE or DELETE of that id then changes no row): at least 3 an event
         deadline = time.time() + 10  # the backends' statistics reach the server as they end
-        while _pg_writes(env) - before < 4 * events and time.time() < deadline:
+        while _pg_writes(env) - before < 3 * events and time.time() < deadline:
             time.sleep(0.2)
-        assert _pg_writes(env) - before >= 4 * events, (before, _pg_writes(env))
+        assert _pg_writes(env) - before >= 3 * events, (before, _pg_writes(env))
     else:
         my = servers.mysql_admin(env)
         try:

@@ -266,19 +266,9 @@ class Multiplexer:
             slot.op, slot.fn, slot.args, slot.attempts = op, fn, args, 0
             steps = getattr(fn, "steps", None)
             if steps is not None:  # several statements (families.base.stepwise): the first sent
-                slot.t0 = time.perf_counter_ns()
-                try:
-                    slot.gen = steps(*args)
-                    result = self._advance(slot, None)
-                except Exception as exc:
-                    if self._failed(slot, exc, again=False) != NEXT:
-                        return
-                    now_ns = time.perf_counter_ns()
-                    continue
-                if result is PENDING:
+                if self._start_steps(slot, steps) != NEXT:
                     return
-                now_ns = time.perf_counter_ns()  # every call of it was made here
-                self._record(slot, op, slot.t0, now_ns, result)
+                now_ns = time.perf_counter_ns()
                 continue
             send = getattr(fn, "send", None)
             if send is None:  # no split form: called here, every other connection waiting
@@ -305,6 +295,20 @@ class Multiplexer:
                 now_ns = time.perf_counter_ns()
                 continue
             return
+
+    def _start_steps(self, slot: Slot, steps) -> str:
+        """An operation of several statements begun: its first call sent (WAITING), or, where
+        every call of it was made here, recorded (NEXT); a failure to its policy (``_failed``)."""
+        slot.t0 = time.perf_counter_ns()
+        try:
+            slot.gen = steps(*slot.args)
+            result = self._advance(slot, None)
+        except Exception as exc:
+            return self._failed(slot, exc, again=False)
+        if result is PENDING:
+            return WAITING
+        self._record(slot, slot.op, slot.t0, time.perf_counter_ns(), result)
+        return NEXT
 
     @staticmethod
     def _advance(slot: Slot, value):

@@ -17,8 +17,17 @@ from pydantic import Field, model_validator
 
 from dbswarm.bindings.protocols import SqlSession
 from dbswarm.families import base as families
-from dbswarm.families.base import (EVENT, BatchLoader, Client, Family, Op, RunLimits, ThreadContext, WorkloadModel,
-                                   stepwise)
+from dbswarm.families.base import (
+    EVENT,
+    BatchLoader,
+    Client,
+    Family,
+    Op,
+    RunLimits,
+    ThreadContext,
+    WorkloadModel,
+    stepwise,
+)
 from dbswarm.families.generators import SysbenchUniform, pool_string, sysbench_rand
 from dbswarm.families.presets import SYSBENCH_TESTS
 from dbswarm.families.tables import fmt, published_family_table
