@@ -701,3 +701,84 @@ def test_sysbench_statements_are_prepared_before_the_first_event(make):
         assert executed() - executions == 0  # text statements: no COM_STMT_EXECUTE
     s.prepare_all(kinds, 2)  # best effort: a table that does not exist here ends the pass quietly
     s.drop(n)
+
+
+# ---- split calls (engine.mux) --------------------------------------------------------------
+
+def _split_call(b, call, *args):
+    """``call``'s split form driven by hand as the multiplexer drives it: ``send``, then
+    ``finish`` each time the session's socket is readable, until it is not PENDING."""
+    import select
+
+    from dbswarm.bindings.base import PENDING
+    call.send(*args)
+    fd = b.fileno()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        select.select([fd], [], [], 1.0)
+        result = call.finish()
+        if result is not PENDING:
+            return result
+    raise AssertionError("no answer within 10 s")
+
+
+@pytest.mark.parametrize("engine", SQL_ENGINES, indirect=True)
+def test_sysbench_calls_split_as_they_block(make):
+    """Where a session offers its socket (``fileno``), every call a sysbench event makes
+    (``query_counter``, ``statement_runner``, ``transaction_calls``) carries ``send`` /
+    ``finish`` that give what the blocking call gives, its errors included, inside a real
+    transaction; the kv reader and updater too. Elsewhere (SQLite, PyMySQL, MySQL
+    Connector/Python) the calls block, and the multiplexer is not used."""
+    b, other = make(), make()
+    s = SysbenchTables(b)
+    n = make.sb_no
+    s.create(n)
+    s.load(n, _sb_rows(50))
+    calls = [s.counters["point_select"][n], s.counters["simple_range"][n], s.runners["index_update"][n],
+             *s.transaction(True)]
+    if b.fileno() is None:
+        assert make.variant in ("sqlite", "mysql-pymysql", "mysql-connector"), make.variant
+        assert not any(hasattr(c, "send") for c in calls)
+        return
+    select_, range_, update = calls[:3]
+    begin, commit = s.transaction(True)
+    assert _split_call(b, select_, (5,)) == select_((5,)) == 1
+    assert _split_call(b, select_, (10_000,)) == 0
+    assert _split_call(b, range_, (11, 40)) == range_((11, 40)) == 30
+    _split_call(b, begin)
+    assert b.in_transaction() or make.engine == "mysql"  # (MariaDB's binding does not track it)
+    assert _split_call(b, update, (20,)) == 1 and _split_call(b, update, (10_000,)) == 0
+    insert, delete = s.runners["insert"][n], s.runners["delete"][n]
+    assert _split_call(b, delete, (21,)) == 1
+    assert _split_call(b, insert, (21, 7, "split-c", "split-pad")) == 1
+    with pytest.raises(Exception) as err:  # an error answer is raised by finish, classified as the blocking call's
+        _split_call(b, insert, (22, 7, "dup", "dup"))
+    assert b.classify(err.value).kind == DUPLICATE
+    b.rollback()
+    assert SysbenchTables(other).point_select(n, 21, False) == 1  # rolled back: row 21 as loaded
+    assert [r[0].rstrip() for r in SysbenchTables(other).point_select(n, 21)] == [_sb_rows(50)[20][2]]
+    _split_call(b, begin)
+    assert _split_call(b, s.runners["non_index_update"][n], ("split-committed", 30)) == 1
+    _split_call(b, commit)
+    assert [r[0].rstrip() for r in SysbenchTables(other).point_select(n, 30)] == ["split-committed"]
+    # the session goes on with blocking calls after split ones
+    assert select_((30,)) == 1 and s.count(n) == 50
+    s.drop(n)
+
+
+@pytest.mark.parametrize("engine", SQL_ENGINES, indirect=True)
+def test_kv_reader_and_updater_split_as_they_block(make):
+    b = make()
+    t = make.table
+    b.create_table(t, FIELDS)
+    b.insert(t, "user1", values("a"))
+    read, update = b.reader(t, None), b.updater(t, "field1")
+    if b.fileno() is None:
+        assert not hasattr(read, "send") and not hasattr(update, "send")
+        return
+    key = (lambda k: k.encode()) if getattr(b, "hot_key_type", str) is bytes else (lambda k: k)
+    assert _split_call(b, read, key("user1")) == read(key("user1")) == 1
+    assert _split_call(b, read, key("nope")) == 0
+    assert _split_call(b, update, "split", key("user1")) is True
+    assert _split_call(b, update, "split", key("nope")) is False
+    assert b.read(t, "user1", ["field1"]) == {"field1": "split"}
