@@ -116,18 +116,7 @@ def markdown(data: dict) -> str:
                  "mux ÷ threads ops | mux ÷ threads client CPU/op | threads ÷ go-ycsb | mux ÷ go-ycsb | "
                  "client µs/op threads / mux / go-ycsb | errors threads / mux / go-ycsb* |",
                  "| --- | --- | ---: | --- | ---: | ---: | ---: | --- | --- | --- | --- | --- | ---: |"]
-        for r in ycsb_rows:
-            if "error" in r and "ops" not in r:
-                lines.append(f"| {r.get('engine')} | {r.get('workload')} | {r.get('threads')} | {r.get('mode')} | "
-                             f"failed: {str(r['error'])[:120]} | | | | | | | | |")
-                continue
-            o, c = r["ops"], r["cpu_us_per_op"]
-            lines.append(f"| {C.ENGINE_LABELS.get(r['engine'], r['engine'])} | {r['workload']} | {r['threads']} | {r['mode']} | "
-                         f"{Y._num(o['threads'])} | {Y._num(o['multiplexed'])} | {Y._num(o['go-ycsb'])} | "
-                         f"{C.fmt_ratio(r['mux_vs_threads_ops'])} | {C.fmt_ratio(r['mux_vs_threads_cpu'])} | "
-                         f"{C.fmt_ratio(r['threads_vs_goycsb_ops'])} | {C.fmt_ratio(r['mux_vs_goycsb_ops'])} | "
-                         f"{_us(c['threads'])} / {_us(c['multiplexed'])} / {_us(c['go-ycsb'])} | "
-                         f"{' / '.join(str(r['errors'][k]) for k in ('threads', 'multiplexed', 'go-ycsb'))} |")
+        lines += _table_rows(ycsb_rows, "go-ycsb", "goycsb", lambda r: r["workload"])
         lines += ["", "\\* go-ycsb's errors are its operations in flight when it is stopped (SIGINT: it has no time "
                   "limit), at most one per thread and run."]
     sb_rows = [r for r in data["comparisons"] if str(r.get("workload", "")).startswith("sysbench")]
@@ -138,20 +127,27 @@ def markdown(data: dict) -> str:
                   "mux ÷ threads client CPU/trx | threads ÷ sysbench | mux ÷ sysbench | client µs/trx threads / mux / "
                   "sysbench | errors threads / mux / sysbench |",
                   "| --- | --- | ---: | --- | ---: | ---: | ---: | --- | --- | --- | --- | --- | ---: |"]
-        for r in sb_rows:
-            if "error" in r and "ops" not in r:
-                lines.append(f"| {r.get('engine')} | {r.get('workload')} | {r.get('threads')} | {r.get('mode')} | "
-                             f"failed: {str(r['error'])[:120]} | | | | | | | | |")
-                continue
-            o, c = r["ops"], r["cpu_us_per_op"]
-            lines.append(f"| {C.ENGINE_LABELS.get(r['engine'], r['engine'])} | {r['workload'].split()[-1]} | "
-                         f"{r['threads']} | {r['mode']} | {Y._num(o['threads'])} | {Y._num(o['multiplexed'])} | "
-                         f"{Y._num(o['sysbench'])} | {C.fmt_ratio(r['mux_vs_threads_ops'])} | "
-                         f"{C.fmt_ratio(r['mux_vs_threads_cpu'])} | {C.fmt_ratio(r['threads_vs_reference_ops'])} | "
-                         f"{C.fmt_ratio(r['mux_vs_reference_ops'])} | {_us(c['threads'])} / {_us(c['multiplexed'])} / "
-                         f"{_us(c['sysbench'])} | "
-                         f"{' / '.join(str(r['errors'][k]) for k in ('threads', 'multiplexed', 'sysbench'))} |")
+        lines += _table_rows(sb_rows, "sysbench", "reference", lambda r: r["workload"].split()[-1])
     return "\n".join(lines) + "\n"
+
+
+def _table_rows(rows, ref: str, vs: str, label) -> list[str]:
+    """A table's rows: threads, multiplexed and the reference tool ``ref`` (its ratios under
+    ``threads_vs_<vs>_ops`` / ``mux_vs_<vs>_ops``); ``label(row)`` names the workload."""
+    out = []
+    for r in rows:
+        if "error" in r and "ops" not in r:
+            out.append(f"| {r.get('engine')} | {r.get('workload')} | {r.get('threads')} | {r.get('mode')} | "
+                       f"failed: {str(r['error'])[:120]} | | | | | | | | |")
+            continue
+        o, c = r["ops"], r["cpu_us_per_op"]
+        out.append(f"| {C.ENGINE_LABELS.get(r['engine'], r['engine'])} | {label(r)} | {r['threads']} | {r['mode']} | "
+                   f"{Y._num(o['threads'])} | {Y._num(o['multiplexed'])} | {Y._num(o[ref])} | "
+                   f"{C.fmt_ratio(r['mux_vs_threads_ops'])} | {C.fmt_ratio(r['mux_vs_threads_cpu'])} | "
+                   f"{C.fmt_ratio(r[f'threads_vs_{vs}_ops'])} | {C.fmt_ratio(r[f'mux_vs_{vs}_ops'])} | "
+                   f"{_us(c['threads'])} / {_us(c['multiplexed'])} / {_us(c[ref])} | "
+                   f"{' / '.join(str(r['errors'][k]) for k in ('threads', 'multiplexed', ref))} |")
+    return out
 
 
 def _us(v) -> str:
