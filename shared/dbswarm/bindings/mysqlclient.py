@@ -234,16 +234,11 @@ class Statements:
             query(b % string(key.encode(enc)))
             res = store()
             return res.num_rows() if res is not None else 0
-        send_query, read_result = self._split
+        send_query = self._split[0]
 
         def send(key):
             send_query(b % string(key.encode(enc)))
-
-        def finish():  # readable: the (small) answer has come; read_query_result reads the rest
-            read_result()
-            res = store()
-            return res.num_rows() if res is not None else 0
-        count.send, count.finish = send, finish  # type: ignore[attr-defined]
+        count.send, count.finish = send, self._finish_rows  # type: ignore[attr-defined]
         return count
 
     def updater(self, sql):
@@ -258,17 +253,13 @@ class Statements:
             if res is not None:
                 res.fetch_row(0)
             return affected() > 0
-        send_query, read_result = self._split
+        send_query, finish_affected = self._split[0], self._finish_affected
 
         def send(value, key):
             send_query(b % (string(value.encode(enc)), string(key.encode(enc))))
 
         def finish():
-            read_result()
-            res = store()
-            if res is not None:
-                res.fetch_row(0)
-            return affected() > 0
+            return finish_affected() > 0
         update.send, update.finish = send, finish  # type: ignore[attr-defined]
         return update
 
