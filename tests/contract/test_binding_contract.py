@@ -766,6 +766,43 @@ def test_sysbench_calls_split_as_they_block(make):
     s.drop(n)
 
 
+def test_kv_inserter_scanner_and_row_updater_as_the_methods_and_split(make):
+    """YCSB's other operations as functions of one connection (``inserter``, ``scanner``,
+    ``row_updater``: the engine's statements, taken once) give what ``insert``, ``scan(rows=False)``
+    and ``update`` give, a duplicate key raised and classified alike; where the session offers
+    its socket each carries ``send`` / ``finish`` that give the same (engine.mux), elsewhere
+    none does."""
+    b = make()
+    t = make.table
+    b.create_table(t, FIELDS)
+    fields = [f"field{i}" for i in range(FIELDS)]
+    insert, scan_all, scan_one = b.inserter(t, fields), b.scanner(t, None), b.scanner(t, ["field2"])
+    update_all = b.row_updater(t, fields)
+    split = b.fileno() is not None
+    if not split:
+        assert not any(hasattr(f, "send") for f in (insert, scan_all, scan_one, update_all))
+
+    def call(f, *args):
+        return _split_call(b, f, *args) if split else f(*args)
+    for n in range(0, 20, 2):  # user00, user02, ... user18: half blocking, half split
+        if n % 4:
+            insert(f"user{n:02d}", values(f"v{n}"))
+        else:
+            call(insert, f"user{n:02d}", values(f"v{n}"))
+    assert b.count(t) == 10 and b.read(t, "user04", None) == values("v4")
+    with pytest.raises(Exception) as err:
+        call(insert, "user04", values("again"))
+    assert b.classify(err.value).kind == DUPLICATE
+    assert b.read(t, "user04", None) == values("v4")
+    for start, n, found in (("user03", 4, 4), ("user00", 50, 10), ("user17", 5, 1), ("zzz", 5, 0)):
+        assert call(scan_all, start, n) == scan_all(start, n) == b.scan(t, start, n, None, False) == found
+        assert call(scan_one, start, n) == found
+    assert call(update_all, "user06", values("w")) and update_all("user08", values("w"))
+    assert b.read(t, "user06", None) == values("w") == b.read(t, "user08", None)
+    assert not call(update_all, "nope", values("w")) and not update_all("nope", values("w"))
+    assert b.count(t) == 10  # update never inserts
+
+
 @pytest.mark.parametrize("engine", SQL_ENGINES, indirect=True)
 def test_kv_reader_and_updater_split_as_they_block(make):
     b = make()

@@ -10,8 +10,11 @@ over the binding's split calls) against the real servers, through the local camp
 - sysbench's transactions are driven statement by statement (``families.base.stepwise``):
   the same seed gives the same events and queries as threads, also continued, and
   oltp_read_write's writes reach the server (its DELETE + INSERT pairs keep every table's rows);
-- what it cannot multiplex (unprepared PostgreSQL statements, YCSB's scans) runs in threads,
-  and the result says which model ran.
+- YCSB's inserts, scans, read-modify-writes (a read, then an update: stepwise) and
+  whole-record updates are multiplexed too: the same counts as threads, every insert on the
+  server;
+- what it cannot multiplex (unprepared PostgreSQL statements, a pure-Python driver) runs in
+  threads, and the result says which model ran.
 """
 from __future__ import annotations
 
@@ -165,10 +168,62 @@ def test_what_cannot_be_multiplexed_runs_in_threads(env, tmp_path):
     run = res["runs"][0]["phases"]["run"]
     assert res["status"] == "complete" and run["operations_total"] == 400
     assert run["client"]["model"] == "threads"
-    scans = {"preset": "e", "table": "e2e_mux_scans", "recordcount": 200, "operationcount": 200, "threads": 4}
-    _, res = _run(_campaign("mux-scans", _target("mysql", env), scans, "multiplexed"), tmp_path / "scans")
+    pure = {"preset": "e", "table": "e2e_mux_pymysql", "recordcount": 200, "operationcount": 200, "threads": 4}
+    _, res = _run(_campaign("mux-pymysql", _target("mysql", env, driver="pymysql"), pure, "multiplexed"),
+                  tmp_path / "pymysql")  # a pure-Python driver: no socket it reads apart
     run = res["runs"][0]["phases"]["run"]
     assert res["status"] == "complete" and run["client"]["model"] == "threads"
+
+
+# every YCSB operation: reads and updates, inserts, scans, read-modify-writes; whole-record
+# updates and one-field reads and scans in the second mix
+MIXES = {"one-field": {"readallfields": True, "writeallfields": False},
+         "whole-record": {"readallfields": False, "writeallfields": True}}
+
+
+def _row_count(engine, env, table) -> int:
+    if engine == "postgresql":
+        with servers.pg_admin(env) as pg:
+            return int(pg.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    my = servers.mysql_admin(env)
+    try:
+        with my.cursor() as cur:
+            cur.execute(f"SELECT count(*) FROM {table}")
+            return int(cur.fetchone()[0])
+    finally:
+        my.close()
+
+
+@pytest.mark.parametrize("mix", sorted(MIXES))
+@pytest.mark.parametrize("engine", ("postgresql", "mysql"))
+def test_multiplexed_ycsb_inserts_scans_and_read_modify_writes_as_threads(engine, mix, env, tmp_path):
+    workload = {"preset": "a", "recordcount": 500, "operationcount": 2000, "threads": THREADS,
+                "requestdistribution": "zipfian", "readproportion": 0.3, "updateproportion": 0.2,
+                "insertproportion": 0.2, "scanproportion": 0.1, "readmodifywriteproportion": 0.2,
+                "maxscanlength": 20, **MIXES[mix]}
+    target = _target(engine, env)
+    runs = {}
+    for model in ("threads", "multiplexed"):  # a table each: the inserts take the same keys
+        table = f"e2e_mux_ops_{engine}_{mix.replace('-', '_')}_{model}"
+        # the multiplexed run's calls end after 0.4 s and continue from their checkpoints
+        out, res = _run(_campaign(f"mux-ops-{model}", target, {**workload, "table": table}, model),
+                        tmp_path / model, max_call_seconds=0.4 if model == "multiplexed" else None)
+        runs[model] = (out, res, table)
+    a, b = (runs[m][1]["runs"][0]["phases"]["run"] for m in ("threads", "multiplexed"))
+    assert b["status"] == "complete" and b["errors_total"] == 0, (b["status"], b.get("errors"))
+    assert a["client"]["model"] == "threads" and b["client"]["model"] == "multiplexed"
+    counts = {op: (o["count"], o["not_found"]) for op, o in b["operations"].items()}
+    assert counts == {op: (o["count"], o["not_found"]) for op, o in a["operations"].items()}
+    assert set(counts) == {"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE"}, counts
+    assert sum(c for c, _ in counts.values()) == 2000 and all(nf == 0 for _, nf in counts.values()), counts
+    for model in ("threads", "multiplexed"):  # every insert reached the server
+        assert _row_count(engine, env, runs[model][2]) == 500 + counts["INSERT"][0], model
+    out, res, _ = runs["multiplexed"]
+    segments = _shard_segments(out, res)
+    assert sum(len(s) for s in segments) > SHARDS, "no call was continued"
+    for segs in segments:
+        for seg in segs:
+            assert seg["client"]["model"] == "multiplexed" and seg["client"]["blocking_calls"] == 0
 
 
 QUERIES = ("queries_read", "queries_write", "queries_other")

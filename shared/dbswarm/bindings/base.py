@@ -196,6 +196,23 @@ class Binding:
         update = self.update
         return lambda value, key: update(table, key, {field: value})
 
+    # The other YCSB operations as functions of one connection, in the same way (split calls
+    # where the engine has them). Their keys are str, as ``insert`` / ``scan`` / ``update`` take
+    # them; ``values`` hold ``fields`` in that order.
+    def inserter(self, table: str, fields: list[str]):
+        """``insert(key, values)``: insert(table, key, values)."""
+        return partial(self.insert, table)
+
+    def scanner(self, table: str, fields: Optional[list[str]]):
+        """``count(startkey, n)``: scan(table, startkey, n, fields, rows=False), the rows found."""
+        scan = self.scan
+        return lambda startkey, n: scan(table, startkey, n, fields, False)
+
+    def row_updater(self, table: str, fields: list[str]):
+        """``update(key, values)``: update(table, key, values) (every field of a record), 0 or
+        False when not found."""
+        return partial(self.update, table)
+
     # -- sql capability: a thin session ------------------------------------------------
     # Statements are written with %s placeholders; ``prepare`` turns one into this session's
     # form (SQLite's ?), and marks it as a per-operation statement the engine may prepare on
@@ -258,6 +275,12 @@ class Binding:
         with int parameters only (sysbench's selects), in one call where the session has a
         faster one. It belongs to this connection: take it again after a reconnect."""
         return partial(self.fetchcount, sql)  # self.fetchcount as bound now (a C call, no frame)
+
+    def row_counter(self, sql: str):
+        """``count(params)``: ``fetchcount(sql, params)`` for a per-operation query of any
+        parameters (YCSB's scans through ``scanner``), split as ``statement_runner``'s run is.
+        It belongs to this connection: take it again after a reconnect."""
+        return partial(self.fetchcount, sql)
 
     def statement_runner(self, sql: str):
         """``run(params)``: ``execute(sql, params)`` for a per-operation statement (``prepare``'s:

@@ -428,6 +428,10 @@ class MysqlBinding(SqlBinding):
         st = self._statements
         return st.query_counter(sql) if hasattr(st, "query_counter") else super().query_counter(sql)
 
+    def row_counter(self, sql):  # mysqlclient's query_counter takes parameters of any type
+        st = self._statements
+        return st.query_counter(sql) if hasattr(st, "query_counter") else super().row_counter(sql)
+
     def statement_runner(self, sql):
         st = self._statements
         return st.statement_runner(sql) if hasattr(st, "statement_runner") else super().statement_runner(sql)

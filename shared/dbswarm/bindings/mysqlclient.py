@@ -263,9 +263,11 @@ class Statements:
         update.send, update.finish = send, finish  # type: ignore[attr-defined]
         return update
 
-    # sysbench's statements (Binding.query_counter / statement_runner / transaction_calls):
-    # the blocking call as it is (fetchcount's / execute's int fast path), with the text
-    # statement's split calls where the connection is _mysql's (engine.mux)
+    # sysbench's statements (Binding.query_counter / statement_runner / transaction_calls) and
+    # YCSB's inserts, scans and whole-record updates (row_counter, statement_runner): the
+    # blocking call as it is (fetchcount's / execute's int fast path, else the general
+    # formatting), with the text statement's split calls where the connection is _mysql's
+    # (engine.mux)
     def query_counter(self, sql):
         count = partial(self.fetchcount, sql)
         if self._split[0] is not None:

@@ -428,6 +428,17 @@ class PostgresBinding(SqlBinding):
         count.send, count.finish = self._split_params(name, ok, _ntuples)  # type: ignore[attr-defined]
         return count
 
+    def row_counter(self, sql):
+        """``fetchcount(sql, params)`` as it is, for parameters of any type (YCSB's scans: a key
+        and a count), with the prepared statement's split calls (engine.mux)."""
+        p = self._hot_prepared(sql)
+        if p is None:
+            return super().row_counter(sql)
+        count = partial(self.fetchcount, sql)
+        count.send, count.finish = self._split_params(  # type: ignore[attr-defined]
+            p.name, pq.ExecStatus.TUPLES_OK, _ntuples)
+        return count
+
     def statement_runner(self, sql):
         """``execute(sql, params)`` as it is (its int fast path), with the prepared statement's
         split calls (engine.mux): ``send(params)``, ``finish()`` -> the affected rows."""

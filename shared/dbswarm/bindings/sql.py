@@ -9,11 +9,35 @@ dict lookup and a driver call. SQL workload families bring their own statements
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from dbswarm.bindings.base import Binding
 
 KEY = "ycsb_key"
+
+
+def reshaped(call: Callable[[Any], Any], shape: Callable[..., tuple]) -> Callable[..., Any]:
+    """``call(params)`` (a statement runner's or row counter's) as ``fn(*args)`` with
+    ``params = shape(*args)``, its split calls (``send`` / ``finish``) carried along."""
+    def fn(*args):
+        return call(shape(*args))
+    send = getattr(call, "send", None)
+    if send is not None:
+        fn.send = lambda *args: send(shape(*args))  # type: ignore[attr-defined]
+        fn.finish = call.finish  # type: ignore[attr-defined]
+    return fn
+
+
+def _key_then_values(key, values: dict) -> tuple:
+    return (key, *values.values())
+
+
+def _values_then_key(key, values: dict) -> tuple:
+    return (*values.values(), key)
+
+
+def _both(startkey, n) -> tuple:
+    return (startkey, n)
 
 
 class SqlBinding(Binding):
@@ -86,6 +110,17 @@ class SqlBinding(Binding):
         sql, execute = self._update_sql(table, (field,)), self.execute
         return lambda value, key: execute(sql, (value, key)) > 0
 
+    # inserts, scans and whole-record updates through the session's statement runner and row
+    # counter (so split into send / finish where the session multiplexes: engine.mux)
+    def inserter(self, table, fields):
+        return reshaped(self.statement_runner(self._insert_sql(table, tuple(fields))), _key_then_values)
+
+    def scanner(self, table, fields):
+        return reshaped(self.row_counter(self._scan_sql(table, fields)), _both)
+
+    def row_updater(self, table, fields):
+        return reshaped(self.statement_runner(self._update_sql(table, tuple(fields))), _values_then_key)
+
     def read(self, table, key, fields, rows=True):
         ck = ("read", table, fields and tuple(fields))
         sql = self._sql.get(ck) or self._read_sql(table, fields)
@@ -108,10 +143,17 @@ class SqlBinding(Binding):
             names = fields
         return dict(zip(names, row[1:]))
 
-    def scan(self, table, startkey, count, fields, rows=True):
-        sql = self._stmt(("scan", table, fields and tuple(fields)), lambda: (
+    def _scan_sql(self, table, fields) -> str:
+        return self._stmt(("scan", table, fields and tuple(fields)), lambda: (
             f"SELECT {self._columns(fields)} FROM {table} WHERE {KEY} >= {self.placeholder} "
             f"ORDER BY {KEY} LIMIT {self.placeholder}"))
+
+    def _insert_sql(self, table, names: tuple) -> str:
+        return self._stmt(("insert", table, names), lambda: (
+            f"INSERT INTO {table} ({KEY}, {', '.join(names)}) VALUES ({self._ph(len(names) + 1)})"))
+
+    def scan(self, table, startkey, count, fields, rows=True):
+        sql = self._scan_sql(table, fields)
         if not rows:
             return self.fetchcount(sql, (startkey, count))
         return [self._row_dict(r, fields) | {KEY: r[0]} for r in self.fetchall(sql, (startkey, count))]
@@ -123,9 +165,7 @@ class SqlBinding(Binding):
 
     def insert(self, table, key, values):
         names = tuple(values)
-        ck = ("insert", table, names)
-        sql = self._sql.get(ck) or self._stmt(ck, lambda: (
-            f"INSERT INTO {table} ({KEY}, {', '.join(names)}) VALUES ({self._ph(len(names) + 1)})"))
+        sql = self._sql.get(("insert", table, names)) or self._insert_sql(table, names)
         self.execute(sql, (key, *values.values()))
 
     def insert_batch(self, table, rows):

@@ -20,7 +20,7 @@ from pydantic import Field, model_validator
 
 from dbswarm.bindings.protocols import KeyValue
 from dbswarm.families import base as families
-from dbswarm.families.base import BatchLoader, Client, Family, Op, RunLimits, ThreadContext, WorkloadModel
+from dbswarm.families.base import BatchLoader, Client, Family, Op, RunLimits, ThreadContext, WorkloadModel, stepwise
 from dbswarm.families.generators import (
     Hotspot,
     ScrambledZipfian,
@@ -242,11 +242,25 @@ class YcsbClient:
         updaters: list = []
         self._readers, self._updaters = readers, updaters
         one_field = self.read_fields is not None
+        # the other operations' functions, made only for a mix that has them (each may prepare
+        # a statement on the server): [inserter], scanners as readers, [whole-record updater]
+        ops = self._ops
+        self._inserters: list = []
+        self._scanners: list = []
+        self._row_updaters: list = []
+        whole = self.w.writeallfields and ("UPDATE" in ops or "READ-MODIFY-WRITE" in ops)
 
         def bind():  # rebound in place: next_operation indexes the same lists
             readers[:] = ([binding.reader(table, [f]) for f in fields] if one_field
                           else [binding.reader(table, None)])
             updaters[:] = [binding.updater(table, f) for f in fields]
+            if "INSERT" in ops:
+                self._inserters[:] = [binding.inserter(table, fields)]
+            if "SCAN" in ops:
+                self._scanners[:] = ([binding.scanner(table, [f]) for f in fields] if one_field
+                                     else [binding.scanner(table, None)])
+            if whole:
+                self._row_updaters[:] = [binding.row_updater(table, fields)]
         bind()
         if on_reconnect is not None:
             on_reconnect.append(bind)
@@ -268,7 +282,6 @@ class YcsbClient:
             def update():
                 o = int(r() * span)
                 return update_op, updaters[int(r() * nfields)], (pool[o:o + length], next_key())
-        ops = self._ops
         if ops == ["READ"]:  # workload c and the like: no draw to pick the only operation
             self.next_operation = read
         elif ops == ["UPDATE"]:
@@ -311,7 +324,7 @@ class YcsbClient:
 
     def _update_all(self):
         key = self._str_key(self.next_key())
-        return self._update_op, self.binding.update, (self.table, key, self.all_values())
+        return self._update_op, self._row_updaters[0], (key, self.all_values())
 
     def _str_key(self, key) -> str:
         return key.decode() if type(key) is bytes else key
@@ -319,7 +332,7 @@ class YcsbClient:
     def _insert(self):
         # thread g of T inserts key numbers recordcount + j*T + g: no two threads collide
         keynum = self.w.recordcount + self.inserted * self.T + self.g
-        return self._insert_op, self.binding.insert, (self.table, self.key(keynum), self.all_values())
+        return self._insert_op, self._inserters[0], (self.key(keynum), self.all_values())
 
     def _took_effect(self, inserted: bool) -> None:
         # a duplicate key took effect too (an insert whose reply a lost connection cut off had
@@ -328,21 +341,24 @@ class YcsbClient:
         if inserted:
             self.inserted += 1
 
+    def _field_index(self) -> int:
+        """Which field a one-field read or scan reads (fields_to_read's draw), 0 for all."""
+        return 0 if self.read_fields is None else int(self.random() * self._nfields)
+
     def _scan(self):
         key = self._str_key(self.next_key())
-        return self._scan_op, self.binding.scan, (self.table, key, self.scanlen.next(), self.fields_to_read(), False)
+        n = self.scanlen.next()
+        return self._scan_op, self._scanners[self._field_index()], (key, n)
 
     def _rmw(self):
-        binding, table = self.binding, self.table
-        key = self._str_key(self.next_key())
-        fields = self.fields_to_read()
-        values = ({self.fields[int(self.random() * self._nfields)]: self.value()} if not self.w.writeallfields
-                  else self.all_values())
-
-        def rmw():
-            binding.read(table, key, fields, False)
-            binding.update(table, key, values)
-        return self._rmw_op, rmw, ()
+        # a read, then an update of the same key: two statements (stepwise), so the
+        # multiplexer sends the update when the read's answer is in; a thread runs both
+        key = self.next_key()
+        reader = self._readers[self._field_index()]
+        if not self.w.writeallfields:
+            i = int(self.random() * self._nfields)
+            return self._rmw_op, _rmw_call, (reader, key, self._updaters[i], (self.value(), key))
+        return self._rmw_op, _rmw_call, (reader, key, self._row_updaters[0], (self._str_key(key), self.all_values()))
 
     # -- load ----------------------------------------------------------------------------
     def load_rows(self, keynums) -> list:
@@ -355,6 +371,14 @@ def _form_key(memo: dict, keynum: int, key_of):
     return key if key is not None else _memo_miss(memo, keynum, key_of)
 
 
+def _rmw_steps(reader, key, updater, update_args):
+    yield reader, (key,)
+    return (yield updater, update_args)
+
+
+_rmw_call = stepwise(_rmw_steps)  # YCSB's read-modify-write: the read, then the update
+
+
 class _RunClient(Client):
     """The run phase: one operation of the mix at a time."""
 
@@ -365,10 +389,10 @@ class _RunClient(Client):
         self.client = YcsbClient(w, ctx.rng, ctx.thread, ctx.threads, inserted=ctx.saved.get("inserted", 0),
                                  expected_inserts=expected, binding=ctx.m.binding, on_reconnect=ctx.m.on_reconnect)
         self.next_operation = self.client.next_operation  # type: ignore[method-assign]
-        # reads and one-field updates are the binding's reader / updater functions, which split
-        # into send / finish where the binding multiplexes (engine.mux); the other operations
-        # are the binding's methods or two calls (read-modify-write)
-        self.multiplexable = set(self.client._ops) <= {"READ", "UPDATE"} and not w.writeallfields
+        # every operation is a binding's function (reader, updater, inserter, scanner,
+        # row_updater), split into send / finish where the binding multiplexes (engine.mux), or
+        # two of them one after another (read-modify-write: stepwise)
+        self.multiplexable = True
 
     def state(self):
         return {"inserted": self.client.inserted}
