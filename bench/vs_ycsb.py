@@ -1,4 +1,4 @@
-"""dbswarm against go-ycsb v1.0.1 (PingCAP's Go port of YCSB): workloads a, c and S1 (b on request) on
+"""dbswarm against go-ycsb v1.0.1 (PingCAP's Go port of YCSB): workloads a, c and S1 (b and f on request) on
 MariaDB and PostgreSQL (go-ycsb's `mysql` and `pg` bindings), and on FerretDB (its
 `mongodb` binding), interleaved rounds (dbswarm, go-ycsb, ...), same threads, same
 recordcount, same duration, same request distribution.

@@ -136,7 +136,7 @@ class Fanout(_Strict):
     max_shards: int = Field(1000, ge=1, le=10_000)
     client_model: Literal["threads", "multiplexed"] = Field(
         "threads", description="how a shard drives its connections in the run phase: a thread each (threads), or "
-        "one thread multiplexing them over the driver's split calls (multiplexed: YCSB read/update mixes and "
+        "one thread multiplexing them over the driver's split calls (multiplexed: YCSB's operations and "
         "sysbench's OLTP tests on PostgreSQL with prepared statements and on MariaDB/MySQL with mysqlclient, "
         "unpaced; anything else keeps a thread per connection). docs/concurrency.md")
     start_lead_s: Optional[float] = Field(
