@@ -100,10 +100,13 @@ def test_postgresql_at_128_threads_in_2_shards_is_bound_with_the_server_s_own_ti
     campaign = {"name": "client-pg128", "phases": ["prepare", "load", "run", "cleanup"], "target": target,
                 "workload": {"preset": "a", "recordcount": 20000, "operationcount": 0, "maxexecutiontime": 8,
                              "threads": 128, "table": "usertable_client_health"},
-                "fanout": {"shards": 2}, "results": {"allow_client_bound": False}}
+                # a thread per connection, the model of the case (the default, auto, would
+                # multiplex 64 connections a shard to a server on this machine)
+                "fanout": {"shards": 2, "client_model": "threads"}, "results": {"allow_client_bound": False}}
     _, result, folder = _run(campaign, tmp_path)
     run = result["runs"][0]["phases"]["run"]
     c = run["client"]
+    assert c["model"] == "threads"
     assert run["status"] == "complete" and c["verdict"] == "bound", c
     assert c["client_scheduling_us"] > 0 and c["max_threads_per_shard"] < 64
     svc = c["server_vs_client_latency"]

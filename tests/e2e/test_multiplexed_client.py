@@ -296,3 +296,21 @@ def test_multiplexed_sysbench_runs_the_same_events_and_queries_as_threads(engine
         finally:
             my.close()
     assert counts == [500, 500], counts  # each DELETE's INSERT put its row back
+
+
+def test_the_default_multiplexes_64_connections_a_shard_on_this_machine_s_server(env, tmp_path):
+    """``client_model: auto`` (the default): the test server is on this machine (a loopback
+    address), so 128 threads in 2 shards run multiplexed and 8 run in threads."""
+    target = _target("postgresql", env)
+    models = {}
+    for threads in (8, 128):
+        workload = {"preset": "c", "table": "e2e_mux_auto", "recordcount": 500, "operationcount": 0,
+                    "maxexecutiontime": 1.5, "threads": threads}
+        campaign = _campaign(f"mux-auto-{threads}", target, workload, "auto",
+                             phases=("prepare", "load", "run") if threads == 8 else ("run",))
+        del campaign["fanout"]["client_model"]  # the default
+        _, res = _run(campaign, tmp_path / str(threads))
+        run = res["runs"][0]["phases"]["run"]
+        assert res["status"] == "complete" and run["errors_total"] == 0 and run["operations_total"] > 0
+        models[threads] = run["client"]["model"]
+    assert models == {8: "threads", 128: "multiplexed"}

@@ -1,5 +1,7 @@
 """Plan invariants, property-tested: load ranges cover [insertstart, insertstart+count) exactly,
-without overlap; threads, operations and target rate are preserved; seeds differ."""
+without overlap; threads, operations and target rate are preserved; seeds differ. The client
+model the plan resolves (fanout.client_model auto)."""
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -85,3 +87,38 @@ def test_plan_document_has_no_secret_values():
     doc = make_plan(campaign, runs, "c-1").to_dict()
     assert doc["runs"][0]["target"]["password"] == {"env": "PGPASS"}
     assert doc["schema_version"] == 1
+
+
+# ---- fanout.client_model: auto -----------------------------------------------------------------
+
+def _model_plan(url, threads, shards, **fanout):
+    campaign, runs = load_campaign({"target": {"engine": "postgresql", "url": url},
+                                    "workload": {"preset": "a", "threads": threads},
+                                    "fanout": {"shards": shards, **fanout}})
+    return make_plan(campaign, runs, "model-1", cpu_count=2, sqlite_url="x.db").runs[0]
+
+
+@pytest.mark.parametrize(("url", "threads", "shards", "model"), [
+    ("postgresql://u@127.0.0.1:5432/db", 128, 2, "multiplexed"),      # 64 a shard, the server here
+    ("postgresql://u@localhost/db", 512, 1, "multiplexed"),
+    ("postgresql://u@[::1]:5432/db", 64, 1, "multiplexed"),
+    ("postgresql://u@/db?host=/var/run/postgresql", 128, 1, "multiplexed"),  # a unix socket
+    ("postgresql://u@127.0.0.1/db", 127, 2, "threads"),                # 63 and 64: not every shard
+    ("postgresql://u@127.0.0.1/db", 16, 2, "threads"),
+    ("postgresql://u@db.internal/db", 128, 1, "threads"),              # not resolved: another machine
+    ("postgresql://u@10.0.0.5/db", 256, 2, "threads"),
+    ("postgresql://u@127.0.0.1,10.0.0.5/db", 128, 1, "threads"),      # one host elsewhere
+])
+def test_client_model_auto_multiplexes_many_connections_to_a_server_on_this_machine(url, threads, shards, model):
+    plan = _model_plan(url, threads, shards)
+    assert plan.client_model == model
+
+
+def test_client_model_named_is_kept_and_auto_is_the_default():
+    from dbswarm.campaign.spec import Fanout
+    assert Fanout().client_model == "auto"
+    assert _model_plan("postgresql://u@127.0.0.1/db", 128, 1, client_model="threads").client_model == "threads"
+    assert _model_plan("postgresql://u@db.internal/db", 8, 1, client_model="multiplexed").client_model == "multiplexed"
+    from dbswarm.campaign.fanout_auto import client_model_for
+    assert client_model_for("auto", {"engine": "noop"}, 512, 1) == "threads"  # no server to share CPUs with
+    assert client_model_for("auto", {"engine": "sqlite", "url": "x.db"}, 512, 1) == "threads"

@@ -21,6 +21,8 @@ import math
 import os
 from typing import Optional
 
+from dbswarm.campaign.admission import host_allowed, target_endpoints
+
 LAMBDA_MB_PER_VCPU = 1769  # AWS Lambda docs, "Memory and computing power" (measure/headroom.py)
 
 # (family, engine) -> (client CPU µs per operation, µs per operation from call to call), one
@@ -85,3 +87,33 @@ def auto_plan(family: str, engine: str, threads: int, headroom: float, cpus: int
                        "a client verdict near or bound (run it in the cloud, or with fewer threads)")
         out["short_of_cpus"] = True
     return out
+
+
+# fanout.client_model auto: the multiplexed model where it measured ahead of a thread per
+# connection through `dbswarm run` (docs/concurrency.md): shards of 64+ connections whose
+# CPUs the database server shares (1.06-1.42x the operations per second at 0.5-0.9x the
+# client CPU per operation, YCSB a/c/f and sysbench oltp_read_write on PostgreSQL and
+# MariaDB). With the server on CPUs of its own the two were level (0.88-1.06x), and at 16
+# connections per shard level or behind: threads there.
+MULTIPLEX_MIN_THREADS = 64
+LOOPBACK_NETS = "127.0.0.0/8,::1/128,localhost"
+
+
+def client_model_for(requested: str, target: dict, threads: int, shards: int) -> str:
+    """The client model a run's shards use: ``requested`` unless it is ``auto``, which is
+    ``multiplexed`` where each shard holds at least MULTIPLEX_MIN_THREADS connections and the
+    target's server is on this machine (every host a loopback address or ``localhost``, or a
+    unix socket: it shares the client's CPUs), else ``threads``. No name is resolved."""
+    if requested != "auto":
+        return requested
+    if shards < 1 or threads // shards < MULTIPLEX_MIN_THREADS:
+        return "threads"
+    hosts, sockets, problems = target_endpoints(target)
+    if problems or not (hosts or sockets):
+        return "threads"
+    local = all(host_allowed(h, LOOPBACK_NETS, resolve=_no_resolution) for h in hosts)
+    return "multiplexed" if local else "threads"
+
+
+def _no_resolution(host, port):
+    raise OSError("not resolved")  # a name other than localhost is not taken for this machine

@@ -12,6 +12,7 @@ import hashlib
 
 from dbswarm import bindings
 from dbswarm.campaign.admission import threads_per_shard_problems
+from dbswarm.campaign.fanout_auto import client_model_for
 from dbswarm.campaign.spec import Campaign, Run, auto_fanout, shard_count
 from dbswarm.errors import CampaignError
 from dbswarm.families import base as families
@@ -76,7 +77,8 @@ def make_plan(campaign: Campaign, runs: list[Run], campaign_id: str, cpu_count: 
             map_mode="DISTRIBUTED" if len(shards) > INLINE_MAP_LIMIT else "INLINE", shards=shards,
             fanout=auto_fanout(campaign, run, run.workload.threads, cpu_count)
             if campaign.fanout.threads_per_shard == "auto" and not campaign.fanout.shards else None,
-            client_model=campaign.fanout.client_model))
+            client_model=client_model_for(campaign.fanout.client_model, target, run.workload.threads,
+                                          len(shards))))
     problems = threads_per_shard_problems(runs, {r.run_id: r.shard_count for r in out_runs})
     if problems:
         raise CampaignError(problems)

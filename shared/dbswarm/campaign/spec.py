@@ -134,11 +134,13 @@ class Fanout(_Strict):
     adaptive_max: int = Field(3, ge=1, le=10, description="adaptive: at most this many doublings per run")
     shards: Optional[int] = Field(None, ge=1, le=10_000)
     max_shards: int = Field(1000, ge=1, le=10_000)
-    client_model: Literal["threads", "multiplexed"] = Field(
-        "threads", description="how a shard drives its connections in the run phase: a thread each (threads), or "
+    client_model: Literal["auto", "threads", "multiplexed"] = Field(
+        "auto", description="how a shard drives its connections in the run phase: a thread each (threads), or "
         "one thread multiplexing them over the driver's split calls (multiplexed: YCSB's operations and "
         "sysbench's OLTP tests on PostgreSQL with prepared statements and on MariaDB/MySQL with mysqlclient, "
-        "unpaced; anything else keeps a thread per connection). docs/concurrency.md")
+        "unpaced; anything else keeps a thread per connection); auto: multiplexed where each shard holds 64 or "
+        "more connections and the database server is on this machine (a loopback address, localhost or a unix "
+        "socket: it shares the client's CPUs), else threads. docs/concurrency.md")
     start_lead_s: Optional[float] = Field(
         None, gt=0, le=600, description="seconds from arming a phase to its shards' start barrier (every shard "
         "begins at that instant). Default: the runner's lead, which locally grows with the shards (each is an OS "

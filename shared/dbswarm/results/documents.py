@@ -90,7 +90,8 @@ class RunPlan(_Doc):
     fanout: Optional[dict[str, Any]] = Field(None, description="threads_per_shard auto: how the shards were sized "
                                              "(threads per shard, shards and CPUs needed, note)")
     client_model: Literal["threads", "multiplexed"] = Field("threads", description="fanout.client_model: how a "
-                                                            "shard drives its connections in the run phase")
+                                                            "shard drives its connections in the run phase "
+                                                            "(auto resolved by the plan)")
 
     @property
     def engine(self) -> str:
