@@ -389,7 +389,9 @@ class _Watch:
             self.end_phase()
             run = full.run(current[0])
             n = run.shard_count
-            self.board.start_phase(f"{current[0]} {current[1]} ({n} shard{'' if n == 1 else 's'})",
+            # the run phase's client model where it is not a thread per connection (auto's choice)
+            model = ", multiplexed" if current[1] == "run" and run.client_model == "multiplexed" else ""
+            self.board.start_phase(f"{current[0]} {current[1]} ({n} shard{'' if n == 1 else 's'}{model})",
                                    _phase_total(run, current[1]), f"{current[0]}.{current[1]}.",
                                    seconds=_phase_seconds(run, current[1]), shards=n)
             self.shown = current
