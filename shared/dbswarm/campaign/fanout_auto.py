@@ -93,8 +93,8 @@ def auto_plan(family: str, engine: str, threads: int, headroom: float, cpus: int
 # connection through `dbswarm run` (docs/concurrency.md): shards of 64+ connections whose
 # CPUs the database server shares (1.06-1.42x the operations per second at 0.5-0.9x the
 # client CPU per operation, YCSB a/c/f and sysbench oltp_read_write on PostgreSQL and
-# MariaDB). With the server on CPUs of its own the two were level (0.88-1.06x), and at 16
-# connections per shard level or behind: threads there.
+# MariaDB). With the server on CPUs of its own the two were level (0.88-1.06x), and with a
+# few connections per shard not ahead on both engines: threads there.
 MULTIPLEX_MIN_THREADS = 64
 LOOPBACK_NETS = "127.0.0.0/8,::1/128,localhost"
 

@@ -226,9 +226,6 @@ class YcsbClient:
         o = int(self.random() * span)
         return dict(zip(self.fields, map(self.pool[o:o + row_len].__getitem__, cuts)))
 
-    def fields_to_read(self):
-        return None if self.read_fields is None else [self.fields[int(self.random() * self._nfields)]]
-
     # -- the operations --------------------------------------------------------------------
     def _bind_operations(self, binding, on_reconnect, expected_inserts) -> None:
         """The operations' Ops, functions and key draw on this connection (readers and updaters
@@ -264,7 +261,6 @@ class YcsbClient:
         bind()
         if on_reconnect is not None:
             on_reconnect.append(bind)
-        self.binding = binding
         self.next_key = next_key = self._key_draw(binding.hot_key_type, expected_inserts)
         # reads and one-field updates: closures over their state (an operation is described in
         # a call or two; the others are methods)
@@ -342,7 +338,8 @@ class YcsbClient:
             self.inserted += 1
 
     def _field_index(self) -> int:
-        """Which field a one-field read or scan reads (fields_to_read's draw), 0 for all."""
+        """Which field a read or scan reads where it reads one (readallfields false: a draw), the
+        index of its reader or scanner; 0 (no draw) where it reads every field."""
         return 0 if self.read_fields is None else int(self.random() * self._nfields)
 
     def _scan(self):
