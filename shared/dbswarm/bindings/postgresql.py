@@ -430,25 +430,25 @@ class PostgresBinding(SqlBinding):
 
     def row_counter(self, sql):
         """``fetchcount(sql, params)`` as it is, for parameters of any type (YCSB's scans: a key
-        and a count), with the prepared statement's split calls (engine.mux)."""
-        p = self._hot_prepared(sql)
-        if p is None:
-            return super().row_counter(sql)
-        count = partial(self.fetchcount, sql)
-        count.send, count.finish = self._split_params(  # type: ignore[attr-defined]
-            p.name, pq.ExecStatus.TUPLES_OK, _ntuples)
-        return count
+        and a count), with the prepared statement's split calls (engine.mux): ``send(params)``,
+        ``finish()`` -> the rows."""
+        return self._prepared_call(sql, self.fetchcount, super().row_counter, pq.ExecStatus.TUPLES_OK, _ntuples)
 
     def statement_runner(self, sql):
         """``execute(sql, params)`` as it is (its int fast path), with the prepared statement's
         split calls (engine.mux): ``send(params)``, ``finish()`` -> the affected rows."""
+        return self._prepared_call(sql, self.execute, super().statement_runner, pq.ExecStatus.COMMAND_OK,
+                                   _affected)
+
+    def _prepared_call(self, sql, blocking, unprepared, ok, value):
+        """``blocking(sql, params)`` as a call of ``params``, carrying the split calls of the
+        statement prepared on this connection; ``unprepared(sql)`` where it is not prepared."""
         p = self._hot_prepared(sql)
         if p is None:
-            return super().statement_runner(sql)
-        run = partial(self.execute, sql)
-        run.send, run.finish = self._split_params(  # type: ignore[attr-defined]
-            p.name, pq.ExecStatus.COMMAND_OK, _affected)
-        return run
+            return unprepared(sql)
+        call = partial(blocking, sql)
+        call.send, call.finish = self._split_params(p.name, ok, value)  # type: ignore[attr-defined]
+        return call
 
     def transaction_calls(self, writes=True):
         """BEGIN and COMMIT as ``_simple`` sends them, with their split calls (libpq's
