@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shared"))
 from bench import common as C  # noqa: E402
 
 SESSION_CALLS = ("execute", "fetchone", "fetchall", "begin", "commit", "rollback")
+CALL_MAKERS = ("row_fetcher", "statement_runner", "transaction_calls", "rollback_call")
 
 
 def _client(b, warehouses: int, seed: int):
@@ -68,6 +69,15 @@ class Counting:
         self.b, self.n = b, 0
         for name in SESSION_CALLS:
             setattr(self, name, self._wrap(getattr(b, name)))
+        # the transactions' calls (tpcc Session: fetch, run, tx, rollback), each counted
+        for name in CALL_MAKERS:
+            setattr(self, name, self._wrap_maker(getattr(b, name)))
+
+    def _wrap_maker(self, make):
+        def made(*a):
+            calls = make(*a)
+            return tuple(map(self._wrap, calls)) if isinstance(calls, tuple) else self._wrap(calls)
+        return made
 
     def _wrap(self, fn):
         def call(*a, **k):

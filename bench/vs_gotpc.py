@@ -111,26 +111,28 @@ def run_gotpc(engine, env, a, threads, pinned):
     return out
 
 
-def dbswarm_campaign(engine, env, a, threads, time_s, shards=None, phases=("run",)):
-    c = {"name": "vs-gotpc", "target": C.target(engine, env),
-         "workload": {"family": "tpcc", "warehouses": a.warehouses, "threads": threads, "time": time_s},
-         "phases": list(phases)}
+def dbswarm_campaign(engine, env, a, threads, time_s, shards=None, phases=("run",), model=None):
+    c: dict = {"name": "vs-gotpc", "target": C.target(engine, env),
+               "workload": {"family": "tpcc", "warehouses": a.warehouses, "threads": threads, "time": time_s},
+               "phases": list(phases)}
     if shards:
         c["fanout"] = {"shards": shards}
+    if model:
+        c.setdefault("fanout", {})["client_model"] = model
     return c
 
 
 _fixed: dict = {}
 
 
-def run_dbswarm(engine, env, a, threads, pinned):
+def run_dbswarm(engine, env, a, threads, pinned, model=None):
     before = new_orders(engine, env)
-    s = C.run_dbswarm(dbswarm_campaign(engine, env, a, threads, a.time, a.shards), pinned=pinned,
+    s = C.run_dbswarm(dbswarm_campaign(engine, env, a, threads, a.time, a.shards, model=model), pinned=pinned,
                       timeout=a.time * 3 + 180)
     after = new_orders(engine, env)
-    key = (engine, threads, pinned)
+    key = (engine, threads, pinned, model)
     if key not in _fixed:  # start-up CPU (spawn, imports, connect): a campaign of one transaction per VU
-        c = dbswarm_campaign(engine, env, a, threads, 60, a.shards)
+        c = dbswarm_campaign(engine, env, a, threads, 60, a.shards, model=model)
         c["workload"]["transactions"] = threads
         _fixed[key] = C.run_dbswarm(c, pinned=pinned)["shard_cpu_s"]
     ph = s["phase"]
@@ -141,6 +143,7 @@ def run_dbswarm(engine, env, a, threads, pinned):
             "p90_ms": t.get("p90_ms"), "errors": t.get("errors"), "retries": t.get("retries"),
             "duration_s": ph.get("duration_s"), "shards": s["shard_count"], "cpu_s": s["shard_cpu_s"],
             "fixed_cpu_s": _fixed[key], "wall_s": round(s["wall_s"], 3), "status": ph.get("status"),
+            "client_model": (ph.get("client") or {}).get("model"),
             "cpu_s_per_1000": round(max(s["shard_cpu_s"] - _fixed[key], 0) / trx * 1000, 4) if trx else None}
 
 
@@ -193,9 +196,21 @@ def compare(engine, env, a, threads, pinned) -> dict:
     la0 = C.loadavg()
     mode = "pinned" if pinned else "shared"
     C.log(f"{engine} threads={threads} {mode}: {a.rounds} rounds x (dbswarm, go-tpc) x {a.time} s")
+    models = C.csv_list(a.client_models) if a.client_models else [None]
+    by_model: dict = {m: [] for m in models}
     with C.Pinning(env, pinned, engines=(engine,)):
-        ds, gs = C.interleave(a.rounds, lambda i: run_dbswarm(engine, env, a, threads, pinned),
-                              lambda i: run_gotpc(engine, env, a, threads, pinned))
+        gs = []
+        for i in range(a.rounds):  # (dbswarm in each client model, go-tpc), round after round
+            for m in models:
+                by_model[m].append(run_dbswarm(engine, env, a, threads, pinned, m))
+            gs.append(run_gotpc(engine, env, a, threads, pinned))
+            if a.client_models:
+                C.log(f"  round {i}: tpmC " + ", ".join(f"{m} {by_model[m][-1]['tpmC']:,.0f} "
+                                                      f"({by_model[m][-1]['client_model']})" for m in models)
+                      + f", go-tpc {gs[-1].get('tpmC') or 0:,.0f}; CPU s/1k trx "
+                      + ", ".join(f"{m} {by_model[m][-1]['cpu_s_per_1000']}" for m in models)
+                      + f", go-tpc {gs[-1]['cpu_s_per_1000']}")
+    ds = by_model[models[-1]]
     row = {"engine": engine, "threads": threads, "mode": mode,
            "tpmC_ratio": C.ratios([d["tpmC"] for d in ds], [g.get("tpmC") for g in gs]),
            "nopm_ratio": C.ratios([d["nopm"] for d in ds], [g["nopm"] for g in gs]),
@@ -205,6 +220,17 @@ def compare(engine, env, a, threads, pinned) -> dict:
            "dbswarm_cpu_s_per_1000": C.med([d["cpu_s_per_1000"] for d in ds]),
            "gotpc_cpu_s_per_1000": C.med([g["cpu_s_per_1000"] for g in gs]),
            "dbswarm": ds, "gotpc": gs, "loadavg": {"before": la0, "after": C.loadavg()}}
+    if a.client_models:  # each model against go-tpc, and the last against the first
+        first = by_model[models[0]]
+        row["client_models"] = {m: {
+            "tpmC": C.med([d["tpmC"] for d in rs]), "cpu_s_per_1000": C.med([d["cpu_s_per_1000"] for d in rs]),
+            "tpmC_ratio": C.ratios([d["tpmC"] for d in rs], [g.get("tpmC") for g in gs]),
+            "vs_first_tpmC": C.ratios([d["tpmC"] for d in rs], [d["tpmC"] for d in first]),
+            "vs_first_cpu": C.ratios([d["cpu_s_per_1000"] for d in rs], [d["cpu_s_per_1000"] for d in first]),
+            "ran": sorted({str(d["client_model"]) for d in rs}), "runs": rs} for m, rs in by_model.items()}
+        for m, r in row["client_models"].items():
+            C.log(f"  {m} (ran {'/'.join(r['ran'])}): tpmC ÷ go-tpc {C.fmt_ratio(r['tpmC_ratio'])}; ÷ {models[0]}: "
+                  f"tpmC {C.fmt_ratio(r['vs_first_tpmC'])}, CPU/trx {C.fmt_ratio(r['vs_first_cpu'])}")
     C.log(f"  tpmC ratio {C.fmt_ratio(row['tpmC_ratio'])}  dbswarm {row['dbswarm_tpmC']:.0f} / go-tpc "
           f"{row['gotpc_tpmC']:.0f}; NOPM ratio {C.fmt_ratio(row['nopm_ratio'])}; CPU s/1000 trx "
           f"{row['dbswarm_cpu_s_per_1000']} vs {row['gotpc_cpu_s_per_1000']}")
@@ -266,6 +292,9 @@ def main(argv=None):
     p.add_argument("--servers-dir", default=C.DEFAULT_SERVERS_DIR)
     p.add_argument("--no-load", action="store_true", help="the warehouses are already loaded (by dbswarm)")
     p.add_argument("--no-md", action="store_true")
+    p.add_argument("--client-models", default="",
+                   help="dbswarm in each of these fanout.client_model values in every round, e.g. threads,multiplexed "
+                        "(the table shows the last; default: dbswarm's default)")
     p.add_argument("--notes", default="", help="a paragraph for the section (findings)")
     a = p.parse_args(argv)
     data = C.base_record("vs_gotpc", a)

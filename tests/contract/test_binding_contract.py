@@ -766,6 +766,54 @@ def test_sysbench_calls_split_as_they_block(make):
     s.drop(n)
 
 
+@pytest.mark.parametrize("engine", SQL_ENGINES, indirect=True)
+def test_row_fetcher_and_rollback_call_split_as_they_block(make):
+    """TPC-C's calls (``row_fetcher``: a statement's rows; ``rollback_call``), and a statement
+    runner taken in the middle of a transaction for a statement not prepared yet (New-Order's
+    batched statements at their first use), split by hand as the multiplexer drives them give
+    what the blocking calls give: the same rows, the update undone by the split rollback,
+    a failed statement raised (the session then goes on); where the session offers no socket
+    the calls block."""
+    b, other = make(), make()
+    s = SysbenchTables(b)
+    n = make.sb_no
+    s.create(n)
+    s.load(n, _sb_rows(50))
+    table, ph = s.table_name(n), b.placeholder
+    rows_sql = b.prepare(f"SELECT id, k FROM {table} WHERE id BETWEEN {ph} AND {ph} ORDER BY id")
+    fetch, rollback = b.row_fetcher(rows_sql), b.rollback_call()
+    begin, _ = b.transaction_calls(True)
+    if b.fileno() is None:
+        assert make.variant in ("sqlite", "mysql-pymysql", "mysql-connector"), make.variant
+        assert not any(hasattr(c, "send") for c in (fetch, rollback))
+        split = False
+    else:
+        split = True
+
+    def call(f, *args):
+        return _split_call(b, f, *args) if split else f(*args)
+    expected = [(i, k) for i, k, _, _ in _sb_rows(50)[4:8]]
+    got = call(fetch, (5, 8))
+    assert [tuple(r) for r in got] == [tuple(r) for r in fetch((5, 8))] == expected
+    assert list(call(fetch, (1000, 2000))) == []
+    call(begin)
+    # taken inside the transaction, never prepared before: prepared at its first send
+    update = b.statement_runner(b.prepare(f"UPDATE {table} SET k = {ph} WHERE id = {ph}"))
+    assert call(update, (-7, 6)) == 1
+    assert [tuple(r) for r in call(fetch, (6, 6))] == [(6, -7)]
+    call(rollback)
+    assert [tuple(r) for r in fetch((6, 6))] == [expected[1]]
+    assert [tuple(r) for r in other.fetchall(rows_sql, (6, 6))] == [expected[1]]
+    assert call(update, (-8, 7)) == 1 and update((-9, 8)) == 1  # autocommit, split then blocking
+    missing = b.row_fetcher(b.prepare(f"SELECT id FROM no_such_table_here WHERE id = {ph}"))
+    with pytest.raises(Exception) as err:
+        call(missing, (1,))
+    assert b.classify(err.value).kind != DUPLICATE
+    b.rollback()
+    assert [tuple(r) for r in call(fetch, (7, 8))] == [(7, -8), (8, -9)]  # the session goes on
+    s.drop(n)
+
+
 def test_kv_inserter_scanner_and_row_updater_as_the_methods_and_split(make):
     """YCSB's other operations as functions of one connection (``inserter``, ``scanner``,
     ``row_updater``: the engine's statements, taken once) give what ``insert``, ``scan(rows=False)``

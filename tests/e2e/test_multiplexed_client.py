@@ -314,3 +314,60 @@ def test_the_default_multiplexes_64_connections_a_shard_on_this_machine_s_server
         assert res["status"] == "complete" and run["errors_total"] == 0 and run["operations_total"] > 0
         models[threads] = run["client"]["model"]
     assert models == {8: "threads", 128: "multiplexed"}
+
+
+def _new_orders_in_database(engine, env) -> int:
+    """sum(d_next_o_id): every committed New-Order took its district's next number."""
+    return int(_scalar(engine, env, "SELECT SUM(d_next_o_id) FROM district"))
+
+
+def _scalar(engine, env, sql):
+    if engine == "postgresql":
+        with servers.pg_admin(env) as pg:
+            return pg.execute(sql).fetchone()[0]
+    my = servers.mysql_admin(env)
+    try:
+        with my.cursor() as cur:
+            cur.execute(sql)
+            return cur.fetchone()[0]
+    finally:
+        my.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ("postgresql", "mysql"))
+def test_multiplexed_tpcc_runs_the_same_transactions_as_threads_and_the_checks_pass(engine, env, tmp_path):
+    """TPC-C's transactions as steps (``families.base.stepwise``; a statement's rows sent back
+    into its transaction): 400 transactions of 8 virtual users on one warehouse, threads
+    against multiplexed with every shard call cut at 1.5 s and continued (a call's start-up
+    takes most of a shorter one). The same per-type
+    counts and unused-item rollbacks (the same seed), every call split (no blocking call:
+    New-Order's batched statements prepared at their first send, its rollback split too), the
+    committed New-Orders in the database (sum(d_next_o_id)), and the consistency conditions
+    after each run."""
+    target = _target(engine, env)
+    workload = {"family": "tpcc", "warehouses": 1, "threads": THREADS, "transactions": 400, "time": 120,
+                "check": ["after_run"]}
+    runs = {}
+    for model in ("threads", "multiplexed"):
+        before = _new_orders_in_database(engine, env) if model == "multiplexed" else None
+        phases = ("prepare", "load", "run") if model == "threads" else ("run",)
+        out, res = _run(_campaign(f"mux-tpcc-{model}", target, workload, model, phases=phases), tmp_path / model,
+                        max_call_seconds=1.5 if model == "multiplexed" else None)
+        run = res["runs"][0]["phases"]["run"]
+        assert run["status"] == "complete" and run["client"]["model"] == model, (model, run["status"], run.get("errors"))
+        check = res["runs"][0]["checks"]["after_run"]
+        assert check["passed"], (model, check)
+        runs[model] = (out, res, run, before)
+    a, b = runs["threads"][2], runs["multiplexed"][2]
+    counts = {op: o["count"] for op, o in b["operations"].items()}
+    assert counts == {op: o["count"] for op, o in a["operations"].items()} and sum(counts.values()) == 400, counts
+    rollbacks = b["counters"].get("new_order_rollbacks", 0) + b["counters"].get("new_order_rollbacks_warmup", 0)
+    assert rollbacks == a["counters"].get("new_order_rollbacks", 0) + a["counters"].get("new_order_rollbacks_warmup", 0)
+    committed = counts["NEW_ORDER"] - rollbacks
+    assert _new_orders_in_database(engine, env) - runs["multiplexed"][3] == committed
+    out, res = runs["multiplexed"][0], runs["multiplexed"][1]
+    segments = _shard_segments(out, res)
+    assert sum(len(s) for s in segments) > SHARDS, "no call was continued"
+    for seg in (seg for segs in segments for seg in segs):
+        assert seg["client"]["model"] == "multiplexed" and seg["client"]["blocking_calls"] == 0, seg["client"]

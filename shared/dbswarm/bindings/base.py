@@ -282,6 +282,12 @@ class Binding:
         It belongs to this connection: take it again after a reconnect."""
         return partial(self.fetchcount, sql)
 
+    def row_fetcher(self, sql: str):
+        """``fetch(params)``: ``fetchall(sql, params)`` for a per-operation query whose rows the
+        family reads (TPC-C's), split as ``statement_runner``'s run is. It belongs to this
+        connection: take it again after a reconnect."""
+        return partial(self.fetchall, sql)
+
     def statement_runner(self, sql: str):
         """``run(params)``: ``execute(sql, params)`` for a per-operation statement (``prepare``'s:
         sysbench's updates, deletes, inserts). Where the session multiplexes (``fileno``) it
@@ -294,6 +300,12 @@ class Binding:
         split into ``send()`` / ``finish()`` where the session multiplexes (engine.mux). They
         belong to this connection: take them again after a reconnect."""
         return partial(self.begin, writes), partial(self.commit)
+
+    def rollback_call(self):
+        """``rollback()`` as a call of no argument inside a transaction ``transaction_calls``
+        began (TPC-C's New-Order with an unused item), split where the session multiplexes.
+        It belongs to this connection: take it again after a reconnect."""
+        return partial(self.rollback)
 
     @unimplemented
     def begin(self, writes: bool = True) -> None:

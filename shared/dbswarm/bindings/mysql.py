@@ -432,6 +432,10 @@ class MysqlBinding(SqlBinding):
         st = self._statements
         return st.query_counter(sql) if hasattr(st, "query_counter") else super().row_counter(sql)
 
+    def row_fetcher(self, sql):
+        st = self._statements
+        return st.row_fetcher(sql) if hasattr(st, "row_fetcher") else super().row_fetcher(sql)
+
     def statement_runner(self, sql):
         st = self._statements
         return st.statement_runner(sql) if hasattr(st, "statement_runner") else super().statement_runner(sql)
@@ -439,6 +443,10 @@ class MysqlBinding(SqlBinding):
     def transaction_calls(self, writes=True):
         st = self._statements
         return st.transaction_calls(writes) if hasattr(st, "transaction_calls") else super().transaction_calls(writes)
+
+    def rollback_call(self):
+        st = self._statements
+        return st.rollback_call() if hasattr(st, "rollback_call") else super().rollback_call()
 
     # -- DDL ---------------------------------------------------------------------------
     def kv_table_ddl(self, table, fieldcount):

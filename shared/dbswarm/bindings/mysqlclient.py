@@ -274,6 +274,12 @@ class Statements:
             count.send, count.finish = self._send(sql), self._finish_rows  # type: ignore[attr-defined]
         return count
 
+    def row_fetcher(self, sql):
+        fetch = partial(self.fetchall, sql)
+        if self._split[0] is not None:
+            fetch.send, fetch.finish = self._send(sql), self._finish_all  # type: ignore[attr-defined]
+        return fetch
+
     def statement_runner(self, sql):
         run = partial(self.execute, sql)
         if self._split[0] is not None:
@@ -289,6 +295,13 @@ class Statements:
                 call.finish = self._finish_affected  # type: ignore[attr-defined]
             calls.append(call)
         return calls[0], calls[1]
+
+    def rollback_call(self):
+        call = partial(self.execute, "ROLLBACK")
+        if self._split[0] is not None:
+            call.send = partial(self._split[0], b"ROLLBACK")  # type: ignore[attr-defined]
+            call.finish = self._finish_affected  # type: ignore[attr-defined]
+        return call
 
     def _send(self, sql):
         """``send(params)``: the statement's bytes as ``execute`` formats them, sent."""
@@ -307,6 +320,11 @@ class Statements:
         self._split[1]()  # readable: the answer has come; read_query_result reads the rest
         res = self._store()
         return res.num_rows() if res is not None else 0
+
+    def _finish_all(self):
+        self._split[1]()
+        res = self._store()
+        return res.fetch_row(0) if res is not None else ()
 
     def _finish_affected(self) -> int:
         self._split[1]()

@@ -434,6 +434,11 @@ class PostgresBinding(SqlBinding):
         ``finish()`` -> the rows."""
         return self._prepared_call(sql, self.fetchcount, super().row_counter, pq.ExecStatus.TUPLES_OK, _ntuples)
 
+    def row_fetcher(self, sql):
+        """``fetchall(sql, params)`` as it is, with the prepared statement's split calls
+        (engine.mux): ``send(params)``, ``finish()`` -> the rows, loaded as fetchall loads them."""
+        return self._prepared_call(sql, self.fetchall, super().row_fetcher, pq.ExecStatus.TUPLES_OK, None)
+
     def statement_runner(self, sql):
         """``execute(sql, params)`` as it is (its int fast path), with the prepared statement's
         split calls (engine.mux): ``send(params)``, ``finish()`` -> the affected rows."""
@@ -442,13 +447,60 @@ class PostgresBinding(SqlBinding):
 
     def _prepared_call(self, sql, blocking, unprepared, ok, value):
         """``blocking(sql, params)`` as a call of ``params``, carrying the split calls of the
-        statement prepared on this connection; ``unprepared(sql)`` where it is not prepared."""
-        p = self._hot_prepared(sql)
-        if p is None:
+        statement prepared on this connection (``_split_prepared``); ``unprepared(sql)`` where
+        statements are not prepared. ``value(result)``: what ``finish`` returns (None: the rows)."""
+        if not self._prepare or self._pg is None:
             return unprepared(sql)
         call = partial(blocking, sql)
-        call.send, call.finish = self._split_params(p.name, ok, value)  # type: ignore[attr-defined]
+        call.send, call.finish = self._split_prepared(sql, ok, value)  # type: ignore[attr-defined]
         return call
+
+    def _split_prepared(self, sql, ok, value):
+        """(send(params), finish) of ``sql`` as a statement prepared on this connection: prepared
+        at its first send where it is not yet (its Parse sent; when the Parse's answer is in,
+        ``finish`` sends the execution and returns PENDING), so that a call taken in the middle
+        of a transaction (TPC-C's batched statements, each line count's at its first use) makes
+        no round trip in the multiplexer's thread. A client's set-up prepares its statements
+        before (``prepare_now``, ``_hot_prepared``): then the first send executes."""
+        pg, prepared, rows = self._pg, self._prepared, self._rows
+        send_prepared, send_prepare = pg.send_query_prepared, pg.send_prepare
+        at: list = [prepared.get(sql), None, None]  # the statement; the Parse in flight's name and parameters
+
+        def loaded(res):
+            return rows(at[0], res).load_rows(0, res.ntuples, tuple)
+        finish_run, got = self._finisher(ok, loaded if value is None else value)
+        finish_parse, parse_got = self._finisher(pq.ExecStatus.COMMAND_OK, _nothing)
+
+        def send(params):
+            p = at[0]
+            if p is None:
+                p = at[0] = prepared.get(sql)  # (prepared since by a blocking call)
+            if p is not None:
+                got.clear()
+                send_prepared(p.name, text_params(params))
+                return
+            name = f"dbswarm_{len(prepared)}".encode()
+            at[2] = text_params(params)
+            at[1] = name
+            parse_got.clear()
+            send_prepare(name, numbered_placeholders(sql).encode())
+
+        def finish():
+            name = at[1]
+            if name is None:
+                return finish_run()
+            try:
+                if finish_parse() is PENDING:
+                    return PENDING
+            except Exception:  # the Parse failed (a missing table): the next send parses again
+                at[1] = at[2] = None
+                raise
+            params, at[1], at[2] = at[2], None, None
+            p = at[0] = prepared[sql] = _Prepared(name, Transformer(self.db))
+            got.clear()
+            send_prepared(p.name, params)
+            return PENDING
+        return send, finish
 
     def transaction_calls(self, writes=True):
         """BEGIN and COMMIT as ``_simple`` sends them, with their split calls (libpq's
@@ -463,6 +515,16 @@ class PostgresBinding(SqlBinding):
             call.finish = finish  # type: ignore[attr-defined]
             calls.append(call)
         return calls[0], calls[1]
+
+    def rollback_call(self):
+        """ROLLBACK inside a transaction begun, as ``rollback`` sends it, split (``_send_simple``)."""
+        if self._pg is None:
+            return super().rollback_call()
+        call = partial(self.rollback)
+        finish, got = self._finisher(pq.ExecStatus.COMMAND_OK, _nothing)
+        call.send = partial(_send_simple, self._pg.send_query, got, b"ROLLBACK")  # type: ignore[attr-defined]
+        call.finish = finish  # type: ignore[attr-defined]
+        return call
 
     # -- kv hot path: the prepared statement's libpq call, bound once per client thread -----
     # keys as bytes, as libpq takes them (the YCSB client memoizes them encoded)

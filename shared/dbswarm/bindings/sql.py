@@ -111,15 +111,25 @@ class SqlBinding(Binding):
         return lambda value, key: execute(sql, (value, key)) > 0
 
     # inserts, scans and whole-record updates through the session's statement runner and row
-    # counter (so split into send / finish where the session multiplexes: engine.mux)
+    # counter (so split into send / finish where the session multiplexes: engine.mux), each
+    # prepared now, while the client sets up, where the session prepares statements
     def inserter(self, table, fields):
-        return reshaped(self.statement_runner(self._insert_sql(table, tuple(fields))), _key_then_values)
+        return reshaped(self.statement_runner(self._set_up(self._insert_sql(table, tuple(fields)))), _key_then_values)
 
     def scanner(self, table, fields):
-        return reshaped(self.row_counter(self._scan_sql(table, fields)), _both)
+        return reshaped(self.row_counter(self._set_up(self._scan_sql(table, fields))), _both)
 
     def row_updater(self, table, fields):
-        return reshaped(self.statement_runner(self._update_sql(table, tuple(fields))), _values_then_key)
+        return reshaped(self.statement_runner(self._set_up(self._update_sql(table, tuple(fields)))), _values_then_key)
+
+    def _set_up(self, sql: str) -> str:
+        """``sql`` prepared on this connection now where the session prepares statements; a
+        failure (a missing table) is left to the operation, whose error is classified."""
+        try:
+            self.prepare_now(sql)
+        except Exception:
+            pass
+        return sql
 
     def read(self, table, key, fields, rows=True):
         ck = ("read", table, fields and tuple(fields))

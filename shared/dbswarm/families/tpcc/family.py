@@ -32,13 +32,14 @@ import math
 import random
 import string
 import time
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import Field, model_validator
 
 from dbswarm.bindings.protocols import SqlSession
 from dbswarm.families import base as families
-from dbswarm.families.base import EVENT, Client, Exhausted, Family, Op, RunLimits, ThreadContext, WorkloadModel, split
+from dbswarm.families.base import (EVENT, Client, Exhausted, Family, Op, RunLimits, ThreadContext, WorkloadModel, split,
+                                   stepwise)
 from dbswarm.families.generators import pool_string
 from dbswarm.families.tables import fmt, published_family_table
 from dbswarm.families.tpcc import sql as S
@@ -424,13 +425,50 @@ class Deck:
 
 class Session:
     """The transactions' statements on one SQL session, each prepared at its first use; New-Order's
-    batched statements per line count (and district), built at their first use."""
+    batched statements per line count (and district), built at their first use. Each statement's
+    call on this connection (``fetch``: its rows; ``run``: its affected rows; ``tx``: BEGIN and
+    COMMIT; ``rollback``) is the binding's, taken at its first use and again after a reconnect
+    (``reset``), split into send / finish where the session multiplexes (engine.mux)."""
 
     def __init__(self, binding: SqlSession):
         self.b = binding
         self.dialect = d = binding.dialect
         self.sql = {k: binding.prepare(S.text(v, d)) for k, v in S.STATEMENTS.items()}
         self._batched: dict[tuple, str] = {}
+        self._fetchers: dict[str, Any] = {}
+        self._runners: dict[str, Any] = {}
+        self._tx: dict[bool, tuple] = {}
+        self._rollback: Any = None
+
+    def reset(self) -> None:
+        """The calls taken again at their next use: they belong to the connection replaced."""
+        self._fetchers.clear()
+        self._runners.clear()
+        self._tx.clear()
+        self._rollback = None
+
+    def fetch(self, sql: str):
+        call = self._fetchers.get(sql)
+        if call is None:
+            call = self._fetchers[sql] = self.b.row_fetcher(sql)
+        return call
+
+    def run(self, sql: str):
+        call = self._runners.get(sql)
+        if call is None:
+            call = self._runners[sql] = self.b.statement_runner(sql)
+        return call
+
+    def tx(self, writes: bool) -> tuple:
+        calls = self._tx.get(writes)
+        if calls is None:
+            calls = self._tx[writes] = self.b.transaction_calls(writes)
+        return calls
+
+    def rollback(self):
+        if self._rollback is None:
+            self._rollback = self.b.rollback_call()
+        return self._rollback
 
     def batched(self, kind: str, n: int, district: int = 0) -> str:
         key = (kind, n, district)
@@ -467,6 +505,10 @@ class TpccClient:
                          "delivery_skipped_districts": 0}
         self.rec: Optional[Recorder] = None  # the thread's recorder (set by _RunClient; None: nothing recorded)
         self._band = None  # the band around the ramp-up's end, set at the first committed New-Order
+        # the transactions: called by a thread, driven step by step by the multiplexer (.steps)
+        self.new_order, self.payment = stepwise(self._new_order), stepwise(self._payment)
+        self.order_status, self.delivery = stepwise(self._order_status), stepwise(self._delivery)
+        self.stock_level = stepwise(self._stock_level)
 
     def other_warehouse(self) -> int:
         w = self.rng.randint(1, self.W - 1)
@@ -515,29 +557,34 @@ class TpccClient:
         return self.rng.randint(10, 20)
 
     # -- bodies: (session, inputs); run again after a rollback on a retryable error -----------
+    # Each transaction is described once, as steps (families.base.stepwise): it yields every
+    # statement as (the session's call, (params,)) and is sent the call's answer (rows for a
+    # ``fetch``, the affected rows for a ``run``); a thread makes the calls one after another,
+    # the shard's multiplexer sends each when the last one's answer is in (engine.mux).
     def _by_name(self, st, w, d, c_last):
-        ids = st.b.fetchall(st.sql["c_by_name"], (w, d, c_last))
+        ids = yield st.fetch(st.sql["c_by_name"]), ((w, d, c_last),)
         return ids[(len(ids) - 1) // 2][0]  # the row at position ceil(n / 2) (clause 2.5.2.2)
 
-    def new_order(self, st, inp):
+    def _new_order(self, st, inp):
         """Clause 2.4.2, batched as go-tpc does: the items in one SELECT, the stock rows in one
         locking SELECT, their updates in one UPDATE, the order lines in one INSERT (11 statements
         with BEGIN and COMMIT, whatever the line count). An item number that appears on several
         lines of the same supply warehouse updates its stock row once with what the lines one
         after the other would have done (the quantity rule applied line by line)."""
         d, c, lines, rbk = inp
-        b, q, w = st.b, st.sql, self.home_w
-        b.begin(True)
-        c_discount, _, _, w_tax = b.fetchone(q["no_cw"], (w, d, c))
-        d_tax, o_id = b.fetchone(q["no_d"], (w, d))
-        b.execute(q["no_d_upd"], (o_id + 1, w, d))
+        q, w, fetch, run = st.sql, self.home_w, st.fetch, st.run
+        begin, commit = st.tx(True)
+        yield begin, ()
+        c_discount, _, _, w_tax = (yield fetch(q["no_cw"]), ((w, d, c),))[0]
+        d_tax, o_id = (yield fetch(q["no_d"]), ((w, d),))[0]
+        yield run(q["no_d_upd"]), ((o_id + 1, w, d),)
         all_local = int(all(sw == w for _, sw, _ in lines))
-        b.execute(q["no_o_ins"], (o_id, d, w, c, len(lines), all_local))
-        b.execute(q["no_no_ins"], (o_id, d, w))
+        yield run(q["no_o_ins"]), ((o_id, d, w, c, len(lines), all_local),)
+        yield run(q["no_no_ins"]), ((o_id, d, w),)
         items = sorted({item for item, _, _ in lines})
-        prices = {row[0]: row[1] for row in b.fetchall(st.batched("items", len(items)), items)}
+        prices = {row[0]: row[1] for row in (yield fetch(st.batched("items", len(items))), (items,))}
         if len(prices) < len(items):  # the unused item of the 1% rollback (clause 2.4.2.3)
-            b.rollback()
+            yield st.rollback(), ()
             # the recorder's warm-up end, read now: it is set when the threads are released, after
             # the clients were built
             key = ("new_order_rollbacks_warmup" if self.rec is not None and time.perf_counter_ns()
@@ -546,7 +593,7 @@ class TpccClient:
             return
         pairs = sorted({(supply, item) for item, supply, _ in lines})  # one global lock order
         args = [v for pair in pairs for v in pair]
-        stock = {(r[0], r[1]): [r[2], r[4], 0, 0, 0] for r in b.fetchall(st.batched("stock", len(pairs), d), args)}
+        stock = {(r[0], r[1]): [r[2], r[4], 0, 0, 0] for r in (yield fetch(st.batched("stock", len(pairs), d)), (args,))}
         ol_args = []
         total = 0.0
         for number, (item, supply, qty) in enumerate(lines, 1):
@@ -562,9 +609,9 @@ class TpccClient:
         upd = []
         for (supply, item), (s_qty, _, ytd, n, remote) in stock.items():
             upd += (supply, item, s_qty, ytd, n, remote)
-        b.execute(st.batched("stock_update", len(stock)), S.stock_update_args(upd, st.dialect))
-        b.execute(st.batched("lines", len(lines)), ol_args)
-        b.commit()
+        yield run(st.batched("stock_update", len(stock))), (S.stock_update_args(upd, st.dialect),)
+        yield run(st.batched("lines", len(lines))), (ol_args,)
+        yield commit, ()
         if self.rec is not None:
             self._committed(d, o_id)
         self.counters["new_order_remote_lines"] += sum(sw != w for _, sw, _ in lines)
@@ -601,77 +648,83 @@ class TpccClient:
         rows.extend((math.ceil(rec.wall_time(lo) * 1000), math.floor(rec.wall_time(hi) * 1000), 0, 0))
         return lo, hi, rec.record_list(BAND_ORDERS), rows, i
 
-    def payment(self, st, inp):
+    def _payment(self, st, inp):
         d, cw, cd, c_id, c_last, amount = inp
-        b, q, w = st.b, st.sql, self.home_w
+        q, w, fetch, run = st.sql, self.home_w, st.fetch, st.run
         amt = _money(amount)
-        b.begin(True)
-        b.execute(q["p_w_upd"], (amt, w))
-        w_name = b.fetchone(q["p_w"], (w,))[0]
-        b.execute(q["p_d_upd"], (amt, w, d))
-        d_name = b.fetchone(q["p_d"], (w, d))[0]
+        begin, commit = st.tx(True)
+        yield begin, ()
+        yield run(q["p_w_upd"]), ((amt, w),)
+        w_name = (yield fetch(q["p_w"]), ((w,),))[0][0]
+        yield run(q["p_d_upd"]), ((amt, w, d),)
+        d_name = (yield fetch(q["p_d"]), ((w, d),))[0][0]
         if c_id is None:
-            c_id = self._by_name(st, cw, cd, c_last)
-        row = b.fetchone(q["p_c"], (cw, cd, c_id))
+            c_id = yield from self._by_name(st, cw, cd, c_last)
+        row = (yield fetch(q["p_c"]), ((cw, cd, c_id),))[0]
         if row[9] == "BC":
-            data = b.fetchone(q["p_c_data"], (cw, cd, c_id))[0]
+            data = (yield fetch(q["p_c_data"]), ((cw, cd, c_id),))[0][0]
             data = f"{c_id} {cd} {cw} {d} {w} {amt} | {data}"[:500]
-            b.execute(q["p_c_upd_bc"], (amt, amt, data, cw, cd, c_id))
+            yield run(q["p_c_upd_bc"]), ((amt, amt, data, cw, cd, c_id),)
         else:
-            b.execute(q["p_c_upd"], (amt, amt, cw, cd, c_id))
-        b.execute(q["p_h_ins"], (c_id, cd, cw, d, w, amt, f"{w_name}    {d_name}"[:24]))
-        b.commit()
+            yield run(q["p_c_upd"]), ((amt, amt, cw, cd, c_id),)
+        yield run(q["p_h_ins"]), ((c_id, cd, cw, d, w, amt, f"{w_name}    {d_name}"[:24]),)
+        yield commit, ()
         if cw != w:
             self.counters["payment_remote"] += 1
         if c_last is not None:
             self.counters["payment_by_name"] += 1
 
-    def order_status(self, st, inp):
+    def _order_status(self, st, inp):
         d, c_id, c_last = inp
-        b, q, w = st.b, st.sql, self.home_w
-        b.begin(False)
+        q, w, fetch = st.sql, self.home_w, st.fetch
+        begin, commit = st.tx(False)
+        yield begin, ()
         if c_id is None:
-            c_id = self._by_name(st, w, d, c_last)
-        b.fetchone(q["os_c"], (w, d, c_id))
-        o = b.fetchone(q["os_o"], (w, d, c_id))
-        if o is not None:
-            b.fetchall(q["os_ol"], (w, d, o[0]))
-        b.commit()
+            c_id = yield from self._by_name(st, w, d, c_last)
+        yield fetch(q["os_c"]), ((w, d, c_id),)
+        o = yield fetch(q["os_o"]), ((w, d, c_id),)
+        if o:
+            yield fetch(q["os_ol"]), ((w, d, o[0][0]),)
+        yield commit, ()
         if c_last is not None:
             self.counters["order_status_by_name"] += 1
 
-    def delivery(self, st, carrier):
+    def _delivery(self, st, carrier):
         """Clause 2.7.4, batched as go-tpc: each district's oldest new order found (and locked)
         one district at a time, then all of them delivered by one statement per table, the
         customers updated one per district (17 to 27 statements instead of 72)."""
-        b, q, w = st.b, st.sql, self.home_w
-        b.begin(True)
+        q, w, fetch, run = st.sql, self.home_w, st.fetch, st.run
+        begin, commit = st.tx(True)
+        yield begin, ()
         found = []  # (district, order)
+        oldest = fetch(q["dl_no"])
         for d in range(1, DISTRICTS + 1):
-            row = b.fetchone(q["dl_no"], (w, d))
-            if row is not None:
-                found.append((d, row[0]))
+            rows = yield oldest, ((w, d),)
+            if rows:
+                found.append((d, rows[0][0]))
         self.counters["delivery_skipped_districts"] += DISTRICTS - len(found)
         if not found:
-            b.commit()
+            yield commit, ()
             return
         n = len(found)
         keys = [v for d, o in found for v in (w, d, o)]
-        b.execute(st.batched("delete", n), keys)
-        customers = dict(b.fetchall(st.batched("orders", n), keys))
-        b.execute(st.batched("orders_upd", n), [carrier, *keys])
-        b.execute(st.batched("lines_upd", n), keys)
-        totals = dict(b.fetchall(st.batched("lines_sum", n), keys))
+        yield run(st.batched("delete", n)), (keys,)
+        customers = dict((yield fetch(st.batched("orders", n)), (keys,)))
+        yield run(st.batched("orders_upd", n)), ([carrier, *keys],)
+        yield run(st.batched("lines_upd", n)), (keys,)
+        totals = dict((yield fetch(st.batched("lines_sum", n)), (keys,)))
+        update_customer = run(q["dl_c_upd"])
         for d, _ in found:
-            b.execute(q["dl_c_upd"], (_money(float(totals.get(d) or 0)), w, d, customers[d]))
-        b.commit()
+            yield update_customer, ((_money(float(totals.get(d) or 0)), w, d, customers[d]),)
+        yield commit, ()
 
-    def stock_level(self, st, threshold):
-        b, q, w, d = st.b, st.sql, self.home_w, self.home_d
-        b.begin(False)
-        next_o = b.fetchone(q["sl_d"], (w, d))[0]
-        b.fetchone(q["sl_count"], (w, d, next_o, next_o - 20, w, threshold))
-        b.commit()
+    def _stock_level(self, st, threshold):
+        q, w, d, fetch = st.sql, self.home_w, self.home_d, st.fetch
+        begin, commit = st.tx(False)
+        yield begin, ()
+        next_o = (yield fetch(q["sl_d"]), ((w, d),))[0][0]
+        yield fetch(q["sl_count"]), ((w, d, next_o, next_o - 20, w, threshold),)
+        yield commit, ()
 
 
 class _RunClient(Client):
@@ -684,6 +737,7 @@ class _RunClient(Client):
         self.c = TpccClient(w, ctx.rng, ctx.thread, run_constants(w.c_last_load, _run_rng(w)), ctx.saved.get("deck"))
         self.c.rec = ctx.m.rec  # its warm-up instants are set when the threads are released
         self.st = Session(ctx.m.binding)
+        ctx.m.on_reconnect.append(self.st.reset)
         c = self.c
         self.kinds = {"NEW_ORDER": (c.new_order_input, c.new_order), "PAYMENT": (c.payment_input, c.payment),
                       "ORDER_STATUS": (c.order_status_input, c.order_status),
@@ -691,6 +745,10 @@ class _RunClient(Client):
         self.pause = w.keying_and_thinking
         self.think: Optional[str] = None  # the transaction whose think time is still due
         self.ops = {kind: Op(kind, EVENT) for kind in self.kinds}
+        # the transactions are steps of the session's calls (stepwise): the shard's multiplexer may
+        # drive them (engine.mux), unless keying and think times pace this user (slept in
+        # next_operation, which the multiplexer's thread calls for every connection)
+        self.multiplexable = not self.pause
 
     def _sleep(self, seconds: float):
         end = time.perf_counter() + seconds
