@@ -17,6 +17,13 @@ else ~/.cache/dbswarm/bin/go-tpc-1.0.12, else /opt/go-tpc-build/go-tpc.
 Reports: tpmC ratio (dbswarm / go-tpc, both from the clients: go-tpc counts New-Orders
 including its rolled-back ones, as dbswarm does), NOPM ratio (database), p90 New-Order ratio,
 client CPU seconds per 1,000 transactions of each, load time of each.
+
+``--client-models threads,multiplexed`` runs dbswarm once in each ``fanout.client_model`` per
+round (then go-tpc): each against go-tpc, and the last against the first (tpmC, client CPU per
+transaction), in the JSON record's ``client_models`` and the log; the table shows the last.
+
+    python bench/vs_gotpc.py --no-load --warehouses 8 --threads 128 --time 10 --rounds 2 --pin \
+        --client-models threads,multiplexed
 """
 from __future__ import annotations
 
