@@ -11,9 +11,10 @@ that client's next one. One wake-up serves every answer that has arrived: no thr
 connection to wake and schedule per answer, which is what a thread per connection costs at
 128+ connections (docs/concurrency.md, "One thread multiplexing every connection").
 
-An operation of several statements (sysbench's event, YCSB's read-modify-write:
-``families.base.stepwise``) is driven statement by statement: its steps generator yields each
-call, the multiplexer sends it and gives the generator its answer when it is in; a failed
+An operation of several statements (sysbench's event, YCSB's read-modify-write, TPC-C's
+transactions: ``families.base.stepwise``) is driven statement by statement: its steps generator
+yields each call, the multiplexer sends it and gives the generator its answer when it is in (a
+TPC-C transaction's next statement is built from the last one's rows); a failed
 event attempt is rolled back and started again here (``Measured.retry_event``), never run to
 its end in this thread, where a statement could wait for a row lock that another of its
 connections holds until this thread sends that connection's next statement.
