@@ -292,3 +292,38 @@ def test_an_inconclusive_night_fails_when_the_campaign_asks(tmp_path):
         out = compare_with_baseline(store, cid, None, {})
         verdicts[ask] = (out["verdict"], out["fail"])
     assert verdicts == {False: ("inconclusive", False), True: ("inconclusive", True)}
+
+
+def test_a_change_of_client_model_is_said_and_recorded_in_the_history(tmp_path):
+    """A night measured by another client model than its history (the default's `auto` choosing
+    the multiplexer, a campaign edited) is judged as before, and says so: on its cell's delta,
+    in the document and in summary.md; the history records each cell's model, so that the next
+    nights compare like with like. History written before the model was recorded counts as
+    threads (the only model then) and is not flagged for a threads night."""
+    from dbswarm.results.report.files import verdict_markdown
+    from dbswarm.results.verdict.regression import append_history, client_model_changes, read_history
+    from dbswarm.results.store import LocalStore
+
+    def tonight(model):
+        result = _result([1000.0])
+        result["runs"][0]["phases"]["run"]["client"] = {"model": model}
+        return result
+    old = _history([1000.0 + i for i in range(8)])  # before 2026-11-28: no client_models
+    assert client_model_changes(tonight("threads"), old) == []
+    doc = judge_campaign(tonight("multiplexed"), old, None, {}, SETTINGS)
+    change, = doc["client_model_changes"]
+    assert change == {"run_id": "000", "before": None, "now": "multiplexed", "campaign_id": "nightly-007"}
+    d, = doc["deltas"]
+    assert doc["verdict"] == "pass" and "client model changed" in d["why"] and "multiplexed" in d["why"]
+    assert any("client model changed" in line for line in verdict_markdown(doc))
+    # recorded: the next multiplexed night against it is not flagged, a threads night is
+    store = LocalStore(str(tmp_path))
+    result = tonight("multiplexed")
+    append_history(store, "nightly", result, {"000": {"throughput": [1000.0]}}, "pass")
+    recorded = read_history(store, "nightly", 10)
+    assert recorded[-1]["client_models"] == {"000": "multiplexed"}
+    history = old + recorded
+    assert client_model_changes(tonight("multiplexed"), history) == []
+    assert judge_campaign(tonight("multiplexed"), history, None, {}, SETTINGS)["client_model_changes"] == []
+    change, = client_model_changes(tonight("threads"), history)
+    assert (change["before"], change["now"]) == ("multiplexed", "threads")

@@ -392,6 +392,10 @@ def verdict_markdown(c: dict) -> list[str]:
     lines = ["", title, ""]
     for r in c.get("reasons") or []:
         lines.append(f"- {r}")
+    for m in c.get("client_model_changes") or []:  # another client measured the reference
+        before = m["before"] or "not recorded (threads before 2026-11-28, unless named)"
+        lines.append(f"- {m['run_id']}: the client model changed, {before} → {m['now']} (newest reference "
+                     f"{m['campaign_id']}): `fanout.client_model` names one to keep")
     if c.get("deltas"):
         lines += ["", "| run | metric | reference | now | change | 95% CI | p (Holm) | Cliff's δ | n | method "
                   "| regressed |", "|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -74,6 +74,41 @@ def samples_of(result: dict) -> dict:
     return out
 
 
+def client_models_of(result: dict) -> dict:
+    """{cell: the client model its candidate runs ran (``client.model``: threads or
+    multiplexed)}, where the result says."""
+    out: dict = {}
+    for r in result.get("runs") or []:
+        if r.get("search_step") or (r.get("arm") or "candidate") != "candidate":
+            continue
+        model = (_phase(r).get("client") or {}).get("model")
+        if model:
+            out.setdefault(r.get("cell") or r["run_id"], model)
+    return out
+
+
+def client_model_changes(result: dict, history: list[dict]) -> list[dict]:
+    """The cells whose client model tonight differs from the newest history campaign that
+    holds the cell: [{run_id, before, now, campaign_id}] (``before`` None: that campaign did not
+    record it — history written before 2026-11-28 — and tonight's is not the old default)."""
+    out = []
+    for cell, now in client_models_of(result).items():
+        for doc in reversed(history):
+            if cell not in (doc.get("samples") or {}):
+                continue
+            before = (doc.get("client_models") or {}).get(cell)
+            if before != now and (before is not None or now != "threads"):
+                out.append({"run_id": cell, "before": before, "now": now, "campaign_id": doc.get("campaign_id")})
+            break
+    return out
+
+
+def _model_note(change: dict) -> str:
+    before = change["before"] or "not recorded (threads before 2026-11-28, unless named)"
+    return (f"the client model changed: {before} → {change['now']} (newest reference campaign "
+            f"{change['campaign_id']}): the reference was measured by another client")
+
+
 def _threshold_delta(cell, metric, values, ref, thresholds, source) -> dict:
     higher_better = METRICS[metric][1]
     value, bval = V.median(values), V.median(ref)
@@ -113,7 +148,8 @@ def append_history(store, name: str, result: dict, samples: dict, verdict: str,
     at = result.get("created_at") or time.time()
     key = f"{history_prefix(name)}{at:017.6f}-{result['campaign_id']}.json"
     store.put_json(key, {"schema_version": HISTORY_SCHEMA_VERSION, "campaign_id": result["campaign_id"], "at": at,
-                         "verdict": verdict, "samples": samples, "regressed": list(regressions or [])})
+                         "verdict": verdict, "samples": samples, "regressed": list(regressions or []),
+                         "client_models": client_models_of(result)})
     return key
 
 
@@ -252,13 +288,21 @@ def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict
         verdict = "inconclusive"  # not a failed execution: there is nothing yet to judge against
     else:
         verdict = "pass"
+    # a campaign judged against nights measured by another client model (a default that changed,
+    # a campaign edited): said on each of its cells' history deltas, and in the document
+    changes = client_model_changes(result, history) if use_history else []
+    for change in changes:
+        for d in deltas:
+            if d["run_id"] == change["run_id"] and str(d.get("reference") or "").startswith("history/"):
+                d["why"] = f"{d.get('why') or ''}; {_model_note(change)}".lstrip("; ")
     reasons = [d["why"] if "why" in d else "" for d in deltas if d["regressed"]]
     reasons += [f"{c['run_id']} {c['metric']}: change point at {c['campaign_id']} (p {c['p']:.3f}), median "
                 f"{_num(c['before_median'])} → {_num(c['after_median'])} ({c['change']:+.1%})"
                 for c in change_points if c["regressed"]]
     return {"baseline": baseline_name, "verdict": verdict, "deltas": deltas, "change_points": change_points,
             "reasons": reasons, "alpha": alpha, "min_effect": min_effect, "series": series,
-            "history": {"campaigns": len(history), "name": result["name"]} if use_history else None}
+            "history": {"campaigns": len(history), "name": result["name"]} if use_history else None,
+            "client_model_changes": changes}
 
 
 def _testable(values, ref, alpha_test) -> bool:
