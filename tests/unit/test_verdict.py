@@ -301,8 +301,8 @@ def test_a_change_of_client_model_is_said_and_recorded_in_the_history(tmp_path):
     nights compare like with like. History written before the model was recorded counts as
     threads (the only model then) and is not flagged for a threads night."""
     from dbswarm.results.report.files import verdict_markdown
-    from dbswarm.results.verdict.regression import append_history, client_model_changes, read_history
     from dbswarm.results.store import LocalStore
+    from dbswarm.results.verdict.regression import append_history, client_model_changes, read_history
 
     def tonight(model):
         result = _result([1000.0])

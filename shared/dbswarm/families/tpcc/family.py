@@ -38,8 +38,18 @@ from pydantic import Field, model_validator
 
 from dbswarm.bindings.protocols import SqlSession
 from dbswarm.families import base as families
-from dbswarm.families.base import (EVENT, Client, Exhausted, Family, Op, RunLimits, ThreadContext, WorkloadModel, split,
-                                   stepwise)
+from dbswarm.families.base import (
+    EVENT,
+    Client,
+    Exhausted,
+    Family,
+    Op,
+    RunLimits,
+    ThreadContext,
+    WorkloadModel,
+    split,
+    stepwise,
+)
 from dbswarm.families.generators import pool_string
 from dbswarm.families.tables import fmt, published_family_table
 from dbswarm.families.tpcc import sql as S
