@@ -182,14 +182,18 @@ MIXES = {"one-field": {"readallfields": True, "writeallfields": False},
 
 
 def _row_count(engine, env, table) -> int:
+    return int(_scalar(engine, env, f"SELECT count(*) FROM {table}"))
+
+
+def _scalar(engine, env, sql):
     if engine == "postgresql":
         with servers.pg_admin(env) as pg:
-            return int(pg.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+            return pg.execute(sql).fetchone()[0]
     my = servers.mysql_admin(env)
     try:
         with my.cursor() as cur:
-            cur.execute(f"SELECT count(*) FROM {table}")
-            return int(cur.fetchone()[0])
+            cur.execute(sql)
+            return cur.fetchone()[0]
     finally:
         my.close()
 
@@ -319,19 +323,6 @@ def test_the_default_multiplexes_64_connections_a_shard_on_this_machine_s_server
 def _new_orders_in_database(engine, env) -> int:
     """sum(d_next_o_id): every committed New-Order took its district's next number."""
     return int(_scalar(engine, env, "SELECT SUM(d_next_o_id) FROM district"))
-
-
-def _scalar(engine, env, sql):
-    if engine == "postgresql":
-        with servers.pg_admin(env) as pg:
-            return pg.execute(sql).fetchone()[0]
-    my = servers.mysql_admin(env)
-    try:
-        with my.cursor() as cur:
-            cur.execute(sql)
-            return cur.fetchone()[0]
-    finally:
-        my.close()
 
 
 @pytest.mark.slow

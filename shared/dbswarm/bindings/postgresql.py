@@ -425,7 +425,7 @@ class PostgresBinding(SqlBinding):
                 if res.status != ok:
                     raise error(res)
                 return res.ntuples
-        count.send, count.finish = self._split_params(name, ok, _ntuples)  # type: ignore[attr-defined]
+        count.send, count.finish = self._split_prepared(sql, ok, _ntuples)  # type: ignore[attr-defined]
         return count
 
     def row_counter(self, sql):
@@ -580,17 +580,6 @@ class PostgresBinding(SqlBinding):
             got.clear()
             send_prepared(name, [value.encode(), key])
         return (send_key if rows else send_value_key), finish
-
-    def _split_params(self, name: bytes, ok, value):
-        """(send(params), finish) of the statement prepared as ``name``, its parameters in
-        libpq's text format (``text_params``: ints, strs, floats, None)."""
-        send_prepared = self._pg.send_query_prepared
-        finish, got = self._finisher(ok, value)
-
-        def send(params):
-            got.clear()
-            send_prepared(name, text_params(params))
-        return send, finish
 
     def _finisher(self, ok, value):
         """``finish()`` of a statement sent on this connection, and the list its results

@@ -445,40 +445,30 @@ class Session:
         self.dialect = d = binding.dialect
         self.sql = {k: binding.prepare(S.text(v, d)) for k, v in S.STATEMENTS.items()}
         self._batched: dict[tuple, str] = {}
-        self._fetchers: dict[str, Any] = {}
-        self._runners: dict[str, Any] = {}
-        self._tx: dict[bool, tuple] = {}
-        self._rollback: Any = None
+        self._calls: dict[tuple, Any] = {}  # (the binding's maker, its arguments) -> the call
 
     def reset(self) -> None:
         """The calls taken again at their next use: they belong to the connection replaced."""
-        self._fetchers.clear()
-        self._runners.clear()
-        self._tx.clear()
-        self._rollback = None
+        self._calls.clear()
+
+    def _take(self, maker: str, *args):
+        key = (maker, *args)
+        call = self._calls.get(key)
+        if call is None:
+            call = self._calls[key] = getattr(self.b, maker)(*args)
+        return call
 
     def fetch(self, sql: str):
-        call = self._fetchers.get(sql)
-        if call is None:
-            call = self._fetchers[sql] = self.b.row_fetcher(sql)
-        return call
+        return self._take("row_fetcher", sql)
 
     def run(self, sql: str):
-        call = self._runners.get(sql)
-        if call is None:
-            call = self._runners[sql] = self.b.statement_runner(sql)
-        return call
+        return self._take("statement_runner", sql)
 
     def tx(self, writes: bool) -> tuple:
-        calls = self._tx.get(writes)
-        if calls is None:
-            calls = self._tx[writes] = self.b.transaction_calls(writes)
-        return calls
+        return self._take("transaction_calls", writes)
 
     def rollback(self):
-        if self._rollback is None:
-            self._rollback = self.b.rollback_call()
-        return self._rollback
+        return self._take("rollback_call")
 
     def batched(self, kind: str, n: int, district: int = 0) -> str:
         key = (kind, n, district)

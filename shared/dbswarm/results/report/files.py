@@ -386,6 +386,10 @@ def short_number(v) -> str:
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
+# a history campaign's client model written before the history recorded it
+MODEL_NOT_RECORDED = "not recorded (threads before 2026-11-28, unless named)"
+
+
 def verdict_markdown(c: dict) -> list[str]:
     """summary.md's section: the verdict and why (metric, effect, interval, p, change points)."""
     title = f"### Verdict: **{c['verdict']}**" + (f" (baseline `{c['baseline']}`)" if c.get("baseline") else "")
@@ -393,7 +397,7 @@ def verdict_markdown(c: dict) -> list[str]:
     for r in c.get("reasons") or []:
         lines.append(f"- {r}")
     for m in c.get("client_model_changes") or []:  # another client measured the reference
-        before = m["before"] or "not recorded (threads before 2026-11-28, unless named)"
+        before = m["before"] or MODEL_NOT_RECORDED
         lines.append(f"- {m['run_id']}: the client model changed, {before} → {m['now']} (newest reference "
                      f"{m['campaign_id']}): `fanout.client_model` names one to keep")
     if c.get("deltas"):

@@ -25,8 +25,8 @@ from __future__ import annotations
 import time
 from typing import Optional
 
+from dbswarm.results.report.files import MODEL_NOT_RECORDED, write_reports
 from dbswarm.results.report.files import short_number as _num
-from dbswarm.results.report.files import write_reports
 from dbswarm.results.verdict import stats as V
 
 DEFAULT_THRESHOLD = 0.10
@@ -104,7 +104,7 @@ def client_model_changes(result: dict, history: list[dict]) -> list[dict]:
 
 
 def _model_note(change: dict) -> str:
-    before = change["before"] or "not recorded (threads before 2026-11-28, unless named)"
+    before = change["before"] or MODEL_NOT_RECORDED
     return (f"the client model changed: {before} → {change['now']} (newest reference campaign "
             f"{change['campaign_id']}): the reference was measured by another client")
 
