@@ -33,7 +33,9 @@ def pfs_env():
         pytest.fail(str(exc))
     finally:
         mp.undo()
-    return env
+    yield env
+    if not os.environ.get("DBSWARM_PFS_SERVERS_DIR"):  # this module's own servers: none left running
+        servers.stop_servers(PFS_DIR)
 
 
 def _run(name, target, tmp_path, threads=4, seconds=3):
@@ -62,9 +64,11 @@ def test_mariadb_performance_schema_gives_select_and_update_times_beside_the_cli
         count = run["operations"][op]["count"]
         assert entry["server_statement"] == kind, entry
         # the server counted them (and dbswarm's own few reads at the window's edges): all but a
-        # few — a CI run's digest summary held 13,153 SELECTs for the client's 13,154 READs
-        # (performance_schema aggregates a statement as it ends, not as a transactional counter)
-        assert count > 0 and entry["server_calls"] >= count - max(3, count // 1000), (entry, count)
+        # few percent. performance_schema's digest sums are plain unlocked additions by every
+        # server thread (no transactional counter): a CI run held 13,153 SELECTs for the client's
+        # 13,154 READs, another on a loaded machine 13,293 for 13,468 (1.3 % short: an addition
+        # preempted mid-way writes back a stale sum)
+        assert count > 0 and count * 0.97 <= entry["server_calls"] <= count + 50, (entry, count)
         if op == "READ":
             assert 0 < entry["server_mean_us"] < entry["client_mean_us"], entry
         else:
