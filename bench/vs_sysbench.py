@@ -98,13 +98,27 @@ def run_dbswarm(engine, env, test, a, threads, pinned):
             "cpu_s_per_1000": round(max(s["shard_cpu_s"] - fixed, 0) / trx * 1000, 4) if trx else None}
 
 
+def with_server_cpu(engine, env, run) -> dict:
+    """``run()``'s record with the server's CPU over it (/proc: every server process, PostgreSQL's
+    exited backends included), in all and per transaction: dbswarm's includes its connections'
+    set-up (PREPAREs, the window's counter reads), sysbench's its own."""
+    srv0 = C.server_cpu_s(env, (engine,))
+    out = run()
+    cpu = C.server_cpu_s(env, (engine,)) - srv0
+    trx = out.get("transactions") or 0
+    out["server_cpu_s"] = round(cpu, 2)
+    out["server_cpu_ms_per_trx"] = round(cpu / trx * 1000, 3) if trx else None
+    return out
+
+
 def compare(engine, env, test, a, threads, pinned) -> dict:
     la0 = C.loadavg()
     mode = "pinned" if pinned else "shared"
     C.log(f"{engine} {test} threads={threads} {mode}: {a.rounds} rounds x (dbswarm, sysbench) x {a.time} s")
     with C.Pinning(env, pinned, engines=(engine,)):
-        ds, sb = C.interleave(a.rounds, lambda i: run_dbswarm(engine, env, test, a, threads, pinned),
-                              lambda i: run_sysbench(engine, env, test, a, threads, pinned))
+        ds, sb = C.interleave(
+            a.rounds, lambda i: with_server_cpu(engine, env, lambda: run_dbswarm(engine, env, test, a, threads, pinned)),
+            lambda i: with_server_cpu(engine, env, lambda: run_sysbench(engine, env, test, a, threads, pinned)))
     row = {"engine": engine, "test": test, "threads": threads, "mode": mode,
            "tps_ratio": C.ratios([d["tps"] for d in ds], [s["tps"] for s in sb]),
            "qps_ratio": C.ratios([d["qps"] for d in ds], [s["qps"] for s in sb]),
@@ -112,10 +126,13 @@ def compare(engine, env, test, a, threads, pinned) -> dict:
            "dbswarm_tps": C.med([d["tps"] for d in ds]), "sysbench_tps": C.med([s["tps"] for s in sb]),
            "dbswarm_cpu_s_per_1000": C.med([d["cpu_s_per_1000"] for d in ds]),
            "sysbench_cpu_s_per_1000": C.med([s["cpu_s_per_1000"] for s in sb]),
+           "dbswarm_server_cpu_ms_per_trx": C.med([d["server_cpu_ms_per_trx"] for d in ds]),
+           "sysbench_server_cpu_ms_per_trx": C.med([s["server_cpu_ms_per_trx"] for s in sb]),
            "dbswarm": ds, "sysbench": sb, "loadavg": {"before": la0, "after": C.loadavg()}}
     C.log(f"  TPS ratio {C.fmt_ratio(row['tps_ratio'])}  dbswarm {row['dbswarm_tps']:.0f} / sysbench "
           f"{row['sysbench_tps']:.0f}; CPU s/1000 trx {row['dbswarm_cpu_s_per_1000']:.3g} vs "
-          f"{row['sysbench_cpu_s_per_1000']:.3g}")
+          f"{row['sysbench_cpu_s_per_1000']:.3g}; server CPU ms/trx {row['dbswarm_server_cpu_ms_per_trx']} vs "
+          f"{row['sysbench_server_cpu_ms_per_trx']}")
     return row
 
 
