@@ -180,6 +180,9 @@ def main(argv=None):
     p.add_argument("--pinned-threads", default=None,
                    help="threads for which the pinned comparison runs (default: all of --threads)")
     p.add_argument("--shards", type=int, default=None, help="dbswarm shards (default: dbswarm's, one per CPU)")
+    p.add_argument("--pinned-only", action="store_true", help="the pinned comparisons only")
+    p.add_argument("--client-model", choices=("auto", "threads", "multiplexed"), default=None,
+                   help="dbswarm's fanout.client_model (default: the campaign's default, auto)")
     p.add_argument("--servers-dir", default=C.DEFAULT_SERVERS_DIR)
     p.add_argument("--no-load", action="store_true", help="the tables are already loaded")
     p.add_argument("--no-md", action="store_true", help="do not update BENCHMARKS.md")
@@ -198,7 +201,8 @@ def main(argv=None):
                     "table_size": a.table_size}).items() if k in ("operations_total", "duration_s", "ops_per_s")}
         for test in C.csv_list(a.tests):
             for t in threads:
-                for pinned in ([False, True] if a.pin and t in pinned_threads else [False]):
+                modes = [False, True] if a.pin and t in pinned_threads else [False]
+                for pinned in ([m for m in modes if m] if a.pinned_only else modes):
                     data["comparisons"].append(C.attempt(
                         lambda: compare(engine, env, test, a, t, pinned), engine=engine, test=test, threads=t,
                         mode="pinned" if pinned else "shared"))
