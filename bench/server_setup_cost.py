@@ -1,0 +1,90 @@
+"""The server's CPU a sysbench run costs, split into set-up and steady state, dbswarm against
+sysbench 1.0.20 (issue 36: PostgreSQL's oltp_read_write at 128 threads pinned stayed below
+0.95 of sysbench with dbswarm's client at a third of its CPU, the server the limit).
+
+Every tool runs each round twice, ``--short`` and ``--long`` seconds, the server pinned to
+CPU 0 and the client to CPU 1 (as vs_sysbench's pinned mode). The server's CPU over each run
+(every server process, PostgreSQL's exited backends included: ``common.server_cpu_s``) and its
+transactions give the steady server CPU per transaction, (cpu_long - cpu_short) /
+(trx_long - trx_short), and the set-up's server CPU, cpu_short less the short run's
+transactions at that rate: connections, statement preparation, and (dbswarm) the run's own
+reads of the server's counters and lock.
+
+    python bench/server_setup_cost.py --servers-dir /tmp/dbswarm-bench36-servers --rounds 2
+
+The sysbench tables must be loaded (vs_sysbench.py loads them; ``--tables``/``--table-size``
+as there).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import common as C  # noqa: E402
+from bench import vs_sysbench as V  # noqa: E402
+
+
+def one(tool, engine, env, a, seconds):
+    args = SimpleNamespace(tables=a.tables, table_size=a.table_size, shards=None, client_model=a.client_model,
+                           time=seconds)
+    if tool == "dbswarm":
+        run = lambda: V.run_dbswarm(engine, env, a.test, args, a.threads, True)  # noqa: E731
+    else:
+        run = lambda: V.run_sysbench(engine, env, a.test, args, a.threads, True)  # noqa: E731
+    r = V.with_server_cpu(engine, env, run)
+    C.log(f"  {tool} {seconds} s: {r['transactions']:.0f} transactions, {r['tps']:.0f} TPS, "
+          f"server {r['server_cpu_s']} CPU-s")
+    return {k: r.get(k) for k in ("transactions", "tps", "server_cpu_s", "wall_s")}
+
+
+def split(short, long_) -> dict:
+    dn = (long_["transactions"] or 0) - (short["transactions"] or 0)
+    if dn <= 0:
+        return {"steady_server_ms_per_trx": None, "setup_server_cpu_s": None}
+    per = (long_["server_cpu_s"] - short["server_cpu_s"]) / dn
+    return {"steady_server_ms_per_trx": round(per * 1000, 3),
+            "setup_server_cpu_s": round(short["server_cpu_s"] - per * short["transactions"], 2)}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--engine", default="postgresql", choices=("postgresql", "mysql"))
+    p.add_argument("--test", default="oltp_read_write")
+    p.add_argument("--threads", type=int, default=128)
+    p.add_argument("--short", type=int, default=3)
+    p.add_argument("--long", type=int, default=12)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--tables", type=int, default=8)
+    p.add_argument("--table-size", type=int, default=20_000)
+    p.add_argument("--client-model", choices=("auto", "threads", "multiplexed"), default=None)
+    p.add_argument("--servers-dir", default=C.DEFAULT_SERVERS_DIR)
+    a = p.parse_args(argv)
+    if not 0 < a.short < a.long:
+        p.error(f"--short ({a.short}) must be above 0 and below --long ({a.long})")
+    data = C.base_record("server_setup_cost", a)
+    env = C.start_servers(a.servers_dir)
+    rounds = []
+    with C.Pinning(env, True, engines=(a.engine,)):
+        for i in range(a.rounds):
+            C.log(f"round {i + 1}/{a.rounds}: {a.engine} {a.test}, {a.threads} threads, pinned")
+            r = {}
+            for tool in ("dbswarm", "sysbench"):
+                short, long_ = one(tool, a.engine, env, a, a.short), one(tool, a.engine, env, a, a.long)
+                r[tool] = {"short": short, "long": long_, **split(short, long_)}
+                C.log(f"  {tool}: steady {r[tool]['steady_server_ms_per_trx']} server ms/trx, set-up "
+                      f"{r[tool]['setup_server_cpu_s']} server CPU-s")
+            rounds.append(r)
+    data["rounds"] = rounds
+    data["summary"] = {tool: {k: C.med([r[tool][k] for r in rounds])
+                              for k in ("steady_server_ms_per_trx", "setup_server_cpu_s")}
+                       for tool in ("dbswarm", "sysbench")}
+    C.log(f"medians: {data['summary']}")
+    C.finish("server_setup_cost", data, lambda d: "", write_md=False)
+
+
+if __name__ == "__main__":
+    main()
