@@ -27,6 +27,67 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench import common as C  # noqa: E402
 from bench import vs_sysbench as V  # noqa: E402
 
+ACTIVITY_SQL = ("SELECT CASE WHEN state = 'active' AND wait_event_type = 'Lock' THEN 'lock_wait' "
+                "WHEN state = 'active' THEN 'active' ELSE state END, COUNT(*) FROM pg_stat_activity "
+                "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() GROUP BY 1")
+
+
+class Activity:
+    """PostgreSQL's client backends by state, sampled every ``every`` seconds while a run goes
+    on (``--activity``): a backend ``idle in transaction`` holds its row locks while it waits
+    for the client's next statement; ``lock_wait`` waits for another's. The means are over the
+    samples that saw at least ``busy`` backends in a transaction (the run's window, not its
+    connecting)."""
+
+    def __init__(self, env, every=0.1, busy=8):
+        import threading
+
+        import psycopg
+        self.conn = psycopg.connect(env["DBSWARM_TEST_PG_URL"], password=C.password(env), autocommit=True)
+        self.every, self.busy, self.samples = every, busy, []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self):
+        while not self.stop.wait(self.every):
+            sample = dict(self.conn.execute(ACTIVITY_SQL).fetchall())
+            sample["cpu0"] = _cpu0_ticks()
+            self.samples.append(sample)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        self.conn.close()
+
+    def means(self) -> dict:
+        in_window = [s.get("active", 0) + s.get("lock_wait", 0) + s.get("idle in transaction", 0) >= self.busy
+                     for s in self.samples]
+        window = [s for s, w in zip(self.samples, in_window) if w]
+        keys = ("active", "lock_wait", "idle in transaction", "idle")
+        # CPU 0 (the server's, pinned) busy over the intervals that end in a window sample
+        busy = total = 0
+        for prev, cur, w in zip(self.samples, self.samples[1:], in_window[1:]):
+            if w:
+                busy += cur["cpu0"][0] - prev["cpu0"][0]
+                total += cur["cpu0"][1] - prev["cpu0"][1]
+        return {"samples": len(window), "cpu0_busy": round(busy / total, 3) if total else None,
+                **{k.replace(" ", "_"): round(sum(s.get(k, 0) for s in window) / len(window), 1) if window else None
+                   for k in keys}}
+
+
+def _cpu0_ticks() -> tuple[int, int]:
+    """(busy, all) clock ticks of CPU 0 so far (/proc/stat): idle and iowait are not busy."""
+    with open("/proc/stat") as fh:
+        for line in fh:
+            if line.startswith("cpu0 "):
+                v = [int(x) for x in line.split()[1:]]
+                return sum(v) - v[3] - v[4], sum(v)
+    return 0, 0
+
 
 def one(tool, engine, env, a, seconds):
     args = SimpleNamespace(tables=a.tables, table_size=a.table_size, shards=None, client_model=a.client_model,
@@ -35,10 +96,15 @@ def one(tool, engine, env, a, seconds):
         run = lambda: V.run_dbswarm(engine, env, a.test, args, a.threads, True)  # noqa: E731
     else:
         run = lambda: V.run_sysbench(engine, env, a.test, args, a.threads, True)  # noqa: E731
-    r = V.with_server_cpu(engine, env, run)
+    if a.activity and engine == "postgresql" and seconds == a.long:
+        with Activity(env) as act:
+            r = V.with_server_cpu(engine, env, run)
+        r["activity"] = act.means()
+    else:
+        r = V.with_server_cpu(engine, env, run)
     C.log(f"  {tool} {seconds} s: {r['transactions']:.0f} transactions, {r['tps']:.0f} TPS, "
-          f"server {r['server_cpu_s']} CPU-s")
-    return {k: r.get(k) for k in ("transactions", "tps", "server_cpu_s", "wall_s")}
+          f"server {r['server_cpu_s']} CPU-s" + (f"; backends {r['activity']}" if r.get("activity") else ""))
+    return {k: r.get(k) for k in ("transactions", "tps", "server_cpu_s", "wall_s", "activity")}
 
 
 def split(short, long_) -> dict:
@@ -61,6 +127,8 @@ def main(argv=None):
     p.add_argument("--tables", type=int, default=8)
     p.add_argument("--table-size", type=int, default=20_000)
     p.add_argument("--client-model", choices=("auto", "threads", "multiplexed"), default=None)
+    p.add_argument("--activity", action="store_true",
+                   help="PostgreSQL: sample the backends' states (pg_stat_activity) during the long runs")
     p.add_argument("--servers-dir", default=C.DEFAULT_SERVERS_DIR)
     a = p.parse_args(argv)
     if not 0 < a.short < a.long:

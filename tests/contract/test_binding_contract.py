@@ -703,6 +703,41 @@ def test_sysbench_statements_are_prepared_before_the_first_event(make):
     s.drop(n)
 
 
+@pytest.mark.parametrize("engine", ("postgresql", "mysql"), indirect=True)
+def test_sysbench_calls_are_taken_at_set_up_and_the_events_use_them(make):
+    """A sysbench client thread takes every statement's call (the session's query_counter /
+    statement_runner, BEGIN / COMMIT) while it sets up (SysbenchTables.take_calls), not at
+    its first use in the measured window, where making them set off the collector's full
+    passes; the events then run on those very calls, preparing nothing more. Tables that do
+    not exist (numbers below this test's own) are taken quietly, their error left to their use."""
+    b = make()
+    s = SysbenchTables(b)
+    n = make.sb_no
+    s.create(n)
+    try:
+        selects, writes = ["point_select", "sum_range"], ["index_update", "non_index_update"]
+        for kind in selects + writes:  # prepare_all's work on this table (it stops at the first missing one)
+            b.prepare_now(s.sql(kind, n))
+        s.take_calls(selects + writes, n, True)
+        taken = {k: s.counters[k][n] for k in selects} | {k: s.runners[k][n] for k in writes}
+        assert all(len(s.counters[k]) == n for k in selects) and all(len(s.runners[k]) == n for k in writes)
+        assert not any(s.runners[k] for k in selects) and not any(s.counters[k] for k in writes)
+        begin, commit = s.transaction(True)
+        if make.engine == "postgresql":
+            def prepared():
+                return b.fetchone("SELECT count(*) FROM pg_prepared_statements")[0]
+            before = prepared()
+        begin()
+        assert s.counters["point_select"][n]((1,)) == 0 and s.runners["index_update"][n]((1,)) == 0
+        commit()
+        assert {k: s.counters[k][n] for k in selects} | {k: s.runners[k][n] for k in writes} == taken
+        assert s.transaction(True) == (begin, commit)
+        if make.engine == "postgresql":
+            assert prepared() == before  # prepared at set-up, not at the first event
+    finally:
+        s.drop(n)
+
+
 # ---- split calls (engine.mux) --------------------------------------------------------------
 
 def _split_call(b, call, *args):

@@ -9,6 +9,8 @@ schema before the load, secondary indexes after it, drop everything at cleanup).
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import sys
 import threading
@@ -44,6 +46,20 @@ STOP_CHECK_S = 0.05
 STUCK_THREAD_GRACE_S = float(os.environ.get("DBSWARM_STUCK_THREAD_GRACE_S", "10"))
 # how long a shard waits for its client threads to connect before it starts without the late ones
 READY_TIMEOUT_S = float(os.environ.get("DBSWARM_READY_TIMEOUT_S", "60"))
+@contextlib.contextmanager
+def _thawed():
+    """What ``gc.freeze()`` froze when the clients were ready given back to the collector when
+    the measured window ends. Frozen meanwhile: the clients' set-up (connections, prepared
+    statements, each statement's calls: some 400,000 objects at 128 connections) is never
+    traversed by a full collection inside the window, where one took 0.2-0.5 s of the process
+    with every connection of the shard waiting (BENCHMARKS.md, 2026-11-28). Thawed after, so
+    that a warm Lambda container's next call does not keep this call's cyclic garbage."""
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 # a snapshot waits this long for every running thread to hand in its state (one inside a long
 # database call holds it up: the snapshot is then skipped, and the next interval's taken)
 SNAPSHOT_WAIT_S = 2.0
@@ -343,25 +359,27 @@ class ShardPhase:
         for t in threads:
             t.start()
         self._wait_ready(ready, len(threads))
-        began_wall, began_perf, skew = self._arm()
-        self._cpu0 = time.process_time()
-        self._sampler = headroom.Sampler()
-        self._sampler.start()
-        if self._mux is not None:
-            self._mux.start(f"shard{self.shard.index}-mux")
-        go.set()
-        monitor, joined = None, threading.Event()
-        if self.progress:
-            monitor = threading.Thread(target=self._monitor, args=(joined,), daemon=True)
-            monitor.start()
-        self._snapshots(threads, began_wall, began_perf, skew)
-        self._join(threads)
-        if self._mux is not None:
-            self._mux.join(timeout=5.0)  # every client given back: it ends at once
-        self._sampler.stop()
-        joined.set()  # also ends the monitor when abandoned threads are still alive
-        if monitor:
-            monitor.join()
+        gc.freeze()  # the set-up's objects out of the collector's passes over the window (_thawed)
+        with _thawed():
+            began_wall, began_perf, skew = self._arm()
+            self._cpu0 = time.process_time()
+            self._sampler = headroom.Sampler()
+            self._sampler.start()
+            if self._mux is not None:
+                self._mux.start(f"shard{self.shard.index}-mux")
+            go.set()
+            monitor, joined = None, threading.Event()
+            if self.progress:
+                monitor = threading.Thread(target=self._monitor, args=(joined,), daemon=True)
+                monitor.start()
+            self._snapshots(threads, began_wall, began_perf, skew)
+            self._join(threads)
+            if self._mux is not None:
+                self._mux.join(timeout=5.0)  # every client given back: it ends at once
+            self._sampler.stop()
+            joined.set()  # also ends the monitor when abandoned threads are still alive
+            if monitor:
+                monitor.join()
         return self._outcome(began_wall, began_perf, skew)
 
     # -- snapshots while the threads run -----------------------------------------------------
@@ -444,9 +462,11 @@ class ShardPhase:
         def on_ready(st: ThreadState, wait: bool = True):
             if not st.ready:
                 st.ready = True
+                gc.freeze()  # as execute does
                 armed.append(self._arm())
                 self._cpu0 = time.process_time()
-        self._thread_main(self.states[0], self._thread_rate(), on_ready)
+        with _thawed():
+            self._thread_main(self.states[0], self._thread_rate(), on_ready)
         if not armed:  # the set-up failed before the thread was ready
             armed.append(self._arm())
             self._cpu0 = time.process_time()
