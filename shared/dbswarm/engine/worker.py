@@ -46,6 +46,12 @@ STOP_CHECK_S = 0.05
 STUCK_THREAD_GRACE_S = float(os.environ.get("DBSWARM_STUCK_THREAD_GRACE_S", "10"))
 # how long a shard waits for its client threads to connect before it starts without the late ones
 READY_TIMEOUT_S = float(os.environ.get("DBSWARM_READY_TIMEOUT_S", "60"))
+# a snapshot waits this long for every running thread to hand in its state (one inside a long
+# database call holds it up: the snapshot is then skipped, and the next interval's taken)
+SNAPSHOT_WAIT_S = 2.0
+SNAPSHOT_MIN_LEFT_S = 1.0  # no snapshot this close to the stop instant: the end's own write follows
+
+
 @contextlib.contextmanager
 def _thawed():
     """What ``gc.freeze()`` froze when the clients were ready given back to the collector when
@@ -58,12 +64,6 @@ def _thawed():
         yield
     finally:
         gc.unfreeze()
-
-
-# a snapshot waits this long for every running thread to hand in its state (one inside a long
-# database call holds it up: the snapshot is then skipped, and the next interval's taken)
-SNAPSHOT_WAIT_S = 2.0
-SNAPSHOT_MIN_LEFT_S = 1.0  # no snapshot this close to the stop instant: the end's own write follows
 
 
 def make_binding(run: RunPlan, password: Optional[str]):
