@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -92,10 +93,7 @@ def _cpu0_ticks() -> tuple[int, int]:
 def one(tool, engine, env, a, seconds):
     args = SimpleNamespace(tables=a.tables, table_size=a.table_size, shards=None, client_model=a.client_model,
                            time=seconds)
-    if tool == "dbswarm":
-        run = lambda: V.run_dbswarm(engine, env, a.test, args, a.threads, True)  # noqa: E731
-    else:
-        run = lambda: V.run_sysbench(engine, env, a.test, args, a.threads, True)  # noqa: E731
+    run = partial(V.run_dbswarm if tool == "dbswarm" else V.run_sysbench, engine, env, a.test, args, a.threads, True)
     if a.activity and engine == "postgresql" and seconds == a.long:
         with Activity(env) as act:
             r = V.with_server_cpu(engine, env, run)
