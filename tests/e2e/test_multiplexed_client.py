@@ -365,3 +365,38 @@ def test_multiplexed_tpcc_runs_the_same_transactions_as_threads_and_the_checks_p
     assert sum(len(s) for s in segments) > SHARDS, "no call was continued"
     for seg in (seg for segs in segments for seg in segs):
         assert seg["client"]["model"] == "multiplexed" and seg["client"]["blocking_calls"] == 0, seg["client"]
+
+
+@pytest.mark.parametrize("model", ("threads", "multiplexed"))
+def test_no_connection_closes_before_every_client_s_loop_has_ended(model, env, tmp_path, monkeypatch):
+    """A server spends CPU on each session's end (PostgreSQL's backend exit): a client that
+    closed its connection as soon as its own loop ended held the others' last operations
+    behind those exits (512 connections on one server CPU: 6-7 s of latency reported as the
+    database's). Every close comes after the last loop's end, in both models."""
+    from dbswarm.bindings.postgresql import PostgresBinding
+    from dbswarm.campaign.plan import make_plan
+    from dbswarm.campaign.spec import load_campaign
+    from dbswarm.engine.worker import ShardPhase
+    table = f"teardown_{model}"
+    target = _target("postgresql", env)
+    wl = {"preset": "c", "recordcount": 300, "operationcount": 0, "maxexecutiontime": 1.0, "threads": 24,
+          "table": table}
+    out, _ = _run(_campaign("teardown-load", target, wl, model, phases=("prepare", "load")), tmp_path / "load")
+    assert out["status"] == "complete", out
+    closes: list[float] = []
+    close = PostgresBinding.close
+
+    def timed_close(self):
+        closes.append(time.time())
+        return close(self)
+    monkeypatch.setattr(PostgresBinding, "close", timed_close)
+    campaign, runs = load_campaign({"name": "teardown", "seed": 3, "target": target, "workload": wl,
+                                    "fanout": {"shards": 1, "client_model": model}, "phases": ["run"]})
+    run = make_plan(campaign, runs, "teardown", 1).runs[0]
+    phase = ShardPhase(run, run.shards[0], "run", Path(env["DBSWARM_TEST_PASSWORD_FILE"]).read_text().strip())
+    outcome = phase.execute()
+    ended = [st.ended_at for st in phase.states]
+    assert all(e is not None for e in ended) and not [st.error for st in phase.states if st.error]
+    assert outcome.info["client"]["model"] == model
+    assert len(closes) == 24 and outcome.info["done"] > 24
+    assert min(closes) >= max(ended), (min(closes), max(ended))

@@ -44,6 +44,8 @@ STOP_CHECK_S = 0.05
 # a call can block for hours (a metadata lock, a server that stopped answering). It must stay
 # below service.SAFETY_MARGIN_S, which is what a Lambda has left to write the result.
 STUCK_THREAD_GRACE_S = float(os.environ.get("DBSWARM_STUCK_THREAD_GRACE_S", "10"))
+# how long the shard waits for a client thread that has ended its loop to close its connection
+CLOSE_WAIT_S = 2.0
 # how long a shard waits for its client threads to connect before it starts without the late ones
 READY_TIMEOUT_S = float(os.environ.get("DBSWARM_READY_TIMEOUT_S", "60"))
 # a snapshot waits this long for every running thread to hand in its state (one inside a long
@@ -276,6 +278,10 @@ class ShardPhase:
         self._deposits: dict[int, tuple] = {}   # thread index -> (generation, recorder copy, checkpoint)
         self._running = 0                       # client threads not yet ended
         self._all_ended = threading.Event()     # set when the last one ends
+        # client threads whose loop has not ended; none closes its connection before they all
+        # have (_teardown_after_loops)
+        self._looping = n
+        self._loops_over = threading.Event()
         self._mux: Optional[Multiplexer] = None  # fanout.client_model multiplexed (execute)
 
     @property
@@ -568,9 +574,14 @@ class ShardPhase:
                 t.join()
             return
         give_up = self._stop_perf + STUCK_THREAD_GRACE_S
-        for t in threads:
-            t.join(max(0.0, give_up - time.perf_counter()))
-        stuck = [st for t, st in zip(threads, self.states) if t.is_alive()]
+        self._loops_over.wait(max(0.0, give_up - time.perf_counter()))
+        # a thread whose loop has ended is closing its connection (_teardown_after_loops): its
+        # own statements are done, it ends at once; one whose loop has not is stuck in a call
+        closed_by = max(give_up, time.perf_counter()) + CLOSE_WAIT_S
+        for t, st in zip(threads, self.states):
+            if st.ended_at is not None:
+                t.join(max(0.0, closed_by - time.perf_counter()))
+        stuck = [st for t, st in zip(threads, self.states) if t.is_alive() and st.ended_at is None]
         # a stuck call that returns later finds the stop instant passed and ends its thread
         # after at most one more record; its recorder is read now, while it is blocked
         if stuck:
@@ -655,6 +666,7 @@ class ShardPhase:
             st.ended_at = time.time()
             if not st.abandoned:
                 self._own_statements(st, binding, rec)
+            self._teardown_after_loops()
             try:
                 binding.close()
             except Exception:
@@ -663,6 +675,28 @@ class ShardPhase:
                 self._running -= 1
                 if self._running <= 0:
                     self._all_ended.set()
+
+    def _teardown_after_loops(self) -> None:
+        """A client thread whose loop has ended waits for every other's loop to end before it
+        closes its connection (at most until the stuck-thread grace after the stop instant).
+        A server spends CPU on each session's end (PostgreSQL's backend exit): closed while
+        others still had an operation in flight, 512 connections on one server CPU held the
+        last operations for 6-7 s, which their latencies and the window reported as the
+        database's (docs/concurrency.md, "The stop instant's last operations")."""
+        with self._snap_cond:
+            self._looping -= 1
+            if self._looping <= 0:
+                self._loops_over.set()
+                return
+        while True:  # the stop instant is set when the threads are released (_arm): read it again
+            stop = self._stop_perf
+            if stop == float("inf"):
+                if self._loops_over.wait(0.5):
+                    return
+                continue
+            left = stop + STUCK_THREAD_GRACE_S - time.perf_counter()
+            if left <= 0 or self._loops_over.wait(left):
+                return
 
     def _client(self, st: ThreadState, ctx: ThreadContext):
         """The family's client of this thread and phase (a run client's quota set in ``ctx``)."""
