@@ -376,6 +376,7 @@ def test_no_connection_closes_before_every_client_s_loop_has_ended(model, env, t
     from dbswarm.bindings.postgresql import PostgresBinding
     from dbswarm.campaign.plan import make_plan
     from dbswarm.campaign.spec import load_campaign
+    from dbswarm.engine.mux import Multiplexer
     from dbswarm.engine.worker import ShardPhase
     table = f"teardown_{model}"
     target = _target("postgresql", env)
@@ -390,6 +391,13 @@ def test_no_connection_closes_before_every_client_s_loop_has_ended(model, env, t
         closes.append(time.time())
         return close(self)
     monkeypatch.setattr(PostgresBinding, "close", timed_close)
+    answers: list[float] = []
+    record = Multiplexer._record
+
+    def timed_record(slot, op, t0, t1, result):
+        answers.append(time.time())
+        return record(slot, op, t0, t1, result)
+    monkeypatch.setattr(Multiplexer, "_record", staticmethod(timed_record))
     campaign, runs = load_campaign({"name": "teardown", "seed": 3, "target": target, "workload": wl,
                                     "fanout": {"shards": 1, "client_model": model}, "phases": ["run"]})
     run = make_plan(campaign, runs, "teardown", 1).runs[0]
@@ -400,3 +408,5 @@ def test_no_connection_closes_before_every_client_s_loop_has_ended(model, env, t
     assert outcome.info["client"]["model"] == model
     assert len(closes) == 24 and outcome.info["done"] > 24
     assert min(closes) >= max(ended), (min(closes), max(ended))
+    if model == "multiplexed":  # and no client thread woke before the multiplexer's last answer
+        assert len(answers) == outcome.info["done"] and min(ended) >= max(answers), (min(ended), max(answers))
