@@ -289,6 +289,41 @@ def test_a_running_shard_persists_while_its_threads_go_on(tmp_path, monkeypatch)
     assert Measurement.from_dict(final["measurement"]).total_ops == 4000
 
 
+def test_snapshots_go_on_while_a_thread_that_ended_early_waits_to_close(tmp_path, monkeypatch):
+    """A client thread whose loop has ended keeps its connection until every loop has ended
+    (worker._teardown_after_loops); the snapshots meanwhile take its final state, as an
+    ended thread's, and do not wait for it to hand one in (each would give up after
+    SNAPSHOT_WAIT_S: no snapshot for the rest of the call)."""
+    from dbswarm.engine import worker
+    from dbswarm.measure.recorder import Measurement
+    from dbswarm.results.store import LocalStore
+    monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", "0.2")
+    writes = []
+    real_put, real_client = LocalStore.put_json, worker.ShardPhase._client
+
+    def put_json(self, key, obj):
+        if "/run/shard-" in key:
+            writes.append(json.loads(json.dumps(obj)))
+        return real_put(self, key, obj)
+
+    def first_thread_ends_early(self, st, ctx):
+        client = real_client(self, st, ctx)
+        if st.index == 0:
+            ctx.quota = 100  # 0.1 s at its 1,000 a second; the other thread goes on for 2 s
+        return client
+    monkeypatch.setattr(LocalStore, "put_json", put_json)
+    monkeypatch.setattr(worker.ShardPhase, "_client", first_thread_ends_early)
+    store, out = _run_noop(tmp_path, "early", {"recordcount": 100, "operationcount": 4000, "target": 2000,
+                                               "threads": 2})
+    snapshots, final = writes[:-1], writes[-1]
+    assert len(snapshots) >= 5, len(snapshots)
+    for doc in snapshots:
+        cp = doc["resume_checkpoint"]
+        assert Measurement.from_dict(doc["measurement"]).total_ops == sum(t["done"] for t in cp["threads"])
+    assert snapshots[-1]["resume_checkpoint"]["threads"][0]["done"] == 100
+    assert final["status"] == "done" and final["segments"][0]["done"] == 2100
+
+
 def test_a_thread_abandoned_at_a_calls_deadline_continues_the_shard(tmp_path, monkeypatch):
     """A client thread still inside a call STUCK_THREAD_GRACE_S after a call's deadline is
     abandoned, and the shard continues in the next call: not "done" with its work left (a

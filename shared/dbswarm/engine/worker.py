@@ -224,6 +224,7 @@ class ThreadState:
     error: Optional[str] = None
     abandoned: bool = False    # still inside a database call after the grace period: given up
     ended_at: Optional[float] = None  # wall time its loop ended (this segment)
+    closing: bool = False      # its measurement final, waiting to close its connection (_teardown_after_loops)
     ready: bool = False        # connected and its client built (waiting for the armed instant)
     recorder: Optional[Recorder] = None  # what it measured (this segment)
     # its loop's own clock (this segment): [wall s, on-CPU ns, run-queue wait ns, s slept
@@ -421,7 +422,7 @@ class ShardPhase:
             self._snap_gen += 1
             gen = self._snap_gen
             give_up = time.monotonic() + SNAPSHOT_WAIT_S
-            while any(t.is_alive() and self._deposits.get(st.index, (0,))[0] != gen
+            while any(t.is_alive() and not st.closing and self._deposits.get(st.index, (0,))[0] != gen
                       for t, st in zip(threads, self.states)):
                 left = give_up - time.monotonic()
                 if left <= 0:
@@ -433,7 +434,7 @@ class ShardPhase:
             got = deposits.get(st.index)
             if got is not None and got[0] == gen:
                 _, rec, cp = got
-            else:  # the thread has ended (or never began): its final state
+            else:  # the thread has ended its loop (or never began): its final state
                 rec = st.recorder.snapshot_copy() if st.recorder is not None else None
                 cp = self._thread_checkpoint(st)
             if rec is not None:
@@ -576,12 +577,12 @@ class ShardPhase:
         give_up = self._stop_perf + STUCK_THREAD_GRACE_S
         self._loops_over.wait(max(0.0, give_up - time.perf_counter()))
         # a thread whose loop has ended is closing its connection (_teardown_after_loops): its
-        # own statements are done, it ends at once; one whose loop has not is stuck in a call
+        # own statements are done, it ends at once; any other is stuck in a call
         closed_by = max(give_up, time.perf_counter()) + CLOSE_WAIT_S
         for t, st in zip(threads, self.states):
-            if st.ended_at is not None:
+            if st.closing:
                 t.join(max(0.0, closed_by - time.perf_counter()))
-        stuck = [st for t, st in zip(threads, self.states) if t.is_alive() and st.ended_at is None]
+        stuck = [st for t, st in zip(threads, self.states) if t.is_alive() and not st.closing]
         # a stuck call that returns later finds the stop instant passed and ends its thread
         # after at most one more record; its recorder is read now, while it is blocked
         if stuck:
@@ -666,7 +667,7 @@ class ShardPhase:
             st.ended_at = time.time()
             if not st.abandoned:
                 self._own_statements(st, binding, rec)
-            self._teardown_after_loops()
+            self._teardown_after_loops(st)
             try:
                 binding.close()
             except Exception:
@@ -676,7 +677,7 @@ class ShardPhase:
                 if self._running <= 0:
                     self._all_ended.set()
 
-    def _teardown_after_loops(self) -> None:
+    def _teardown_after_loops(self, st: ThreadState) -> None:
         """A client thread whose loop has ended waits for every other's loop to end before it
         closes its connection (at most until the stuck-thread grace after the stop instant).
         A server spends CPU on each session's end (PostgreSQL's backend exit): closed while
@@ -684,6 +685,7 @@ class ShardPhase:
         last operations for 6-7 s, which their latencies and the window reported as the
         database's (docs/concurrency.md, "The stop instant's last operations")."""
         with self._snap_cond:
+            st.closing = True  # a snapshot takes its final state from now on, as an ended thread's
             self._looping -= 1
             if self._looping <= 0:
                 self._loops_over.set()
