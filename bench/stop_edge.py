@@ -79,6 +79,12 @@ KEYS = ("duration_s", "ops_per_s", "cpu_us_per_op", "p99_ms", "p999_ms", "last_s
         "median_second_mean_ms")
 
 
+def _fmt(x) -> str:
+    if x is None:
+        return "—"
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.1f}" if abs(x) >= 10 else f"{x:.2f}"
+
+
 def markdown(data: dict) -> str:
     a = data["args"]
     L = [f"## The stop instant's last operations: {data['base']} → {data['head']}", "", C.header(data), "",
@@ -88,7 +94,7 @@ def markdown(data: dict) -> str:
          "| last second's mean ms | median second's mean ms |",
          "| --- | ---: | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in data["rows"]:
-        cells = [f"{r['base'][k]} → {r['head'][k]}" for k in KEYS]
+        cells = [f"{_fmt(r['base'][k])} → {_fmt(r['head'][k])}" for k in KEYS]
         L.append(f"| {r['engine']} | {r['threads']} | {r['model']} | " + " | ".join(cells) + " |")
     return "\n".join(L) + "\n"
 
