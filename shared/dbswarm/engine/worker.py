@@ -44,7 +44,8 @@ STOP_CHECK_S = 0.05
 # a call can block for hours (a metadata lock, a server that stopped answering). It must stay
 # below service.SAFETY_MARGIN_S, which is what a Lambda has left to write the result.
 STUCK_THREAD_GRACE_S = float(os.environ.get("DBSWARM_STUCK_THREAD_GRACE_S", "10"))
-# how long the shard waits for a client thread that has ended its loop to close its connection
+# how long the shard waits, after the grace, for a client thread that has ended its loop to close
+# its connection: STUCK_THREAD_GRACE_S + CLOSE_WAIT_S stays below service.SAFETY_MARGIN_S too
 CLOSE_WAIT_S = 2.0
 # how long a shard waits for its client threads to connect before it starts without the late ones
 READY_TIMEOUT_S = float(os.environ.get("DBSWARM_READY_TIMEOUT_S", "60"))
