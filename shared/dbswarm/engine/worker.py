@@ -575,7 +575,7 @@ class ShardPhase:
             for t in threads:
                 t.join()
             return
-        give_up = self._stop_perf + STUCK_THREAD_GRACE_S
+        give_up = self._give_up_perf()
         self._loops_over.wait(max(0.0, give_up - time.perf_counter()))
         # a thread whose loop has ended is closing its connection (_teardown_after_loops): its
         # own statements are done, it ends at once; any other is stuck in a call
@@ -692,14 +692,14 @@ class ShardPhase:
                 self._loops_over.set()
                 return
         while True:  # the stop instant is set when the threads are released (_arm): read it again
-            stop = self._stop_perf
-            if stop == float("inf"):
-                if self._loops_over.wait(0.5):
-                    return
-                continue
-            left = stop + STUCK_THREAD_GRACE_S - time.perf_counter()
-            if left <= 0 or self._loops_over.wait(left):
+            left = self._give_up_perf() - time.perf_counter()
+            if left <= 0 or self._loops_over.wait(0.5 if left == float("inf") else left):
                 return
+
+    def _give_up_perf(self) -> float:
+        """When a thread still inside a call is given up: the stuck-thread grace after the stop
+        instant (infinite before ``_arm`` and in a phase without one)."""
+        return self._stop_perf + STUCK_THREAD_GRACE_S
 
     def _client(self, st: ThreadState, ctx: ThreadContext):
         """The family's client of this thread and phase (a run client's quota set in ``ctx``)."""
