@@ -1,0 +1,130 @@
+"""MySQL Connector/Python's prepared-statement API: the client memory each execution keeps.
+
+Issue 36, item 3 asks for MariaDB's server-side prepared statements through a driver's
+supported API. MySQL Connector/Python (the Lambda layer's MariaDB driver) has one in its C
+extension (``_mysql_connector.MySQL.stmt_prepare`` / ``stmt_execute``, under its
+``cursor(prepared=True)``). Through `dbswarm run` it saved MariaDB 8–10 % of its CPU per
+sysbench transaction (docs/benchmarks.md, "MariaDB: prepared statements against text
+statements"), but a run of 30–60 minutes executes millions of statements per shard: this
+script measures the client's resident memory per 20,000 executions on one connection:
+
+- ``select``: a point select's ``stmt_execute``, its row fetched, its result freed;
+- ``update``: a one-row UPDATE's ``stmt_execute`` (no result set);
+- ``select, re-prepared every 1,000``: the statement closed and prepared again every
+  1,000 executions (does closing give the memory back?);
+- ``text select``: the same point select as a text ``query`` (the control: what dbswarm runs).
+
+    python bench/connector_stmt_leak.py --servers-dir /tmp/dbswarm-bench-servers --executions 20000
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from urllib.parse import urlparse
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import common as C  # noqa: E402
+
+TABLE = "connector_leak"
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def connect(env: dict):
+    import _mysql_connector
+    u = urlparse(env["DBSWARM_TEST_MYSQL_URL"])
+    password = Path(env["DBSWARM_TEST_PASSWORD_FILE"]).read_text().strip()
+    db = _mysql_connector.MySQL(buffered=True, raw=False, use_unicode=True)
+    db.connect(host=u.hostname, port=u.port, user=u.username, password=password, database=u.path.lstrip("/"))
+    db.autocommit(True)
+    return db
+
+
+def run_query(db, sql: bytes) -> None:
+    db.query(sql)
+    if db.have_result_set:
+        db.free_result()
+
+
+def measure(db, mode: str, n: int) -> float:
+    """MB of resident memory the process gained over ``n`` executions in ``mode``."""
+    qa: list = []  # no query attributes
+    select, update = b"SELECT v FROM " + TABLE.encode() + b" WHERE id = ?", \
+        b"UPDATE " + TABLE.encode() + b" SET v = v WHERE id = ?"
+    st = db.stmt_prepare(update if mode == "update" else select) if mode != "text select" else None
+    before = rss_mb()
+    for i in range(n):
+        key = i % 1000 + 1
+        if mode == "text select":
+            db.query(b"SELECT v FROM %b WHERE id = %d" % (TABLE.encode(), key))
+            while db.fetch_row() is not None:
+                pass
+            db.free_result()
+            continue
+        if mode == "select, re-prepared every 1,000" and i and i % 1000 == 0:
+            st.stmt_close()
+            st = db.stmt_prepare(select)
+        st.stmt_execute(key, query_attrs=qa)
+        if st.have_result_set:
+            while st.fetch_row() is not None:
+                pass
+            st.free_result()
+    if st is not None:
+        st.stmt_close()
+    return rss_mb() - before
+
+
+MODES = ("text select", "select", "update", "select, re-prepared every 1,000")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--servers-dir", default=C.DEFAULT_SERVERS_DIR)
+    p.add_argument("--executions", type=int, default=20000)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--no-md", action="store_true")
+    a = p.parse_args()
+    env = C.start_servers(a.servers_dir)
+    import mysql.connector
+    data = C.base_record("connector_stmt_leak", a)
+    data["driver"] = f"mysql-connector-python {mysql.connector.__version__} (C extension _mysql_connector)"
+    db = connect(env)
+    run_query(db, f"DROP TABLE IF EXISTS {TABLE}".encode())
+    run_query(db, f"CREATE TABLE {TABLE} (id INT PRIMARY KEY, v VARCHAR(100))".encode())
+    run_query(db, f"INSERT INTO {TABLE} VALUES ".encode()
+              + b", ".join(b"(%d, '%b')" % (i, b"x" * 100) for i in range(1, 1001)))
+    rows = {m: [] for m in MODES}
+    try:
+        for r in range(a.rounds):
+            for m in MODES:
+                mb = measure(db, m, a.executions)
+                rows[m].append(round(mb, 2))
+                C.log(f"round {r + 1} {m}: +{mb:.2f} MB over {a.executions:,} executions")
+    finally:
+        run_query(db, f"DROP TABLE {TABLE}".encode())
+        db.close()
+    data["results"] = {m: {"mb_per_run": v, "bytes_per_execution": round(C.med(v) * 1e6 / a.executions)}
+                       for m, v in rows.items()}
+    C.finish("connector_stmt_leak", data, section_md, write_md=not a.no_md)
+
+
+def section_md(d: dict) -> str:
+    a = d["args"]
+    out = ["## MySQL Connector/Python's prepared statements: client memory per execution (issue 36)", "",
+           C.header(d), f"- driver: {d['driver']}", "",
+           f"Resident memory the client process gained over {a['executions']:,} executions on one connection "
+           f"(one 1,000-row table, keys 1–1,000), {a['rounds']} rounds:", "",
+           "| mode | MB per run | bytes per execution (median) |", "| --- | --- | ---: |"]
+    for m, r in d["results"].items():
+        out.append(f"| {m} | {', '.join(str(x) for x in r['mb_per_run'])} | {r['bytes_per_execution']:,} |")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    main()
