@@ -22,13 +22,12 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from urllib.parse import urlparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import common as C  # noqa: E402
 
-TABLE = "connector_leak"
+TABLE = b"connector_leak"
 
 
 def rss_mb() -> float:
@@ -37,44 +36,38 @@ def rss_mb() -> float:
 
 
 def connect(env: dict):
-    import _mysql_connector
-    u = urlparse(env["DBSWARM_TEST_MYSQL_URL"])
-    password = Path(env["DBSWARM_TEST_PASSWORD_FILE"]).read_text().strip()
-    db = _mysql_connector.MySQL(buffered=True, raw=False, use_unicode=True)
-    db.connect(host=u.hostname, port=u.port, user=u.username, password=password, database=u.path.lstrip("/"))
-    db.autocommit(True)
-    return db
+    """A ``_mysql_connector.MySQL`` connection (autocommit), as the binding's ``connector`` driver makes it."""
+    from dbswarm.bindings.mysql import parse_mysql_url
+    from dbswarm.bindings.mysqlconnector import ConnectorDriver
+    return ConnectorDriver().connect(parse_mysql_url(env["DBSWARM_TEST_MYSQL_URL"]), C.password(env), None, 10)
 
 
-def run_query(db, sql: bytes) -> None:
-    db.query(sql)
-    if db.have_result_set:
-        db.free_result()
+def drain(result) -> None:
+    """A connection's or a prepared statement's result read and freed (both have the same calls)."""
+    if result.have_result_set:
+        while result.fetch_row() is not None:
+            pass
+        result.free_result()
 
 
 def measure(db, mode: str, n: int) -> float:
     """MB of resident memory the process gained over ``n`` executions in ``mode``."""
     qa: list = []  # no query attributes
-    select, update = b"SELECT v FROM " + TABLE.encode() + b" WHERE id = ?", \
-        b"UPDATE " + TABLE.encode() + b" SET v = v WHERE id = ?"
-    st = db.stmt_prepare(update if mode == "update" else select) if mode != "text select" else None
+    sql = (b"UPDATE %b SET v = v WHERE id = ?" if mode == "update" else b"SELECT v FROM %b WHERE id = ?") % TABLE
+    st = None if mode == "text select" else db.stmt_prepare(sql)
+    recycle = 1000 if mode.startswith("select, re-prepared") else 0
     before = rss_mb()
     for i in range(n):
         key = i % 1000 + 1
-        if mode == "text select":
-            db.query(b"SELECT v FROM %b WHERE id = %d" % (TABLE.encode(), key))
-            while db.fetch_row() is not None:
-                pass
-            db.free_result()
+        if st is None:
+            db.query(sql.replace(b"?", b"%d" % key))
+            drain(db)
             continue
-        if mode == "select, re-prepared every 1,000" and i and i % 1000 == 0:
+        if recycle and i and i % recycle == 0:
             st.stmt_close()
-            st = db.stmt_prepare(select)
+            st = db.stmt_prepare(sql)
         st.stmt_execute(key, query_attrs=qa)
-        if st.have_result_set:
-            while st.fetch_row() is not None:
-                pass
-            st.free_result()
+        drain(st)
     if st is not None:
         st.stmt_close()
     return rss_mb() - before
@@ -95,10 +88,10 @@ def main() -> None:
     data = C.base_record("connector_stmt_leak", a)
     data["driver"] = f"mysql-connector-python {mysql.connector.__version__} (C extension _mysql_connector)"
     db = connect(env)
-    run_query(db, f"DROP TABLE IF EXISTS {TABLE}".encode())
-    run_query(db, f"CREATE TABLE {TABLE} (id INT PRIMARY KEY, v VARCHAR(100))".encode())
-    run_query(db, f"INSERT INTO {TABLE} VALUES ".encode()
-              + b", ".join(b"(%d, '%b')" % (i, b"x" * 100) for i in range(1, 1001)))
+    for sql in (b"DROP TABLE IF EXISTS %b" % TABLE, b"CREATE TABLE %b (id INT PRIMARY KEY, v VARCHAR(100))" % TABLE,
+                b"INSERT INTO %b VALUES " % TABLE + b", ".join(b"(%d, '%b')" % (i, b"x" * 100) for i in range(1, 1001))):
+        db.query(sql)
+        drain(db)
     rows = {m: [] for m in MODES}
     try:
         for r in range(a.rounds):
@@ -107,7 +100,7 @@ def main() -> None:
                 rows[m].append(round(mb, 2))
                 C.log(f"round {r + 1} {m}: +{mb:.2f} MB over {a.executions:,} executions")
     finally:
-        run_query(db, f"DROP TABLE {TABLE}".encode())
+        db.query(b"DROP TABLE %b" % TABLE)
         db.close()
     data["results"] = {m: {"mb_per_run": v, "bytes_per_execution": round(C.med(v) * 1e6 / a.executions)}
                        for m, v in rows.items()}
