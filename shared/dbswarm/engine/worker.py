@@ -625,7 +625,15 @@ class ShardPhase:
                 cls = binding.classify(exc)
                 rec.error("CONNECT", cls.kind, cls.name)
                 if not m.reconnect():
-                    return
+                    if self._cap_reached():
+                        # still refused at the phase's time cap (connections over the server's
+                        # limit, the shard started without this thread: _wait_ready): done,
+                        # with its error; left unfinished, every next call of the shard would
+                        # try again, past the cap, and the campaign never ended
+                        st.error = (f"client thread {st.index} got no connection before the phase's "
+                                    f"time cap ({cls.kind}: {cls.name})")
+                        st.finished = True
+                    return  # a stop or a call's deadline: the next call (or a resume) connects again
             # a thread's draws depend on the run's seed and its global index, not on its shard
             # nor on its segments: the same seed gives the same operations with 1, 2 or 8 shards
             # (another machine's default shard count), however often the shard persisted
