@@ -16,8 +16,10 @@ The bars (issue 36, "Acceptance"; ratios are medians of interleaved rounds, minâ
   shard on a local server; both models' own figures beside).
 
 ``--only sysbench,ycsb,ycsb_shared,tpcc,flat`` runs a subset (the section is then not written
-unless ``--md`` is given); ``--no-load`` passes on that the tables are loaded; ``--render
-bench/results/acceptance-<date>.json`` writes the section from a record (a run made elsewhere).
+unless ``--md`` is given); ``--no-load`` passes on that the tables are loaded; ``--reuse
+STEP=RECORD`` judges an earlier record of a step instead of running it (the section's command
+line says so); ``--render bench/results/acceptance-<date>.json`` writes the section from a
+record (a run made elsewhere). The flat step needs servers that admit 532+ connections.
 """
 from __future__ import annotations
 
