@@ -93,15 +93,20 @@ def cell(what: str, value: dict | None, bar: str, ok: bool | None, record: str, 
     return {"what": what, "value": value, "bar": bar, "met": ok, "record": record, "note": note}
 
 
-def judge_sysbench(data: dict, record: str) -> list[dict]:
+def pinned_ratio_cells(data: dict, record: str, key: str, label, bar: float) -> list[dict]:
+    """One cell per pinned comparison of a record: its ``key`` ratio against ``bar`` (≥)."""
     out = []
     for r in data["comparisons"]:
         if r.get("mode") != "pinned":
             continue
-        v = None if r.get("failed") else r.get("tps_ratio")
-        out.append(cell(f"÷ sysbench TPS, pinned: {LABELS[r['engine']]} {r['test']}, {r['threads']} threads",
-                        v, "≥ 0.95", v is not None and v["median"] >= 0.95, record))
+        v = None if r.get("failed") else r.get(key)
+        out.append(cell(label(r), v, f"≥ {bar}", v is not None and v["median"] >= bar, record))
     return out
+
+
+def judge_sysbench(data: dict, record: str) -> list[dict]:
+    return pinned_ratio_cells(data, record, "tps_ratio", lambda r: f"÷ sysbench TPS, pinned: {LABELS[r['engine']]} "
+                              f"{r['test']}, {r['threads']} threads", 0.95)
 
 
 def judge_ycsb(data: dict, record: str, mode: str, bar: float) -> list[dict]:
@@ -123,14 +128,8 @@ def judge_ycsb(data: dict, record: str, mode: str, bar: float) -> list[dict]:
 
 
 def judge_tpcc(data: dict, record: str) -> list[dict]:
-    out = []
-    for r in data["comparisons"]:
-        if r.get("mode") != "pinned":
-            continue
-        v = None if r.get("failed") else r.get("tpmC_ratio")
-        out.append(cell(f"÷ go-tpc tpmC, pinned: {LABELS[r['engine']]}, {r['threads']} threads", v, "≥ 0.95",
-                        v is not None and v["median"] >= 0.95, record))
-    return out
+    return pinned_ratio_cells(data, record, "tpmC_ratio", lambda r: f"÷ go-tpc tpmC, pinned: {LABELS[r['engine']]}, "
+                              f"{r['threads']} threads", 0.95)
 
 
 def judge_flat(data: dict, record: str, env_targets: dict) -> list[dict]:
