@@ -93,6 +93,14 @@ class Binding:
         every figure). Read once per shard call; an engine without any returns {}."""
         return {}
 
+    def connection_room(self) -> Optional[dict]:
+        """How many more client connections the server admits to this user and database, read
+        on this (open) connection before a phase's shards start (``engine.connection_room``):
+        ``{"free": n, "limits": [{"name", "value", "in_use"}, ...]}``, ``free`` the tightest
+        limit's value less its connections in use, this one not counted (it closes before the
+        shards connect). None: the engine states no limit (or it could not be read)."""
+        return None
+
     def server_counters(self, settle: bool = False) -> Optional[dict]:
         """The server's own activity counters on this (open) connection, read at both edges of
         a phase's measured window (one connection, un-sharded): numbers only, cumulative since

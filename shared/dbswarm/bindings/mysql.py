@@ -39,6 +39,7 @@ no driver prepares on the server today: text statements either way), ``table_eng
 """
 from __future__ import annotations
 
+import re
 from typing import Optional
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -108,6 +109,9 @@ def _peer_name(peer) -> str:
     if isinstance(peer, bytes):                  # an abstract unix socket
         return "@" + peer.lstrip(b"\0").decode("utf-8", "replace")
     return str(peer)
+
+
+_MAX_USER_CONNECTIONS = re.compile(r"MAX_USER_CONNECTIONS\s+(-?\d+)", re.IGNORECASE)  # in SHOW GRANTS
 
 
 class PyMysqlDriver:
@@ -298,6 +302,30 @@ class MysqlBinding(SqlBinding):
                        "Com_commit", "Com_rollback", "Com_stmt_execute", "Innodb_rows_read",
                        "Innodb_rows_inserted", "Innodb_rows_updated", "Innodb_rows_deleted",
                        "Handler_commit", "Handler_rollback")
+
+    def connection_room(self):
+        """max_connections against Threads_connected (an account with SUPER or CONNECTION ADMIN
+        has one connection more, not counted here), and the account's limit: its own
+        MAX_USER_CONNECTIONS (SHOW GRANTS) where set, else the global max_user_connections (0:
+        none) against the account's connections (the process list shows an account its own)."""
+        max_conn, max_user, account = self.fetchone("SELECT @@max_connections, @@max_user_connections, CURRENT_USER()")
+        connected = int(self.fetchone("SHOW GLOBAL STATUS LIKE 'Threads_connected'")[1])
+        limits = [{"name": "max_connections", "value": int(max_conn), "in_use": connected - 1}]
+        own = None
+        try:
+            for (grant,) in self.fetchall("SHOW GRANTS FOR CURRENT_USER()"):
+                found = _MAX_USER_CONNECTIONS.search(str(grant))
+                if found and int(found.group(1)) > 0:
+                    own = int(found.group(1))
+        except Exception:  # no grants to read: the global limit stands
+            pass
+        per_account = own or int(max_user or 0)
+        if per_account > 0:
+            user = str(account).rsplit("@", 1)[0]
+            mine = int(self.fetchone("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = %s", (user,))[0])
+            limits.append({"name": f"MAX_USER_CONNECTIONS of {account}" if own else "max_user_connections",
+                           "value": per_account, "in_use": mine - 1})
+        return {"free": min(max(0, lim["value"] - lim["in_use"]) for lim in limits), "limits": limits}
 
     def server_counters(self, settle=False):
         """SHOW GLOBAL STATUS (server-wide: every client's statements count): statements =

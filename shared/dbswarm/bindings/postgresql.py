@@ -209,6 +209,35 @@ class PostgresBinding(SqlBinding):
             self.end_own()
         return {"server_version": version, **{n: v for n, v, _ in rows}}
 
+    def connection_room(self):
+        """max_connections less the slots reserved for superusers (superuser_reserved_connections,
+        and reserved_connections since PostgreSQL 16) for a role that is not one; the role's and
+        the database's CONNECTION LIMIT (-1: none; a superuser is held by none of them). Client
+        backends only: background workers and WAL senders have slots of their own."""
+        row = self.fetchone(
+            "SELECT current_setting('max_connections')::int, "
+            "current_setting('superuser_reserved_connections')::int, "
+            "coalesce(current_setting('reserved_connections', true), '0')::int, "
+            "r.rolsuper, r.rolconnlimit, d.datconnlimit, "
+            "(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'), "
+            "(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND usename = current_user), "
+            "(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+            "AND datname = current_database()), current_user, current_database() "
+            "FROM pg_roles r, pg_database d WHERE r.rolname = current_user AND d.datname = current_database()")
+        if row is None:
+            return None
+        max_conn, su_reserved, reserved, superuser, role_limit, db_limit, in_use, role_use, db_use, role, db = row
+        limits = [{"name": "max_connections" if superuser else
+                   "max_connections less superuser_reserved_connections and reserved_connections",
+                   "value": int(max_conn) - (0 if superuser else int(su_reserved) + int(reserved)),
+                   "in_use": int(in_use) - 1}]
+        if not superuser and int(role_limit) >= 0:
+            limits.append({"name": f"role {role}'s CONNECTION LIMIT",
+                           "value": int(role_limit), "in_use": int(role_use) - 1})
+        if not superuser and int(db_limit) >= 0:
+            limits.append({"name": f"database {db}'s CONNECTION LIMIT", "value": int(db_limit), "in_use": int(db_use) - 1})
+        return {"free": min(max(0, lim["value"] - lim["in_use"]) for lim in limits), "limits": limits}
+
     DATABASE_COUNTERS = ("xact_commit", "xact_rollback", "tup_returned", "tup_fetched", "tup_inserted",
                          "tup_updated", "tup_deleted")
     SETTLE_S = 3.0

@@ -739,7 +739,9 @@ def stage_preparation(store, campaign_id, run_id) -> Optional[dict]:
 
 
 def lock_refusal(store, campaign_id, run_id) -> Optional[str]:
-    """Why the run did not run: the campaign lock refused it (run.service.lock_run wrote it)."""
+    """Why the run (or its phases from one on) did not run: the campaign lock refused it
+    (run.service.lock_run wrote it), or the server admits fewer client connections than a phase
+    opens (run.service.room_check)."""
     try:
         doc = store.get_json(store.key(campaign_id, "runs", run_id, "lock-refused.json"))
     except KeyError:

@@ -351,8 +351,9 @@ class RunResult(_Open):
     threads: int
     shard_count: int
     phases: dict[str, PhaseResult]
-    refused: Optional[str] = Field(None, description="why the run did not run: the campaign lock refused it (its "
-                                   "tables are another campaign's); the campaign is then failed")
+    refused: Optional[str] = Field(None, description="why the run (or its phases from one on) did not run: the "
+                                   "campaign lock refused it (its tables are another campaign's), or the server "
+                                   "admits fewer client connections than a phase opens; the campaign is then failed")
     checks: Optional[dict[str, dict[str, Any]]] = Field(
         None, description="the family's consistency checks by un-sharded stage (after_load, after_run): "
         "{passed, conditions, failures, ...}; a failed one makes the campaign check_failed")

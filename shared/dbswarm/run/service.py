@@ -35,7 +35,7 @@ from dbswarm.campaign.plan import check_shard_limit, make_plan
 from dbswarm.campaign.search import advance, first_step
 from dbswarm.campaign.spec import check_deployed_references, load_campaign, redacted_campaign
 from dbswarm.credentials import secrets
-from dbswarm.engine import checks, lock
+from dbswarm.engine import checks, connection_room, lock
 from dbswarm.engine.worker import ShardPhase, make_binding, prepare_target, read_window_edge
 from dbswarm.errors import DbswarmError
 from dbswarm.families import base as families
@@ -182,9 +182,27 @@ def arm(event: dict) -> dict:
             raise
         except Exception:  # a target that does not answer: the shards say what is wrong with it
             pass
+        room_check(event)
         window(dict(event, edge="start"))
     lead = start_lead(event)
     return {"start_at": round(time.time() + lead, 3)}
+
+
+def room_check(event: dict) -> None:
+    """Raises ``TooFewConnections`` (the run's error: the campaign ends ``failed`` before the
+    phase starts) when the server admits fewer client connections than the phase opens
+    (``engine.connection_room``), rather than the shards waiting a minute for the refused
+    ones and measuring fewer threads than asked."""
+    store = _store(event)
+    plan = load_plan(store, event["campaign_id"], event["run_id"])
+    run = plan.run(event["run_id"])
+    try:
+        connection_room.check(run, event["phase"], secrets.resolve(run.target.get("password")), make_binding)
+    except connection_room.TooFewConnections as err:
+        text = redact_error(event, str(err))
+        # the run's story, as the lock's refusal (result.json's run and summary.md say it)
+        store.put_json(store.key(plan.campaign_id, "runs", run.run_id, REFUSED_FILE), {"error": text, "at": time.time()})
+        raise connection_room.TooFewConnections(text) from None
 
 
 def start_lead(event: dict) -> float:

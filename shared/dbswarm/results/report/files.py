@@ -100,6 +100,12 @@ def printable(text: str) -> str:
     return _UNPRINTABLE.sub("", text)
 
 
+def _refused_what(run) -> str:
+    """What a refusal stopped: the whole run, or (a phase of it ran) the phases after."""
+    ran = [name for name, p in run["phases"].items() if p.get("status") not in (None, "not run")]
+    return "did not run" if not ran else f"stopped after its {' and '.join(ran)} phase{'s' if len(ran) > 1 else ''}"
+
+
 def summary_markdown(result) -> str:
     """summary.md: printable text only (``printable``)."""
     return printable(_summary_markdown(result))
@@ -108,7 +114,7 @@ def summary_markdown(result) -> str:
 def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
     lines = [f"# dbswarm campaign {result['name']} ({result['campaign_id']})", "",
              f"Status: **{result['status']}**. Seed {result['seed']}."]
-    lines += [f"\n**Run {r['run_id']} did not run**: {r['refused']}" for r in result["runs"] if r.get("refused")]
+    lines += [f"\n**Run {r['run_id']} {_refused_what(r)}**: {r['refused']}" for r in result["runs"] if r.get("refused")]
     lines += client_first_lines(result)  # a load generator that was the bottleneck: said before anything else
     caveats = [(r["run_id"], name, p["throughput_caveat"]) for r in result["runs"]
                for name, p in r["phases"].items() if p.get("throughput_caveat")]
