@@ -89,3 +89,47 @@ def test_threads_refused_until_the_time_cap_end_the_phase(model, limited_role, m
     assert all("too_many_connections" in e for e in errors), errors
     assert outcome.info["done"] > 0  # the two admitted threads ran their reads
     assert all(st.finished for st in phase.states)
+
+
+def test_a_count_limited_phase_of_short_calls_ends_when_its_threads_stay_refused(limited_role, monkeypatch):
+    """No time cap (an operation count) and calls shorter than the reconnect give-up (a
+    ``max_call_seconds`` below 60 s): the give-up counts from a thread's first refusal over the
+    shard's calls (checkpointed). It restarted with each call, so a shard whose threads the
+    server kept refusing answered ``continue`` for ever."""
+    from dbswarm.campaign.plan import make_plan
+    from dbswarm.campaign.spec import load_campaign
+    from dbswarm.engine import calls, worker
+    env = limited_role
+    target = servers.target("postgresql", env, connection_limit_check=False)
+    with servers.pg_admin(env) as db:
+        db.execute("DROP ROLE IF EXISTS faults_full")
+        db.execute("CREATE ROLE faults_full LOGIN PASSWORD 'faults-full-pw' CONNECTION LIMIT 1")
+    url = target["url"]
+    full = dict(target, url=url.replace(url.split("://", 1)[1].split("@", 1)[0] + "@", "faults_full@", 1))
+    import psycopg
+    held = psycopg.connect(full["url"], password="faults-full-pw")  # the role's one slot: every thread refused
+    try:
+        monkeypatch.setattr(worker, "READY_TIMEOUT_S", 0.3)
+        monkeypatch.setattr(calls, "RECONNECT_GIVE_UP_S", 4.0)
+        wl = {"preset": "c", "recordcount": 200, "operationcount": 400, "threads": 3, "table": "faults_full_none"}
+        campaign, runs = load_campaign({"name": "full", "target": full, "workload": wl, "phases": ["run"],
+                                        "fanout": {"shards": 1}})
+        run = make_plan(campaign, runs, "full", 1).runs[0]
+        checkpoint, calls_made, began = None, 0, time.monotonic()
+        while calls_made < 12:
+            calls_made += 1
+            phase = worker.ShardPhase(run, run.shards[0], "run", "faults-full-pw", checkpoint=checkpoint,
+                                      deadline=time.time() + 1.5)
+            outcome = phase.execute()
+            if outcome.status == "done":
+                break
+            checkpoint = outcome.checkpoint
+            assert all(t.get("refused_since") for t in checkpoint["threads"]), checkpoint
+    finally:
+        held.close()
+        with servers.pg_admin(env) as db:
+            db.execute("DROP ROLE IF EXISTS faults_full")
+    assert outcome.status == "done", (calls_made, outcome.info.get("thread_errors"))
+    assert calls_made >= 2 and time.monotonic() - began < 30, (calls_made, time.monotonic() - began)
+    errors = outcome.info["thread_errors"]
+    assert len(errors) == 3 and all("refused every connection for 4 s: too many connections" in e for e in errors), errors

@@ -149,12 +149,13 @@ class Measured:
             raise FatalError(f"{op}: fatal error {cls.name}: {str(exc)[:300]}") from None
         return cls.kind
 
-    def reconnect(self):
+    def reconnect(self, give_up_s: Optional[float] = None):
         """Reconnect with back-off until it works or the worker must stop; a target that
         stays unreachable for RECONNECT_GIVE_UP_S ends the thread (TargetUnreachable) instead
-        of spinning until the deadline."""
+        of spinning until the deadline. ``give_up_s``: what is left of those seconds (a thread
+        refused since an earlier call of its shard)."""
         delay = 0.05
-        give_up = time.monotonic() + RECONNECT_GIVE_UP_S
+        give_up = time.monotonic() + (RECONNECT_GIVE_UP_S if give_up_s is None else give_up_s)
         while not self.should_stop():
             try:
                 self.binding.reconnect()
