@@ -93,20 +93,31 @@ def cell(what: str, value: dict | None, bar: str, ok: bool | None, record: str, 
     return {"what": what, "value": value, "bar": bar, "met": ok, "record": record, "note": note}
 
 
-def pinned_ratio_cells(data: dict, record: str, key: str, label, bar: float) -> list[dict]:
+def pinned_ratio_cells(data: dict, record: str, key: str, label, bar: float, note=lambda r: "") -> list[dict]:
     """One cell per pinned comparison of a record: its ``key`` ratio against ``bar`` (≥)."""
     out = []
     for r in data["comparisons"]:
         if r.get("mode") != "pinned":
             continue
         v = None if r.get("failed") else r.get(key)
-        out.append(cell(label(r), v, f"≥ {bar}", v is not None and v["median"] >= bar, record))
+        out.append(cell(label(r), v, f"≥ {bar}", v is not None and v["median"] >= bar, record,
+                        "" if r.get("failed") else note(r)))
     return out
+
+
+def sysbench_note(r: dict) -> str:
+    """Where the pinned server's time went: its busy share in each tool's window and its CPU
+    per transaction (vs_sysbench records since 2026-11-28 night; older ones: no note)."""
+    d, s = r.get("dbswarm_server_busy"), r.get("sysbench_server_busy")
+    if d is None or s is None:
+        return ""
+    return (f"server busy {d:.2f} / {s:.2f} of the window, CPU per transaction over the run "
+            f"{r['dbswarm_server_cpu_ms_per_trx']:.3g} / {r['sysbench_server_cpu_ms_per_trx']:.3g} ms (dbswarm / sysbench)")
 
 
 def judge_sysbench(data: dict, record: str) -> list[dict]:
     return pinned_ratio_cells(data, record, "tps_ratio", lambda r: f"÷ sysbench TPS, pinned: {LABELS[r['engine']]} "
-                              f"{r['test']}, {r['threads']} threads", 0.95)
+                              f"{r['test']}, {r['threads']} threads", 0.95, sysbench_note)
 
 
 def judge_ycsb(data: dict, record: str, mode: str, bar: float) -> list[dict]:

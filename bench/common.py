@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Optional
@@ -206,6 +207,40 @@ def server_cpu_s(env: dict, engines) -> float:
             except (OSError, IndexError, ValueError):
                 pass  # a backend that ended between the listing and the read: counted at its parent
     return total
+
+
+class ServerBusy:
+    """The servers' CPU sampled every ``step_s`` while a run goes on (``with ServerBusy(env,
+    engines) as busy: run()``), then ``busy.top(seconds)``: their mean CPU share (1.0 = one
+    CPU) over the busiest ``seconds`` of it (a measured window inside a longer run: connecting
+    and the tool's own start-up are left out). Pinned to one CPU, a server at 1.0 in both
+    tools' windows had no idle time: a throughput gap between them is its CPU per operation."""
+
+    def __init__(self, env: dict, engines, step_s: float = 0.5):
+        self.env, self.engines, self.step_s = env, tuple(engines), step_s
+        self.series: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self):
+        last, t_last = server_cpu_s(self.env, self.engines), time.monotonic()
+        while not self._stop.wait(self.step_s):
+            cpu, t = server_cpu_s(self.env, self.engines), time.monotonic()
+            self.series.append(round((cpu - last) / (t - t_last), 3))
+            last, t_last = cpu, t
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def top(self, seconds: float) -> Optional[float]:
+        n = max(1, int(seconds / self.step_s))
+        busiest = sorted(self.series)[-n:]
+        return round(sum(busiest) / len(busiest), 3) if busiest else None
 
 
 def pin_servers(env: dict, cpus: Optional[str], engines=("mysql", "postgresql", "mongodb")) -> list[int]:

@@ -98,13 +98,17 @@ def run_dbswarm(engine, env, test, a, threads, pinned):
             "cpu_s_per_1000": round(max(s["shard_cpu_s"] - fixed, 0) / trx * 1000, 4) if trx else None}
 
 
-def with_server_cpu(engine, env, run) -> dict:
+def with_server_cpu(engine, env, run, window_s: float) -> dict:
     """``run()``'s record with the server's CPU over it (/proc: every server process, PostgreSQL's
     exited backends included), in all and per transaction: dbswarm's includes its connections'
-    set-up (PREPAREs, the window's counter reads), sysbench's its own."""
+    set-up (PREPAREs, the window's counter reads), sysbench's its own; and ``server_busy``, the
+    server's mean CPU share over the busiest ``window_s`` seconds (C.ServerBusy: 1.0 pinned = no
+    idle time in the window)."""
     srv0 = C.server_cpu_s(env, (engine,))
-    out = run()
+    with C.ServerBusy(env, (engine,)) as busy:
+        out = run()
     cpu = C.server_cpu_s(env, (engine,)) - srv0
+    out["server_busy"] = busy.top(window_s)
     trx = out.get("transactions") or 0
     out["server_cpu_s"] = round(cpu, 2)
     out["server_cpu_ms_per_trx"] = round(cpu / trx * 1000, 3) if trx else None
@@ -114,11 +118,13 @@ def with_server_cpu(engine, env, run) -> dict:
 def compare(engine, env, test, a, threads, pinned) -> dict:
     la0 = C.loadavg()
     mode = "pinned" if pinned else "shared"
+    window = max(1, a.time - 2)  # the measured seconds of both tools, their first and last left out
     C.log(f"{engine} {test} threads={threads} {mode}: {a.rounds} rounds x (dbswarm, sysbench) x {a.time} s")
     with C.Pinning(env, pinned, engines=(engine,)):
         ds, sb = C.interleave(
-            a.rounds, lambda i: with_server_cpu(engine, env, lambda: run_dbswarm(engine, env, test, a, threads, pinned)),
-            lambda i: with_server_cpu(engine, env, lambda: run_sysbench(engine, env, test, a, threads, pinned)))
+            a.rounds, lambda i: with_server_cpu(engine, env, lambda: run_dbswarm(engine, env, test, a, threads, pinned),
+                                                window),
+            lambda i: with_server_cpu(engine, env, lambda: run_sysbench(engine, env, test, a, threads, pinned), window))
     row = {"engine": engine, "test": test, "threads": threads, "mode": mode,
            "tps_ratio": C.ratios([d["tps"] for d in ds], [s["tps"] for s in sb]),
            "qps_ratio": C.ratios([d["qps"] for d in ds], [s["qps"] for s in sb]),
@@ -128,12 +134,23 @@ def compare(engine, env, test, a, threads, pinned) -> dict:
            "sysbench_cpu_s_per_1000": C.med([s["cpu_s_per_1000"] for s in sb]),
            "dbswarm_server_cpu_ms_per_trx": C.med([d["server_cpu_ms_per_trx"] for d in ds]),
            "sysbench_server_cpu_ms_per_trx": C.med([s["server_cpu_ms_per_trx"] for s in sb]),
+           "dbswarm_server_busy": C.med([d["server_busy"] for d in ds if d.get("server_busy") is not None]),
+           "sysbench_server_busy": C.med([s["server_busy"] for s in sb if s.get("server_busy") is not None]),
            "dbswarm": ds, "sysbench": sb, "loadavg": {"before": la0, "after": C.loadavg()}}
     C.log(f"  TPS ratio {C.fmt_ratio(row['tps_ratio'])}  dbswarm {row['dbswarm_tps']:.0f} / sysbench "
           f"{row['sysbench_tps']:.0f}; CPU s/1000 trx {row['dbswarm_cpu_s_per_1000']:.3g} vs "
-          f"{row['sysbench_cpu_s_per_1000']:.3g}; server CPU ms/trx {row['dbswarm_server_cpu_ms_per_trx']} vs "
-          f"{row['sysbench_server_cpu_ms_per_trx']}")
+          f"{row['sysbench_cpu_s_per_1000']:.3g}; server CPU ms/trx {_num(row['dbswarm_server_cpu_ms_per_trx'])} vs "
+          f"{_num(row['sysbench_server_cpu_ms_per_trx'])}; server busy {_busy(row)}")
     return row
+
+
+def _num(x) -> str:
+    return "–" if x is None else f"{x:.3g}"
+
+
+def _busy(row) -> str:
+    d, s = row.get("dbswarm_server_busy"), row.get("sysbench_server_busy")
+    return "–" if d is None or s is None else f"{d:.2f} / {s:.2f}"  # records before 2026-11-28 night: none
 
 
 def markdown(data: dict) -> str:
@@ -148,20 +165,23 @@ def markdown(data: dict) -> str:
              "dbswarm's is the shard processes' CPU minus their fixed start-up cost (spawn, imports, connect: "
              "a 1-event campaign with the same shards; raw figures in the JSON), sysbench's its process's.",
              "- shared: servers and clients on both CPUs; pinned: server `taskset -a -cp 0`, client `taskset -c 1`.",
+             "- server busy: the server's mean CPU share over the busiest (time − 2) s of each run, sampled every "
+             "0.5 s, median, dbswarm / sysbench (pinned: 1.00 = no idle time in the window; a TPS gap at 1.00 / "
+             "1.00 is the server's CPU per transaction).",
              "",
              "| engine | test | threads | mode | TPS dbswarm | TPS sysbench | TPS ratio | QPS ratio | p95 ratio "
-             "| CPU s/1k trx dbswarm | CPU s/1k trx sysbench | load avg before→after |",
-             "| --- | --- | --- | --- | ---: | ---: | --- | --- | --- | ---: | ---: | --- |"]
+             "| CPU s/1k trx dbswarm | CPU s/1k trx sysbench | server busy | load avg before→after |",
+             "| --- | --- | --- | --- | ---: | ---: | --- | --- | --- | ---: | ---: | --- | --- |"]
     for r in data["comparisons"]:
         if r.get("failed"):
             lines.append(f"| {C.ENGINE_LABELS[r['engine']]} | {r['test']} | {r['threads']} | {r['mode']} "
-                         f"| failed: {r['failed']} | | | | | | | |")
+                         f"| failed: {r['failed']} | | | | | | | | |")
             continue
         lines.append(
             f"| {C.ENGINE_LABELS[r['engine']]} | {r['test']} | {r['threads']} | {r['mode']} | {r['dbswarm_tps']:,.0f} "
             f"| {r['sysbench_tps']:,.0f} | {C.fmt_ratio(r['tps_ratio'])} | {C.fmt_ratio(r['qps_ratio'])} "
             f"| {C.fmt_ratio(r['p95_ratio'])} | {r['dbswarm_cpu_s_per_1000']:.3g} | {r['sysbench_cpu_s_per_1000']:.3g} "
-            f"| {r['loadavg']['before'][0]:.1f}→{r['loadavg']['after'][0]:.1f} |")
+            f"| {_busy(r)} | {r['loadavg']['before'][0]:.1f}→{r['loadavg']['after'][0]:.1f} |")
     return "\n".join(lines)
 
 

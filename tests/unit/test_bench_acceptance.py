@@ -14,13 +14,18 @@ def ratio(median, lo=None, hi=None):
 def test_sysbench_cells_are_the_pinned_ones_at_095():
     data = {"comparisons": [
         {"engine": "mysql", "test": "oltp_read_only", "threads": 16, "mode": "pinned", "tps_ratio": ratio(0.94)},
-        {"engine": "mysql", "test": "oltp_read_write", "threads": 128, "mode": "pinned", "tps_ratio": ratio(0.95)},
+        {"engine": "mysql", "test": "oltp_read_write", "threads": 128, "mode": "pinned", "tps_ratio": ratio(0.95),
+         "dbswarm_server_busy": 0.994, "sysbench_server_busy": 1.0, "dbswarm_server_cpu_ms_per_trx": 1.1725,
+         "sysbench_server_cpu_ms_per_trx": 1.0295},
         {"engine": "postgresql", "test": "oltp_read_only", "threads": 16, "mode": "shared", "tps_ratio": ratio(2.0)},
         {"engine": "postgresql", "test": "oltp_read_write", "threads": 16, "mode": "pinned", "failed": "boom"}]}
     cells = A.judge_sysbench(data, "r.json")
     assert [c["met"] for c in cells] == [False, True, False]
     assert "MariaDB oltp_read_only, 16 threads" in cells[0]["what"] and cells[2]["value"] is None
     assert all(c["record"] == "r.json" for c in cells)
+    # where the record has the server's busy share (since 2026-11-28 night), the note says it
+    assert cells[0]["note"] == "" and cells[1]["note"] == ("server busy 0.99 / 1.00 of the window, CPU per "
+                                                           "transaction over the run 1.17 / 1.03 ms (dbswarm / sysbench)")
 
 
 def test_ycsb_cpu_cell_only_for_a_and_b_pinned_from_per_round_ratios():
