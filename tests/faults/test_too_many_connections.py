@@ -124,7 +124,7 @@ def test_a_count_limited_phase_of_short_calls_ends_when_its_threads_stay_refused
             if outcome.status == "done":
                 break
             checkpoint = outcome.checkpoint
-            assert all(t.get("refused_since") for t in checkpoint["threads"]), checkpoint
+            assert all(t.get("refused_s", 0) > 0 for t in checkpoint["threads"]), checkpoint
     finally:
         held.close()
         with servers.pg_admin(env) as db:

@@ -234,9 +234,9 @@ class ThreadState:
     health: Optional[list] = None
     multiplexed: bool = False  # driven by the shard's multiplexer (engine.mux), not a loop of its own
     blocking_calls: int = 0    # multiplexed: operations with no split form, called in the multiplexer's thread
-    # wall time since which it has been refused a connection at its start, over its shard's calls
-    # (checkpointed): RECONNECT_GIVE_UP_S counts from there, not from each call's start
-    refused_since: Optional[float] = None
+    # seconds it has spent refused a connection at its start, summed over its shard's calls
+    # (checkpointed): RECONNECT_GIVE_UP_S counts them, not each call's alone
+    refused_s: float = 0.0
 
 
 @dataclass
@@ -270,7 +270,7 @@ class ShardPhase:
                                    dict(s["schedule"]) if s.get("schedule") else None)
                        for i, s in enumerate(saved)]
         for st, s in zip(self.states, saved):
-            st.refused_since = s.get("refused_since")
+            st.refused_s = float(s.get("refused_s") or 0.0)
         self.server_settings: Optional[dict] = None
         # set by _arm when the threads are released; before that (connecting) nothing stops on time
         self._stop_perf = self._deadline_perf = float("inf")
@@ -571,8 +571,8 @@ class ShardPhase:
             out["rng_position"] = st.rng_position
         if st.schedule is not None:
             out["schedule"] = st.schedule
-        if st.refused_since is not None:
-            out["refused_since"] = st.refused_since
+        if st.refused_s:
+            out["refused_s"] = round(st.refused_s, 3)
         return out
 
     def _join(self, threads):
@@ -632,13 +632,15 @@ class ShardPhase:
             except Exception as exc:
                 cls = binding.classify(exc)
                 rec.error("CONNECT", cls.kind, cls.name)
-                if st.refused_since is None:
-                    st.refused_since = time.time()
-                # the give-up counts from the first refusal, over the shard's calls: a call shorter
+                # the give-up counts the seconds refused over the shard's calls: a call shorter
                 # than RECONNECT_GIVE_UP_S (max_call_seconds) would otherwise start it again each
-                # time, and a count-limited phase (no time cap) never end
-                give_up_s = measured_calls.RECONNECT_GIVE_UP_S - (time.time() - st.refused_since)
-                if not m.reconnect(give_up_s=max(0.0, give_up_s)):
+                # time, and a count-limited phase (no time cap) never end (a resume hours later
+                # has not been refused meanwhile: only the time spent trying counts)
+                tried = time.monotonic()
+                give_up_s = measured_calls.RECONNECT_GIVE_UP_S - st.refused_s
+                connected = m.reconnect(give_up_s=max(0.0, give_up_s))
+                st.refused_s += time.monotonic() - tried
+                if not connected:
                     if self._cap_reached():
                         # still refused at the phase's time cap (connections over the server's
                         # limit, the shard started without this thread: _wait_ready): done,
@@ -648,7 +650,7 @@ class ShardPhase:
                                     f"time cap ({cls.kind}: {cls.name})")
                         st.finished = True
                     return  # a stop or a call's deadline: the next call (or a resume) connects again
-            st.refused_since = None
+            st.refused_s = 0.0
             # a thread's draws depend on the run's seed and its global index, not on its shard
             # nor on its segments: the same seed gives the same operations with 1, 2 or 8 shards
             # (another machine's default shard count), however often the shard persisted
