@@ -605,6 +605,32 @@ def test_sysbench_index_creation_is_idempotent(make):
     assert names == [f"k_{n}"], names
 
 
+# ---- the server's connection room (engine.connection_room) ----------------------------------
+
+def test_connection_room_counts_the_limits_and_another_connection(make):
+    """Every driver of an engine reads the same room: SQLite and MongoDB state no limit; the
+    SQL servers name each limit with its value and the connections open besides this one, and
+    a connection opened meanwhile is one less free."""
+    b = make()
+    room = b.connection_room()
+    if make.engine in ("sqlite", "mongodb"):
+        assert room is None
+        return
+    limits = room["limits"]
+    assert limits and all(isinstance(lim["name"], str) and type(lim["value"]) is int and type(lim["in_use"]) is int
+                          for lim in limits), limits
+    assert limits[0]["name"].startswith("max_connections") and limits[0]["value"] >= 10, limits
+    assert room["free"] == min(lim["value"] - lim["in_use"] for lim in limits) > 0, room
+    other = make()
+    try:
+        again = b.connection_room()
+    finally:
+        other.close()
+    # others (a server's own pool, FerretDB's) may come and go meanwhile: at least ours is counted
+    assert again["limits"][0]["in_use"] >= 1, again
+    assert again["free"] <= room["free"] - 1 or again["limits"][0]["in_use"] > limits[0]["in_use"], (room, again)
+
+
 # ---- engine specifics ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("engine", ("mongodb",), indirect=True)
