@@ -196,8 +196,14 @@ def room_check(event: dict) -> None:
     store = _store(event)
     plan = load_plan(store, event["campaign_id"], event["run_id"])
     run = plan.run(event["run_id"])
+    if not connection_room.wanted(run):
+        return
     try:
-        connection_room.check(run, event["phase"], secrets.resolve(run.target.get("password")), make_binding)
+        password = secrets.resolve(run.target.get("password"))
+    except Exception:  # a secret that cannot be read: the shards say so, as before the check
+        return
+    try:
+        connection_room.check(run, event["phase"], password, make_binding)
     except connection_room.TooFewConnections as err:
         text = redact_error(event, str(err))
         # the run's story, as the lock's refusal (result.json's run and summary.md say it)
