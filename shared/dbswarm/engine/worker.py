@@ -447,6 +447,10 @@ class ShardPhase:
             if rec is not None:
                 copies.append(rec)
             checkpoints.append(cp)
+        if all(st.finished for st in self.states):
+            # every thread is done (their final states taken above): the shard's end writes next,
+            # as "done"; a "continue" with nothing left to continue would say otherwise meanwhile
+            return
         measurement = Recorder.merged(copies)
         elapsed = self.cp.get("elapsed", 0.0) + (requested_perf - began_perf)
         info = self._info(began_wall, time.time(), elapsed, sum(cp["done"] for cp in checkpoints), skew)
