@@ -267,3 +267,17 @@ def test_workload_e_scans_are_in_the_read_latency_table():
     section = md.split("### Read latency (RAL)")[1].split("###")[0]
     row = next(line for line in section.splitlines() if line.startswith("| 4 vCPUs 16 GB"))
     assert row.endswith(f"| {phase['read_latency']['avg_us']:,.0f} / {phase['read_latency']['p99_us']:,} |"), row
+
+
+def test_no_client_chart_of_lone_dots():
+    """One client sample per shard, seconds after the timeline's start (a 2-s TPC-C load): no
+    chart (it drew a dot per shard on an empty plot, and the browser check found it blank);
+    two samples of one shard: a chart."""
+    from dbswarm.results.report.html import client_charts
+    one = {"start": 1002.03, "step_s": 1.0, "cpu_share": [0.8], "wakeup_delay_us": [2700.0]}
+    phase = {"timeline": {"start": 1000}, "client": {"series": {"0": [one], "1": [dict(one, cpu_share=[0.9])]}}}
+    assert client_charts("c", "004", "load", phase) == []
+    two = dict(one, cpu_share=[0.8, 0.7], wakeup_delay_us=[2700.0, 2500.0])
+    phase["client"]["series"]["0"] = [two]
+    charts = client_charts("c", "004", "load", phase)
+    assert len(charts) == 2 and all(len(c["x"]) == 5 for c in charts), charts

@@ -182,7 +182,9 @@ def client_charts(cid, run_id, phase, p) -> list[dict]:
                     if v is not None and sec >= 0:
                         row[sec] = v
                         n = max(n, sec + 1)
-    if n < MIN_POINTS:
+    # two samples of one shard at least: a phase of one sample per shard (a 2-s TPC-C load) starting
+    # seconds into the timeline would otherwise get a chart of lone dots
+    if n < MIN_POINTS or max((len(row) for grid in grids.values() for row in grid.values()), default=0) < MIN_POINTS:
         return []
     x = list(range(n))
     out = []
