@@ -111,14 +111,14 @@ def test_the_check_is_skipped_where_the_target_opts_out(limited, tmp_path):
     than the server reports); here the refused thread is the shard's, as before."""
     from dbswarm.campaign.plan import make_plan
     from dbswarm.campaign.spec import load_campaign
-    from dbswarm.engine import connection_room, worker
+    from dbswarm.engine import connection_room
     spec = json.loads(_campaign(tmp_path, "postgresql", limited, 4, 1, connection_limit_check=False).read_text())
     campaign, runs = load_campaign(spec)
     run = make_plan(campaign, runs, "room", 1).runs[0]
-    assert connection_room.check(run, "run", ROLE_PW, worker.make_binding) is None
+    assert connection_room.check(run, "run", ROLE_PW) is None
     spec["target"]["options"].pop("connection_limit_check")
     campaign, runs = load_campaign(spec)
     run = make_plan(campaign, runs, "room", 1).runs[0]
     with pytest.raises(connection_room.TooFewConnections) as err:
-        connection_room.check(run, "run", ROLE_PW, worker.make_binding)
+        connection_room.check(run, "run", ROLE_PW)
     assert "opens 4 client connections (4 threads)" in str(err.value), str(err.value)

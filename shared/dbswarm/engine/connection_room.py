@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from dbswarm.engine.worker import make_binding
 from dbswarm.errors import DbswarmError
 
 OPTION = "connection_limit_check"
@@ -56,8 +57,8 @@ def shortfall(run, phase: str, room: Optional[dict]) -> Optional[str]:
             f"pooler in front of the server admitting more clients than it reports)")
 
 
-def check(run, phase: str, password: Optional[str], make_binding) -> Optional[dict]:
-    """The server's room read on one connection (``make_binding(run, password)``); raises
+def check(run, phase: str, password: Optional[str]) -> Optional[dict]:
+    """The server's room read on one connection; raises
     ``TooFewConnections`` when the phase does not fit. Returns the room read (None: not
     checked, or not readable: the shards find out, as before)."""
     if not wanted(run):

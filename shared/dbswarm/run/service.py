@@ -203,11 +203,10 @@ def room_check(event: dict) -> None:
     except Exception:  # a secret that cannot be read: the shards say so, as before the check
         return
     try:
-        connection_room.check(run, event["phase"], password, make_binding)
+        connection_room.check(run, event["phase"], password)
     except connection_room.TooFewConnections as err:
         text = redact_error(event, str(err))
-        # the run's story, as the lock's refusal (result.json's run and summary.md say it)
-        store.put_json(store.key(plan.campaign_id, "runs", run.run_id, REFUSED_FILE), {"error": text, "at": time.time()})
+        _record_refusal(store, plan, run, text)
         raise connection_room.TooFewConnections(text) from None
 
 
@@ -283,11 +282,14 @@ def lock_run(event: dict) -> Optional[dict]:
     try:
         return lock.on_target(run, secrets.resolve(run.target.get("password")), lock.acquire, plan.campaign_id)
     except lock.CampaignLocked as err:
-        # the refusal is the run's story: result.json's run and summary.md say it (the state machine's
-        # error alone reached only the runner's stderr)
-        store.put_json(store.key(plan.campaign_id, "runs", run.run_id, REFUSED_FILE),
-                       {"error": str(err), "at": time.time()})  # (put_json redacts)
+        _record_refusal(store, plan, run, str(err))
         raise
+
+
+def _record_refusal(store, plan, run, text: str) -> None:
+    """Why the run (or its phases from one on) did not run: its story in result.json's run and
+    summary.md (the state machine's error alone reached only the runner's stderr); put_json redacts."""
+    store.put_json(store.key(plan.campaign_id, "runs", run.run_id, REFUSED_FILE), {"error": text, "at": time.time()})
 
 
 def release_locks(event: dict, timeout: float = 10.0) -> None:
