@@ -1,5 +1,6 @@
 """The load generator's own health (issue 31): the signals a shard records, the verdict per
 shard and phase, and what a bound verdict does (exit status, search, regression verdict)."""
+import sys
 import threading
 import time
 
@@ -49,6 +50,44 @@ def test_the_sampler_probes_the_wake_up_delay_and_samples_each_second():
     wake, series = s.wakeup(), s.series()
     assert wake["probes"] >= 10 and 0 <= wake["mean_us"] <= wake["max_us"]
     assert len(series["cpu_s"]) == len(series["runqueue_wait_s"]) == len(series["wakeup_delay_us"]) >= 2
+
+
+def test_the_sampler_samples_on_the_clock_when_its_probes_wake_late():
+    """Python threads that never pause make each probe wait a switch interval (here 20 ms) for
+    the interpreter lock: ten probes of 10 ms take about 0.3 s, not 0.1. The series keeps the
+    clock all the same (a sample per step of the time it ran), and each sample's CPU is over its
+    step: a process of one interpreter lock uses a CPU at most (CI saw a 3-s phase get one sample
+    per shard when samples waited for a count of probes)."""
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            for _ in range(1000):
+                pass
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(0.02)
+    runners = [threading.Thread(target=spin, daemon=True) for _ in range(3)]
+    try:
+        for t in runners:
+            t.start()
+        s = headroom.Sampler(every_s=0.1, probe_s=0.01)
+        s.start()
+        time.sleep(1.5)
+        before = time.time()
+        s.stop()
+        after = time.time()
+    finally:
+        stop.set()
+        for t in runners:
+            t.join()
+        sys.setswitchinterval(old)
+    series = s.series()
+    assert s.wakeup()["mean_us"] > 5000  # the probes did wake late
+    # from the sampler's own start (``t0``) to its stop: a sample per whole step, the last partial
+    # one not taken
+    n, low, high = len(series["cpu_s"]), (before - s.t0) / 0.1 - 2, (after - s.t0) / 0.1 + 1
+    assert low <= n <= high, (low, n, high)
+    assert max(series["cpu_s"]) <= 0.1 * 1.15, series["cpu_s"]
 
 
 def _probe_the_interpreter(work, threads=4, seconds=0.6):

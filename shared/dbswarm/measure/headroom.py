@@ -226,7 +226,8 @@ class Sampler:
         _precise_timers()
         perf = time.perf_counter_ns
         probe_ns = int(self.probe_s * 1e9)
-        per_sample = max(1, round(self.every_s / self.probe_s))
+        every_ns = int(self.every_s * 1e9)
+        perf0, self.t0 = perf(), time.time()  # the series' clock: samples fall due from here
         stopped = self._stop.is_set
         own0 = time.thread_time()
         runq = _OwnRunQueue()
@@ -235,8 +236,9 @@ class Sampler:
             # every file read here wait for the interpreter lock again, and a sampler that began
             # with them could end the phase without a probe (seen at 128 threads burning CPU)
             s_sum = self._probe_once(perf, probe_ns, runq)
-            cpu0, sched0 = time.process_time(), process_sched()
-            self._probe(perf, probe_ns, per_sample, cpu0, sched0, stopped, runq, s_sum)
+            cpu0, t_cpu0 = time.process_time(), perf()
+            sched0 = process_sched()
+            self._probe(perf, probe_ns, (perf0, t_cpu0, every_ns), cpu0, sched0, stopped, runq, s_sum)
         finally:
             runq.close()
             self.own_cpu_s = time.thread_time() - own0
@@ -258,25 +260,43 @@ class Sampler:
             self.lock_max_ns = max(self.lock_max_ns, lock)
         return late
 
-    def _probe(self, perf, probe_ns, per_sample, cpu0, sched0, stopped, runq, first) -> None:
-        n, s_sum, s_n = 1, first, 1
-        while not stopped():
-            late = self._probe_once(perf, probe_ns, runq)
-            s_sum += late
-            s_n += 1
-            n += 1
-            if n < per_sample:
+    def _probe(self, perf, probe_ns, clock, cpu0, sched0, stopped, runq, first) -> None:
+        # samples fall due on the clock (every ``every_s`` from the start), not after a count of
+        # probes: in a process whose Python is saturated each probe wakes late, and 20 probes took
+        # 1.5 s — a series of too few samples, each CPU figure over a longer interval than its step
+        perf0, t_prev, every_ns = clock  # t_prev: when cpu0 was read
+        due = perf0 + every_ns
+        s_sum, s_n = first, 1
+        while True:
+            done = stopped()
+            if not done:
+                late = self._probe_once(perf, probe_ns, runq)
+                s_sum += late
+                s_n += 1
+            if perf() < due:
+                if done:
+                    return
                 continue
-            n = 0
-            cpu1, sched1 = time.process_time(), process_sched()
+            cpu1, t1 = time.process_time(), perf()
+            sched1 = process_sched()  # slow where Python is saturated (each file read waits for the lock)
+            # the interval's figures as per-step amounts (a starved sampler's late sample spans
+            # more than a step), one value for each whole step it covers: the series keeps the clock
+            scale = (every_ns / 1e9) / (max(t1 - t_prev, 1) / 1e9)
             wait = None
             if sched0 is not None and sched1 is not None:
-                wait = sum(v[1] - sched0[k][1] for k, v in sched1.items() if k in sched0) / 1e9
-            if len(self.cpu) < self.max_points:
-                self.cpu.append(round(cpu1 - cpu0, 4))
-                self.runq.append(round(wait, 4) if wait is not None else None)
-                self.wake.append(round(s_sum / s_n / 1000, 1))
-            cpu0, sched0, s_sum, s_n = cpu1, sched1, 0, 0
+                wait = sum(v[1] - sched0[k][1] for k, v in sched1.items() if k in sched0) / 1e9 * scale
+            steps = 0
+            while due <= t1:
+                due += every_ns
+                steps += 1
+            for _ in range(steps):
+                if len(self.cpu) < self.max_points:
+                    self.cpu.append(round((cpu1 - cpu0) * scale, 4))
+                    self.runq.append(round(wait, 4) if wait is not None else None)
+                    self.wake.append(round(s_sum / max(s_n, 1) / 1000, 1))
+            cpu0, sched0, s_sum, s_n, t_prev = cpu1, sched1, 0, 0, t1
+            if done:  # the last whole steps before the stop are in the series
+                return
 
     def wakeup(self) -> Optional[dict]:
         """The wake-up delay over the whole call: mean and max (µs), probes."""
