@@ -200,8 +200,9 @@ def test_describe_records_settings_without_secrets(make):
     if make.engine == "mysql":  # the driver the target's options chose
         assert d["driver"].startswith({"mysql": "mysqlclient ", "mysql-pymysql": "PyMySQL ", "mysql-text": "mysqlclient ",
                                         "mysql-connector": "mysql-connector-python "}[make.variant]), d
-        # every MySQL driver sends text (issue 36 removed mysqlclient's server-side path: ctypes into libmariadb)
-        assert d["prepared_statements"].startswith("client-side"), d
+        # mysqlclient prepares its per-operation statements on the server (the binary protocol on its
+        # connection: bindings/mysql_binary.py) unless options.prepare is false; the other drivers send text
+        assert d["prepared_statements"].startswith("server-side" if make.variant == "mysql" else "client-side"), d
     if make.engine == "mongodb":
         assert d["write_concern"] == {"w": 1, "j": False}
         assert d["read_preference"] == "primary"
@@ -928,3 +929,54 @@ def test_kv_reader_and_updater_split_as_they_block(make):
     assert _split_call(b, update, "split", key("user1")) is True
     assert _split_call(b, update, "split", key("nope")) is False
     assert b.read(t, "user1", ["field1"]) == {"field1": "split"}
+
+
+def _session_status(b, name) -> int:
+    return int(b.fetchone("SHOW SESSION STATUS LIKE %s", (name,))[1])
+
+
+@pytest.mark.parametrize("engine", ("mysql", "mysql-text"), indirect=True)
+def test_mysqlclient_prepares_its_per_operation_statements_on_the_server(make, request):
+    """mysqlclient's per-operation statements go as server-side prepared statements (the binary
+    protocol on its connection: bindings/mysql_binary.py), each prepared once per connection,
+    again after a reconnect; ``options.prepare: false`` (mysql-text) keeps them text. The same
+    answers either way, blocking or split, with text statements (BEGIN, COMMIT) between them."""
+    env = request.getfixturevalue("server_env")
+    b = make()
+    t = make.table
+    b.create_table(t, FIELDS)
+    b.insert(t, "user1", values("a"))
+    binary = make.variant == "mysql"
+    read, update = b.reader(t, None), b.updater(t, "field1")
+    point = b.row_counter(b.prepare(f"SELECT field0 FROM {t} WHERE ycsb_key = %s"))
+    touch = b.statement_runner(b.prepare(f"UPDATE {t} SET field2 = %s WHERE ycsb_key = %s"))
+    begin, commit = b.transaction_calls()
+    prepared0, executed0 = _session_status(b, "Com_stmt_prepare"), _session_status(b, "Com_stmt_execute")
+    for i in range(3):
+        assert read("user1") == 1 and read("nope") == 0
+        assert update(f"v{i}", "user1") is True and update("v", "nope") is False
+        begin()
+        assert point(("user1",)) == 1 and point(("nope",)) == 0
+        assert touch((f"w{i}", "user1")) == 1 and touch(("w", "nope")) == 0
+        commit()
+        assert _split_call(b, read, "user1") == 1 and _split_call(b, update, "s", "user1") is True
+        assert _split_call(b, point, ("user1",)) == 1 and _split_call(b, touch, ("s", "user1")) == 1
+    assert b.read(t, "user1", ["field1", "field2"]) == {"field1": "s", "field2": "s"}
+    executed = _session_status(b, "Com_stmt_execute") - executed0
+    assert _session_status(b, "Com_stmt_prepare") - prepared0 == 0  # prepared when the calls were made
+    assert executed == (3 * 12 if binary else 0), executed
+    # a reconnect: the calls made again on the new connection prepare again and go on
+    _kill_session(make, b, env)
+    time.sleep(0.2)
+    m = Measured(b, Recorder())
+    assert m.call("READ", read, "user1") is FAILED
+    assert m.rec.m.counters.get("reconnects") == 1
+    read = b.reader(t, None)
+    assert read("user1") == 1
+    assert _session_status(b, "Com_stmt_execute") == (1 if binary else 0)
+    # a statement the server will not prepare stays text, with the server's own error
+    bad = b.statement_runner(b.prepare("UPDATE no_such_table_here SET a = %s"))
+    with pytest.raises(Exception) as err:
+        bad((1,))
+    assert b.classify(err.value).name == "ProgrammingError_1146"
+    assert read("user1") == 1  # and the connection is in step

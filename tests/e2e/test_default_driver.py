@@ -26,8 +26,8 @@ def test_a_default_mariadb_campaign_runs_on_mysqlclient(tmp_path):
     settings = result["runs"][0]["phases"]["run"]["binding_settings"]
     assert settings["driver"].startswith("mysqlclient "), settings
     assert settings["driver_choice"] == "auto: mysqlclient (the C driver) imports"
-    # its statements sent as text (issue 36 removed the server-side path, ctypes into libmariadb:
-    # docs/benchmarks.md, "MariaDB: prepared statements against text statements")
-    assert settings["prepared_statements"].startswith("client-side (MySQLdb formats parameters"), settings
+    # its per-operation statements prepared on the server (the binary protocol on mysqlclient's own
+    # connection: bindings/mysql_binary.py; issue 36 had removed the ctypes path into libmariadb)
+    assert settings["prepared_statements"].startswith("server-side for the per-operation statements"), settings
     summary = store.get_text(store.key(out["campaign_id"], "summary.md"))
     assert "client driver `mysqlclient " in summary

@@ -102,9 +102,10 @@ def _sessions(engine, env, table, kill=()) -> set:
     my = servers.mysql_admin(env)
     try:
         with my.cursor() as cur:
-            if not kill:  # a session shows its statement while the server runs it: polled
+            if not kill:  # a session shows its statement while the server runs it: polled (a
+                # prepared statement's execution is command 'Execute', with its text)
                 cur.execute("SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID() "
-                            "AND command = 'Query' AND info LIKE %s", (f"SELECT%{table}%",))
+                            "AND command IN ('Query', 'Execute') AND info LIKE %s", (f"SELECT%{table}%",))
                 return {r[0] for r in cur.fetchall()}
             killed = set()
             for i in kill:

@@ -53,8 +53,8 @@ def test_mysqlclient_is_described():
     version = ".".join(str(p) for p in MySQLdb.version_info[:3])
     assert d["driver"].startswith(f"mysqlclient {version} (MySQLdb, ")
     assert "C client" in d["driver"]
-    # (until issue 36: "server-side for per-operation statements", the ctypes path removed)
-    assert d["prepared_statements"].startswith("client-side (MySQLdb formats parameters")
+    # the per-operation statements prepared on the server (the binary protocol on its connection)
+    assert d["prepared_statements"].startswith("server-side for the per-operation statements")
     assert binding(driver="mysqlclient", prepare=False).describe()["prepared_statements"].startswith(
         "client-side (MySQLdb formats parameters")
     assert d["client_flags"] == ["FOUND_ROWS"] and d["autocommit"] is True

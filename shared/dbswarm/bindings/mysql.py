@@ -142,7 +142,7 @@ class PyMysqlDriver:
                                     init_command=init_command, **kw)
 
     @staticmethod
-    def statements(db, hot=None):
+    def statements(db, hot=None, read_timeout=None):
         return CursorStatements(db.cursor())
 
     @staticmethod
@@ -265,7 +265,7 @@ class MysqlBinding(SqlBinding):
             init = f"SET SESSION TRANSACTION ISOLATION LEVEL {self._isolation}"
         self.db = self._driver.connect(self._kwargs, self.conn.password or "", init,
                                        float(self.conn.options.get("connect_timeout", 10)))
-        st = self._statements = self._driver.statements(self.db, self._hot)
+        st = self._statements = self._driver.statements(self.db, self._hot, self._kwargs.get("read_timeout"))
         # the driver's calls bound onto the binding itself, over the class's hooks below: one
         # Python call less per statement, on the hot path
         self.execute, self.fetchall, self.fetchone, self.fetchcount = (

@@ -37,11 +37,14 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import Optional
+from typing import Any, Optional
 
+from dbswarm.bindings import mysql_binary
 from dbswarm.errors import BindingError
 
 CLIENT_SIDE = "client-side (MySQLdb formats parameters; statements cached)"
+SERVER_SIDE = ("server-side for the per-operation statements (the binary protocol on mysqlclient's connection, "
+               "plain connections in utf8mb4; TLS: client-side), client-side for the rest")
 
 
 INSTALL_HINT = ("pip install mysqlclient (or dbswarm[mysqlclient]); it builds a C extension and needs a C "
@@ -105,12 +108,14 @@ class MysqlclientDriver:
                              f"target.options.driver mysqlclient")
         return self.MySQLdb.connect(**args)
 
-    @staticmethod
-    def statements(db, hot: Optional[set] = None) -> "Statements":
-        """The connection's driver calls. ``hot`` (the binding's per-operation statements) is
-        not used: mysqlclient has no prepared-statement API, and every statement is sent as
-        text (issue 36 measured the server-side path it had through ctypes, and removed it:
-        docs/benchmarks.md, "MariaDB: prepared statements against text statements")."""
+    def statements(self, db, hot: Optional[set] = None, read_timeout=None) -> "Statements":
+        """The connection's driver calls. ``hot`` (the binding's per-operation statements; None
+        with ``options.prepare: false``): run as server-side prepared statements, through the
+        binary protocol on the connection's socket (bindings/mysql_binary.py), where the
+        connection can carry it; everything else is text."""
+        from MySQLdb import _mysql
+        if hot is not None and isinstance(db, _mysql.connection) and mysql_binary.usable(db):
+            return BinaryStatements(db, hot, mysql_binary.Wire(db.fileno(), self.MySQLdb, read_timeout))
         return Statements(db)
 
     @staticmethod
@@ -132,7 +137,7 @@ class MysqlclientDriver:
         """``prepare``: whether the binding asked for server-side prepared statements
         (``options.prepare``); mysqlclient sends text either way."""
         return {"driver": f"mysqlclient {self.version} (MySQLdb, {self.client_lib} C client {self.client_info})",
-                "prepared_statements": CLIENT_SIDE}
+                "prepared_statements": SERVER_SIDE if prepare else CLIENT_SIDE}
 
 
 class Statements:
@@ -332,6 +337,98 @@ class Statements:
         if res is not None:
             res.fetch_row(0)
         return self._affected()
+
+
+class BinaryStatements(Statements):
+    """Statements whose per-operation calls (the binding's ``hot`` set: YCSB's reads and
+    updates, sysbench's selects and writes) run as server-side prepared statements
+    (bindings/mysql_binary.py), with the same split calls for the multiplexer; the rest, and
+    any call the binary encoding does not carry, as text. A call's answer is the same either
+    way: rows counted, affected rows."""
+    __slots__ = ("_binary", "_hot", "_pending")
+
+    def __init__(self, db, hot: set, wire):
+        super().__init__(db)
+        self._binary, self._hot = mysql_binary.BinaryCalls(wire), hot
+        self._pending: Any = None  # the finish of the split call in flight (binary or text)
+
+    def _calls(self, sql, text, text_send, text_finish, result):
+        """The call of ``sql`` as a prepared statement: ``run(params)``, with ``send`` /
+        ``finish``; ``text`` (and its split calls) where it stays text. ``result(is_rows,
+        n)`` makes the call's return value."""
+        binary = self._binary
+        binary.take(sql)
+        statement, send_binary, answer, TextOnly = binary.statement, binary.send, binary.answer, mysql_binary.TextOnly
+
+        def run(params):
+            st = statement(sql)
+            if st is not None:
+                try:
+                    send_binary(st, params)
+                except TextOnly:
+                    return text(params)
+                return result(*answer())
+            return text(params)
+
+        def finish_binary():
+            return result(*answer())
+
+        def send(params):
+            st = statement(sql)
+            if st is not None:
+                try:
+                    send_binary(st, params)
+                    self._pending = finish_binary
+                    return
+                except TextOnly:
+                    pass
+            self._pending = text_finish
+            text_send(params)
+
+        def finish():
+            return self._pending()
+        run.send, run.finish = send, finish  # type: ignore[attr-defined]
+        return run
+
+    def counter(self, sql):
+        if sql not in self._hot:
+            return super().counter(sql)
+        text = super().counter(sql)
+        run = self._calls(sql, lambda params: text(*params), lambda params: text.send(*params), text.finish,
+                          lambda is_rows, n: n if is_rows else 0)
+        call = run.send, run.finish
+
+        def count(key):
+            return run((key,))
+        count.send, count.finish = (lambda key: call[0]((key,))), call[1]  # type: ignore[attr-defined]
+        return count
+
+    def updater(self, sql):
+        if sql not in self._hot:
+            return super().updater(sql)
+        text = super().updater(sql)
+        run = self._calls(sql, lambda params: text(*params), lambda params: text.send(*params), text.finish,
+                          lambda is_rows, n: n > 0)
+
+        def update(value, key):
+            return run((value, key))
+        send = run.send
+        update.send, update.finish = (lambda value, key: send((value, key))), run.finish  # type: ignore[attr-defined]
+        return update
+
+    def query_counter(self, sql):
+        if sql not in self._hot:
+            return super().query_counter(sql)
+        text = super().query_counter(sql)
+        return self._calls(sql, text, getattr(text, "send", None), getattr(text, "finish", None),
+                           lambda is_rows, n: n if is_rows else 0)
+
+    def statement_runner(self, sql):
+        if sql not in self._hot:
+            return super().statement_runner(sql)
+        text = super().statement_runner(sql)
+        return self._calls(sql, text, getattr(text, "send", None), getattr(text, "finish", None),
+                           lambda is_rows, n: n)
 
 
 def statement_template(sql, params: int) -> bytes:

@@ -101,7 +101,7 @@ class ConnectorDriver:
         return db
 
     @staticmethod
-    def statements(db, hot=None) -> "Statements":
+    def statements(db, hot=None, read_timeout=None) -> "Statements":
         return Statements(db)  # (no server-side prepared statements: module docstring)
 
     @staticmethod
