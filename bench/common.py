@@ -543,7 +543,7 @@ def drivers_text() -> str:
     import psycopg
     mysql = mysql_driver()
     if mysql == "mysqlclient":
-        mysql += " (text statements)"
+        mysql += " (per-operation statements prepared on the server: the binary protocol on its connection)"
     out = [f"MariaDB: {mysql}", f"PostgreSQL: psycopg {psycopg.__version__} "
            "(prepared statements through psycopg.pq, libpq)"]
     return "; ".join(out)

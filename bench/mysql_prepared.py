@@ -8,7 +8,8 @@ round by round (ratios in one run on a shared, loaded machine):
   server (run it from a worktree: ``PYTHONPATH=WORKTREE/shared:WORKTREE``): d1db372 to
   f5dcf4b, the ctypes path into libmariadb (bindings/mysql_stmt.py); 1a2982d, SQL PREPARE
   once per connection and ``EXECUTE ... USING`` literals (bindings/mysql_prepared.py). Both
-  were measured with this script and removed; on HEAD every driver sends text either way.
+  were measured with this script and removed. Since 2026-11-29 HEAD prepares again: the binary
+  protocol spoken on mysqlclient's own connection (bindings/mysql_binary.py).
 
 Workloads: YCSB c and a (uniform, 20,000 records) and sysbench oltp_read_only (2 tables ×
 10,000 rows), at 16 and 128 threads, loaded once into their own database (``--database``,
@@ -41,7 +42,8 @@ from bench import common as C  # noqa: E402
 YCSB = {"family": "ycsb", "recordcount": 20_000, "requestdistribution": "uniform", "table": "usertable"}
 SYSBENCH = {"family": "sysbench", "tables": 2, "table_size": 10_000, "rand_type": "uniform"}
 WORKLOADS = {"ycsb-c": dict(YCSB, preset="c"), "ycsb-a": dict(YCSB, preset="a"),
-             "sysbench-oltp_read_only": dict(SYSBENCH, test="oltp_read_only")}
+             "sysbench-oltp_read_only": dict(SYSBENCH, test="oltp_read_only"),
+             "sysbench-oltp_read_write": dict(SYSBENCH, test="oltp_read_write")}
 
 
 def target(env, database, prepare: bool) -> dict:

@@ -182,3 +182,18 @@ def test_the_one_parameter_packets_equal_the_general_encoding(pair):
             continue
         calls.send(st, (p,))
         assert server.recv(10000) == general, p
+
+
+def test_the_two_int_packet_equals_the_general_encoding(pair):
+    wire, server = pair
+    calls = mb.BinaryCalls(wire)
+    st = mb.Prepared(6, 2)
+    for params in ((1, 100), (-5, 1 << 62), (1 << 63, 1), (True, 2), (1, "x")):
+        try:
+            general = mb.packet(st.head + mb.encode_params(params))
+        except mb.TextOnly:
+            with pytest.raises(mb.TextOnly):
+                calls.send(st, params)
+            continue
+        calls.send(st, params)
+        assert server.recv(10000) == general, params

@@ -245,6 +245,9 @@ class Wire:
 
 _pack_q = struct.Struct("<q").pack
 _ONE_INT_LEN = (10 + 4 + 8).to_bytes(3, "little") + b"\x00"  # head 10, bitmap/flag/type 4, the int 8
+_pack_qq = struct.Struct("<qq").pack
+_TWO_INTS = b"\x00\x01\x08\x00\x08\x00"  # two parameters: no NULL, types bound, two LONGLONGs
+_TWO_INT_LEN = (10 + 6 + 16).to_bytes(3, "little") + b"\x00"
 
 
 class Prepared:
@@ -330,7 +333,8 @@ class BinaryCalls:
 
     def send(self, st: Prepared, params) -> None:
         """The execute packet of ``st`` with ``params`` sent; TextOnly where it cannot be."""
-        if len(params) == 1:  # a key or an id: no general encoding
+        n = len(params)
+        if n == 1:  # a key or an id: no general encoding
             p = params[0]
             if type(p) is str:
                 raw = p.encode()
@@ -341,6 +345,12 @@ class BinaryCalls:
             elif type(p) is int and -(1 << 63) <= p < 1 << 63:
                 self.wire.send(_ONE_INT_LEN + st.one_int + _pack_q(p))
                 return
+        elif n == 2 and type(params[0]) is int is type(params[1]):  # sysbench's ranges: BETWEEN ? AND ?
+            try:
+                self.wire.send(_TWO_INT_LEN + st.head + _TWO_INTS + _pack_qq(*params))
+                return
+            except struct.error:  # beyond 64 bits: the general path says so
+                pass
         body = st.head + encode_params(params) if params else st.head
         if len(body) >= MAX_PAYLOAD:
             raise TextOnly("a statement of 16 MB or more")

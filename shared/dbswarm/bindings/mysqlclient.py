@@ -360,9 +360,13 @@ class BinaryStatements(Statements):
         binary.take(sql)
         statement, send_binary, answer, TextOnly = binary.statement, binary.send, binary.answer, mysql_binary.TextOnly
 
+        prepared: list = []  # the statement, once prepared (a cell: no lookup per call)
+
         def run(params):
-            st = statement(sql)
+            st = prepared[0] if prepared else statement(sql)
             if st is not None:
+                if not prepared:
+                    prepared.append(st)
                 try:
                     send_binary(st, params)
                 except TextOnly:
