@@ -394,31 +394,24 @@ class BinaryStatements(Statements):
         run.send, run.finish = send, finish  # type: ignore[attr-defined]
         return run
 
-    def counter(self, sql):
-        if sql not in self._hot:
-            return super().counter(sql)
-        text = super().counter(sql)
-        run = self._calls(sql, lambda params: text(*params), lambda params: text.send(*params), text.finish,
-                          lambda is_rows, n: n if is_rows else 0)
-        call = run.send, run.finish
+    def _kv(self, text, sql, result):
+        """A kv call (``count(key)``, ``update(value, key)``: positional arguments) over ``_calls``,
+        ``text`` the text path's own."""
+        run = self._calls(sql, lambda params: text(*params), lambda params: text.send(*params), text.finish, result)
+        send = run.send
 
-        def count(key):
-            return run((key,))
-        count.send, count.finish = (lambda key: call[0]((key,))), call[1]  # type: ignore[attr-defined]
-        return count
+        def call(*args):
+            return run(args)
+        call.send, call.finish = (lambda *args: send(args)), run.finish  # type: ignore[attr-defined]
+        return call
+
+    def counter(self, sql):
+        text = super().counter(sql)
+        return self._kv(text, sql, lambda is_rows, n: n if is_rows else 0) if sql in self._hot else text
 
     def updater(self, sql):
-        if sql not in self._hot:
-            return super().updater(sql)
         text = super().updater(sql)
-        run = self._calls(sql, lambda params: text(*params), lambda params: text.send(*params), text.finish,
-                          lambda is_rows, n: n > 0)
-
-        def update(value, key):
-            return run((value, key))
-        send = run.send
-        update.send, update.finish = (lambda value, key: send((value, key))), run.finish  # type: ignore[attr-defined]
-        return update
+        return self._kv(text, sql, lambda is_rows, n: n > 0) if sql in self._hot else text
 
     def query_counter(self, sql):
         if sql not in self._hot:
