@@ -197,3 +197,34 @@ def test_the_two_int_packet_equals_the_general_encoding(pair):
             continue
         calls.send(st, params)
         assert server.recv(10000) == general, params
+
+
+class _Session:
+    """What ``usable`` asks a mysqlclient connection: its character set and its TLS cipher."""
+
+    def __init__(self, charset="utf8mb4", cipher=b""):
+        self.charset, self.cipher, self.asked = charset, cipher, []
+
+    def character_set_name(self):
+        return self.charset
+
+    def query(self, sql):
+        self.asked.append(sql)
+
+    def store_result(self):
+        cipher = self.cipher
+
+        class Result:
+            def fetch_row(self, n):
+                return ((b"Ssl_cipher", cipher),)
+        return Result()
+
+    def fileno(self):
+        return 7
+
+
+def test_only_plain_utf8_sessions_carry_the_binary_protocol():
+    assert mb.usable(_Session())
+    assert not mb.usable(_Session(cipher=b"TLS_AES_256_GCM_SHA384"))  # TLS: libmariadb's records
+    assert not mb.usable(_Session(charset="latin1"))
+    assert _Session().asked == [] and mb.usable(s := _Session()) and s.asked == [b"SHOW SESSION STATUS LIKE 'Ssl_cipher'"]

@@ -288,12 +288,16 @@ def prepare(wire: Wire, sql: str) -> tuple[Optional[Prepared], Optional[bool]]:
 
 
 def usable(db) -> bool:
-    """Whether this mysqlclient connection may carry the binary protocol here: a socket, no
-    TLS, no compression, a character set whose bytes are UTF-8 (the parameters' encoding)."""
+    """Whether this mysqlclient connection may carry the binary protocol here: a plain socket
+    (the session's ``Ssl_cipher`` empty: with TLS the socket carries libmariadb's TLS records,
+    which only it can write — libmariadb may negotiate TLS without being asked, where the
+    server offers it) and a character set whose bytes are UTF-8 (the parameters' encoding)."""
     try:
-        if db.get_ssl_cipher() if hasattr(db, "get_ssl_cipher") else None:
-            return False
         if db.character_set_name() not in ("utf8mb4", "utf8", "utf8mb3"):
+            return False
+        db.query(b"SHOW SESSION STATUS LIKE 'Ssl_cipher'")
+        rows = db.store_result().fetch_row(0)
+        if not rows or rows[0][1]:
             return False
         return db.fileno() >= 0
     except Exception:
