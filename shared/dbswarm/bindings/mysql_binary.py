@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import select
 import struct
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 COM_STMT_PREPARE, COM_STMT_EXECUTE, COM_PING = 0x16, 0x17, 0x0E
 MAX_PAYLOAD = 0xFFFFFF
