@@ -42,9 +42,6 @@ _DATA = {1265, 1263, 1264, 1230, 1171, 1406, 1441}
 _INTEGRITY = {1062, 1169, 1216, 1452, 1217, 1451, 1215, 1364, 1048}
 _NOT_SUPPORTED = {1196, 1235, 1289, 1286}
 
-_TYPE_DOUBLE, _TYPE_NULL, _TYPE_LONGLONG, _TYPE_BLOB, _TYPE_VAR_STRING = 0x05, 0x06, 0x08, 0xFC, 0xFD
-
-
 class TextOnly(Exception):
     """A parameter the binary encoding here does not carry (a Decimal, a date): the call goes
     as text."""
@@ -343,8 +340,7 @@ class BinaryCalls:
             if type(p) is str:
                 raw = p.encode()
                 if len(raw) < 251:
-                    body = st.one_str + bytes((len(raw),)) + raw
-                    self.wire.send(len(body).to_bytes(3, "little") + b"\x00" + body)
+                    self.wire.send(packet(st.one_str + bytes((len(raw),)) + raw))
                     return
             elif type(p) is int and -(1 << 63) <= p < 1 << 63:
                 self.wire.send(_ONE_INT_LEN + st.one_int + _pack_q(p))
@@ -358,7 +354,7 @@ class BinaryCalls:
         body = st.head + encode_params(params) if params else st.head
         if len(body) >= MAX_PAYLOAD:
             raise TextOnly("a statement of 16 MB or more")
-        self.wire.send(len(body).to_bytes(3, "little") + b"\x00" + body)
+        self.wire.send(packet(body))
 
     def answer(self) -> tuple[bool, int]:
         return self.wire.answer(self.eofs)

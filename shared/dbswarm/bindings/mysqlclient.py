@@ -135,7 +135,8 @@ class MysqlclientDriver:
 
     def describe(self, prepare: bool = False) -> dict:
         """``prepare``: whether the binding asked for server-side prepared statements
-        (``options.prepare``); mysqlclient sends text either way."""
+        (``options.prepare``): the per-operation statements go through the binary protocol
+        (``statements``; a TLS or non-UTF-8 session keeps text)."""
         return {"driver": f"mysqlclient {self.version} (MySQLdb, {self.client_lib} C client {self.client_info})",
                 "prepared_statements": SERVER_SIDE if prepare else CLIENT_SIDE}
 
@@ -360,13 +361,9 @@ class BinaryStatements(Statements):
         binary.take(sql)
         statement, send_binary, answer, TextOnly = binary.statement, binary.send, binary.answer, mysql_binary.TextOnly
 
-        prepared: list = []  # the statement, once prepared (a cell: no lookup per call)
-
         def run(params):
-            st = prepared[0] if prepared else statement(sql)
+            st = statement(sql)
             if st is not None:
-                if not prepared:
-                    prepared.append(st)
                 try:
                     send_binary(st, params)
                 except TextOnly:
@@ -414,18 +411,13 @@ class BinaryStatements(Statements):
         return self._kv(text, sql, lambda is_rows, n: n > 0) if sql in self._hot else text
 
     def query_counter(self, sql):
-        if sql not in self._hot:
-            return super().query_counter(sql)
         text = super().query_counter(sql)
-        return self._calls(sql, text, getattr(text, "send", None), getattr(text, "finish", None),
-                           lambda is_rows, n: n if is_rows else 0)
+        return self._calls(sql, text, text.send, text.finish, lambda is_rows, n: n if is_rows else 0) \
+            if sql in self._hot else text
 
     def statement_runner(self, sql):
-        if sql not in self._hot:
-            return super().statement_runner(sql)
         text = super().statement_runner(sql)
-        return self._calls(sql, text, getattr(text, "send", None), getattr(text, "finish", None),
-                           lambda is_rows, n: n)
+        return self._calls(sql, text, text.send, text.finish, lambda is_rows, n: n) if sql in self._hot else text
 
 
 def statement_template(sql, params: int) -> bytes:

@@ -281,14 +281,12 @@ class Sampler:
             sched1 = process_sched()  # slow where Python is saturated (each file read waits for the lock)
             # the interval's figures as per-step amounts (a starved sampler's late sample spans
             # more than a step), one value for each whole step it covers: the series keeps the clock
-            scale = (every_ns / 1e9) / (max(t1 - t_prev, 1) / 1e9)
+            scale = every_ns / max(t1 - t_prev, 1)
             wait = None
             if sched0 is not None and sched1 is not None:
                 wait = sum(v[1] - sched0[k][1] for k, v in sched1.items() if k in sched0) / 1e9 * scale
-            steps = 0
-            while due <= t1:
-                due += every_ns
-                steps += 1
+            steps = (t1 - due) // every_ns + 1  # t1 >= due here
+            due += steps * every_ns
             for _ in range(steps):
                 if len(self.cpu) < self.max_points:
                     self.cpu.append(round((cpu1 - cpu0) * scale, 4))
