@@ -4,9 +4,12 @@ Issue 36 asks for a client whose CPU per operation at 128 and 512 connections st
 15 % of that at 16. docs/concurrency.md measured every Python model (threads, asyncio, more
 processes, one thread multiplexing the sockets): all grow. This measures the tools dbswarm is
 compared with, on the same machine and the same shape: sysbench 1.0.20 (C and LuaJIT, a thread
-per connection) running oltp_point_select, and go-ycsb v1.0.1 (Go: goroutines on the runtime's
-epoll netpoller) running workload c (zipfian point reads), on MariaDB and PostgreSQL, the
-server pinned to CPU 0 and the client to CPU 1.
+per connection) running oltp_point_select, go-ycsb v1.0.1 (Go: goroutines on the runtime's
+epoll netpoller) running workload c (zipfian point reads), on MariaDB and PostgreSQL, and on
+PostgreSQL pgbench 15 (C on libpq, ``-j 1``: one thread multiplexing every connection with
+ppoll, the model of dbswarm's multiplexer without Python) running its select-only script
+(``-S -M prepared``: one primary-key read per transaction, ``pgbench -i -s 2``'s 200,000
+accounts), the server pinned to CPU 0 and the client to CPU 1.
 
 CPU per operation without the start-up (512 connections take a while to open): every
 configuration runs twice, ``--short`` and ``--long`` seconds; the client's CPU (its process,
@@ -21,6 +24,8 @@ scripts/test-servers start DIR``).
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -31,7 +36,9 @@ from bench import common as C  # noqa: E402
 from bench import vs_sysbench as VS  # noqa: E402
 from bench import vs_ycsb as VY  # noqa: E402
 
-TOOLS = ("sysbench", "go-ycsb")
+TOOLS = ("sysbench", "go-ycsb", "pgbench")
+PGBENCH = Path("/usr/lib/postgresql/15/bin/pgbench")
+PGBENCH_SCALE = 2  # 200,000 accounts
 
 
 def sysbench_run(engine, env, a, n, seconds) -> dict:
@@ -46,7 +53,30 @@ def goycsb_run(engine, env, a, n, seconds) -> dict:
     return {"ops": out["ops"], "cpu_s": out["cpu_s"], "errors": out.get("errors")}
 
 
-RUNS = {"sysbench": sysbench_run, "go-ycsb": goycsb_run}
+def pgbench_env(env) -> dict:
+    """pgbench's environment: the server and user, the password through PGPASSWORD (never argv)."""
+    return {**os.environ, "PGHOST": "127.0.0.1", "PGPORT": env["DBSWARM_TEST_PG_PORT"], "PGUSER": "dbswarm",
+            "PGDATABASE": "dbswarm", "PGPASSWORD": C.password(env)}
+
+
+def pgbench_load(env) -> None:
+    res = C.run_measured([str(PGBENCH), "-i", "-q", "-s", str(PGBENCH_SCALE)], env=pgbench_env(env), timeout=600)
+    C.check(res, "pgbench -i")
+
+
+def pgbench_run(engine, env, a, n, seconds) -> dict:
+    cmd = [*C.client_prefix(True), str(PGBENCH), "-n", "-S", "-M", "prepared", "-c", str(n), "-j", "1",
+           "-T", str(int(seconds))]
+    res = C.check(C.run_measured(cmd, env=pgbench_env(env), timeout=seconds * 3 + 180), f"pgbench -c {n}")
+    m = re.search(r"number of transactions actually processed: (\d+)", res["stdout"])
+    if not m:
+        raise RuntimeError(f"pgbench printed no transaction count: {res['stdout'][-500:]}")
+    failed = re.search(r"number of failed transactions: (\d+)", res["stdout"])
+    return {"ops": int(m.group(1)), "cpu_s": res["cpu_s"], "errors": int(failed.group(1)) if failed else 0}
+
+
+RUNS = {"sysbench": sysbench_run, "go-ycsb": goycsb_run, "pgbench": pgbench_run}
+ENGINES_OF = {"pgbench": ("postgresql",)}  # a tool that speaks one engine's protocol only
 
 
 def one(engine, env, a, tool, n) -> dict:
@@ -84,7 +114,8 @@ def markdown(data) -> str:
          C.header(data), "",
          f"Client CPU µs per operation in the steady state (runs of {data['args']['short']} and "
          f"{data['args']['long']} s, the difference), medians of {data['args']['rounds']} rounds; the server "
-         "on CPU 0, the client on CPU 1. sysbench: oltp_point_select (1 table); go-ycsb: workload c, zipfian. "
+         "on CPU 0, the client on CPU 1. sysbench: oltp_point_select (1 table); go-ycsb: workload c, zipfian; "
+         "pgbench: -S -M prepared -j 1 (one thread multiplexing the connections, C). "
          "Growth: ÷ the figure at the fewest connections (issue 36's bar for dbswarm: within 1.15).", "",
          "| engine | client | " + " | ".join(f"{n} conns µs/op (rounds)" for n in conns) + " | "
          + " | ".join(f"{n} ÷ {conns[0]}" for n in conns[1:]) + " | ops/s " + " / ".join(map(str, conns)) + " |",
@@ -129,10 +160,14 @@ def main(argv=None):
                                                   "table_size": a.table_size})
             if "go-ycsb" in tools:
                 VY.load(engine, env, SimpleNamespace(recordcount=a.recordcount, threads=16))
+            if "pgbench" in tools and engine in ENGINES_OF["pgbench"]:
+                pgbench_load(env)
     rows = []
     for r in range(a.rounds):
         for engine in engines:
             for tool in tools:
+                if engine not in ENGINES_OF.get(tool, (engine,)):
+                    continue
                 for n in (conns if r % 2 == 0 else conns[::-1]):
                     rows.append(C.attempt(lambda: one(engine, env, a, tool, n), engine=engine, tool=tool, conns=n))
                     C.log(f"{engine} {tool} {n}: {rows[-1].get('cpu_us_per_op')} µs/op, "

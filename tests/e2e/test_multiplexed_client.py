@@ -395,10 +395,10 @@ def test_no_connection_closes_before_every_client_s_loop_has_ended(model, env, t
     answers: list[float] = []
     record = Multiplexer._record
 
-    def timed_record(slot, op, t0, t1, result):
+    def timed_record(self, slot, op, t0, t1, result):
         answers.append(time.time())
-        return record(slot, op, t0, t1, result)
-    monkeypatch.setattr(Multiplexer, "_record", staticmethod(timed_record))
+        return record(self, slot, op, t0, t1, result)
+    monkeypatch.setattr(Multiplexer, "_record", timed_record)
     campaign, runs = load_campaign({"name": "teardown", "seed": 3, "target": target, "workload": wl,
                                     "fanout": {"shards": 1, "client_model": model}, "phases": ["run"]})
     run = make_plan(campaign, runs, "teardown", 1).runs[0]
@@ -411,3 +411,41 @@ def test_no_connection_closes_before_every_client_s_loop_has_ended(model, env, t
     assert min(closes) >= max(ended), (min(closes), max(ended))
     if model == "multiplexed":  # and no client thread woke before the multiplexer's last answer
         assert len(answers) == outcome.info["done"] and min(ended) >= max(answers), (min(ended), max(answers))
+
+
+@pytest.mark.parametrize("engine", ("postgresql", "mysql"))
+def test_a_multiplexed_shard_s_snapshots_agree_with_their_checkpoints(engine, env, tmp_path):
+    """The multiplexer records every client it drives into one recorder of its own (engine.mux),
+    not each client's; a snapshot (a running shard persisting) copies it when it first sees the
+    snapshot's generation, and each client's operations between that copy and its deposit go
+    to its own recorder. Every snapshot's operations are then exactly the steps its checkpoint
+    says were done, and the end's are every step."""
+    from dbswarm.campaign.plan import make_plan
+    from dbswarm.campaign.spec import load_campaign
+    from dbswarm.engine.worker import ShardPhase
+    table = f"e2e_mux_snap_{engine}"
+    target = _target(engine, env)
+    wl = {"preset": "b", "recordcount": 500, "operationcount": 0, "maxexecutiontime": 2.0, "threads": 12,
+          "table": table, "requestdistribution": "zipfian"}
+    out, _ = _run(_campaign("snap-load", target, wl, "multiplexed", phases=("prepare", "load")), tmp_path / "load")
+    assert out["status"] == "complete", out
+    campaign, runs = load_campaign({"name": "snap", "seed": 5, "target": target, "workload": wl,
+                                    "fanout": {"shards": 1, "client_model": "multiplexed"}, "phases": ["run"]})
+    run = make_plan(campaign, runs, "snap", 1).runs[0]
+    snapshots = []
+    phase = ShardPhase(run, run.shards[0], "run", Path(env["DBSWARM_TEST_PASSWORD_FILE"]).read_text().strip(),
+                       snapshot_every=0.15, on_snapshot=snapshots.append)
+    outcome = phase.execute()
+    assert outcome.info["client"]["model"] == "multiplexed" and phase._mux.recorder is not None
+    assert not [st.error for st in phase.states if st.error]
+    assert len(snapshots) >= 4, len(snapshots)
+    done = []
+    for snap in snapshots:
+        steps = sum(t["done"] for t in snap.checkpoint["threads"])
+        assert snap.measurement.total_ops == steps, (snap.measurement.total_ops, steps)
+        done.append(steps)
+    assert done == sorted(done) and 0 < done[0] < done[-1] < outcome.info["done"]
+    assert outcome.measurement.total_ops == outcome.info["done"] == sum(st.done for st in phase.states)
+    # most operations went through the multiplexer's recorder, not the clients' own
+    own = sum(st.recorder.measurement().total_ops for st in phase.states)
+    assert own < outcome.info["done"] / 2, (own, outcome.info["done"])

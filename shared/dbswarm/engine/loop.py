@@ -50,6 +50,21 @@ class OperationLoop:
         lane = self._lanes[op] = Lane() if closed else self.m.rec.lane(op.name)
         return lane
 
+    def share_warm_hook(self, other: "OperationLoop") -> None:
+        """``other`` records the same client into another recorder (engine.mux): the client's
+        warm-up hook is called once, by whichever loop first records past the edge."""
+        hook = self._warm_hook
+        if hook is None:
+            other._warm_hook = None
+            return
+        called: list = []
+
+        def once() -> None:
+            if not called:
+                called.append(True)
+                hook()
+        self._warm_hook = other._warm_hook = once
+
     def _warm_edge(self, t1: int) -> None:
         if self._warm_hook is not None and t1 >= self.m.rec.warm_until_ns:
             hook, self._warm_hook = self._warm_hook, None

@@ -29,6 +29,19 @@ and the others wait for it.
 Time is read where the operation loop reads it: before the send, after the finish. A client
 whose answer has arrived waits for the multiplexer to reach it among the others that arrived
 in the same wake-up: that delay is in its latency, as a thread's wait for a CPU is.
+
+What it records into: one recorder of its own (``recorder``) for every client it drives, not
+each client's. A recorder per connection keeps per connection what one recorder keeps once:
+two 184-KB histograms per operation type, up to 4,096 distinct latencies before they go into
+them, each interval's buckets; at 512 connections a minute's run held 291 MB of them (one
+recorder: 19 MB), and a snapshot (every 15 s while a shard runs, its copies made in this
+thread) cost 1 s of CPU after a minute, growing with the run (docs/concurrency.md, "One
+recorder for the multiplexer's connections"). A snapshot still agrees exactly with every
+client's checkpoint: when a snapshot is asked for (a new generation), the multiplexer copies
+its recorder at once (``copy_for``), and a client's operations between that instant and its
+own deposit (between two of its operations, as a thread's) go to the client's own recorder,
+which its deposit copies: each operation is in exactly one of the two copies when it is in the
+checkpoint, and in neither when it is not.
 """
 from __future__ import annotations
 
@@ -40,9 +53,11 @@ import time
 from typing import Any, Callable, Optional
 
 from dbswarm.bindings.base import PENDING
+from dbswarm.engine.calls import Measured
 from dbswarm.engine.loop import OperationLoop
 from dbswarm.families.base import EVENT, Exhausted
 from dbswarm.measure import headroom
+from dbswarm.measure.recorder import Recorder
 
 POLL_S = 0.05  # the longest wait in epoll: the stop event and the stop instant are looked at as often
 EVENT_RETRIES = 99  # an event's retries after its first attempt, as Measured.event makes them
@@ -51,13 +66,16 @@ NEXT, WAITING, RELEASED = "next", "waiting", "released"  # what _failed did with
 
 class Slot:
     """One client thread's client while the multiplexer drives it."""
-    __slots__ = ("st", "client", "m", "loop", "quota", "done", "deposit", "seen", "fd", "op", "fn", "args", "t0",
-                 "released", "exc", "abandoned", "began", "sched0", "health", "blocking_calls", "gen", "finish",
-                 "attempts", "held")
+    __slots__ = ("st", "client", "m", "loop", "shared_loop", "quota", "done", "deposit", "seen", "fd", "op", "fn",
+                 "args", "t0", "released", "exc", "abandoned", "began", "sched0", "health", "blocking_calls", "gen",
+                 "finish", "attempts", "held")
 
     def __init__(self, st, client, m, quota: Optional[int], deposit: Optional[Callable]):
         self.st, self.client, self.m = st, client, m
-        self.loop = OperationLoop(client, m, None)  # its lanes, warm-up hook and failure policy
+        # into the client's own recorder: its failures, and its operations between a snapshot's
+        # copy of the multiplexer's recorder and its deposit (Multiplexer._record)
+        self.loop = OperationLoop(client, m, None)
+        self.shared_loop: Optional[OperationLoop] = None  # into the multiplexer's recorder (_admit)
         self.quota = sys.maxsize if quota is None else quota
         self.done = st.done
         self.deposit = deposit
@@ -103,6 +121,12 @@ class Multiplexer:
         self._stopping = False
         self._closed = False  # the thread has ended: hand_in gives back at once, nothing is written to _wake
         self._stop_ns = sys.maxsize  # the phase's stop instant (perf_counter_ns), set when the thread starts
+        # what every driven client's operations are recorded into (made at the first admission,
+        # as its client thread's), and the snapshot generation it was last copied for
+        self.recorder: Optional[Recorder] = None
+        self._copy_gen = phase._snap_gen
+        self._copy: Optional[Recorder] = None
+        self._copied = threading.Condition(self._lock)
 
     # -- the client threads' side ------------------------------------------------------------
     def hand_in(self, st, client, m, quota: Optional[int], deposit: Optional[Callable]) -> Slot:
@@ -133,6 +157,30 @@ class Multiplexer:
             if not self._closed:  # (a closed eventfd's number may be another file's by now)
                 os.eventfd_write(self._wake, 1)
 
+    def copy_for(self, gen: int, timeout: float) -> tuple[bool, Optional[Recorder]]:
+        """The worker's snapshot ``gen``: (True, the copy of ``recorder`` taken when the
+        multiplexer first saw the generation; None when it had recorded nothing), or (False,
+        None) when no copy came within ``timeout`` s (the snapshot is skipped, as for a thread
+        inside a long call). Once the thread has ended, the recorder is still, and copied here."""
+        give_up = time.monotonic() + timeout
+        with self._copied:
+            while self._copy_gen != gen:
+                if self._closed:
+                    return True, (self.recorder.snapshot_copy() if self.recorder is not None else None)
+                left = give_up - time.monotonic()
+                if left <= 0:
+                    return False, None
+                self._copied.wait(min(left, 0.05))
+            return True, self._copy
+
+    def _take_copy(self, gen: int) -> None:
+        """Snapshot ``gen`` asked for: the recorder copied now, and from now on each client's
+        operations go to its own recorder until it deposits (``_record``)."""
+        copy = self.recorder.snapshot_copy() if self.recorder is not None else None
+        with self._copied:
+            self._copy, self._copy_gen = copy, gen
+            self._copied.notify_all()
+
     def start(self, name: str) -> None:
         self._thread = threading.Thread(target=self._main, name=name, daemon=True)
         self._thread.start()
@@ -155,6 +203,7 @@ class Multiplexer:
                 self._closed = True
                 self._ep.close()
                 os.close(self._wake)
+                self._copied.notify_all()
             for slot in new:
                 self._release(slot)
 
@@ -176,6 +225,8 @@ class Multiplexer:
                 return
             now = perf()
             if now >= check_ns:
+                if phase._snap_gen != self._copy_gen:  # no client has reached its next operation yet
+                    self._take_copy(phase._snap_gen)
                 if not self._stopping and (now >= stop_ns or stopped()):
                     self._stopping = True
                 if self._stopping and give_up == sys.maxsize:
@@ -216,6 +267,13 @@ class Multiplexer:
         slot.began = time.perf_counter()
         slot.sched0 = headroom.thread_sched()
         self._admitted += 1
+        if not slot.m.paced:  # (paced runs are not multiplexed; their response times need ok_paced)
+            own = slot.m.rec
+            if self.recorder is None:
+                self.recorder = Recorder(own.interval_s)
+                self.recorder.warm_until_ns, self.recorder.warm_end_ns = own.warm_until_ns, own.warm_end_ns
+            slot.shared_loop = OperationLoop(slot.client, Measured(slot.m.binding, self.recorder), None)
+            slot.loop.share_warm_hook(slot.shared_loop)
         fd = slot.m.binding.fileno()
         if fd is None:
             slot.exc = RuntimeError("the connection offers no socket to multiplex")
@@ -255,10 +313,8 @@ class Multiplexer:
                 return self._release(slot, hold=True)
             if self._stopping:
                 return self._release(slot, hold=True)
-            gen = phase._snap_gen
-            if gen != slot.seen and slot.deposit is not None:
-                slot.seen = gen
-                slot.deposit(gen, slot.done, None)
+            if phase._snap_gen != slot.seen and slot.deposit is not None:
+                self._deposit(slot, phase._snap_gen)
             try:
                 op, fn, args = slot.client.next_operation()
             except Exhausted:
@@ -301,6 +357,17 @@ class Multiplexer:
                 continue
             return
 
+    def _deposit(self, slot: Slot, gen: int) -> None:
+        """The slot's part of snapshot ``gen`` (its recorder, its checkpoint), after the
+        multiplexer's recorder was copied for it (``_take_copy``)."""
+        deposit = slot.deposit
+        if deposit is None:
+            return
+        if gen != self._copy_gen:
+            self._take_copy(gen)
+        slot.seen = gen
+        deposit(gen, slot.done, None)
+
     def _start_steps(self, slot: Slot, steps) -> str:
         """An operation of several statements begun: its first call sent (WAITING), or, where
         every call of it was made here, recorded (NEXT); a failure to its policy (``_failed``)."""
@@ -336,9 +403,13 @@ class Multiplexer:
             send(*call_args)
             return PENDING
 
-    @staticmethod
-    def _record(slot: Slot, op, t0: int, t1: int, result) -> None:
-        slot.loop.record(op, t0, t1, result)
+    def _record(self, slot: Slot, op, t0: int, t1: int, result) -> None:
+        """Into the multiplexer's recorder, or the client's own between a snapshot's copy and
+        the client's deposit (the module's docstring)."""
+        loop = slot.shared_loop
+        if loop is None or slot.seen != self._copy_gen:
+            loop = slot.loop
+        loop.record(op, t0, t1, result)
         slot.done += op.units
 
     def _failed(self, slot: Slot, exc: Exception, again: bool = True) -> str:

@@ -294,8 +294,11 @@ class ShardPhase:
 
     @property
     def recorders(self) -> list[Recorder]:
-        """The client threads' recorders (those that began)."""
-        return [st.recorder for st in self.states if st.recorder is not None]
+        """The client threads' recorders (those that began), and the multiplexer's (engine.mux:
+        the operations of the clients it drove)."""
+        own = [st.recorder for st in self.states if st.recorder is not None]
+        mux = self._mux.recorder if self._mux is not None else None
+        return own if mux is None else [*own, mux]
 
     # -- limits ----------------------------------------------------------------------
     def _time_cap(self) -> Optional[float]:
@@ -447,6 +450,12 @@ class ShardPhase:
             if rec is not None:
                 copies.append(rec)
             checkpoints.append(cp)
+        if self._mux is not None:  # the operations it recorded until it saw this generation
+            copied, rec = self._mux.copy_for(gen, max(0.0, give_up - time.monotonic()))
+            if not copied:
+                return
+            if rec is not None:
+                copies.append(rec)
         if all(st.finished for st in self.states):
             # every thread is done (their final states taken above): the shard's end writes next,
             # as "done"; a "continue" with nothing left to continue would say otherwise meanwhile

@@ -1,0 +1,114 @@
+"""What a recorder per connection costs a long run, against one recorder for the multiplexer's
+connections (engine.mux): memory, a snapshot's copies, the end's merge.
+
+A recorder keeps, per operation and per interval of the run, the interval's latency buckets
+(a sparse dict while recording). With a recorder per connection at 512 connections each
+connection's interval holds a few operations, so the shard keeps 512 small dicts per interval
+that one recorder would hold as one; a snapshot (every 15 s while a shard runs) deep-copies
+every recorder, and the end merges them. This feeds ``Recorder.ok`` the operations of a
+simulated run (``--seconds`` of ``--rate`` operations a second spread evenly over
+``--connections`` connections, latencies around ``--latency-ms`` as 512 connections on one
+server CPU have them), in a fresh process per layout, and measures: the process's resident
+memory after recording, the CPU of one snapshot's copies (``snapshot_copy`` of every recorder,
+as the deposits make them) and of the end's ``Recorder.merged``.
+
+    python bench/mux_recorder.py --seconds 600 --rate 12000 --connections 16,128,512
+
+No database: the recorder alone, deterministic inputs (a seeded generator).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shared"))
+
+from bench import common as C  # noqa: E402
+
+
+def simulate(connections: int, shared: bool, seconds: int, rate: int, latency_ms: float) -> dict:
+    """One layout, in this process: the recorders fed, then measured."""
+    import random
+
+    from dbswarm.measure.recorder import Recorder
+    rng = random.Random(7)
+    recs = [Recorder(1)] if shared else [Recorder(1) for _ in range(connections)]
+    per_conn = rate // connections
+    lat_ns = latency_ms * 1e6
+    t_feed = time.process_time()
+    for s in range(seconds):
+        for c in range(connections):
+            rec = recs[0] if shared else recs[c]
+            base = rec.base + s * 1_000_000_000
+            for k in range(per_conn):
+                t1 = base + (k * 1_000_000_000) // per_conn + c
+                rec.ok("READ", t1 - int(rng.lognormvariate(0, 0.5) * lat_ns), t1)
+    feed_s = time.process_time() - t_feed
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t0 = time.process_time()
+    copies = [r.snapshot_copy() for r in recs]
+    snap_s = time.process_time() - t0
+    t0 = time.process_time()
+    Recorder.merged(copies)
+    snap_merge_s = time.process_time() - t0
+    del copies
+    t0 = time.process_time()
+    m = Recorder.merged(recs)
+    end_merge_s = time.process_time() - t0
+    return {"connections": connections, "layout": "one recorder" if shared else "a recorder per connection",
+            "operations": m.total_ops, "feed_cpu_s": round(feed_s, 2), "max_rss_mb": round(rss_mb, 1),
+            "snapshot_copy_cpu_s": round(snap_s, 3), "snapshot_merge_cpu_s": round(snap_merge_s, 3),
+            "end_merge_cpu_s": round(end_merge_s, 3)}
+
+
+def markdown(data) -> str:
+    a = data["args"]
+    L = ["## A recorder per connection against one for the multiplexer's connections (issue 36)", "",
+         C.header(data), "",
+         f"A simulated run of {a['seconds']} s at {a['rate']:,} operations a second spread over the connections, "
+         f"latencies around {a['latency_ms']} ms (lognormal), 1-s intervals, fed to `Recorder.ok` in a fresh "
+         "process per layout; CPU seconds of one snapshot (every recorder's `snapshot_copy`, then their merge) "
+         "and of the end's merge, and the process's peak resident memory.", "",
+         "| connections | layout | peak RSS MB | snapshot: copies CPU s | snapshot: merge CPU s | end merge CPU s |",
+         "| ---: | --- | ---: | ---: | ---: | ---: |"]
+    for r in data["rows"]:
+        L.append(f"| {r['connections']} | {r['layout']} | {r['max_rss_mb']} | {r['snapshot_copy_cpu_s']} | "
+                 f"{r['snapshot_merge_cpu_s']} | {r['end_merge_cpu_s']} |")
+    return "\n".join(L)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--seconds", type=int, default=600)
+    p.add_argument("--rate", type=int, default=12_000)
+    p.add_argument("--connections", default="16,128,512")
+    p.add_argument("--latency-ms", type=float, default=40.0)
+    p.add_argument("--no-md", action="store_true")
+    p.add_argument("--one", help=argparse.SUPPRESS)  # "connections,shared": run one layout here, print JSON
+    a = p.parse_args(argv)
+    if a.one:
+        n, shared = a.one.split(",")
+        print(json.dumps(simulate(int(n), shared == "1", a.seconds, a.rate, a.latency_ms)))
+        return
+    data = C.base_record("mux_recorder", a)
+    rows = []
+    for n in C.csv_list(a.connections, int):
+        for shared in (False, True):
+            out = subprocess.run([sys.executable, __file__, "--one", f"{n},{int(shared)}", "--seconds", str(a.seconds),
+                                  "--rate", str(a.rate), "--latency-ms", str(a.latency_ms)],
+                                 capture_output=True, text=True, check=True)
+            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            C.log(json.dumps(rows[-1]))
+    data["rows"] = rows
+    C.finish("mux_recorder", data, markdown, write_md=not a.no_md)
+    print(markdown(data))
+
+
+if __name__ == "__main__":
+    main()
