@@ -33,9 +33,9 @@ in the same wake-up: that delay is in its latency, as a thread's wait for a CPU 
 What it records into: one recorder of its own (``recorder``) for every client it drives, not
 each client's. A recorder per connection keeps per connection what one recorder keeps once:
 two 184-KB histograms per operation type, up to 4,096 distinct latencies before they go into
-them, each interval's buckets; at 512 connections a minute's run held 291 MB of them (one
-recorder: 19 MB), and a snapshot (every 15 s while a shard runs, its copies made in this
-thread) cost 1 s of CPU after a minute, growing with the run (docs/concurrency.md, "One
+them, each interval's buckets; at 512 connections a simulated 10-minute run held 765 MB of
+them (one recorder: 50 MB), and a snapshot (every 15 s while a shard runs, its copies made in
+this thread) cost 3.9 s of CPU by then, growing with the run (docs/concurrency.md, "One
 recorder for the multiplexer's connections"). A snapshot still agrees exactly with every
 client's checkpoint: when a snapshot is asked for (a new generation), the multiplexer copies
 its recorder at once (``copy_for``), and a client's operations between that instant and its
