@@ -1,18 +1,22 @@
-"""What a recorder per connection costs a long run, against one recorder for the multiplexer's
-connections (engine.mux): memory, a snapshot's copies, the end's merge.
+"""What a recorder per connection costs a long run: copied at each snapshot (the threads
+model before), handed over at each snapshot (``Recorder.detach``, the threads model now), and
+one recorder for every connection (the multiplexer, engine.mux): memory, a snapshot's CPU, the
+end's merge.
 
 A recorder keeps, per operation and per interval of the run, the interval's latency buckets
-(a sparse dict while recording). With a recorder per connection at 512 connections each
-connection's interval holds a few operations, so the shard keeps 512 small dicts per interval
-that one recorder would hold as one; a snapshot (every 15 s while a shard runs) deep-copies
-every recorder, and the end merges them. This feeds ``Recorder.ok`` the operations of a
-simulated run (``--seconds`` of ``--rate`` operations a second spread evenly over
-``--connections`` connections, latencies around ``--latency-ms`` as 512 connections on one
-server CPU have them), in a fresh process per layout, and measures: the process's resident
-memory after recording, the CPU of one snapshot's copies (``snapshot_copy`` of every recorder,
-as the deposits make them) and of the end's ``Recorder.merged``.
+(a sparse dict while recording). With a recorder per connection each connection's interval
+holds a few operations, so the shard keeps a small dict per connection and interval that one
+recorder would hold as one; a snapshot (every 15 s while a shard runs) deep-copied every
+recorder, the whole run so far, and the end merges them. Handed over, each recorder holds only
+what it recorded since the last snapshot, and the parts are added up into one (its
+per-interval histograms as dense tables, copied in C). This feeds ``Recorder.ok`` the
+operations of a simulated run (``--seconds`` of ``--rate`` operations a second spread evenly
+over ``--connections`` connections, latencies around ``--latency-ms`` as 512 connections on
+one server CPU have them), in a fresh process per layout, and measures: the process's peak
+resident memory, the CPU of the last snapshot (the copies, or the hand-over and its adding up;
+then the merge of what the snapshot writes) and of the end's ``Recorder.merged``.
 
-    python bench/mux_recorder.py --seconds 600 --rate 12000 --connections 16,128,512
+    python bench/mux_recorder.py --seconds 900 --rate 12000 --connections 16,128,512
 
 No database: the recorder alone, deterministic inputs (a seeded generator).
 """
@@ -32,15 +36,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shared"))
 from bench import common as C  # noqa: E402
 
 
-def simulate(connections: int, shared: bool, seconds: int, rate: int, latency_ms: float) -> dict:
-    """One layout, in this process: the recorders fed, then measured."""
+LAYOUTS = {"copied": "a recorder per connection, copied at each snapshot (threads before)",
+           "handed": "a recorder per connection, handed over at each snapshot (threads now)",
+           "one": "one recorder (the multiplexer)"}
+
+
+def simulate(connections: int, layout: str, seconds: int, rate: int, latency_ms: float, every: int) -> dict:
+    """One layout, in this process: the recorders fed, then measured. ``handed``: every
+    ``every`` simulated seconds each recorder hands its part over (``Recorder.detach``) and
+    the parts are added up (``Recorder.accumulate``), as a running shard's snapshots do."""
     import random
 
     from dbswarm.measure.recorder import Recorder
     rng = random.Random(7)
+    shared = layout == "one"
     recs = [Recorder(1)] if shared else [Recorder(1) for _ in range(connections)]
     per_conn = rate // connections
     lat_ns = latency_ms * 1e6
+    accumulated = None
     t_feed = time.process_time()
     for s in range(seconds):
         for c in range(connections):
@@ -49,33 +62,40 @@ def simulate(connections: int, shared: bool, seconds: int, rate: int, latency_ms
             for k in range(per_conn):
                 t1 = base + (k * 1_000_000_000) // per_conn + c
                 rec.ok("READ", t1 - int(rng.lognormvariate(0, 0.5) * lat_ns), t1)
+        if layout == "handed" and (s + 1) % every == 0 and s + 1 < seconds:
+            accumulated = Recorder.accumulate(accumulated, [r.detach() for r in recs])
     feed_s = time.process_time() - t_feed
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     t0 = time.process_time()
-    copies = [r.snapshot_copy() for r in recs]
+    if layout == "handed":  # the last snapshot: every part handed over, added, the total merged
+        accumulated = Recorder.accumulate(accumulated, [r.detach() for r in recs])
+        copies = [accumulated]
+    else:
+        copies = [r.snapshot_copy() for r in recs]
     snap_s = time.process_time() - t0
     t0 = time.process_time()
     Recorder.merged(copies)
     snap_merge_s = time.process_time() - t0
     del copies
     t0 = time.process_time()
-    m = Recorder.merged(recs)
+    m = Recorder.merged([*recs, accumulated] if accumulated is not None else recs)
     end_merge_s = time.process_time() - t0
-    return {"connections": connections, "layout": "one recorder" if shared else "a recorder per connection",
-            "operations": m.total_ops, "feed_cpu_s": round(feed_s, 2), "max_rss_mb": round(rss_mb, 1),
+    return {"connections": connections, "layout": LAYOUTS[layout], "operations": m.total_ops,
+            "feed_cpu_s": round(feed_s, 2), "max_rss_mb": round(rss_mb, 1),
             "snapshot_copy_cpu_s": round(snap_s, 3), "snapshot_merge_cpu_s": round(snap_merge_s, 3),
             "end_merge_cpu_s": round(end_merge_s, 3)}
 
 
 def markdown(data) -> str:
     a = data["args"]
-    L = ["## A recorder per connection against one for the multiplexer's connections (issue 36)", "",
+    L = ["## A recorder per connection, copied or handed over, against one for every connection (issue 36)", "",
          C.header(data), "",
          f"A simulated run of {a['seconds']} s at {a['rate']:,} operations a second spread over the connections, "
          f"latencies around {a['latency_ms']} ms (lognormal), 1-s intervals, fed to `Recorder.ok` in a fresh "
-         "process per layout; CPU seconds of one snapshot (every recorder's `snapshot_copy`, then their merge) "
+         "process per layout; CPU seconds of the last snapshot (every recorder's `snapshot_copy`, or every "
+         f"recorder's part handed over every {a['every']} s and added up; then the merge of what it writes) "
          "and of the end's merge, and the process's peak resident memory.", "",
-         "| connections | layout | peak RSS MB | snapshot: copies CPU s | snapshot: merge CPU s | end merge CPU s |",
+         "| connections | layout | peak RSS MB | snapshot: copies / hand-over CPU s | snapshot: merge CPU s | end merge CPU s |",
          "| ---: | --- | ---: | ---: | ---: | ---: |"]
     for r in data["rows"]:
         L.append(f"| {r['connections']} | {r['layout']} | {r['max_rss_mb']} | {r['snapshot_copy_cpu_s']} | "
@@ -89,19 +109,23 @@ def main(argv=None):
     p.add_argument("--rate", type=int, default=12_000)
     p.add_argument("--connections", default="16,128,512")
     p.add_argument("--latency-ms", type=float, default=40.0)
+    p.add_argument("--every", type=int, default=15, help="seconds between snapshots (handed over)")
+    p.add_argument("--layouts", default="copied,handed,one")
     p.add_argument("--no-md", action="store_true")
-    p.add_argument("--one", help=argparse.SUPPRESS)  # "connections,shared": run one layout here, print JSON
+    p.add_argument("--one", help=argparse.SUPPRESS)  # "connections,layout": run one layout here, print JSON
     a = p.parse_args(argv)
     if a.one:
-        n, shared = a.one.split(",")
-        print(json.dumps(simulate(int(n), shared == "1", a.seconds, a.rate, a.latency_ms)))
+        n, layout = a.one.split(",")
+        print(json.dumps(simulate(int(n), layout, a.seconds, a.rate, a.latency_ms, a.every)))
         return
     data = C.base_record("mux_recorder", a)
     rows = []
     for n in C.csv_list(a.connections, int):
-        for shared in (False, True):
-            out = subprocess.run([sys.executable, __file__, "--one", f"{n},{int(shared)}", "--seconds", str(a.seconds),
-                                  "--rate", str(a.rate), "--latency-ms", str(a.latency_ms)],
+        for layout in C.csv_list(a.layouts, str):
+            if layout not in LAYOUTS:
+                p.error(f"--layouts: {layout!r} is none of {', '.join(LAYOUTS)}")
+            out = subprocess.run([sys.executable, __file__, "--one", f"{n},{layout}", "--seconds", str(a.seconds),
+                                  "--rate", str(a.rate), "--latency-ms", str(a.latency_ms), "--every", str(a.every)],
                                  capture_output=True, text=True, check=True)
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
             C.log(json.dumps(rows[-1]))

@@ -362,3 +362,64 @@ def test_a_snapshot_copy_is_the_recorder_as_of_now_and_leaves_it_going():
     feed(500)
     assert copied.measurement().to_dict() == before
     assert rec.measurement().operations["READ"].count == 6500
+
+
+def test_a_detached_part_and_what_follows_merge_to_the_whole_recording():
+    """Recorder.detach: the part handed over holds everything recorded until then (the current
+    second, pending latencies, the warm-up's operations, errors, counters) and the recorder goes
+    on from nothing through the same lanes, Measurement object and records lists; the parts
+    and the recorder's end merge to what one recorder fed the same operations measures."""
+    def feeder(rec, rnd):
+        t = rec.base + 10 * NS
+        lane = rec.lane("READ")
+        op_stats = rec.m.op  # a loop holds the Measurement's bound method (engine.loop)
+        band = rec.record_list("bands")
+
+        def feed(n):
+            nonlocal t
+            for i in range(n):
+                t0 = t + 1000
+                t1 = t0 + rnd.randrange(1000, 40_000_000)
+                t = t1
+                if t1 < lane.until:
+                    lane.lats.append((t1 - t0) // 1000)
+                else:
+                    rec.ok("READ", t0, t1)
+                if i % 7 == 0:
+                    rec.ok("UPDATE", t0, t1 + 5000)
+                if i % 11 == 0:
+                    op_stats("READ").not_found += 1
+                if i % 97 == 0:
+                    rec.error("UPDATE", "conflict", "deadlock", t1)
+                    rec.count("retries")
+                if i % 500 == 0:
+                    band.append(i)
+        return feed
+
+    whole = Recorder(1)
+    whole.warm_until_ns = whole.base + 12 * NS
+    feed_whole = feeder(whole, random.Random(5))
+    rec = copy.deepcopy(whole)
+    feed = feeder(rec, random.Random(5))
+    parts, as_detached = [], []
+    for n in (700, 3000, 1, 0, 5200, 900):
+        feed_whole(n)
+        feed(n)
+        parts.append(rec.detach())
+        as_detached.append(copy.deepcopy(parts[-1]).measurement().to_dict())
+        assert rec.m.total_ops == 0 and not rec.m.errors and not rec.m.counters
+        # the parts so far are the whole recording so far (a snapshot's exactness)
+        so_far = Recorder.merged(copy.deepcopy(parts)).operations
+        assert {k: v.count for k, v in so_far.items()} == \
+            {k: v.count for k, v in copy.deepcopy(whole).measurement().operations.items()}
+    feed_whole(300)
+    feed(300)
+    # nothing recorded after a detach went into the part handed over
+    assert [copy.deepcopy(p).measurement().to_dict() for p in parts] == as_detached
+    assert sum(p.measurement().operations["READ"].count for p in parts[:1]) > 0
+    assert rec.m.records["bands"] == whole.m.records["bands"]  # the records stay, in place
+    merged = Recorder.merged([*parts, rec])
+    expected = whole.measurement()
+    assert merged.warmup["READ"].count > 0 and merged.operations["READ"].not_found > 0
+    assert merged.errors and merged.counters["retries"] > 0
+    assert merged.to_dict() == expected.to_dict()

@@ -283,7 +283,15 @@ class ShardPhase:
         self.snapshot_every, self.on_snapshot = snapshot_every, on_snapshot
         self._snap_gen = 0
         self._snap_cond = threading.Condition()
-        self._deposits: dict[int, tuple] = {}   # thread index -> (generation, recorder copy, checkpoint)
+        self._deposits: dict[int, tuple] = {}   # thread index -> (generation, snapshot-only extras, checkpoint)
+        # each deposit hands over what its thread recorded since its last (Recorder.detach):
+        # pending here, then added to the shard's accumulated part (_drain_moved), which with
+        # the threads' recorders holds everything measured. A copy of each thread's whole
+        # recorder at every snapshot cost what the run had recorded so far, in every thread,
+        # holding the interpreter (docs/concurrency.md, "Snapshots hand over, not copy")
+        self._moved: list[Recorder] = []
+        self._accumulated: Optional[Recorder] = None
+        self._accumulated_lock = threading.Lock()
         self._running = 0                       # client threads not yet ended
         self._all_ended = threading.Event()     # set when the last one ends
         # client threads whose loop has not ended; none closes its connection before they all
@@ -297,8 +305,21 @@ class ShardPhase:
         """The client threads' recorders (those that began), and the multiplexer's (engine.mux:
         the operations of the clients it drove)."""
         own = [st.recorder for st in self.states if st.recorder is not None]
+        accumulated = self._drain_moved()
+        if accumulated is not None:
+            own.append(accumulated)
         mux = self._mux.recorder if self._mux is not None else None
         return own if mux is None else [*own, mux]
+
+    def _drain_moved(self) -> Optional[Recorder]:
+        """The parts the threads' deposits handed over, added to the accumulated part
+        (``Recorder.accumulate``); returns it (None before any deposit)."""
+        with self._accumulated_lock:
+            with self._snap_cond:
+                batch, self._moved = self._moved, []
+            if batch:
+                self._accumulated = Recorder.accumulate(self._accumulated, batch)
+            return self._accumulated
 
     # -- limits ----------------------------------------------------------------------
     def _time_cap(self) -> Optional[float]:
@@ -420,10 +441,13 @@ class ShardPhase:
             self._snapshot(threads, began_wall, began_perf, skew)
             due = time.perf_counter() + every
 
-    def _deposit(self, gen: int, index: int, rec: Recorder, checkpoint: dict) -> None:
-        """A running thread's part of snapshot ``gen``: a copy of its recorder, its checkpoint."""
+    def _deposit(self, gen: int, index: int, moved: Recorder, extra: Optional[Recorder], checkpoint: dict) -> None:
+        """A running thread's part of snapshot ``gen``: what it recorded since its last deposit
+        (``moved``, kept whether or not this snapshot completes), what only this snapshot adds
+        (``extra``: its records, a paced schedule's counts as of now), its checkpoint."""
         with self._snap_cond:
-            self._deposits[index] = (gen, rec, checkpoint)
+            self._moved.append(moved)
+            self._deposits[index] = (gen, extra, checkpoint)
             self._snap_cond.notify_all()
 
     def _snapshot(self, threads, began_wall, began_perf, skew) -> None:
@@ -439,12 +463,14 @@ class ShardPhase:
                     return  # a thread inside a long call: the next interval's snapshot
                 self._snap_cond.wait(min(left, 0.05))
             deposits = dict(self._deposits)
+        accumulated = self._drain_moved()  # every running thread's part up to its deposit
         copies, checkpoints = [], []
         for st in self.states:
             got = deposits.get(st.index)
             if got is not None and got[0] == gen:
                 _, rec, cp = got
-            else:  # the thread has ended its loop (or never began): its final state
+            else:  # the thread has ended its loop (or never began): its final state (its parts
+                # handed over before are accumulated; this is what it recorded after them)
                 rec = st.recorder.snapshot_copy() if st.recorder is not None else None
                 cp = self._thread_checkpoint(st)
             if rec is not None:
@@ -461,6 +487,9 @@ class ShardPhase:
             # as "done"; a "continue" with nothing left to continue would say otherwise meanwhile
             return
         measurement = Recorder.merged(copies)
+        if accumulated is not None:
+            with self._accumulated_lock:  # (the progress monitor may be adding to it)
+                measurement.merge(accumulated.m)
         elapsed = self.cp.get("elapsed", 0.0) + (requested_perf - began_perf)
         info = self._info(began_wall, time.time(), elapsed, sum(cp["done"] for cp in checkpoints), skew)
         self.on_snapshot(ShardOutcome("continue", measurement, self._checkpoint(elapsed, checkpoints), info,
@@ -678,13 +707,17 @@ class ShardPhase:
 
             def deposit(gen: int, done: int, schedule: Optional[list]) -> None:
                 # between two steps: the recorder and the checkpoint agree exactly
-                copied = rec.snapshot_copy()
                 cp = {"done": done, "state": client.state(), "rng_position": rng.position}
+                extra = None  # what this snapshot alone adds (the end adds it to the recorder)
+                if schedule is not None or rec.m.records:
+                    extra = Recorder(rec.interval_s)
+                    extra.m.timeline.start = None
+                    extra.m.records = {k: list(v) for k, v in rec.m.records.items() if v}
                 if schedule is not None:  # paced: what _drive's end adds, as of now
                     cp["schedule"] = {**st.schedule, "steps": schedule[0]}
-                    copied.count("late_starts", schedule[1])
-                    copied.count("paced_steps", schedule[0] - schedule[2])
-                self._deposit(gen, st.index, copied, cp)
+                    extra.count("late_starts", schedule[1])
+                    extra.count("paced_steps", schedule[0] - schedule[2])
+                self._deposit(gen, st.index, rec.detach(), extra, cp)
             if mux is not None and not (getattr(client, "multiplexable", False) and binding.fileno() is not None):
                 mux.decline(st.index)  # a thread of its own
                 mux = None

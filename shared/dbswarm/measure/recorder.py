@@ -659,6 +659,45 @@ class Recorder:
                     memo[id(h)] = new_histogram()
         return copy.deepcopy(self, memo)
 
+    def detach(self) -> "Recorder":
+        """Everything recorded so far, handed over as a recorder of its own (to merge with
+        ``merged``), this one going on from nothing: the same clock anchor, warm-up edges and
+        lanes, and the same ``Measurement`` object (a loop holds its bound methods). Nothing is
+        copied: a running shard's snapshot takes each thread's part this way (worker.ShardPhase),
+        where a copy of the whole recorder (``snapshot_copy``) costs what the run has recorded so
+        far, at every snapshot, in every thread. ``records`` stay here (a family appends to its
+        lists, and updates them, in place): they are not in the part handed over."""
+        self._roll_all()
+        moved = copy.copy(self)
+        live, part = self.m, Measurement()
+        part.operations, part.errors, part.counters, part.timeline, part.warmup = \
+            live.operations, live.errors, live.counters, live.timeline, live.warmup
+        live.operations, live.errors, live.counters, live.warmup = {}, {}, {}, None
+        live.timeline = Timeline(part.timeline.start, part.timeline.interval_s)
+        moved.m, moved._lanes = part, {}
+        self._errors = live.timeline.errors
+        self._ops, self._wops = {}, {}
+        return moved
+
+    @staticmethod
+    def accumulate(into: Optional["Recorder"], parts) -> "Recorder":
+        """``parts`` (handed over by ``detach``) added to ``into`` (None: a new one), a recorder
+        holding only a Measurement, to pass to ``merged`` with the recorders still recording.
+        Its per-interval histograms are kept as dense tables, which a merge copies in C: as
+        sparse dicts, every snapshot of a long run copied the whole run's in Python."""
+        m = Recorder.merged(parts)
+        if into is None:
+            into = Recorder(m.timeline.interval_s)
+            into.m = m
+        else:
+            into.m.merge(m)
+        tl = into.m.timeline
+        for hists in (tl.hist, tl.intended):
+            for op, intervals in hists.items():
+                if isinstance(intervals, dict) and intervals:
+                    hists[op] = IntervalTable.of(intervals)
+        return into
+
     @staticmethod
     def merged(recorders) -> Measurement:
         """Several threads' recorders as one Measurement: what merging each one's
