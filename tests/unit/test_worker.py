@@ -1,6 +1,7 @@
 """The worker against the embedded SQLite target: deadlines, continue + resume, time caps."""
 import json
 import threading
+import time
 
 import pytest
 
@@ -322,6 +323,51 @@ def test_snapshots_go_on_while_a_thread_that_ended_early_waits_to_close(tmp_path
         assert Measurement.from_dict(doc["measurement"]).total_ops == sum(t["done"] for t in cp["threads"])
     assert snapshots[-1]["resume_checkpoint"]["threads"][0]["done"] == 100
     assert final["status"] == "done" and final["segments"][0]["done"] == 2100
+
+
+def test_what_a_skipped_snapshot_was_handed_is_in_the_next_and_in_the_end(tmp_path, monkeypatch):
+    """A snapshot is skipped when a thread is inside a long call (SNAPSHOT_WAIT_S); the other
+    threads have handed over their parts to it by then (Recorder.detach): those parts are in
+    the next snapshot and in the end, never lost nor counted twice."""
+    from dbswarm.bindings import noop
+    from dbswarm.engine import worker
+    from dbswarm.measure.recorder import Measurement
+    from dbswarm.results.store import LocalStore
+    monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", "0.2")
+    monkeypatch.setattr(worker, "SNAPSHOT_WAIT_S", 0.3)
+    writes, deposited = [], []
+    real_put, real_read, real_deposit = LocalStore.put_json, noop.NoopBinding.read, worker.ShardPhase._deposit
+    reads = {"n": 0}
+
+    def put_json(self, key, obj):
+        if "/run/shard-" in key:
+            writes.append(json.loads(json.dumps(obj)))
+        return real_put(self, key, obj)
+
+    def read(self, *args, **kwargs):
+        if threading.current_thread().name.endswith("-t1"):
+            reads["n"] += 1
+            if reads["n"] == 300:  # one long call: the snapshots meanwhile give up waiting for it
+                time.sleep(1.5)
+        return real_read(self, *args, **kwargs)
+
+    def deposit(self, gen, index, moved, extra, checkpoint):
+        deposited.append((gen, index))
+        return real_deposit(self, gen, index, moved, extra, checkpoint)
+    monkeypatch.setattr(LocalStore, "put_json", put_json)
+    monkeypatch.setattr(noop.NoopBinding, "read", read)
+    monkeypatch.setattr(worker.ShardPhase, "_deposit", deposit)
+    store, out = _run_noop(tmp_path, "skip", {"recordcount": 100, "operationcount": 6000, "target": 2000,
+                                              "threads": 2})
+    snapshots, final = writes[:-1], writes[-1]
+    # thread 0 handed its part over to snapshots that were not written
+    gens_of_t0 = {g for g, i in deposited if i == 0}
+    assert len(gens_of_t0) > len(snapshots) >= 3, (len(gens_of_t0), len(snapshots))
+    for doc in snapshots:
+        cp = doc["resume_checkpoint"]
+        assert Measurement.from_dict(doc["measurement"]).total_ops == sum(t["done"] for t in cp["threads"])
+    assert final["status"] == "done" and final["segments"][0]["done"] == 6000
+    assert Measurement.from_dict(final["measurement"]).total_ops == 6000
 
 
 def test_a_thread_abandoned_at_a_calls_deadline_continues_the_shard(tmp_path, monkeypatch):
