@@ -38,7 +38,8 @@ from bench import common as C  # noqa: E402
 
 LAYOUTS = {"copied": "a recorder per connection, copied at each snapshot (threads before)",
            "handed": "a recorder per connection, handed over at each snapshot (threads now)",
-           "one": "one recorder (the multiplexer)"}
+           "one-copied": "one recorder, copied at each snapshot (the multiplexer before)",
+           "one-handed": "one recorder, handed over at each snapshot (the multiplexer now)"}
 
 
 def simulate(connections: int, layout: str, seconds: int, rate: int, latency_ms: float, every: int) -> dict:
@@ -49,7 +50,8 @@ def simulate(connections: int, layout: str, seconds: int, rate: int, latency_ms:
 
     from dbswarm.measure.recorder import Recorder
     rng = random.Random(7)
-    shared = layout == "one"
+    shared = layout.startswith("one")
+    handed = layout.endswith("handed")
     recs = [Recorder(1)] if shared else [Recorder(1) for _ in range(connections)]
     per_conn = rate // connections
     lat_ns = latency_ms * 1e6
@@ -62,12 +64,12 @@ def simulate(connections: int, layout: str, seconds: int, rate: int, latency_ms:
             for k in range(per_conn):
                 t1 = base + (k * 1_000_000_000) // per_conn + c
                 rec.ok("READ", t1 - int(rng.lognormvariate(0, 0.5) * lat_ns), t1)
-        if layout == "handed" and (s + 1) % every == 0 and s + 1 < seconds:
+        if handed and (s + 1) % every == 0 and s + 1 < seconds:
             accumulated = Recorder.accumulate(accumulated, [r.detach() for r in recs])
     feed_s = time.process_time() - t_feed
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     t0 = time.process_time()
-    if layout == "handed":  # the last snapshot: every part handed over, added, the total merged
+    if handed:  # the last snapshot: every part handed over, added, the total merged
         accumulated = Recorder.accumulate(accumulated, [r.detach() for r in recs])
         copies = [accumulated]
     else:
@@ -110,7 +112,7 @@ def main(argv=None):
     p.add_argument("--connections", default="16,128,512")
     p.add_argument("--latency-ms", type=float, default=40.0)
     p.add_argument("--every", type=int, default=15, help="seconds between snapshots (handed over)")
-    p.add_argument("--layouts", default="copied,handed,one")
+    p.add_argument("--layouts", default=",".join(LAYOUTS))
     p.add_argument("--no-md", action="store_true")
     p.add_argument("--one", help=argparse.SUPPRESS)  # "connections,layout": run one layout here, print JSON
     a = p.parse_args(argv)

@@ -37,11 +37,12 @@ them, each interval's buckets; at 512 connections a simulated 10-minute run held
 them (one recorder: 50 MB), and a snapshot (every 15 s while a shard runs, its copies made in
 this thread) cost 3.9 s of CPU by then, growing with the run (docs/concurrency.md, "One
 recorder for the multiplexer's connections"). A snapshot still agrees exactly with every
-client's checkpoint: when a snapshot is asked for (a new generation), the multiplexer copies
-its recorder at once (``copy_for``), and a client's operations between that instant and its
-own deposit (between two of its operations, as a thread's) go to the client's own recorder,
-which its deposit copies: each operation is in exactly one of the two copies when it is in the
-checkpoint, and in neither when it is not.
+client's checkpoint: when a snapshot is asked for (a new generation), the multiplexer hands
+what its recorder holds over to the shard at once (``_hand_over_recorder``: ``Recorder.detach``,
+nothing copied), and a client's operations between that instant and its own deposit (between
+two of its operations, as a thread's) go to the client's own recorder, whose part its deposit
+hands over: each operation is in exactly one part when it is in the checkpoint, and in none
+when it is not.
 """
 from __future__ import annotations
 
@@ -125,7 +126,6 @@ class Multiplexer:
         # as its client thread's), and the snapshot generation it was last copied for
         self.recorder: Optional[Recorder] = None
         self._copy_gen = phase._snap_gen
-        self._copy: Optional[Recorder] = None
         self._copied = threading.Condition(self._lock)
 
     # -- the client threads' side ------------------------------------------------------------
@@ -157,11 +157,12 @@ class Multiplexer:
             if not self._closed:  # (a closed eventfd's number may be another file's by now)
                 os.eventfd_write(self._wake, 1)
 
-    def copy_for(self, gen: int, timeout: float) -> tuple[bool, Optional[Recorder]]:
-        """The worker's snapshot ``gen``: (True, the copy of ``recorder`` taken when the
-        multiplexer first saw the generation; None when it had recorded nothing), or (False,
-        None) when no copy came within ``timeout`` s (the snapshot is skipped, as for a thread
-        inside a long call). Once the thread has ended, the recorder is still, and copied here."""
+    def part_for(self, gen: int, timeout: float) -> tuple[bool, Optional[Recorder]]:
+        """The worker's snapshot ``gen``: (True, None) once the multiplexer has handed its
+        recorder's part over for the generation (``_hand_over_recorder``: it is among the shard's
+        handed-over parts), or (False, None) when it did not within ``timeout`` s (the snapshot
+        is skipped, as for a thread inside a long call; the part, when it comes, is kept for the
+        next). Once the thread has ended, the recorder is still: (True, a copy of it)."""
         give_up = time.monotonic() + timeout
         with self._copied:
             while self._copy_gen != gen:
@@ -171,14 +172,17 @@ class Multiplexer:
                 if left <= 0:
                     return False, None
                 self._copied.wait(min(left, 0.05))
-            return True, self._copy
+            return True, None
 
-    def _take_copy(self, gen: int) -> None:
-        """Snapshot ``gen`` asked for: the recorder copied now, and from now on each client's
-        operations go to its own recorder until it deposits (``_record``)."""
-        copy = self.recorder.snapshot_copy() if self.recorder is not None else None
+    def _hand_over_recorder(self, gen: int) -> None:
+        """Snapshot ``gen`` asked for: what the recorder holds is handed over to the shard now
+        (``Recorder.detach``: nothing copied; a copy of a long run's recorder paused every
+        connection for as long as it took), and from now on each client's operations go to its
+        own recorder until it deposits (``_record``)."""
+        if self.recorder is not None:
+            self.phase._hand_over(self.recorder.detach())
         with self._copied:
-            self._copy, self._copy_gen = copy, gen
+            self._copy_gen = gen
             self._copied.notify_all()
 
     def start(self, name: str) -> None:
@@ -226,7 +230,7 @@ class Multiplexer:
             now = perf()
             if now >= check_ns:
                 if phase._snap_gen != self._copy_gen:  # no client has reached its next operation yet
-                    self._take_copy(phase._snap_gen)
+                    self._hand_over_recorder(phase._snap_gen)
                 if not self._stopping and (now >= stop_ns or stopped()):
                     self._stopping = True
                 if self._stopping and give_up == sys.maxsize:
@@ -358,13 +362,13 @@ class Multiplexer:
             return
 
     def _deposit(self, slot: Slot, gen: int) -> None:
-        """The slot's part of snapshot ``gen`` (its recorder, its checkpoint), after the
-        multiplexer's recorder was copied for it (``_take_copy``)."""
+        """The slot's part of snapshot ``gen`` (its recorder's part, its checkpoint), after the
+        multiplexer's recorder was handed over for it (``_hand_over_recorder``)."""
         deposit = slot.deposit
         if deposit is None:
             return
         if gen != self._copy_gen:
-            self._take_copy(gen)
+            self._hand_over_recorder(gen)
         slot.seen = gen
         deposit(gen, slot.done, None)
 

@@ -441,6 +441,12 @@ class ShardPhase:
             self._snapshot(threads, began_wall, began_perf, skew)
             due = time.perf_counter() + every
 
+    def _hand_over(self, part: Recorder) -> None:
+        """A part recorded so far (``Recorder.detach``: the multiplexer's, engine.mux), kept
+        for the snapshots and the end whether or not the snapshot asked for completes."""
+        with self._snap_cond:
+            self._moved.append(part)
+
     def _deposit(self, gen: int, index: int, moved: Recorder, extra: Optional[Recorder], checkpoint: dict) -> None:
         """A running thread's part of snapshot ``gen``: what it recorded since its last deposit
         (``moved``, kept whether or not this snapshot completes), what only this snapshot adds
@@ -463,7 +469,6 @@ class ShardPhase:
                     return  # a thread inside a long call: the next interval's snapshot
                 self._snap_cond.wait(min(left, 0.05))
             deposits = dict(self._deposits)
-        accumulated = self._drain_moved()  # every running thread's part up to its deposit
         copies, checkpoints = [], []
         for st in self.states:
             got = deposits.get(st.index)
@@ -476,12 +481,13 @@ class ShardPhase:
             if rec is not None:
                 copies.append(rec)
             checkpoints.append(cp)
-        if self._mux is not None:  # the operations it recorded until it saw this generation
-            copied, rec = self._mux.copy_for(gen, max(0.0, give_up - time.monotonic()))
-            if not copied:
+        if self._mux is not None:  # the operations it recorded until it saw this generation: handed over
+            handed, rec = self._mux.part_for(gen, max(0.0, give_up - time.monotonic()))
+            if not handed:
                 return
             if rec is not None:
                 copies.append(rec)
+        accumulated = self._drain_moved()  # every running thread's part up to its deposit, the multiplexer's
         if all(st.finished for st in self.states):
             # every thread is done (their final states taken above): the shard's end writes next,
             # as "done"; a "continue" with nothing left to continue would say otherwise meanwhile
