@@ -35,7 +35,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shared"))
 
 from bench import common as C  # noqa: E402
 
-
 LAYOUTS = {"copied": "a recorder per connection, copied at each snapshot (threads before)",
            "handed": "a recorder per connection, handed over at each snapshot (threads now)",
            "one-copied": "one recorder, copied at each snapshot (the multiplexer before)",

@@ -714,15 +714,7 @@ class ShardPhase:
             def deposit(gen: int, done: int, schedule: Optional[list]) -> None:
                 # between two steps: the recorder and the checkpoint agree exactly
                 cp = {"done": done, "state": client.state(), "rng_position": rng.position}
-                extra = None  # what this snapshot alone adds (the end adds it to the recorder)
-                if schedule is not None or rec.m.records:
-                    extra = Recorder(rec.interval_s)
-                    extra.m.timeline.start = None
-                    extra.m.records = {k: list(v) for k, v in rec.m.records.items() if v}
-                if schedule is not None:  # paced: what _drive's end adds, as of now
-                    cp["schedule"] = {**st.schedule, "steps": schedule[0]}
-                    extra.count("late_starts", schedule[1])
-                    extra.count("paced_steps", schedule[0] - schedule[2])
+                extra = self._snapshot_extra(st, rec, cp, schedule)
                 self._deposit(gen, st.index, rec.detach(), extra, cp)
             if mux is not None and not (getattr(client, "multiplexable", False) and binding.fileno() is not None):
                 mux.decline(st.index)  # a thread of its own
@@ -754,6 +746,23 @@ class ShardPhase:
                 self._running -= 1
                 if self._running <= 0:
                     self._all_ended.set()
+
+    @staticmethod
+    def _snapshot_extra(st: ThreadState, rec: Recorder, cp: dict, schedule: Optional[list]) -> Optional[Recorder]:
+        """What a thread's deposit adds to its snapshot alone, not to what it hands over (the
+        end adds it to the thread's recorder): its records as of now (a family's lists stay in
+        its recorder) and, paced, what ``_drive``'s end counts of its schedule (also put in the
+        checkpoint ``cp``). None when there is nothing."""
+        if schedule is None and not rec.m.records:
+            return None
+        extra = Recorder(rec.interval_s)
+        extra.m.timeline.start = None
+        extra.m.records = {k: list(v) for k, v in rec.m.records.items() if v}
+        if schedule is not None:
+            cp["schedule"] = {**st.schedule, "steps": schedule[0]}
+            extra.count("late_starts", schedule[1])
+            extra.count("paced_steps", schedule[0] - schedule[2])
+        return extra
 
     def _teardown_after_loops(self, st: ThreadState) -> None:
         """A client thread whose loop has ended waits for every other's loop to end before it
