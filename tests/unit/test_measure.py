@@ -423,3 +423,23 @@ def test_a_detached_part_and_what_follows_merge_to_the_whole_recording():
     assert merged.warmup["READ"].count > 0 and merged.operations["READ"].not_found > 0
     assert merged.errors and merged.counters["retries"] > 0
     assert merged.to_dict() == expected.to_dict()
+
+
+def test_an_operation_that_only_failed_somewhere_leaves_the_minimum_latency_alone():
+    """Merging stats whose histogram is empty (an operation that only failed in one thread, or
+    in one snapshot's handed-over parts) keeps the minimum: HdrHistogram's add of an empty one
+    set it to 0, for good."""
+    a, b = Recorder(1), Recorder(1)
+    t = a.base + 10 * NS
+    for i in range(5000):  # distinct latencies past MAX_DISTINCT_LATENCIES: a's histogram fills
+        a.ok("READ", t, t + 700_000 + i * 1000)
+        t += 1_000_000
+    a.ok("READ", t + 2 * NS, t + 2 * NS + 900_000)
+    b.error("READ", "connection", "OperationalError")
+    for order in ((a, b), (b, a)):
+        merged = Recorder.merged(copy.deepcopy(list(order)))
+        assert merged.operations["READ"].summary()["min_us"] == 700, merged.operations["READ"].summary()
+        assert merged.operations["READ"].errors == 1
+    part = copy.deepcopy(a).measurement()
+    part.merge(copy.deepcopy(b).measurement())
+    assert part.operations["READ"].summary()["min_us"] == 700

@@ -70,7 +70,11 @@ class OperationStats:
         self.count += other.count
         self.not_found += other.not_found
         self.errors += other.errors
-        self.histogram.add(other.histogram)
+        # an empty histogram is not added: HdrHistogram's add takes the other's minimum, 0 when
+        # it is empty, and a minimum of 0 stays through every later merge (an operation that
+        # only failed in one thread, or in one snapshot's parts, made the run's min_us 0)
+        if other.histogram.get_total_count():
+            self.histogram.add(other.histogram)
         if other.intended.get_total_count():
             self.intended.add(other.intended)
         return self
