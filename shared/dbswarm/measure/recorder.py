@@ -56,15 +56,46 @@ class OperationStats:
     ``intended`` holds, for paced runs only (a target rate), each call's response time from
     its intended start on the schedule: a stalled database shows there, not in the service
     time, which only the one stalled call would carry (coordinated omission; YCSB's
-    "Intended-" measurements, wrk2)."""
-    __slots__ = ("count", "not_found", "errors", "histogram", "intended")
+    "Intended-" measurements, wrk2).
+
+    Both histograms are made at their first use: a thread's recorder pools its latencies and
+    rarely fills its own (``Recorder``), and each snapshot hands the thread's stats over and
+    starts new ones (``Recorder.detach``): two 184-KB arrays per operation type and thread,
+    most of them empty, were most of what 512 threads' recorders held."""
+    __slots__ = ("count", "not_found", "errors", "_histogram", "_intended")
 
     def __init__(self):
         self.count = 0
         self.not_found = 0
         self.errors = 0
-        self.histogram = new_histogram()
-        self.intended = new_histogram()
+        self._histogram: Optional[HdrHistogram] = None
+        self._intended: Optional[HdrHistogram] = None
+
+    @property
+    def histogram(self) -> HdrHistogram:
+        h = self._histogram
+        if h is None:
+            h = self._histogram = new_histogram()
+        return h
+
+    @histogram.setter
+    def histogram(self, h: HdrHistogram) -> None:
+        self._histogram = h
+
+    @property
+    def intended(self) -> HdrHistogram:
+        h = self._intended
+        if h is None:
+            h = self._intended = new_histogram()
+        return h
+
+    @intended.setter
+    def intended(self, h: HdrHistogram) -> None:
+        self._intended = h
+
+    @staticmethod
+    def _filled(h: Optional[HdrHistogram]) -> bool:
+        return h is not None and h.get_total_count() > 0
 
     def merge(self, other: "OperationStats") -> "OperationStats":
         self.count += other.count
@@ -73,10 +104,10 @@ class OperationStats:
         # an empty histogram is not added: HdrHistogram's add takes the other's minimum, 0 when
         # it is empty, and a minimum of 0 stays through every later merge (an operation that
         # only failed in one thread, or in one snapshot's parts, made the run's min_us 0)
-        if other.histogram.get_total_count():
-            self.histogram.add(other.histogram)
-        if other.intended.get_total_count():
-            self.intended.add(other.intended)
+        if self._filled(other._histogram):
+            self.histogram.add(other._histogram)
+        if self._filled(other._intended):
+            self.intended.add(other._intended)
         return self
 
     @staticmethod
@@ -90,14 +121,14 @@ class OperationStats:
         out = {"count": self.count, "calls": calls, "not_found": self.not_found, "errors": self.errors}
         if calls:
             out.update(self._percentiles(h))
-        if self.intended.get_total_count():
+        if self._filled(self._intended):
             out["intended"] = {"calls": self.intended.get_total_count(), **self._percentiles(self.intended)}
         return out
 
     def to_dict(self) -> dict:
         out = {"count": self.count, "not_found": self.not_found, "errors": self.errors,
-               "histogram": self.histogram.encode().decode("ascii") if self.histogram.get_total_count() else ""}
-        if self.intended.get_total_count():
+               "histogram": self.histogram.encode().decode("ascii") if self._filled(self._histogram) else ""}
+        if self._filled(self._intended):
             out["intended_histogram"] = self.intended.encode().decode("ascii")
         return out
 
@@ -623,15 +654,19 @@ class Recorder:
             buckets[b] = buckets.get(b, 0) + c
 
     @staticmethod
-    def _record_latencies(seen: dict, h) -> None:
-        """{latency µs: count} into a histogram, one call per distinct latency."""
+    def _record_latencies(seen: dict, stats: OperationStats, intended: bool = False) -> None:
+        """{latency µs: count} into one of the stats' histograms (made only when there is a
+        value), one call per distinct latency."""
+        if not seen:
+            return
+        h = stats.intended if intended else stats.histogram
         for lat, count in seen.items():
             h.record_value(min(max(lat, 1), HIST_HIGHEST_US), count)
 
     @classmethod
     def _flush_latencies(cls, r: _OpRecorder) -> None:
-        cls._record_latencies(r.lat, r.stats.histogram)
-        cls._record_latencies(r.ilat, r.stats.intended)
+        cls._record_latencies(r.lat, r.stats)
+        cls._record_latencies(r.ilat, r.stats, intended=True)
         r.lat, r.ilat = {}, {}
 
     def _roll_all(self) -> None:
@@ -658,9 +693,9 @@ class Recorder:
         made a thread's copy cost ~5 ms, 64 threads a third of a second."""
         memo: dict = {}
         for stats in (*self.m.operations.values(), *(self.m.warmup or {}).values()):
-            for h in (stats.histogram, stats.intended):
-                if not h.get_total_count():
-                    memo[id(h)] = new_histogram()
+            for h in (stats._histogram, stats._intended):
+                if h is not None and not h.get_total_count():
+                    memo[id(h)] = None
         return copy.deepcopy(self, memo)
 
     def detach(self) -> "Recorder":
@@ -724,8 +759,8 @@ class Recorder:
             total.merge(rec.measurement())
         for (op, warm), (lat, ilat) in pending.items():
             stats = total.warmup[op] if warm else total.op(op)
-            Recorder._record_latencies(lat, stats.histogram)
-            Recorder._record_latencies(ilat, stats.intended)
+            Recorder._record_latencies(lat, stats)
+            Recorder._record_latencies(ilat, stats, intended=True)
         return total
 
     def not_found(self, op: str, t0: int, t1: int) -> None:
