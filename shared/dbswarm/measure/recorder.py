@@ -687,10 +687,10 @@ class Recorder:
         return self.m
 
     def snapshot_copy(self) -> "Recorder":
-        """A copy of this recorder to merge while it goes on recording (a running shard's
-        snapshot: worker.ShardPhase). Its histograms are copied only when they hold values
-        (they fill at a flush): a deep copy of an empty one (two 184 KB arrays an operation)
-        made a thread's copy cost ~5 ms, 64 threads a third of a second."""
+        """A copy of this recorder to merge while it may still be written to (a running
+        shard's snapshot takes a copy only of what a thread that has ended its loop, or a
+        multiplexer that has ended, recorded since its last hand-over: worker.ShardPhase; the
+        running ones hand their parts over, ``detach``). Empty histograms are not copied."""
         memo: dict = {}
         for stats in (*self.m.operations.values(), *(self.m.warmup or {}).values()):
             for h in (stats._histogram, stats._intended):
