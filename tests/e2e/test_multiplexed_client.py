@@ -441,9 +441,9 @@ def test_a_multiplexed_shard_s_snapshots_agree_with_their_checkpoints(engine, en
     own_parts = []  # the operations of the parts the clients' own recorders handed over
     real_deposit = phase._deposit
 
-    def deposit(gen, index, moved, extra, checkpoint):
-        own_parts.append(copy.deepcopy(moved).measurement().total_ops)
-        return real_deposit(gen, index, moved, extra, checkpoint)
+    def deposit(gen, index, rec, extra, checkpoint):
+        own_parts.append(copy.deepcopy(rec).measurement().total_ops)  # what the deposit hands over
+        return real_deposit(gen, index, rec, extra, checkpoint)
     phase._deposit = deposit
     outcome = phase.execute()
     assert outcome.info["client"]["model"] == "multiplexed" and phase._mux.recorder is not None

@@ -111,11 +111,21 @@ def test_shards_write_their_error_classes_into_the_progress_file(tmp_path, monke
     monkeypatch.setenv("DBSWARM_PROGRESS_DIR", str(tmp_path))
     write = service._progress_writer("000-S2", "run", 0)
 
+    import threading
+
+    from dbswarm.engine.worker import ShardPhase
+
     class Recorder:
         def __init__(self, errors):
             self.m = type("M", (), {"errors": errors})()
-    shard_phase = type("ShardPhase", (), {"recorders": [Recorder({"READ:retryable:deadlock": 2}),
-                                                        Recorder({"READ:retryable:deadlock": 3})]})()
+
+    class Phase:  # what ShardPhase.error_counts reads: a thread's recorder, a part handed over
+        states = [type("State", (), {"recorder": Recorder({"READ:retryable:deadlock": 2})})()]
+        _moved = [Recorder({"READ:retryable:deadlock": 3})]
+        _accumulated = _mux = None
+        _accumulated_lock, _snap_cond = threading.Lock(), threading.Condition()
+        error_counts = ShardPhase.error_counts
+    shard_phase = Phase()
     service._with_error_classes(write, shard_phase)(100, 5)
     doc = json.loads((tmp_path / "000-S2.run.0.json").read_text())
     assert doc["errors"] == 5 and doc["error_classes"] == {"READ:retryable:deadlock": 5}

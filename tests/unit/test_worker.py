@@ -351,9 +351,9 @@ def test_what_a_skipped_snapshot_was_handed_is_in_the_next_and_in_the_end(tmp_pa
                 time.sleep(1.5)
         return real_read(self, *args, **kwargs)
 
-    def deposit(self, gen, index, moved, extra, checkpoint):
+    def deposit(self, gen, index, rec, extra, checkpoint):
         deposited.append((gen, index))
-        return real_deposit(self, gen, index, moved, extra, checkpoint)
+        return real_deposit(self, gen, index, rec, extra, checkpoint)
     monkeypatch.setattr(LocalStore, "put_json", put_json)
     monkeypatch.setattr(noop.NoopBinding, "read", read)
     monkeypatch.setattr(worker.ShardPhase, "_deposit", deposit)
@@ -368,6 +368,47 @@ def test_what_a_skipped_snapshot_was_handed_is_in_the_next_and_in_the_end(tmp_pa
         assert Measurement.from_dict(doc["measurement"]).total_ops == sum(t["done"] for t in cp["threads"])
     assert final["status"] == "done" and final["segments"][0]["done"] == 6000
     assert Measurement.from_dict(final["measurement"]).total_ops == 6000
+
+
+def test_the_progress_error_count_never_falls_when_parts_are_handed_over(tmp_path, monkeypatch):
+    """The live display's error count (ShardPhase.error_counts) includes what the threads
+    handed over to the snapshots, added up or not yet: it never falls while the shard runs
+    (read from the threads' recorders alone, it fell to the errors since the last snapshot at
+    each one), and ends at the run's error count."""
+    from dbswarm.bindings import noop
+    from dbswarm.bindings.base import ErrorClass
+    from dbswarm.engine import worker
+    from dbswarm.errors import RETRYABLE
+    monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", "0.2")
+    monkeypatch.setenv("DBSWARM_PROGRESS_DIR", str(tmp_path / "progress"))
+    (tmp_path / "progress").mkdir()
+    monkeypatch.setattr(worker, "PROGRESS_INTERVAL_S", 0.02)
+    real_read, real_counts = noop.NoopBinding.read, worker.ShardPhase.error_counts
+    calls, seen, handed = {"n": 0}, [], []
+    lock = threading.Lock()
+
+    def read(self, *args, **kwargs):
+        with lock:
+            calls["n"] += 1
+            fail = calls["n"] % 40 == 0
+        if fail:
+            raise RuntimeError("every 40th read fails")
+        return real_read(self, *args, **kwargs)
+
+    def counts(self):
+        total, classes = real_counts(self)
+        seen.append(total)
+        handed.append(self._accumulated is not None)
+        return total, classes
+    monkeypatch.setattr(noop.NoopBinding, "read", read)
+    monkeypatch.setattr(noop.NoopBinding, "classify", lambda self, exc: ErrorClass(RETRYABLE, type(exc).__name__))
+    monkeypatch.setattr(worker.ShardPhase, "error_counts", counts)
+    store, out = _run_noop(tmp_path, "errs", {"recordcount": 100, "operationcount": 4000, "target": 2000,
+                                              "threads": 2})
+    errors = store.get_json(out["result_key"])["runs"][0]["phases"]["run"]["errors_total"]
+    assert errors == 100, errors  # every 40th of 4,000 reads
+    assert len(seen) >= 20 and sum(handed) >= 10, (len(seen), sum(handed))
+    assert seen == sorted(seen) and 0 < seen[-1] <= errors, seen
 
 
 def test_a_thread_abandoned_at_a_calls_deadline_continues_the_shard(tmp_path, monkeypatch):

@@ -180,7 +180,7 @@ class Multiplexer:
         connection for as long as it took), and from now on each client's operations go to its
         own recorder until it deposits (``_record``)."""
         if self.recorder is not None:
-            self.phase._hand_over(self.recorder.detach())
+            self.phase._hand_over(self.recorder)
         with self._copied:
             self._copy_gen = gen
             self._copied.notify_all()

@@ -441,20 +441,40 @@ class ShardPhase:
             self._snapshot(threads, began_wall, began_perf, skew)
             due = time.perf_counter() + every
 
-    def _hand_over(self, part: Recorder) -> None:
-        """A part recorded so far (``Recorder.detach``: the multiplexer's, engine.mux), kept
-        for the snapshots and the end whether or not the snapshot asked for completes."""
+    def _hand_over(self, rec: Recorder) -> None:
+        """What ``rec`` recorded so far (``Recorder.detach``: the multiplexer's, engine.mux),
+        kept for the snapshots and the end whether or not the snapshot asked for completes.
+        Taken under the lock that ``error_counts`` reads under: no error is in neither place."""
         with self._snap_cond:
-            self._moved.append(part)
+            self._moved.append(rec.detach())
 
-    def _deposit(self, gen: int, index: int, moved: Recorder, extra: Optional[Recorder], checkpoint: dict) -> None:
-        """A running thread's part of snapshot ``gen``: what it recorded since its last deposit
-        (``moved``, kept whether or not this snapshot completes), what only this snapshot adds
-        (``extra``: its records, a paced schedule's counts as of now), its checkpoint."""
+    def _deposit(self, gen: int, index: int, rec: Recorder, extra: Optional[Recorder], checkpoint: dict) -> None:
+        """A running thread's part of snapshot ``gen``: what its recorder ``rec`` recorded since
+        its last deposit (handed over: kept whether or not this snapshot completes), what only
+        this snapshot adds (``extra``: its records, a paced schedule's counts as of now), its
+        checkpoint."""
         with self._snap_cond:
-            self._moved.append(moved)
+            self._moved.append(rec.detach())
             self._deposits[index] = (gen, extra, checkpoint)
             self._snap_cond.notify_all()
+
+    def error_counts(self) -> tuple[int, dict[str, int]]:
+        """The errors counted so far, in all and by class ("OP:kind:name"), for the progress
+        output: the threads' and the multiplexer's recorders, the parts handed over and not yet
+        added up, and the accumulated part, read while no part changes hands (a read between
+        a hand-over and its adding up missed the part's errors for a tick)."""
+        classes: dict[str, int] = {}
+        with self._accumulated_lock, self._snap_cond:
+            recs = [st.recorder for st in self.states if st.recorder is not None]
+            recs += self._moved
+            if self._accumulated is not None:
+                recs.append(self._accumulated)
+            if self._mux is not None and self._mux.recorder is not None:
+                recs.append(self._mux.recorder)
+            for rec in recs:
+                for key, n in list(rec.m.errors.items()):
+                    classes[key] = classes.get(key, 0) + n
+        return sum(classes.values()), classes
 
     def _snapshot(self, threads, began_wall, began_perf, skew) -> None:
         requested_perf = time.perf_counter()
@@ -657,8 +677,7 @@ class ShardPhase:
     def _monitor(self, joined: threading.Event):
         while not joined.wait(PROGRESS_INTERVAL_S):
             try:
-                self.progress(sum(st.done for st in self.states),
-                              sum(r.m.total_errors for r in self.recorders))
+                self.progress(sum(st.done for st in self.states), self.error_counts()[0])
             except Exception:
                 pass
 
@@ -715,7 +734,7 @@ class ShardPhase:
                 # between two steps: the recorder and the checkpoint agree exactly
                 cp = {"done": done, "state": client.state(), "rng_position": rng.position}
                 extra = self._snapshot_extra(st, rec, cp, schedule)
-                self._deposit(gen, st.index, rec.detach(), extra, cp)
+                self._deposit(gen, st.index, rec, extra, cp)
             if mux is not None and not (getattr(client, "multiplexable", False) and binding.fileno() is not None):
                 mux.decline(st.index)  # a thread of its own
                 mux = None

@@ -618,11 +618,7 @@ def _with_error_classes(progress, shard_phase):
     """The worker's progress callback (done, errors) with the error classes counted so far
     ("OP:kind:name" -> count) from the shard's client threads."""
     def report(done, errors):
-        classes: dict[str, int] = {}
-        for rec in shard_phase.recorders:
-            for key, n in list(rec.m.errors.items()):
-                classes[key] = classes.get(key, 0) + n
-        progress(done, errors, classes=classes)
+        progress(done, errors, classes=shard_phase.error_counts()[1])
     return report
 
 
