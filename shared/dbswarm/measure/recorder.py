@@ -50,6 +50,23 @@ def decode_histogram(text: str) -> HdrHistogram:
     return h
 
 
+class _LazyHistogram:
+    """An attribute holding a histogram made at its first read (in slot ``_<name>``)."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, obj, owner=None) -> HdrHistogram:
+        h = getattr(obj, self.slot)
+        if h is None:
+            h = new_histogram()
+            setattr(obj, self.slot, h)
+        return h
+
+    def __set__(self, obj, h: HdrHistogram) -> None:
+        setattr(obj, self.slot, h)
+
+
 class OperationStats:
     """``count`` is rows/operations done; ``histogram`` holds one latency per call (a load
     batch is one call of many rows): the service time, from when the call started.
@@ -71,27 +88,8 @@ class OperationStats:
         self._histogram: Optional[HdrHistogram] = None
         self._intended: Optional[HdrHistogram] = None
 
-    @property
-    def histogram(self) -> HdrHistogram:
-        h = self._histogram
-        if h is None:
-            h = self._histogram = new_histogram()
-        return h
-
-    @histogram.setter
-    def histogram(self, h: HdrHistogram) -> None:
-        self._histogram = h
-
-    @property
-    def intended(self) -> HdrHistogram:
-        h = self._intended
-        if h is None:
-            h = self._intended = new_histogram()
-        return h
-
-    @intended.setter
-    def intended(self, h: HdrHistogram) -> None:
-        self._intended = h
+    histogram = _LazyHistogram()
+    intended = _LazyHistogram()
 
     @staticmethod
     def _filled(h: Optional[HdrHistogram]) -> bool:
