@@ -86,6 +86,30 @@ def test_measurement_merge_is_order_independent(seeds, rnd):
     assert a.total_ops == sum(m.total_ops for m in ms)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.one_of(st.integers(0, 3000), st.integers(0, 2 * 3_600_000_000)), st.integers(1, 50),
+                       min_size=65, max_size=500))  # more than 64: added up by bucket
+def test_latencies_added_up_by_bucket_make_the_histogram_one_value_at_a_time_makes(seen):
+    """Recorder._record_latencies adds up the latencies of one histogram bucket before
+    recording them (one Python call per bucket, not per distinct latency): counts, percentiles,
+    mean, minimum, maximum and the encoding are those of recording every latency by itself
+    (0 and values past the histogram's hour clamped as before)."""
+    from dbswarm.measure.recorder import HIST_HIGHEST_US
+    stats = OperationStats()
+    Recorder._record_latencies(dict(seen), stats)
+    one_by_one = new_histogram()
+    for lat, count in seen.items():
+        one_by_one.record_value(min(max(lat, 1), HIST_HIGHEST_US), count)
+    h = stats.histogram
+    assert h.get_total_count() == one_by_one.get_total_count() == sum(seen.values())
+    assert (h.get_min_value(), h.get_max_value(), h.get_mean_value()) == \
+        (one_by_one.get_min_value(), one_by_one.get_max_value(), one_by_one.get_mean_value())
+    assert [h.get_value_at_percentile(p) for p in (1, 50, 90, 99, 99.9, 100)] == \
+        [one_by_one.get_value_at_percentile(p) for p in (1, 50, 90, 99, 99.9, 100)]
+    assert h.encode() == one_by_one.encode()
+    assert stats.summary() == OperationStats.from_dict(stats.to_dict()).summary()
+
+
 def test_round_trip_keeps_everything():
     m = _measurement(3)
     again = Measurement.from_dict(m.to_dict())
@@ -119,6 +143,62 @@ def test_timeline_sums_on_the_wall_clock_second():
     a.merge(b)
     assert a.start == 100 and a.ops["READ"] == [1, 2, 13, 20] and a.ops["UPDATE"] == [0, 0, 5]
     assert a.totals() == [1, 2, 18, 20]
+
+
+def test_a_merge_adds_into_its_own_lists_and_leaves_the_other_alone():
+    """Timeline.merge adds a shorter timeline into the receiver's lists in place (a snapshot
+    adds each thread's few seconds to the run so far), grows them at either end when the other
+    reaches further, and never changes the other's lists."""
+    run, part = Timeline(100), Timeline(103)
+    run.ops, run.errors, run.latency_us = {"READ": [1, 2, 3, 4, 5]}, [0, 1], [10, 20, 30, 40, 50]
+    part.ops, part.errors, part.latency_us = {"READ": [7, 0, 1]}, [2], [70, 0, 10]
+    reads = run.ops["READ"]
+    run.merge(part)
+    assert run.ops["READ"] is reads and reads == [1, 2, 3, 11, 5, 1]
+    assert run.errors == [0, 1, 0, 2] and run.latency_us == [10, 20, 30, 110, 50, 10]
+    assert part.ops == {"READ": [7, 0, 1]} and part.errors == [2] and part.latency_us == [70, 0, 10]
+    early = Timeline(98)
+    early.ops = {"UPDATE": [4]}
+    run.merge(early)
+    assert run.start == 98 and run.ops["READ"] == [0, 0, 1, 2, 3, 11, 5, 1] and run.ops["UPDATE"] == [4]
+    assert run.errors == [0, 0, 0, 1, 0, 2] and early.ops == {"UPDATE": [4]}
+
+
+def test_a_part_handed_over_late_in_a_run_holds_only_its_own_seconds():
+    """After Recorder.detach the recorder's timeline starts at the last second it recorded, not
+    at the run's first: a part handed over an hour in is a few seconds long (a snapshot's merge
+    costs the part's length, not the run's). An error or an operation that ends in a second
+    before that start (recorded after the hand-over) grows the timeline at its front; the
+    parts still merge to what one recorder fed the same measures."""
+    whole, rec = Recorder(1), Recorder(1)
+    rec.second0, rec.base = whole.second0, whole.base
+    rec.m.timeline.start = whole.second0
+    parts = []
+
+    def both(fn, *args):
+        fn(whole, *args)
+        fn(rec, *args)
+    hour = 3600 * NS
+    for i in range(3):  # 20 s of reads, an hour apart, each handed over
+        for j in range(200):
+            t1 = whole.base + i * hour + j * NS // 10 + 1000
+            both(lambda r, t: r.ok("READ", t - 500_000, t), t1)
+        parts.append(rec.detach())
+    for p in parts[1:]:
+        assert len(p.m.timeline.ops["READ"]) <= 21 and len(p.m.timeline.latency_us) <= 21
+    # after the last hand-over: an error anchors the timeline at its second; an error and an
+    # operation of 30 s before it, recorded after it, grow the timeline at its front
+    late = whole.base + 2 * hour + 5 * NS
+    both(lambda r: r.error("READ", "timeout", "x", late + 30 * NS))
+    assert rec.m.timeline.start == rec.second0 + 2 * 3600 + 35
+    both(lambda r: r.ok("UPDATE", late - 1000, late))
+    both(lambda r: r.ok("UPDATE", late + 31 * NS, late + 31 * NS + 2000))  # rolls the second before
+    assert rec.m.timeline.start == rec.second0 + 2 * 3600 + 5
+    both(lambda r: r.error("UPDATE", "timeout", "x", late))
+    assert rec.m.timeline.errors == [1] + [0] * 29 + [1] and rec.m.timeline.ops["UPDATE"] == [1]
+    merged = Recorder.merged([*parts, rec])
+    assert merged.to_dict() == whole.measurement().to_dict()
+    assert merged.timeline.errors[2 * 3600 + 5] == 1 and merged.timeline.ops["UPDATE"][2 * 3600 + 5] == 1
 
 
 def test_recorder_counts_and_timeline():
