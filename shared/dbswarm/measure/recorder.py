@@ -623,11 +623,11 @@ class Recorder:
         self.ok(op, t0, t1, n)
         r = (self._wops if t1 < self.warm_until_ns else self._ops)[op]
         lat = (t1 - self.intended_ns) // 1000
-        if lat >= 2048:
+        if lat >= HIST_EXACT_BELOW:
             # the histogram's own resolution (3 significant digits: 2048 sub-buckets): the value
             # lands in the same bucket, and a schedule running late (a wait that grows with every
             # step) does not make every value distinct and the dict flush at each operation
-            shift = lat.bit_length() - 11
+            shift = lat.bit_length() - HIST_SUB_BUCKET_BITS
             lat = lat >> shift << shift
         d = r.islat  # this second's: into the interval's histogram and the operation's at the roll
         d[lat] = d.get(lat, 0) + 1
