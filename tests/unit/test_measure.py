@@ -88,7 +88,7 @@ def test_measurement_merge_is_order_independent(seeds, rnd):
 
 @settings(max_examples=60, deadline=None)
 @given(st.dictionaries(st.one_of(st.integers(0, 3000), st.integers(0, 2 * 3_600_000_000)), st.integers(1, 50),
-                       min_size=65, max_size=500))  # more than 64: added up by bucket
+                       min_size=65, max_size=500))  # many distinct values, several per bucket
 def test_latencies_added_up_by_bucket_make_the_histogram_one_value_at_a_time_makes(seen):
     """Recorder._record_latencies adds up the latencies of one histogram bucket before
     recording them (one Python call per bucket, not per distinct latency): counts, percentiles,

@@ -555,10 +555,8 @@ class Recorder:
         self.second0 = wall // NS_PER_S
         self.base = perf - (wall - self.second0 * NS_PER_S)  # perf time at second0's boundary
         self.m.timeline.start = self.second0
-        # the seconds from second0 to the timeline's start: 0 until a ``detach``, after which
-        # the recorder's timeline starts at the first second it records next (``_anchor``),
+        # after a ``detach`` the timeline starts at the first second recorded next (``_anchor``),
         # not at second0 again
-        self._tl0 = 0
         self._unanchored = False
         self._ops: dict[str, _OpRecorder] = {}
         self._errors = self.m.timeline.errors
@@ -642,7 +640,7 @@ class Recorder:
         if r.sec >= 0 and (sec_count or sec_lat):
             if self._unanchored:
                 self._anchor(r.sec)
-            idx = r.sec - self._tl0
+            idx = self.second0 + r.sec - self.m.timeline.start
             if idx < 0:  # a second before the last hand-over's (its operation recorded after it)
                 idx = self._widen(idx)
             for seq, v in ((r.row, sec_count), (self.m.timeline.latency_us, sec_lat)):
@@ -685,17 +683,16 @@ class Recorder:
         if not seen:
             return
         h = stats.intended if intended else stats.histogram
-        if len(seen) > 64:
-            by_bucket: dict = {}
-            get = by_bucket.get
-            for lat, count in seen.items():
-                if lat >= HIST_EXACT_BELOW:
-                    shift = min(lat, HIST_HIGHEST_US).bit_length() - HIST_SUB_BUCKET_BITS
-                    lat = min(lat, HIST_HIGHEST_US) >> shift << shift
-                by_bucket[lat] = get(lat, 0) + count
-            seen = by_bucket
+        by_bucket: dict = {}
+        get = by_bucket.get
         for lat, count in seen.items():
-            h.record_value(min(max(lat, 1), HIST_HIGHEST_US), count)
+            lat = min(max(lat, 1), HIST_HIGHEST_US)
+            if lat >= HIST_EXACT_BELOW:
+                shift = lat.bit_length() - HIST_SUB_BUCKET_BITS
+                lat = lat >> shift << shift
+            by_bucket[lat] = get(lat, 0) + count
+        for lat, count in by_bucket.items():
+            h.record_value(lat, count)
 
     @classmethod
     def _flush_latencies(cls, r: _OpRecorder) -> None:
@@ -705,7 +702,7 @@ class Recorder:
 
     def _anchor(self, sec: int) -> None:
         """The timeline, empty since a hand-over, starts at second ``sec`` (from second0)."""
-        self._tl0, self._unanchored = sec, False
+        self._unanchored = False
         self.m.timeline.start = self.second0 + sec
 
     def _widen(self, idx: int) -> int:
@@ -716,7 +713,6 @@ class Recorder:
             if seq:
                 seq[:0] = [0] * -idx
         tl.start += idx
-        self._tl0 += idx
         return 0
 
     def _roll_all(self) -> None:
@@ -828,7 +824,7 @@ class Recorder:
         sec = ((t1 or time.perf_counter_ns()) - self.base) // NS_PER_S
         if self._unanchored:
             self._anchor(sec)
-        idx = sec - self._tl0
+        idx = self.second0 + sec - self.m.timeline.start
         if idx < 0:
             idx = self._widen(idx)
         errs = self._errors
