@@ -1,6 +1,12 @@
 """Distributions, seeded, checked with chi-square against what they must produce."""
+import collections
+import hashlib
+import os
 import random
+import string
 import struct
+import subprocess
+import sys
 
 import pytest
 
@@ -11,14 +17,16 @@ from dbswarm.families.generators import (
     SysbenchSpecial,
     Uniform,
     Zipfian,
+    _make_pool,
     fnvhash64,
+    shared_pool,
     zeta_static,
 )
 from dbswarm.families.ycsb import key_name
 
 # chi-square critical values at p = 0.001 (df -> value), so a correct generator fails 1 in 1000 seeds;
 # the seeds are fixed, so the tests are deterministic.
-CHI2_999 = {9: 27.88, 19: 43.82, 49: 86.66}
+CHI2_999 = {9: 27.88, 19: 43.82, 49: 86.66, 61: 100.89}
 N = 100_000
 
 
@@ -150,3 +158,44 @@ def test_scrambled_zipfian_inlines_zipfian_exactly():
     a = ScrambledZipfian(random.Random(11), 5, 10 ** 6)
     z = Zipfian(random.Random(11), 0, ScrambledZipfian.ITEM_COUNT, 0.99, zetan=ScrambledZipfian.ZETAN)
     assert [a.next() for _ in range(2000)] == [5 + fnvhash64(z.next()) % (10 ** 6 - 5 + 1) for _ in range(2000)]
+
+
+@pytest.mark.parametrize("alphabet", ["0123456789", string.ascii_letters + string.digits])
+def test_a_pool_draws_its_alphabet_uniformly(alphabet):
+    # bytes mapped b % n without dropping those past the last multiple of n favour the first
+    # 256 % n characters by a fifth or more: chi-square in the tens of thousands
+    pool = _make_pool(alphabet, 1 << 20)
+    assert len(pool) == 1 << 20 and set(pool) == set(alphabet)
+    counts = collections.Counter(pool)
+    n = len(alphabet)
+    assert chi2([counts[c] for c in alphabet], [len(pool) / n] * n) < CHI2_999[n - 1]
+
+
+def test_every_client_thread_shares_its_process_s_pools_and_draws_nothing_for_them():
+    from dbswarm.families.stream import RandomStream
+    from dbswarm.families.sysbench import SysbenchClient, SysbenchWorkload
+    from dbswarm.families.tpcc.family import Strings
+    from dbswarm.families.ycsb import YcsbClient, YcsbWorkload
+
+    w = YcsbWorkload.model_validate({"family": "ycsb", "recordcount": 10, "requestdistribution": "uniform"})
+    rngs = [RandomStream(1), RandomStream(2)]
+    a, b = (YcsbClient(w, rng, i, 2) for i, rng in enumerate(rngs))
+    assert a.pool is b.pool and len(a.pool) == 1 << 22
+    assert [rng.position for rng in rngs] == [0, 0]  # each thread's stream is its operations' alone
+    sw = SysbenchWorkload.model_validate({"family": "sysbench"})
+    assert SysbenchClient(sw, random.Random(1)).pool is SysbenchClient(sw, random.Random(2)).pool
+    s1, s2 = Strings(random.Random(1)), Strings(random.Random(2))
+    assert s1.alnum is s2.alnum and s1.digits is s2.digits and s1.alnum is not s1.digits
+    assert shared_pool("0123456789", 1 << 20) is s1.digits
+
+
+def test_a_pool_is_the_same_string_in_every_process():
+    # seeded by its alphabet and size (no stream, no hash(): every shard's values alike)
+    code = ("import hashlib; from dbswarm.families.ycsb import value_pool; "
+            "print(hashlib.sha256(value_pool().encode()).hexdigest())")
+    from dbswarm.families.ycsb import value_pool
+    here = hashlib.sha256(value_pool().encode()).hexdigest()
+    for seed in ("1", "2"):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed})
+        assert out.stdout.strip() == here

@@ -6,6 +6,8 @@ so every thread of every shard is reproducible from the campaign seed.
 from __future__ import annotations
 
 import math
+import random
+import threading
 
 FNV_OFFSET_BASIS_64 = 0xCBF29CE484222325
 FNV_PRIME_64 = 1099511628211
@@ -299,13 +301,45 @@ class SysbenchSpecial:
         return self.lo + res % self.d + self.offset
 
 
-def pool_string(rng, alphabet: str, k: int) -> str:
-    """``"".join(rng.choices(alphabet, k=k))``: the same string and the same draws (choices
-    picks ``alphabet[floor(random() * n)]``) without choices' Python work per character: a
-    client thread's 64 KiB pool of values costs a few ms (at 128 threads a shard spent seconds
-    on them before its first operation)."""
-    draw, n = rng.random, len(alphabet)
-    return "".join([alphabet[int(draw() * n)] for _ in range(k)])
+_POOLS: dict = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def shared_pool(alphabet: str, size: int) -> str:
+    """The process's pool of ``size`` random characters of ``alphabet`` (ASCII, at most 256),
+    made once and shared by every client thread: values are windows of it. The same string
+    in every process (seeded by the alphabet and the size, not by a thread's stream).
+
+    Each client thread once made a pool of its own from its stream: 64 KiB drawn a float a
+    character, ~8 ms per thread (at 512 threads a shard spent 4-5 s of CPU on them before its
+    first operation), 32 MiB held at 512 threads, and each update read a window somewhere in
+    them, out of the caches and the TLB's reach (docs/concurrency.md, "Per-thread value
+    pools"). One pool large enough that the records of one database page seldom share a
+    window keeps the values as incompressible as the per-thread pools made them."""
+    key = (alphabet, size)
+    pool = _POOLS.get(key)
+    if pool is None:
+        with _POOLS_LOCK:
+            pool = _POOLS.get(key)
+            if pool is None:
+                pool = _POOLS[key] = _make_pool(alphabet, size)
+    return pool
+
+
+def _make_pool(alphabet: str, size: int) -> str:
+    """``size`` characters drawn uniformly from ``alphabet``: random bytes, those at or above
+    the largest multiple of its length dropped (no bias toward its first characters), the
+    rest mapped onto it (``b % n``); C loops only (a 4-MiB pool in a few ms)."""
+    n = len(alphabet)
+    if not 0 < n <= 256 or not alphabet.isascii():
+        raise ValueError(f"a pool's alphabet is 1-256 ASCII characters, not {alphabet!r}")
+    table = bytes(ord(alphabet[b % n]) for b in range(256))
+    drop = bytes(range(256 - 256 % n, 256))
+    rng = random.Random(f"dbswarm-pool:{alphabet}:{size}")
+    out = bytearray()
+    while len(out) < size:
+        out += rng.randbytes(size - len(out) + size // 8 + 64).translate(table, drop)
+    return out[:size].decode("ascii")
 
 
 def sysbench_rand(name, rng, lo, hi):

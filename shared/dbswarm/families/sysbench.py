@@ -28,12 +28,12 @@ from dbswarm.families.base import (
     WorkloadModel,
     stepwise,
 )
-from dbswarm.families.generators import SysbenchUniform, pool_string, sysbench_rand
+from dbswarm.families.generators import SysbenchUniform, shared_pool, sysbench_rand
 from dbswarm.families.presets import SYSBENCH_TESTS
 from dbswarm.families.tables import fmt, published_family_table
 
 _DIGITS = "0123456789"
-_POOL = 1 << 15
+_POOL = 1 << 20  # the process's pool of digits (generators.shared_pool)
 READ, WRITE, OTHER = 0, 1, 2
 
 
@@ -310,7 +310,7 @@ class SysbenchClient:
         self.ids = sysbench_rand(w.rand_type, rng, 1, w.table_size)
         # the statements' ids (uniform: a closure over its numbers, one draw per statement)
         self._next_id = self.ids.next_fn() if isinstance(self.ids, SysbenchUniform) else self.ids.next
-        self.pool = pool_string(rng, _DIGITS, _POOL)
+        self.pool = shared_pool(_DIGITS, _POOL)  # the process's: no draw from the thread's stream
         self.writes = _writes(w)
         # the range queries this workload runs: (count, statement kind), decided once
         self._ranges = tuple((count, name) for count, name in (

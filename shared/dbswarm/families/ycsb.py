@@ -29,7 +29,7 @@ from dbswarm.families.generators import (
     _memo_miss,
     fnvhash64,
     memo_table,
-    pool_string,
+    shared_pool,
     slot_list,
 )
 from dbswarm.families.presets import PRESET_DESCRIPTIONS, YCSB_DEFAULT_MIX, YCSB_PRESETS, ycsb_preset
@@ -57,8 +57,8 @@ class YcsbWorkload(WorkloadModel):
     hotspotdatafraction: float = Field(0.2, ge=0, le=1)
     hotspotopnfraction: float = Field(0.8, ge=0, le=1)
     fieldcount: int = Field(10, ge=1, le=1000)
-    fieldlength: int = Field(100, ge=1, le=65_536, description="bytes per field; at most 65,536 (the size of "
-                             "the value pool fields are drawn from)")
+    fieldlength: int = Field(100, ge=1, le=65_536, description="bytes per field; at most 65,536 (a field's value "
+                             "is a window of the process's 4-MiB value pool)")
     readallfields: bool = True
     writeallfields: bool = False
     maxscanlength: Optional[int] = Field(None, ge=1)
@@ -115,13 +115,13 @@ class YcsbWorkload(WorkloadModel):
 
 
 OPS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE")
-_POOL_SIZE = 1 << 16
+_POOL_SIZE = 1 << 22  # the process's value pool (generators.shared_pool): 4 MiB of characters
 KEY_LIST_MAX = 1 << 20  # records up to which the hot path's keys are memoized in a list (8 MB of slots)
 _ALPHABET = string.ascii_letters + string.digits
 
 
-def value_pool(rng: random.Random) -> str:
-    return pool_string(rng, _ALPHABET, _POOL_SIZE)
+def value_pool() -> str:
+    return shared_pool(_ALPHABET, _POOL_SIZE)
 
 
 def key_name(keynum: int, ordered: bool, zeropadding: int) -> str:
@@ -151,7 +151,7 @@ class YcsbClient:
         self.ordered = w.insertorder == "ordered"
         self.fields = [f"field{i}" for i in range(w.fieldcount)]
         self.read_fields = None if w.readallfields else "one"
-        self.pool = value_pool(rng)
+        self.pool = value_pool()  # the process's, shared: no draw from the thread's stream
         self.random = rng.random
         self._len = min(w.fieldlength, _POOL_SIZE)
         self._span = _POOL_SIZE - self._len
@@ -217,7 +217,7 @@ class YcsbClient:
     def all_values(self) -> dict:
         """Every field's value: one random window of the pool per record, cut into the
         fields, at one draw instead of one per field (noop YCSB S3, a quarter of it inserts:
-        BENCHMARKS.md). Either way the values are windows of the same 64 KiB pool, so a
+        BENCHMARKS.md). Either way the values are windows of the same 4-MiB pool, so a
         compressing storage engine finds the same repetition in them."""
         if self._row is None:  # records longer than the pool: a window per field
             r, pool, span, n = self.random, self.pool, self._span, self._len

@@ -50,7 +50,7 @@ from dbswarm.families.base import (
     split,
     stepwise,
 )
-from dbswarm.families.generators import pool_string
+from dbswarm.families.generators import shared_pool
 from dbswarm.families.tables import fmt, published_family_table
 from dbswarm.families.tpcc import sql as S
 from dbswarm.measure.recorder import Recorder
@@ -100,7 +100,7 @@ _BAND_NS = BAND_S * 1_000_000_000
 
 _ALNUM = string.ascii_letters + string.digits
 _DIGITS = string.digits
-_POOL = 1 << 16
+_POOL = 1 << 20  # the process's pools of characters (generators.shared_pool)
 
 
 # presets: the keys they set unless the workload (or the matrix) gives them
@@ -195,8 +195,8 @@ class Strings:
 
     def __init__(self, rng: random.Random):
         self.rng = rng
-        self.alnum = pool_string(rng, _ALNUM, _POOL)
-        self.digits = pool_string(rng, _DIGITS, _POOL)
+        self.alnum = shared_pool(_ALNUM, _POOL)  # the process's: no draw from the thread's stream
+        self.digits = shared_pool(_DIGITS, _POOL)
 
     def a(self, lo: int, hi: int) -> str:
         n = self.rng.randint(lo, hi) if lo != hi else lo
