@@ -16,9 +16,12 @@ process's own CPU (/proc/PID/stat) every 50 ms. From result.json:
 
 Campaign: the noop binding (no database: what is measured is dbswarm), YCSB c, phases [run],
 one shard of one thread, a target rate (the shards idle, so the orchestrator's share is not
-hidden behind CPU contention), --time seconds.
+hidden behind CPU contention), --time seconds. ``--threads`` and ``--preset`` give the shard
+the white papers' thread counts and a write mix: its set-up (a client per thread, built before
+the start barrier) is then in the time to the first operation.
 
     python bench/fixed_cost.py --rounds 3 --time 10
+    python bench/fixed_cost.py --rounds 3 --time 5 --threads 512 --preset a --no-md
 """
 from __future__ import annotations
 
@@ -112,7 +115,8 @@ def markdown(data) -> str:
     rows = data["rounds"]
     med = {k: C.med([r[k] for r in rows]) for k in rows[0] if isinstance(rows[0][k], (int, float))}
     L = ["## Fixed cost of `dbswarm run`", "", C.header(data), "",
-         f"`python -m dbswarm run` of a noop campaign (YCSB c, phases [run], one shard, one thread, "
+         f"`python -m dbswarm run` of a noop campaign (YCSB {data['args'].get('preset', 'c')}, phases [run], one shard, "
+         f"{data['args'].get('threads', 1)} thread(s), "
          f"{data['args']['rate']:g} ops/s for {data['args']['time']:g} s), local mode, each round in its own "
          "cpuacct cgroup (every process of the campaign counted); medians of the rounds, min–max beside. "
          "Targets (issue 21): ≤ 3 s to the first operation, orchestrator ≤ 2 % of one CPU while shards run.", "",
@@ -135,12 +139,14 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--time", type=float, default=10, help="seconds of the run phase")
     p.add_argument("--rate", type=float, default=200, help="target ops/s of the run phase")
+    p.add_argument("--threads", type=int, default=1, help="client threads of the one shard")
+    p.add_argument("--preset", default="c", help="the YCSB preset")
     p.add_argument("--no-md", action="store_true")
     a = p.parse_args(argv)
     if not (CGROUP_ROOT / "cgroup.procs").exists():
         raise SystemExit(f"{CGROUP_ROOT} (cgroup v1 cpuacct) is not mounted: cannot attribute every process's CPU")
     campaign = {"name": "fixed-cost", "target": {"engine": "noop"}, "phases": ["run"],
-                "workload": {"preset": "c", "operationcount": 0, "maxexecutiontime": a.time, "threads": 1,
+                "workload": {"preset": a.preset, "operationcount": 0, "maxexecutiontime": a.time, "threads": a.threads,
                              "target": a.rate},
                 "fanout": {"shards": 1}}
     data = C.base_record("fixed_cost", a)
