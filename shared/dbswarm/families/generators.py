@@ -1,7 +1,9 @@
 """Number generators with YCSB's semantics (site.ycsb.generator) and sysbench's rand types.
 
 Each generator owns nothing but arithmetic; the caller passes a seeded ``random.Random``
-so every thread of every shard is reproducible from the campaign seed.
+so every thread of every shard is reproducible from the campaign seed. The pools that values
+are cut from (``shared_pool``) are the process's, the same in every process, and take no draw
+from a thread's stream.
 """
 from __future__ import annotations
 
