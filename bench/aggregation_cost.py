@@ -39,14 +39,14 @@ import json, resource, sys, time, tracemalloc
 sys.path.insert(0, {root!r})
 what, store_root, cid = sys.argv[1:4]
 t0 = time.perf_counter()
-from dbswarm import service
 from dbswarm.results.aggregate import aggregate
-from dbswarm.results.store import LocalStore
+from dbswarm.results.store import LocalStore, load_plan
+from dbswarm.run import service
 t_import = time.perf_counter() - t0
 store = LocalStore(store_root)
 t1 = time.perf_counter()
 if what == "merge":
-    plan = service.load_plan(store, cid)
+    plan = load_plan(store, cid)
     result = aggregate(plan, store)
     ph = result["runs"][0]["phases"]["run"]
 if what.startswith("merge"):
@@ -150,7 +150,14 @@ def measure(what: str, root: Path, cid: str) -> dict:
     return out
 
 
-NOTE = ("Reading: the per-interval histograms are most of the cost (the same merge without them, 30-minute timelines, took 3.9 s for 1,000 shards). At the default report_interval (an hour's run: 6 s) 1,000 shard-hours merge in ~15 CPU-s and ~100 MB; at 1-second intervals in ~60 CPU-s and ~200 MB: within a Lambda's 15 minutes and 1 GB, above the 60 s this table asks for. The cost is rows × 896 buckets of C int64 per operation per shard, decoded and added by HdrHistogram's C codec (`pyhdrh`, ~20 ns an entry). The synthetic 1-second shard file is smaller than the 6-second one because its rows repeat 40 profiles, which zlib finds; real 1-second rows do not repeat, so expect more bytes per shard-hour there.")
+NOTE = ("Reading: the per-interval histograms are most of the cost (the same merge without them, 30-minute timelines, took 3.9 s for 1,000 shards). "
+        "Measured 2026-11-29: at the default report_interval (an hour's run: 6 s) 1,000 shard-hours merge in ~11 CPU-s and ~125 MB; at 1-second "
+        "intervals in ~33 CPU-s and ~285 MB (the whole Aggregate step 37 s): within the 60 s and 1 GB this table asks for and a Lambda's 15 "
+        "minutes. On 2026-11-25 the same step took 75 s at 1-second intervals, most of the difference the host's speed that day (the calibration "
+        "loop of bench/generator_cost.py: 0.26-0.30 µs an iteration then, 0.17 µs on 2026-11-29). The cost is rows × 896 buckets of C int64 per "
+        "operation per shard, decoded and added by HdrHistogram's C codec (`pyhdrh`, ~20 ns an entry). The synthetic 1-second shard file is "
+        "smaller than the 6-second one because its rows repeat 40 profiles, which zlib finds; real 1-second rows do not repeat, so expect more "
+        "bytes per shard-hour there.")
 
 
 def markdown(data):
