@@ -115,8 +115,8 @@ def markdown(data) -> str:
     rows = data["rounds"]
     med = {k: C.med([r[k] for r in rows]) for k in rows[0] if isinstance(rows[0][k], (int, float))}
     L = ["## Fixed cost of `dbswarm run`", "", C.header(data), "",
-         f"`python -m dbswarm run` of a noop campaign (YCSB {data['args'].get('preset', 'c')}, phases [run], one shard, "
-         f"{data['args'].get('threads', 1)} thread(s), "
+         f"`python -m dbswarm run` of a noop campaign (YCSB {data['args']['preset']}, phases [run], one shard, "
+         f"{data['args']['threads']} thread(s), "
          f"{data['args']['rate']:g} ops/s for {data['args']['time']:g} s), local mode, each round in its own "
          "cpuacct cgroup (every process of the campaign counted); medians of the rounds, min–max beside. "
          "Targets (issue 21): ≤ 3 s to the first operation, orchestrator ≤ 2 % of one CPU while shards run.", "",

@@ -109,7 +109,7 @@ def markdown(data: dict) -> str:
     for r in data["presets"]:
         cells = []
         for n in counts:
-            v = r["rounds"][n] if n in r["rounds"] else r["rounds"][str(n)]
+            v = r["rounds"][n]
             cells.append(f"{r['us_per_op'][n]:g} ({min(v):g}–{max(v):g}) [{r['vs_first'][n]:g}]")
         setup = " / ".join(f"{v:g}" for v in r["setup_ms_per_client"].values())  # the first: the process's pool too
         L.append(f"| {r['preset']} | " + " | ".join(cells) + f" | {setup} |")
@@ -126,10 +126,7 @@ def main(argv=None):
     p.add_argument("--tree", help="import dbswarm from this checkout's shared/ (another revision)")
     p.add_argument("--no-md", action="store_true")
     a = p.parse_args(argv)
-    if a.tree:
-        _import_tree(a.tree)
-    else:
-        _import_tree(str(C.ROOT))
+    _import_tree(a.tree or str(C.ROOT))
     import dbswarm
     data = C.base_record("noop_round_robin", a)
     data["dbswarm"] = str(Path(dbswarm.__file__).parent)

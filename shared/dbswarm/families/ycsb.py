@@ -153,7 +153,7 @@ class YcsbClient:
         self.read_fields = None if w.readallfields else "one"
         self.pool = value_pool()  # the process's, shared: no draw from the thread's stream
         self.random = rng.random
-        self._len = min(w.fieldlength, _POOL_SIZE)
+        self._len = w.fieldlength  # at most 65,536 (the model's bound): a window of the pool
         self._span = _POOL_SIZE - self._len
         self._nfields = len(self.fields)
         # a record's values: one window of the pool, cut into the fields (one draw per record)

@@ -39,6 +39,14 @@ HIST_DIGITS = 3
 # 2048 exact, above it 2048 sub-buckets per power of two (Recorder._record_latencies)
 HIST_SUB_BUCKET_BITS = 11
 HIST_EXACT_BELOW = 1 << HIST_SUB_BUCKET_BITS
+
+
+def hist_bucket_floor(lat: int) -> int:
+    """The lowest value of ``lat``'s histogram bucket (``lat`` itself below HIST_EXACT_BELOW)."""
+    if lat < HIST_EXACT_BELOW:
+        return lat
+    shift = lat.bit_length() - HIST_SUB_BUCKET_BITS
+    return lat >> shift << shift
 PERCENTILES = (50, 90, 95, 99, 99.9)
 NS_PER_S = 1_000_000_000
 
@@ -625,8 +633,7 @@ class Recorder:
             # the histogram's own resolution (3 significant digits: 2048 sub-buckets): the value
             # lands in the same bucket, and a schedule running late (a wait that grows with every
             # step) does not make every value distinct and the dict flush at each operation
-            shift = lat.bit_length() - HIST_SUB_BUCKET_BITS
-            lat = lat >> shift << shift
+            lat = hist_bucket_floor(lat)
         d = r.islat  # this second's: into the interval's histogram and the operation's at the roll
         d[lat] = d.get(lat, 0) + 1
 
@@ -686,10 +693,7 @@ class Recorder:
         by_bucket: dict = {}
         get = by_bucket.get
         for lat, count in seen.items():
-            lat = min(max(lat, 1), HIST_HIGHEST_US)
-            if lat >= HIST_EXACT_BELOW:
-                shift = lat.bit_length() - HIST_SUB_BUCKET_BITS
-                lat = lat >> shift << shift
+            lat = hist_bucket_floor(min(max(lat, 1), HIST_HIGHEST_US))
             by_bucket[lat] = get(lat, 0) + count
         for lat, count in by_bucket.items():
             h.record_value(lat, count)
