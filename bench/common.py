@@ -12,7 +12,9 @@
   in a separate Python process (``bench/dbswarm_run.py``) that reports the CPU of the
   shard processes (RUSAGE_CHILDREN) apart from its own orchestration;
 - interleaved rounds A, B, A, B, ... and median ratios with min-max;
-- JSON results in bench/results/<name>-<date>.json and sections of BENCHMARKS.md.
+- a JSON record in bench/results/<name>-<date>.json (the newest of each script is kept in the
+  repository, older ones in git history) and its markdown section: written into BENCHMARKS.md
+  where that file holds the section's markers (the acceptance table), else printed.
 """
 from __future__ import annotations
 
@@ -43,8 +45,8 @@ from tests.servers import ferretdb_backend_url, password, read_env  # noqa: E402
 
 BENCH = ROOT / "bench"
 RESULTS = BENCH / "results"
-BENCHMARKS_MD = ROOT / "BENCHMARKS.md"            # the headline (bench/verdict.py), the method, the shortfalls
-BENCHMARKS_DETAIL_MD = ROOT / "docs" / "benchmarks.md"  # every benchmark's own section
+BENCHMARKS_MD = ROOT / "BENCHMARKS.md"  # the headline: the acceptance section is written there
+RECORD_WIDTH = 160  # a record's nested values on one line while they fit (record_text)
 DEFAULT_SERVERS_DIR = os.environ.get("DBSWARM_BENCH_SERVERS_DIR", "/tmp/dbswarm-bench-servers")
 CACHE = Path(os.environ.get("DBSWARM_CACHE", Path.home() / ".cache" / "dbswarm"))
 GO_YCSB = CACHE / "bin" / "go-ycsb-1.0.1"
@@ -483,10 +485,25 @@ def med(xs):
 
 # ---- output -------------------------------------------------------------------------------------
 
+def record_text(data) -> str:
+    """A record as JSON text: objects and lists one entry a line, any value whose JSON fits in
+    RECORD_WIDTH columns on its own line (json.loads gives back exactly ``data``)."""
+    def fmt(v, depth: int) -> str:
+        flat = json.dumps(v, ensure_ascii=False, default=str)
+        if not isinstance(v, (dict, list)) or not v or len(flat) + depth <= RECORD_WIDTH:
+            return flat
+        pad = " " * (depth + 1)
+        if isinstance(v, dict):
+            items = [f"{pad}{json.dumps(str(k), ensure_ascii=False)}: {fmt(x, depth + 1)}" for k, x in v.items()]
+            return "{\n" + ",\n".join(items) + "\n" + " " * depth + "}"
+        return "[\n" + ",\n".join(pad + fmt(x, depth + 1) for x in v) + "\n" + " " * depth + "]"
+    return fmt(data, 0) + "\n"
+
+
 def write_json(name: str, data: dict) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(data, indent=1, default=str) + "\n")
+    path.write_text(record_text(data))
     log(f"wrote {path.relative_to(ROOT)}")
     return path
 
@@ -506,31 +523,18 @@ def header(data: dict) -> str:
 
 
 def update_section(name: str, markdown: str) -> None:
-    """Replace (or append) the block between <!-- bench:NAME --> and <!-- /bench:NAME -->: in
-    BENCHMARKS.md where it is there (the headline), else in docs/benchmarks.md, where a new
-    benchmark's section goes, before the retired findings."""
+    """Replace the block between <!-- bench:NAME --> and <!-- /bench:NAME --> in BENCHMARKS.md
+    when the file holds it (the acceptance table); any other section is printed: the record
+    holds every figure, and the docs quote what a decision needs (docs/benchmarks.md)."""
     begin, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
     block = f"{begin}\n{markdown.rstrip()}\n{end}"
     pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
-    target = BENCHMARKS_DETAIL_MD
-    for path in (BENCHMARKS_MD, BENCHMARKS_DETAIL_MD):
-        if path.exists() and pattern.search(path.read_text()):
-            target = path
-            break
-    text = target.read_text() if target.exists() else "# Benchmarks in detail\n"
+    text = BENCHMARKS_MD.read_text() if BENCHMARKS_MD.exists() else ""
     if pattern.search(text):
-        text = pattern.sub(lambda _: block, text)
-    else:  # a new benchmark: with the others, before the retired findings
-        anchor = text.find("\n## Findings of retired experiments")
-        text = (text[:anchor] + "\n\n" + block + "\n" + text[anchor:]) if anchor >= 0 else \
-            (text.rstrip() + "\n\n" + block + "\n")
-    target.write_text(text)
-    log(f"updated {target.relative_to(ROOT)} section {name}")
-
-
-def benchmarks_text() -> str:
-    """BENCHMARKS.md and docs/benchmarks.md, as one text (what the sections cite)."""
-    return "\n".join(p.read_text() for p in (BENCHMARKS_MD, BENCHMARKS_DETAIL_MD) if p.exists())
+        BENCHMARKS_MD.write_text(pattern.sub(lambda _: block, text))
+        log(f"updated {BENCHMARKS_MD.relative_to(ROOT)} section {name}")
+    else:
+        print(markdown.rstrip())
 
 
 def base_record(name: str, args) -> dict:
@@ -553,7 +557,7 @@ def finish(name: str, data: dict, section_md: Callable[[dict], str], write_md: b
     data["loadavg"]["after"] = loadavg()
     path = write_json(name, data)
     data["json"] = str(path.relative_to(ROOT))
-    path.write_text(json.dumps(data, indent=1, default=str) + "\n")
+    path.write_text(record_text(data))
     if write_md:
         update_section(name, section_md(data))
     return path

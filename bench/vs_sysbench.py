@@ -205,7 +205,7 @@ def main(argv=None):
                    help="dbswarm's fanout.client_model (default: the campaign's default, auto)")
     p.add_argument("--servers-dir", default=C.DEFAULT_SERVERS_DIR)
     p.add_argument("--no-load", action="store_true", help="the tables are already loaded")
-    p.add_argument("--no-md", action="store_true", help="do not update BENCHMARKS.md")
+    p.add_argument("--no-md", action="store_true", help="no markdown section")
     a = p.parse_args(argv)
     data = C.base_record("vs_sysbench", a)
     env = C.start_servers(a.servers_dir)

@@ -1,6 +1,5 @@
-"""bench/bare_client.py's YCSB tests draw dbswarm's keys with dbswarm's distribution, and
-bench/verdict.py's go-ycsb rows carry its figures (or say they are missing). No servers:
-the driver calls are replaced by recorders."""
+"""bench/bare_client.py's YCSB tests draw dbswarm's keys with dbswarm's distribution. No
+servers: the driver calls are replaced by recorders."""
 import argparse
 import random
 import threading
@@ -73,20 +72,3 @@ def test_ycsb_b_updates_one_operation_in_twenty(monkeypatch):
     calls = _run_thread(monkeypatch, a, seconds=0.3)
     updates = sum(c[0] == "update" for c in calls)
     assert len(calls) > 1000 and 0.03 < updates / len(calls) < 0.07, (updates, len(calls))
-
-
-def test_verdict_go_ycsb_cells_carry_the_bare_figures_or_say_they_are_missing():
-    from bench.verdict import bare_text
-
-    def ratio(m):
-        return {"median": m, "min": m - 0.1, "max": m + 0.1}
-
-    old = [{"engine": "mysql", "workload": "c", "threads": 16, "ops_ratio": ratio(0.8)}]
-    assert bare_text(old, "go-ycsb", "bare_vs_goycsb") == ". Bare Python client: not in this record"
-    new = [{"engine": e, "workload": "c", "threads": 16, "ops_ratio": ratio(0.8), "bare_vs_goycsb": ratio(b),
-            "dbswarm_vs_bare": ratio(d)} for e, b, d in (("mysql", 0.9, 0.95), ("postgresql", 0.7, 1.0))]
-    text = bare_text(new, "go-ycsb", "bare_vs_goycsb")
-    assert text == (". bare ÷ go-ycsb: median 0.80; medians 0.70–0.90; single rounds 0.60–1.00. "
-                    "dbswarm ÷ bare: median 0.97; medians 0.95–1.00; single rounds 0.85–1.10")
-    mixed = bare_text(new + [dict(old[0], engine="mongodb", dbswarm_vs_bare=None)], "go-ycsb", "bare_vs_goycsb")
-    assert mixed.startswith(". bare ÷ go-ycsb (2 of the 3 comparisons: MariaDB, PostgreSQL; c; 16 threads): ")
