@@ -131,7 +131,7 @@ def main(argv=None):
     p.add_argument("--server-workloads", default="ycsb-c", help=f"on the servers: {', '.join(SERVER_WORKLOADS)}")
     p.add_argument("--servers-dir", default=C.DEFAULT_SERVERS_DIR)
     p.add_argument("--section", default="ab_revisions",
-                   help="BENCHMARKS.md section (and results file) name: one per comparison kept")
+                   help="section (and record) name")
     p.add_argument("--no-md", action="store_true")
     a = p.parse_args(argv)
     if not re.fullmatch(r"[a-z0-9_]+", a.section):

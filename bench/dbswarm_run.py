@@ -10,7 +10,7 @@ Mode (environment DBSWARM_BENCH_MODE):
                       local.run_campaign now executes the state machine through moto: its
                       orchestration costs seconds per campaign, burns CPU beside the shards
                       during the run, and runs the shards in forkserver processes whose CPU
-                      this process cannot attribute (see BENCHMARKS.md, fan-out section).
+                      this process cannot attribute (bench/fanout_scaling.py measures both).
   campaign            dbswarm.run.local.run_campaign(campaign, RESULTS_DIR, show_progress=False):
                       exactly `dbswarm run` (the default of the benchmarks since issue 21).
                       shard_cpu_s is the shard calls' own CPU as the workers record it (the

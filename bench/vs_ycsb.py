@@ -350,8 +350,8 @@ def markdown(data: dict) -> str:
              "- The protocols on the server's side. MariaDB: go-ycsb's binding runs every statement as a "
              "server-side prepared statement (cached per connection: `getAndCacheStmt`); dbswarm sends text "
              "statements, which the server parses every time (d1db372 to issue 36 it prepared them through ctypes "
-             "into libmariadb: removed, docs/benchmarks.md \"MariaDB: prepared statements against text "
-             "statements\"). PostgreSQL: both prepare once, but libpq's "
+             "into libmariadb: removed; since 2026-11-29 the binary protocol on mysqlclient's connection, "
+             "docs/decisions/0006-mariadb-binary-protocol.md). PostgreSQL: both prepare once, but libpq's "
              "`PQexecPrepared` (psycopg's path, and sysbench's) sends Bind, Describe, Execute, Sync, so the server "
              "builds the row description at every execution; go-ycsb's lib/pq sends Bind, Execute, Sync.",
              f"- dbswarm runs through {C.DBSWARM_MODE_TEXT}.",

@@ -16,7 +16,7 @@ is ``target.password``, handed to the driver as its own argument.
   parameters formatted client-side (escaped literals), on every driver. (From d1db372 to
   issue 36 the per-operation statements ran as server-side prepared statements on
   mysqlclient through ctypes into libmariadb; measured against text and removed:
-  docs/benchmarks.md, "MariaDB: prepared statements against text statements".) The
+  docs/decisions/0006-mariadb-binary-protocol.md.) The
   statements a family marks with ``prepare()`` are still collected (``options.prepare``),
   for a driver with a supported prepared-statement API. ``describe()`` records how
   statements ran.

@@ -3,7 +3,7 @@ protocol's three commands, spoken by dbswarm on the connection's socket (issue 3
 
 Why: sysbench and go-ycsb prepare their statements once per connection; dbswarm's drivers send
 text, which the server parses at every call (0.92-0.93 of the server CPU per statement with the
-binary protocol, measured: docs/benchmarks.md, "MariaDB's binary protocol, hand-written"). No
+binary protocol, measured: docs/decisions/0006-mariadb-binary-protocol.md). No
 Python driver offers the protocol at mysqlclient's client cost without a leak (same document),
 and the last way dbswarm had (ctypes into libmariadb's structures) was removed. The protocol
 itself is small and public (MariaDB's "COM_STMT_PREPARE", "COM_STMT_EXECUTE", "Binary Result

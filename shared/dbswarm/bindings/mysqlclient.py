@@ -150,7 +150,7 @@ class Statements:
     call. Measured on oltp_read_only (16 statements a transaction, one thread against
     MariaDB, interleaved with a bare ``_mysql`` loop): the general path cost about 0.9 µs a
     statement in isolation and about three times that between two round trips (cold
-    caches); see BENCHMARKS.md. Everything else (strs, other types, more parameters) takes
+    caches; `git show 5a7d68a:BENCHMARKS.md`, history). Everything else (strs, other types, more parameters) takes
     the general path below. ``query`` is ``_mysql``'s C method itself, not MySQLdb's Python
     wrapper (which only turns a bytearray into bytes: dbswarm sends bytes)."""
     __slots__ = ("_query", "_literal", "_string", "_encoding", "_store", "_affected", "_sql", "_ints", "_split",

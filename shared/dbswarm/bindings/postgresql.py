@@ -13,7 +13,7 @@ keyword argument, never inside a connection string.
   the GIL while it waits) with rows loaded by a ``psycopg.adapt.Transformer`` kept per
   statement: the same libpq calls and the same type loaders as a psycopg cursor, without
   the cursor's per-execute Python machinery — measured at 19 µs of client CPU per
-  10-field read against 47 µs through ``cursor.execute(prepare=True)`` (BENCHMARKS.md).
+  10-field read against 47 µs through ``cursor.execute(prepare=True)`` (docs/decisions/0005-default-drivers.md).
   DDL and set-up statements go through an ordinary cursor. ``options.prepare: false``
   sends every statement through the cursor, unprepared.
 - A sysbench event is ``BEGIN`` ... ``COMMIT`` issued as plain statements, exactly as

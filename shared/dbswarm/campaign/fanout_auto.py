@@ -12,7 +12,7 @@ the shortest cycle, so the most threads' demand a shard can meet (a real network
 makes each thread lighter: the plan errs towards more shards).
 
 Locally the shards share this machine's CPUs: more shard processes than CPUs only take the
-CPU from each other (BENCHMARKS.md point 8), so the plan keeps one shard per usable CPU at
+CPU from each other (docs/decisions/0002-one-process-per-shard.md), so the plan keeps one shard per usable CPU at
 most and says how many CPUs the campaign needs; in the cloud every shard is its own function.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ LAMBDA_MB_PER_VCPU = 1769  # AWS Lambda docs, "Memory and computing power" (meas
 # (family, engine) -> (client CPU µs per operation, µs per operation from call to call), one
 # client thread, 6 s of YCSB a zipfian (20,000 records) / sysbench oltp_read_only (2 x 10,000
 # rows; an operation is a transaction), the server on the same 2 CPUs, 2026-11-26 18:18 UTC,
-# load average 7-9 from other sessions (BENCHMARKS.md, "Client headroom": python bench/client_cost_table.py)
+# load average 7-9 from other sessions (python bench/client_cost_table.py; docs/client-health.md)
 CLIENT_COST = {
     ("ycsb", "postgresql"): (44.6, 208.2),
     ("ycsb", "mysql"): (65.9, 236.3),
@@ -38,7 +38,7 @@ CLIENT_COST = {
 # a family or engine not measured: YCSB on MariaDB's (0.28 of a CPU a thread: the heaviest of
 # the one-statement workloads measured)
 DEFAULT_COST = (65.9, 236.3)
-NOOP_COST = (2.5, 2.5)  # the noop engine answers at once: a thread is all client (BENCHMARKS.md point 7)
+NOOP_COST = (2.5, 2.5)  # the noop engine answers at once: a thread is all client (bench/generator_cost.py)
 
 
 def client_cost(family: str, engine: str) -> tuple[tuple[float, float], str]:

@@ -9,7 +9,7 @@ finishes that operation, records it as ``engine.loop.OperationLoop`` does (the s
 warm-up edge, not-found count and failure policy, into the client's own recorder), and sends
 that client's next one. One wake-up serves every answer that has arrived: no thread per
 connection to wake and schedule per answer, which is what a thread per connection costs at
-128+ connections (docs/concurrency.md, "One thread multiplexing every connection").
+128+ connections (docs/decisions/0003-multiplexed-client-model.md).
 
 An operation of several statements (sysbench's event, YCSB's read-modify-write, TPC-C's
 transactions: ``families.base.stepwise``) is driven statement by statement: its steps generator
@@ -35,8 +35,8 @@ each client's. A recorder per connection keeps per connection what one recorder 
 two 184-KB histograms per operation type, up to 4,096 distinct latencies before they go into
 them, each interval's buckets; at 512 connections a simulated 10-minute run held 765 MB of
 them (one recorder: 50 MB), and a snapshot (every 15 s while a shard runs, its copies made in
-this thread) cost 3.9 s of CPU by then, growing with the run (docs/concurrency.md, "One
-recorder for the multiplexer's connections"). A snapshot still agrees exactly with every
+this thread) cost 3.9 s of CPU by then, growing with the run
+(docs/decisions/0007-snapshots-hand-over.md). A snapshot still agrees exactly with every
 client's checkpoint: when a snapshot is asked for (a new generation), the multiplexer hands
 what its recorder holds over to the shard at once (``_hand_over_recorder``: ``Recorder.detach``,
 nothing copied), and a client's operations between that instant and its own deposit (between

@@ -62,7 +62,7 @@ def _thawed():
     the measured window ends. Frozen meanwhile: the clients' set-up (connections, prepared
     statements, each statement's calls: some 400,000 objects at 128 connections) is never
     traversed by a full collection inside the window, where one took 0.2-0.5 s of the process
-    with every connection of the shard waiting (BENCHMARKS.md, 2026-11-28). Thawed after, so
+    with every connection of the shard waiting (docs/decisions/0009-gc-freeze-after-setup.md). Thawed after, so
     that a warm Lambda container's next call does not keep this call's cyclic garbage."""
     try:
         yield
@@ -288,7 +288,7 @@ class ShardPhase:
         # pending here, then added to the shard's accumulated part (_drain_moved), which with
         # the threads' recorders holds everything measured. A copy of each thread's whole
         # recorder at every snapshot cost what the run had recorded so far, in every thread,
-        # holding the interpreter (docs/concurrency.md, "Snapshots hand over, not copy")
+        # holding the interpreter (docs/decisions/0007-snapshots-hand-over.md)
         self._moved: list[Recorder] = []
         self._accumulated: Optional[Recorder] = None
         self._accumulated_lock = threading.Lock()
@@ -426,7 +426,7 @@ class ShardPhase:
         threads' end: ``on_snapshot(outcome as of now)``. Before, the shard persisted by
         ending a segment: every thread stopped, closed its connection, and the next segment
         connected, built its clients and prepared its statements again: a throughput dip of
-        about 1.5 s every 15 s at 128 threads (BENCHMARKS.md)."""
+        about 1.5 s every 15 s at 128 threads (docs/decisions/0012-persist-without-stopping.md)."""
         every = self.snapshot_every
         if not every or self.on_snapshot is None:
             return
@@ -789,7 +789,7 @@ class ShardPhase:
         A server spends CPU on each session's end (PostgreSQL's backend exit): closed while
         others still had an operation in flight, 512 connections on one server CPU held the
         last operations for 6-7 s, which their latencies and the window reported as the
-        database's (docs/concurrency.md, "The stop instant's last operations")."""
+        database's (docs/decisions/0010-close-after-every-loop.md)."""
         with self._snap_cond:
             st.closing = True  # a snapshot takes its final state from now on, as an ended thread's
             self._looping -= 1

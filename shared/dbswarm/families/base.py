@@ -58,7 +58,7 @@ class WorkloadModel(BaseModel):
         None, gt=0, le=3600, description="seconds per interval of the latency percentiles over time (whole "
         "seconds: a fraction is rounded up). Default: 1 s for runs of up to 10 minutes, longer runs time / 600 "
         "(at most ~600 intervals: an hour's run has 6-second intervals, which keeps 1,000 shards' per-interval "
-        "histograms mergeable in seconds; see BENCHMARKS.md)")
+        "histograms mergeable in seconds; see docs/decisions/0014-per-interval-histograms.md)")
 
     @property
     def name(self) -> str:

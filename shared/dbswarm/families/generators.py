@@ -218,7 +218,7 @@ class Uniform:
         self.random, self.n = rng.random, hi - lo + 1
 
     def next(self) -> int:
-        # lo + int(random() * n): randint's distribution at a third of its cost (BENCHMARKS.md)
+        # lo + int(random() * n): randint's distribution at a third of its cost (measured 2026-11-23)
         return self.lo + int(self.random() * self.n)
 
     def next_fn(self):
@@ -315,8 +315,8 @@ def shared_pool(alphabet: str, size: int) -> str:
     Each client thread once made a pool of its own from its stream: 64 KiB drawn a float a
     character, ~8 ms per thread (at 512 threads a shard spent 4-5 s of CPU on them before its
     first operation), 32 MiB held at 512 threads, and each update read a window somewhere in
-    them, out of the caches and the TLB's reach (docs/concurrency.md, "Per-thread value
-    pools"). One pool large enough that the records of one database page seldom share a
+    them, out of the caches and the TLB's reach
+    (docs/decisions/0008-value-pools-per-process.md). One pool large enough that the records of one database page seldom share a
     window keeps the values as incompressible as the per-thread pools made them."""
     key = (alphabet, size)
     pool = _POOLS.get(key)

@@ -217,7 +217,7 @@ class YcsbClient:
     def all_values(self) -> dict:
         """Every field's value: one random window of the pool per record, cut into the
         fields, at one draw instead of one per field (noop YCSB S3, a quarter of it inserts:
-        BENCHMARKS.md). Either way the values are windows of the same 4-MiB pool, so a
+        bench/generator_cost.py). Either way the values are windows of the same 4-MiB pool, so a
         compressing storage engine finds the same repetition in them."""
         if self._row is None:  # records longer than the pool: a window per field
             r, pool, span, n = self.random, self.pool, self._span, self._len

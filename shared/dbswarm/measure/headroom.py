@@ -478,7 +478,7 @@ def waited_for_others(shards: list, thresholds: dict) -> Optional[str]:
     Fewer threads per shard free little there; CPUs of the load generator's own do. (Measured
     on the test host, YCSB a on PostgreSQL at 8 threads in 2 shards pinned to one CPU, the
     server on the other, other sessions loading both: CPU share 0.09-0.24, run-queue share
-    0.10-0.63: docs/benchmarks.md, "Client headroom".) None otherwise."""
+    0.10-0.63: docs/client-health.md.) None otherwise."""
     near_cpu = thresholds.get("cpu_share", DEFAULT_THRESHOLDS["cpu_share"])[0]
     waits = ("runqueue_share", "wakeup_share")
     if not shards or any(s.get("cpu_share") is None or s["cpu_share"] >= near_cpu

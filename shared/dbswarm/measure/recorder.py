@@ -159,7 +159,7 @@ def _pname(p) -> str:
 # Per-interval histograms: log-linear buckets of 32 per octave (values below 64 µs exact), a
 # bucket at most 1/32 (3.1 %) of its value wide: HdrHistogram's layout at its coarsest useful
 # precision, enough for a p99-over-time chart, and small enough that an hour of 1-second
-# intervals of 1,000 shards merges in one function (BENCHMARKS.md, "Per-interval histograms").
+# intervals of 1,000 shards merges in one function (docs/decisions/0014-per-interval-histograms.md).
 INTERVAL_SUB_BITS = 6
 
 
