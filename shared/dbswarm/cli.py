@@ -265,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--result", action="store_true", help="the JSON Schema of result.json instead")
     sc.set_defaults(fn=cmd_schema)
     add_remote_commands(sub)  # submit / status / cancel / results
-    add_indexed_commands(sub)  # coordinate / worker / step / kubernetes (the indexed path)
+    add_indexed_commands(sub, report_outcome)  # coordinate / worker / step / kubernetes (the indexed path)
     return p
 
 

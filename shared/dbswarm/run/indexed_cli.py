@@ -22,8 +22,7 @@ def cmd_coordinate(args: argparse.Namespace) -> int:
         raise DbswarmError(f"--workers: expected a whole number >= 1, got {args.workers}")
     out = indexed.coordinate(args.campaign, args.results, args.campaign_id, log=_log,
                              phase_timeout_s=args.phase_timeout, lead_seconds=args.lead_seconds, workers=args.workers)
-    from dbswarm.cli import report_outcome  # noqa: PLC0415 (the CLI imports this module)
-    return report_outcome(out, args.json)
+    return int(args.report_outcome(out, args.json))
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -86,7 +85,9 @@ def cmd_kubernetes(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_indexed_commands(sub: Any) -> None:
+def add_indexed_commands(sub: Any, report_outcome: Callable[[dict, bool], int]) -> None:
+    """The commands, on the CLI's subparsers; ``report_outcome``: the CLI's printer of a finished
+    campaign (its tables and exit status), as ``dbswarm run`` prints one."""
     def shared(p: argparse.ArgumentParser) -> None:
         p.add_argument("--results", required=True, help="the shared results store: s3://bucket/prefix (any "
                        "S3-compatible endpoint: AWS_ENDPOINT_URL_S3) or a folder every process sees")
@@ -102,7 +103,7 @@ def add_indexed_commands(sub: Any) -> None:
                    help="seconds after a phase's start to wait for its shards (default 3600); then missing")
     c.add_argument("--lead-seconds", type=float, default=5.0, help="start barrier lead per phase (default 5)")
     c.add_argument("--json", action="store_true", help="print the aggregate step's JSON instead of tables")
-    c.set_defaults(fn=cmd_coordinate)
+    c.set_defaults(fn=cmd_coordinate, report_outcome=report_outcome)
 
     w = sub.add_parser("worker", help="an indexed worker: shard i of every phase the coordinator releases "
                        "(i: --shard, JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX, CLOUD_RUN_TASK_INDEX or "

@@ -85,10 +85,10 @@ def render(campaign_path: str, results: str, campaign_id: str, image: str, names
                 "resources": resources}
 
     common = ["--results", results, "--campaign-id", campaign_id]
-    config_map = {"apiVersion": "v1", "kind": "ConfigMap",
+    config_map: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",
                   "metadata": {"name": f"{base}-campaign", "namespace": namespace, "labels": labels},
                   "data": {"campaign.yaml": text}}
-    coordinator = {
+    coordinator: dict[str, Any] = {
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {"name": f"{base}-coordinator", "namespace": namespace, "labels": labels},
         "spec": {"backoffLimit": 0,  # a second plan of the same id is refused: follow it, do not retry
@@ -97,18 +97,18 @@ def render(campaign_path: str, results: str, campaign_id: str, image: str, names
                      "containers": [container("coordinator", ["coordinate", "/campaign/campaign.yaml", *common,
                                                               "--phase-timeout", f"{phase_timeout_s:g}",
                                                               "--workers", str(workers)])]}}}}
-    workers = {
+    worker_job: dict[str, Any] = {
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {"name": f"{base}-workers", "namespace": namespace, "labels": labels},
         "spec": {"completionMode": "Indexed", "completions": shards, "parallelism": shards,
                  "backoffLimitPerIndex": WORKER_BACKOFF_PER_INDEX,
                  "podFailurePolicy": {"rules": [
                      {"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [BAD_INPUT_EXIT]}},
-                     {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]},
+                     {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]},
                  "template": {"metadata": {"labels": labels}, "spec": {
                      "restartPolicy": "Never", "volumes": [volume],
                      "containers": [container("worker", ["worker", *common])]}}}}
-    return [config_map, coordinator, workers]
+    return [config_map, coordinator, worker_job]
 
 
 def render_yaml(manifests: list[dict[str, Any]]) -> str:
