@@ -23,6 +23,7 @@ from dbswarm.results.report.terminal import print_markdown
 from dbswarm.results.store import open_store
 from dbswarm.run import tpcc_check
 from dbswarm.run.local import run_campaign
+from dbswarm.run.indexed_cli import add_indexed_commands
 from dbswarm.run.remote import add_remote_commands
 from dbswarm.run.resume import resume_campaign
 
@@ -264,6 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--result", action="store_true", help="the JSON Schema of result.json instead")
     sc.set_defaults(fn=cmd_schema)
     add_remote_commands(sub)  # submit / status / cancel / results
+    add_indexed_commands(sub, report_outcome)  # coordinate / worker / step / kubernetes (the indexed path)
     return p
 
 

@@ -653,15 +653,25 @@ def compare_campaign(event: dict) -> dict:
 
 
 def run_steps(campaign, results: str, run_shards: Callable[[dict, int], None],
-              lead_seconds: float = 1.0, max_call_seconds: Optional[float] = None) -> dict:
+              lead_seconds: float = 1.0, max_call_seconds: Optional[float] = None,
+              campaign_id: Optional[str] = None, refuse_search: Optional[str] = None,
+              compare: bool = False, cpu_count: Optional[int] = None) -> dict:
     """The state machine's step order driven directly (benchmarks, tests that run shards
     their own way): plan; per run: prepare -> arm + ``run_shards(event, shard_count)`` for
     the load -> window end -> after_load (secondary indexes) -> arm + run_shards for the run ->
     window end -> after_run -> cleanup; aggregate. After each of the two after_ stages, a family's
     consistency check: its ranges in parallel threads, each looping while it needs another call.
     ``run_shards`` runs every shard of one phase (event + "shard": i) to completion.
-    Returns the aggregate step's answer plus "store"."""
-    plan = plan_campaign({"campaign": campaign, "results": results})
+    Returns the aggregate step's answer plus "store". ``refuse_search``: the caller's name, when
+    it cannot run a peak search or an adaptive fan-out (their NextStep loop is not driven here):
+    such a campaign is refused before anything is planned."""
+    if refuse_search:
+        parsed, _ = load_campaign(campaign)
+        if parsed.search or parsed.fanout.adaptive:
+            what = "search" if parsed.search else "fanout.adaptive"
+            raise DbswarmError(f"{what}: {refuse_search} does not run peak searches or adaptive fan-outs yet "
+                               "(`dbswarm run` and the state machine do)")
+    plan = plan_campaign({"campaign": campaign, "results": results, "campaign_id": campaign_id, "cpu_count": cpu_count})
     base = {"store": plan["store"], "campaign_id": plan["campaign_id"]}
     for run in plan["runs"]:
         rid = run["run_id"]
@@ -678,5 +688,9 @@ def run_steps(campaign, results: str, run_shards: Callable[[dict, int], None],
                          step["check_ranges"])  # the state machine's CheckRanges Map, then CheckMerge
         if plan["has_cleanup"]:
             prepare_run(dict(base, run_id=rid, stage="cleanup"))
-    return aggregate_campaign(base) | {"store": plan["store"]}
+    answer = aggregate_campaign(base) | {"store": plan["store"]}
+    if compare and plan["compare"]:  # the state machine's Compare step: a baseline named or saved
+        answer["compare"] = compare_campaign(dict(base, baseline=plan["baseline"], thresholds=plan["thresholds"],
+                                                  save_baseline=plan["save_baseline"]))
+    return answer
 
