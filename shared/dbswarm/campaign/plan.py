@@ -84,7 +84,8 @@ def make_plan(campaign: Campaign, runs: list[Run], campaign_id: str, cpu_count: 
         raise CampaignError(problems)
     return Plan(campaign_id=campaign_id, name=campaign.name, seed=campaign.seed, phases=list(campaign.phases),
                 runs=out_runs, max_error_rate=campaign.results.max_error_rate,
-                start_lead_s=campaign.fanout.start_lead_s)
+                start_lead_s=campaign.fanout.start_lead_s,
+                metrics=campaign.results.metrics.model_dump(exclude_none=True) or None)
 
 
 def check_shard_limit(shard_counts: dict[str, int], limit: int) -> None:

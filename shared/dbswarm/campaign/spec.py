@@ -199,7 +199,47 @@ class ClientThresholds(_Strict):
         return self
 
 
+class PrometheusExport(_Strict):
+    remote_write: str = Field(description="the remote-write URL, e.g. http://prometheus:9090/api/v1/write "
+                              "(Prometheus with --web.enable-remote-write-receiver, Mimir, Thanos, VictoriaMetrics)")
+    username: Optional[str] = Field(None, max_length=256, description="HTTP basic auth user")
+    password: Optional[SecretRef] = Field(None, description="HTTP basic auth password: a reference, never a literal")
+    timeout_s: float = Field(2.0, gt=0, le=60, description="seconds a push may take; a slow or absent endpoint "
+                             "never blocks or fails the campaign")
+    labels: dict[str, str] = Field(default_factory=dict, description="extra labels on every series")
+
+    @field_validator("remote_write")
+    @classmethod
+    def _url(cls, v):
+        parts = urlsplit(v)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"expected an http(s):// URL, got {v[:80]!r}")
+        if parts.password or parts.username:
+            raise ValueError("no credentials in the URL: give username and password (a reference)")
+        return v
+
+    @field_validator("labels")
+    @classmethod
+    def _labels(cls, v):
+        for k, val in v.items():
+            if not re.fullmatch(r"[a-zA-Z_][a-zA-Z0-9_]{0,63}", k) or k.startswith("__") or k in METRIC_LABELS:
+                raise ValueError(f"label {k[:40]!r}: a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not "
+                                 f"__*, not one of dbswarm's: {', '.join(METRIC_LABELS)})")
+            if len(val) > 256:
+                raise ValueError(f"label {k}: at most 256 characters, got {len(val):,}")
+        return v
+
+
+METRIC_LABELS = ("campaign", "run", "phase", "shard", "operation", "engine", "family", "quantile")
+
+
+class Metrics(_Strict):
+    prometheus: Optional[PrometheusExport] = Field(None, description="push live per-second figures to a "
+                                                   "Prometheus remote-write endpoint (docs/metrics.md)")
+
+
 class Results(_Strict):
+    metrics: Metrics = Field(default_factory=Metrics, description="live metrics while the campaign runs")
     location: str = Field("./results", description="local folder or s3://bucket/prefix")
 
     @field_validator("location")

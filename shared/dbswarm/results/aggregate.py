@@ -142,6 +142,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
     worker_calls, worker_s = 0, 0.0  # what the worker function was used for (cost: measured beside the estimate)
     per_shard = {}  # shard -> (first second, operations per second): the report's per-shard view
     client_figs, client_series = {}, {}  # shard -> its client figures (headroom), its per-second samples
+    exports: list[dict] = []  # the shard calls' live metrics export (results.metrics)
     for i in range(expected):
         doc = shard_docs.get(i)
         if doc is not None:
@@ -167,6 +168,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
         n = sum(seg.get("abandoned_threads", 0) for seg in doc.segments)
         if n:
             abandoned[i] = n
+        exports.extend(seg["metrics_export"] for seg in doc.segments if seg.get("metrics_export"))
         settings = settings or doc.binding.settings
         integrity.shard(i, doc)
         if doc.status == "done" and not integrity.interrupted(doc):
@@ -231,6 +233,8 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
         "usage": {"worker_calls": worker_calls, "worker_seconds": round(worker_s, 3)},
         "mix": {name: round(s.count / measured, 6) for name, s in measurement.operations.items()} if measured else {},
     })
+    if exports:
+        out["metrics_export"] = metrics_export_summary(exports)
     caveat = start_caveat(phase, out["start_skew_s"]["max"], duration, steady_ops is not None, steady_seconds)
     if caveat:
         out["throughput_caveat"] = caveat
@@ -285,6 +289,18 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
     out["intervals"] = tl.interval_summary()
     out["shard_series"] = shard_series(per_shard)
     out["client"] = client_section(client_figs, client_series, measurement, window, client_settings)
+    return out
+
+
+def metrics_export_summary(exports: list[dict]) -> dict:
+    """The shard calls' live metrics export, added up: a failed push is said, never a failure."""
+    out = {"endpoint": exports[0].get("endpoint"), "pushes": sum(e.get("pushes", 0) for e in exports),
+           "failed": sum(e.get("failed", 0) for e in exports), "samples": sum(e.get("samples", 0) for e in exports)}
+    errors = [e["error"] for e in exports if e.get("error")]
+    if errors:
+        out["error"] = errors[-1]
+        out["note"] = (f"live metrics were not (all) exported: {out['failed']:,} push(es) failed; the figures of "
+                       "this result are complete")
     return out
 
 

@@ -109,6 +109,8 @@ class Plan(_Doc):
     max_error_rate: float = Field(0.01, description="results.max_error_rate of the campaign")
     start_lead_s: Optional[float] = Field(None, description="fanout.start_lead_s of the campaign (None: the "
                                           "runner's lead)")
+    metrics: Optional[dict[str, Any]] = Field(None, description="results.metrics of the campaign (passwords as "
+                                              "references): the shards push live figures there")
     _check_version = _version(PLAN_SCHEMA_VERSION)
 
     def run(self, run_id: str) -> RunPlan:
@@ -218,6 +220,9 @@ class PhaseResult(_Open):
     status: Literal["complete", "complete_with_errors", "incomplete", "interrupted", "partial", "missing", "not run"]
     problems: Optional[list[str]] = Field(None, description="why the phase is incomplete: client threads that "
                                           "ended on errors, a load short of its planned records, a dead tail")
+    metrics_export: Optional[dict[str, Any]] = Field(None, description="results.metrics: what the shards pushed "
+                                                     "live (pushes, failed, samples) and, when a push failed, why; "
+                                                     "the figures here are complete either way")
     lost_seconds: Optional[float] = Field(None, description="seconds of measurement lost by shard calls that died "
                                           "(between their last persisted state and their retry)")
     paused_s: Optional[float] = Field(None, description="seconds between started_at and ended_at in which no shard "

@@ -53,7 +53,7 @@ from dbswarm.results.documents import (
 from dbswarm.results.report.files import write_reports
 from dbswarm.results.store import LocalStore, cache_plan, load_plan, open_store, redact_error
 from dbswarm.results.verdict.regression import compare_with_baseline
-from dbswarm.run import interrupt
+from dbswarm.run import interrupt, metrics
 
 DEFAULT_LEAD_SECONDS = 2.0
 LEAD_PER_SHARD_ENV = "DBSWARM_LEAD_PER_SHARD_S"  # seconds of start lead per shard (default: lead_per_shard)
@@ -528,11 +528,18 @@ def _run_segment(run, shard, phase, index, ev, key, store, password, doc, measur
     measured so far and the checkpoint to continue from (ShardPhase snapshots: the threads go
     on); at its end, with its outcome."""
     cid = ev.campaign_id
+    export = _metrics_export(store, cid, run, phase, index)
+    if export is not None and doc is not None and doc.segments:  # a call continued: from where the last one was
+        export.pushed_to = int((doc.segments[-1].get("metrics_export") or {}).get("pushed_to") or 0)
 
     def document(outcome, final: bool):
         """The shard's file: the calls before this one (``doc``, ``measurement``) and this
         call's outcome, final or as of a snapshot."""
         info = outcome.info
+        total = outcome.measurement if measurement is None else outcome.measurement.merge(measurement)
+        if export is not None:  # live metrics, from what this snapshot holds anyway
+            export.update(total, final=final and outcome.status == "done")
+            info["metrics_export"] = export.close() if final else export.status()
         if password and info.get("thread_errors"):
             info["thread_errors"] = [secrets.Redactor(password)(e) for e in info["thread_errors"]]
         if lost:
@@ -547,7 +554,6 @@ def _run_segment(run, shard, phase, index, ev, key, store, password, doc, measur
                                                  settings=_binding_settings(run, password)),
                             started_at=info["began_at"], start_skew_s=info.get("start_skew_s"),
                             measurement={})
-        total = outcome.measurement if measurement is None else outcome.measurement.merge(measurement)
         if outcome.server_settings:
             d.binding.settings = {**d.binding.settings, "server": outcome.server_settings}
         data = d.to_dict()
@@ -574,6 +580,18 @@ def _run_segment(run, shard, phase, index, ev, key, store, password, doc, measur
     outcome = shard_phase.execute()
     interrupted = bool(outcome.info.get("interrupted"))
     return outcome, document(outcome, final=True), interrupted
+
+
+def _metrics_export(store, cid: str, run, phase: str, index: int):
+    """The shard phase's live metrics exporter (``dbswarm.run.metrics``), or None."""
+    plan = load_plan(store, cid, run.run_id)
+    if not plan.metrics:
+        return None
+    prometheus = plan.metrics.get("prometheus") or {}
+    password = secrets.resolve(prometheus["password"]) if prometheus.get("password") else None
+    labels = {"campaign": cid, "run": run.run_id, "phase": phase, "shard": str(index), "engine": run.engine,
+              "family": run.family}
+    return metrics.start_export(plan.metrics, labels, password)
 
 
 def _binding_settings(run, password):

@@ -138,6 +138,12 @@ def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
         for run_id, name, p in broken:
             for problem in p["problems"]:
                 lines.append(f"- run {run_id}, {name} phase: {problem}")
+    unexported = [(r["run_id"], name, p["metrics_export"]) for r in result["runs"] for name, p in r["phases"].items()
+                  if (p.get("metrics_export") or {}).get("note")]
+    if unexported:
+        lines.append("\n**Live metrics** (`results.metrics`):\n")
+        lines += [f"- run {run_id}, {name} phase: {e['note']} (last error: {e.get('error', '?')})"
+                  for run_id, name, e in unexported]
     if any(not r["target"]["is_real_database"] for r in result["runs"]):
         lines.append("\n> Runs on the **noop** binding measure the load generator only, not a database.")
     servers = server_lines(result)
