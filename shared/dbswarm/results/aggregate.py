@@ -168,7 +168,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
         n = sum(seg.get("abandoned_threads", 0) for seg in doc.segments)
         if n:
             abandoned[i] = n
-        exports.extend(seg["metrics_export"] for seg in doc.segments if seg.get("metrics_export"))
+        exports.extend(e for seg in doc.segments for e in seg.get("metrics_export") or [])
         settings = settings or doc.binding.settings
         integrity.shard(i, doc)
         if doc.status == "done" and not integrity.interrupted(doc):
@@ -294,7 +294,8 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
 
 def metrics_export_summary(exports: list[dict]) -> dict:
     """The shard calls' live metrics export, added up: a failed push is said, never a failure."""
-    out = {"endpoint": exports[0].get("endpoint"), "pushes": sum(e.get("pushes", 0) for e in exports),
+    out = {"endpoints": sorted({str(e.get("endpoint")) for e in exports}),
+           "pushes": sum(e.get("pushes", 0) for e in exports),
            "failed": sum(e.get("failed", 0) for e in exports), "samples": sum(e.get("samples", 0) for e in exports)}
     errors = [e["error"] for e in exports if e.get("error")]
     if errors:

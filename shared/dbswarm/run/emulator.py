@@ -70,6 +70,9 @@ FAULT_ENV = "DBSWARM_EMULATOR_FAULT"
 
 # ==== inside a function's process ==============================================================
 
+LOCAL_ONLY_UNSET = "DBSWARM_CLOUDWATCH_NAMESPACE"  # the workers' live metrics in a deployment (template)
+
+
 class LambdaContext:
     """What AWS passes as ``context`` (the parts handlers may use, via dbswarm.run.context)."""
 
@@ -624,6 +627,8 @@ class LocalCloud:
         spec = function if isinstance(function, FunctionSpec) else self.functions[function]
         env = dict(self.base_env)
         env.update(spec.environment)
+        if LOCAL_ONLY_UNSET not in self.base_env:  # no CloudWatch to watch locally: the deployment's default is not ours
+            env.pop(LOCAL_ONLY_UNSET, None)
         env.update({"AWS_LAMBDA_FUNCTION_NAME": spec.name, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory),
                     "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST", "AWS_EXECUTION_ENV": "dbswarm-local"})
         if self.endpoint:

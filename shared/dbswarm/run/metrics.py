@@ -25,6 +25,7 @@ and a compression library in every Lambda layer.
 """
 from __future__ import annotations
 
+import os
 import queue
 import struct
 import threading
@@ -90,24 +91,63 @@ def snappy_block(data: bytes) -> bytes:
     return bytes(out)
 
 
-# ---- the pusher ---------------------------------------------------------------------------------
+# ---- what a push carries ----------------------------------------------------------------------
 
-class PrometheusPush:
+class Figures:
+    """The seconds ``[first, end)`` not pushed yet of a shard's cumulative measurement: per
+    second the operations per operation (and their running totals, late operations of pushed
+    seconds included), the errors, the mean latency; the percentiles so far; at the end, the
+    measured counts (warm-up excluded)."""
+
+    def __init__(self, m: Any, first: int, end: int, final: bool, now: float):
+        tl = m.timeline
+        self.seconds = list(range(first, end))
+        self.ops: dict[str, list[tuple[int, int, int]]] = {}  # op -> [(second, count, running total)]
+        per_second = [0] * len(self.seconds)
+        for op, counts in tl.ops.items():
+            before = sum(counts[:max(0, first - tl.start)])
+            rows = []
+            for j, sec in enumerate(self.seconds):
+                n = counts[sec - tl.start] if 0 <= sec - tl.start < len(counts) else 0
+                before += n
+                per_second[j] += n
+                rows.append((sec, n, before))
+            self.ops[op] = rows
+        errors = sum(tl.errors[:max(0, first - tl.start)])
+        self.errors: list[tuple[int, int, int]] = []
+        for sec in self.seconds:
+            n = tl.errors[sec - tl.start] if 0 <= sec - tl.start < len(tl.errors) else 0
+            errors += n
+            self.errors.append((sec, n, errors))
+        self.mean_us = [(sec, tl.latency_us[sec - tl.start] / per_second[j]) for j, sec in enumerate(self.seconds)
+                        if per_second[j] and 0 <= sec - tl.start < len(tl.latency_us)]
+        self.stamp = max(now, end)
+        self.quantiles: dict[str, list[tuple[str, float]]] = {}
+        self.measured: dict[str, int] = {}
+        for op, stats in m.operations.items():
+            h = stats.histogram
+            if h.get_total_count():
+                self.quantiles[op] = [(q, float(h.get_value_at_percentile(p))) for q, p in QUANTILES]
+            if final:
+                self.measured[op] = stats.count
+
+    def empty(self) -> bool:
+        return not self.seconds and not self.quantiles and not self.measured
+
+
+# ---- the pushers --------------------------------------------------------------------------------
+
+class Push:
     """One shard phase's series, pushed as its snapshots come (``update``), on a thread of its own."""
+    endpoint = "?"
 
-    def __init__(self, settings: dict[str, Any], labels: dict[str, str], password: Optional[str] = None):
-        self.url = settings["remote_write"]
-        self.timeout_s = float(settings.get("timeout_s") or 2.0)
-        self.labels = {**{k: str(v) for k, v in (settings.get("labels") or {}).items()}, **labels}
-        self.headers = {"Content-Encoding": "snappy", "Content-Type": "application/x-protobuf",
-                        "X-Prometheus-Remote-Write-Version": "0.1.0", "User-Agent": "dbswarm"}
-        if settings.get("username"):
-            token = b64encode(f"{settings['username']}:{password or ''}".encode()).decode()
-            self.headers["Authorization"] = "Basic " + token
+    def __init__(self, labels: dict[str, str], timeout_s: float = 2.0):
+        self.labels = labels
+        self.timeout_s = timeout_s
         self.pushed_to = 0          # the first second not pushed yet
         self.pushes = self.failures = self.samples = 0
         self.last_error: Optional[str] = None
-        self._queue: "queue.Queue[Optional[bytes]]" = queue.Queue(maxsize=64)
+        self._queue: "queue.Queue[Any]" = queue.Queue(maxsize=64)
         self._thread = threading.Thread(target=self._send_loop, name="dbswarm-metrics", daemon=True)
         self._thread.start()
 
@@ -115,11 +155,19 @@ class PrometheusPush:
         """The seconds of ``measurement`` (the shard's cumulative) not pushed yet: whole seconds
         only until ``final``. Never raises, never blocks."""
         try:
-            body = self._body(measurement, final, time.time() if now is None else now)
+            tl = measurement.timeline
+            if tl.start is None:
+                return
+            now = time.time() if now is None else now
+            end = tl.end if final else min(tl.end, int(now) - 1)  # a second still running is not pushed
+            first = max(self.pushed_to, tl.start)
+            figures = Figures(measurement, first, max(first, end), final, now)
+            if figures.empty():
+                return
+            body = self.encode(figures)
+            self.pushed_to = max(self.pushed_to, end)
         except Exception as exc:  # the figures are the shard file's: an export problem is only noted
             self._note(f"{type(exc).__name__}: {exc}")
-            return
-        if body is None:
             return
         try:
             self._queue.put_nowait(body)
@@ -138,8 +186,8 @@ class PrometheusPush:
         return self.status()
 
     def status(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"endpoint": "prometheus remote write", "pushes": self.pushes,
-                               "failed": self.failures, "samples": self.samples, "pushed_to": self.pushed_to}
+        out: dict[str, Any] = {"endpoint": self.endpoint, "pushes": self.pushes, "failed": self.failures,
+                               "samples": self.samples, "pushed_to": self.pushed_to}
         if self.last_error:
             out["error"] = self.last_error[:300]
         return out
@@ -148,75 +196,137 @@ class PrometheusPush:
         self.failures += 1
         self.last_error = error
 
-    def _series(self, name: str, **labels: str) -> dict[str, str]:
-        return {"__name__": name, **self.labels, **labels}
-
-    def _body(self, m: Any, final: bool, now: float) -> Optional[bytes]:
-        tl = m.timeline
-        if tl.start is None:
-            return None
-        end = tl.end if final else min(tl.end, int(now) - 1)  # a second still running is not pushed
-        first = max(self.pushed_to, tl.start)
-        series: list[tuple[dict[str, str], list[tuple[float, int]]]] = []
-        if end > first:
-            ts = [(s + 1) * 1000 for s in range(first, end)]  # a second's figures at its end
-            per_second = [0] * (end - first)
-            for op, counts in tl.ops.items():
-                before = sum(counts[:first - tl.start])  # late operations of pushed seconds count on
-                samples = []
-                for j, s in enumerate(range(first, end)):
-                    n = counts[s - tl.start] if 0 <= s - tl.start < len(counts) else 0
-                    before += n
-                    per_second[j] += n
-                    samples.append((float(before), ts[j]))
-                series.append((self._series("dbswarm_operations_total", operation=op), samples))
-            errors = sum(tl.errors[:first - tl.start])
-            err_samples = []
-            for j, s in enumerate(range(first, end)):
-                errors += tl.errors[s - tl.start] if s - tl.start < len(tl.errors) else 0
-                err_samples.append((float(errors), ts[j]))
-            series.append((self._series("dbswarm_errors_total"), err_samples))
-            mean = [(tl.latency_us[s - tl.start] / per_second[j], ts[j]) for j, s in enumerate(range(first, end))
-                    if per_second[j] and s - tl.start < len(tl.latency_us)]
-            if mean:
-                series.append((self._series("dbswarm_latency_mean_us"), mean))
-            self.pushed_to = end
-        stamp = int(max(now, end) * 1000)
-        for op, stats in m.operations.items():
-            h = stats.histogram
-            if h.get_total_count():
-                for q, p in QUANTILES:
-                    series.append((self._series("dbswarm_latency_us", operation=op, quantile=q),
-                                   [(float(h.get_value_at_percentile(p)), stamp)]))
-            if final:
-                series.append((self._series("dbswarm_measured_operations", operation=op),
-                               [(float(stats.count), stamp)]))
-        if not series:
-            return None
-        self.samples += sum(len(s) for _, s in series)
-        return snappy_block(encode_write_request(series))
-
     def _send_loop(self) -> None:
         while True:
             body = self._queue.get()
             if body is None:
                 return
-            request = urllib.request.Request(self.url, data=body, headers=self.headers, method="POST")
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                    response.read()
+                self.send(body)
                 self.pushes += 1
-            except urllib.error.HTTPError as exc:
-                detail = exc.read()[:200].decode("utf-8", "replace").strip()
-                self._note(f"HTTP {exc.code} from {self.url}: {detail}")
             except Exception as exc:
-                self._note(f"{type(exc).__name__}: {getattr(exc, 'reason', exc)} ({self.url})")
+                self._note(self.describe_error(exc))
+
+    def encode(self, figures: Figures) -> Any:
+        raise NotImplementedError
+
+    def send(self, body: Any) -> None:
+        raise NotImplementedError
+
+    def describe_error(self, exc: Exception) -> str:
+        return f"{type(exc).__name__}: {exc}"
+
+
+class PrometheusPush(Push):
+    """Prometheus remote write: a counter's running total per second, gauges."""
+    endpoint = "prometheus remote write"
+
+    def __init__(self, settings: dict[str, Any], labels: dict[str, str], password: Optional[str] = None):
+        super().__init__({**{k: str(v) for k, v in (settings.get("labels") or {}).items()}, **labels},
+                         float(settings.get("timeout_s") or 2.0))
+        self.url = settings["remote_write"]
+        self.headers = {"Content-Encoding": "snappy", "Content-Type": "application/x-protobuf",
+                        "X-Prometheus-Remote-Write-Version": "0.1.0", "User-Agent": "dbswarm"}
+        if settings.get("username"):
+            token = b64encode(f"{settings['username']}:{password or ''}".encode()).decode()
+            self.headers["Authorization"] = "Basic " + token
+
+    def _series(self, name: str, **labels: str) -> dict[str, str]:
+        return {"__name__": name, **self.labels, **labels}
+
+    def encode(self, f: Figures) -> bytes:
+        series: list[tuple[dict[str, str], list[tuple[float, int]]]] = []
+        if f.seconds:  # a second's figures at its end
+            for op, rows in f.ops.items():
+                series.append((self._series("dbswarm_operations_total", operation=op),
+                               [(float(total), (sec + 1) * 1000) for sec, _, total in rows]))
+            series.append((self._series("dbswarm_errors_total"),
+                           [(float(total), (sec + 1) * 1000) for sec, _, total in f.errors]))
+            if f.mean_us:
+                series.append((self._series("dbswarm_latency_mean_us"),
+                               [(v, (sec + 1) * 1000) for sec, v in f.mean_us]))
+        stamp = int(f.stamp * 1000)
+        for op, values in f.quantiles.items():
+            series += [(self._series("dbswarm_latency_us", operation=op, quantile=q), [(v, stamp)]) for q, v in values]
+        for op, count in f.measured.items():
+            series.append((self._series("dbswarm_measured_operations", operation=op), [(float(count), stamp)]))
+        self.samples += sum(len(s) for _, s in series)
+        return snappy_block(encode_write_request(series))
+
+    def send(self, body: bytes) -> None:
+        request = urllib.request.Request(self.url, data=body, headers=self.headers, method="POST")
+        with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+            response.read()
+
+    def describe_error(self, exc: Exception) -> str:
+        if isinstance(exc, urllib.error.HTTPError):
+            return f"HTTP {exc.code} from {self.url}: {exc.read()[:200].decode('utf-8', 'replace').strip()}"
+        return f"{type(exc).__name__}: {getattr(exc, 'reason', exc)} ({self.url})"
+
+
+CLOUDWATCH_BATCH = 500  # metric data per PutMetricData call (the API takes 1,000)
+
+
+class CloudWatchPush(Push):
+    """CloudWatch high-resolution metrics (PutMetricData, 1-second storage): per second the
+    operations (Count) per operation, the errors, the mean latency; the percentiles so far."""
+    endpoint = "cloudwatch"
+
+    def __init__(self, namespace: str, labels: dict[str, str], timeout_s: float = 5.0):
+        super().__init__(labels, timeout_s)
+        self.namespace = namespace
+        self._client: Any = None
+
+    def _dimensions(self, **extra: str) -> list[dict[str, str]]:
+        names = {"campaign": "Campaign", "run": "Run", "phase": "Phase", "shard": "Shard"}
+        out = [{"Name": names[k], "Value": self.labels[k]} for k in names if k in self.labels]
+        return out + [{"Name": k, "Value": v} for k, v in extra.items()]
+
+    def encode(self, f: Figures) -> list[dict[str, Any]]:
+        from datetime import datetime, timezone  # noqa: PLC0415
+        data: list[dict[str, Any]] = []
+
+        def at(sec: float) -> datetime:
+            return datetime.fromtimestamp(sec, tz=timezone.utc)
+
+        for op, rows in f.ops.items():
+            data += [{"MetricName": "Operations", "Dimensions": self._dimensions(Operation=op), "Timestamp": at(sec),
+                      "Value": n, "Unit": "Count", "StorageResolution": 1} for sec, n, _ in rows]
+        data += [{"MetricName": "Errors", "Dimensions": self._dimensions(), "Timestamp": at(sec), "Value": n,
+                  "Unit": "Count", "StorageResolution": 1} for sec, n, _ in f.errors if n]
+        data += [{"MetricName": "LatencyMean", "Dimensions": self._dimensions(), "Timestamp": at(sec), "Value": v,
+                  "Unit": "Microseconds", "StorageResolution": 1} for sec, v in f.mean_us]
+        for op, values in f.quantiles.items():
+            data += [{"MetricName": f"LatencyP{q[2:] if q != '0.5' else '50'}",
+                      "Dimensions": self._dimensions(Operation=op), "Timestamp": at(f.stamp), "Value": v,
+                      "Unit": "Microseconds", "StorageResolution": 1} for q, v in values]
+        self.samples += len(data)
+        return data
+
+    def send(self, data: list[dict[str, Any]]) -> None:
+        if self._client is None:
+            import boto3  # noqa: PLC0415 (a deployment's workers only)
+            from botocore.config import Config  # noqa: PLC0415
+            self._client = boto3.client("cloudwatch", config=Config(connect_timeout=self.timeout_s,
+                                                                    read_timeout=self.timeout_s,
+                                                                    retries={"max_attempts": 2}))
+        for i in range(0, len(data), CLOUDWATCH_BATCH):
+            self._client.put_metric_data(Namespace=self.namespace, MetricData=data[i:i + CLOUDWATCH_BATCH])
+
+
+CLOUDWATCH_ENV = "DBSWARM_CLOUDWATCH_NAMESPACE"
 
 
 def start_export(metrics: Optional[dict[str, Any]], labels: dict[str, str],
-                 password: Optional[str] = None) -> Optional[PrometheusPush]:
-    """The shard phase's exporter, when the campaign asks for one (``results.metrics``)."""
+                 password: Optional[str] = None) -> list[Push]:
+    """The shard phase's exporters: the campaign's Prometheus endpoint (``results.metrics``), and
+    CloudWatch in a deployment whose functions name a namespace (``DBSWARM_CLOUDWATCH_NAMESPACE``,
+    template parameter MetricsNamespace)."""
+    out: list[Push] = []
     prometheus = (metrics or {}).get("prometheus")
-    if not prometheus:
-        return None
-    return PrometheusPush(prometheus, labels, password)
+    if prometheus:
+        out.append(PrometheusPush(prometheus, labels, password))
+    namespace = os.environ.get(CLOUDWATCH_ENV, "").strip()
+    if namespace:
+        out.append(CloudWatchPush(namespace, labels))
+    return out

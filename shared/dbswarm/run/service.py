@@ -528,18 +528,21 @@ def _run_segment(run, shard, phase, index, ev, key, store, password, doc, measur
     measured so far and the checkpoint to continue from (ShardPhase snapshots: the threads go
     on); at its end, with its outcome."""
     cid = ev.campaign_id
-    export = _metrics_export(store, cid, run, phase, index)
-    if export is not None and doc is not None and doc.segments:  # a call continued: from where the last one was
-        export.pushed_to = int((doc.segments[-1].get("metrics_export") or {}).get("pushed_to") or 0)
+    exports = _metrics_export(store, cid, run, phase, index)
+    if exports and doc is not None and doc.segments:  # a call continued: from where the last one was
+        before = {e.get("endpoint"): e for e in doc.segments[-1].get("metrics_export") or []}
+        for export in exports:
+            export.pushed_to = int((before.get(export.endpoint) or {}).get("pushed_to") or 0)
 
     def document(outcome, final: bool):
         """The shard's file: the calls before this one (``doc``, ``measurement``) and this
         call's outcome, final or as of a snapshot."""
         info = outcome.info
         total = outcome.measurement if measurement is None else outcome.measurement.merge(measurement)
-        if export is not None:  # live metrics, from what this snapshot holds anyway
+        for export in exports:  # live metrics, from what this snapshot holds anyway
             export.update(total, final=final and outcome.status == "done")
-            info["metrics_export"] = export.close() if final else export.status()
+        if exports:
+            info["metrics_export"] = [e.close() if final else e.status() for e in exports]
         if password and info.get("thread_errors"):
             info["thread_errors"] = [secrets.Redactor(password)(e) for e in info["thread_errors"]]
         if lost:
@@ -583,11 +586,9 @@ def _run_segment(run, shard, phase, index, ev, key, store, password, doc, measur
 
 
 def _metrics_export(store, cid: str, run, phase: str, index: int):
-    """The shard phase's live metrics exporter (``dbswarm.run.metrics``), or None."""
+    """The shard phase's live metrics exporters (``dbswarm.run.metrics``), maybe none."""
     plan = load_plan(store, cid, run.run_id)
-    if not plan.metrics:
-        return None
-    prometheus = plan.metrics.get("prometheus") or {}
+    prometheus = (plan.metrics or {}).get("prometheus") or {}
     password = secrets.resolve(prometheus["password"]) if prometheus.get("password") else None
     labels = {"campaign": cid, "run": run.run_id, "phase": phase, "shard": str(index), "engine": run.engine,
               "family": run.family}
