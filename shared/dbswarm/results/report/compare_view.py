@@ -48,11 +48,16 @@ def confidence_text(d: dict) -> str:
     if m in ("statistical", "prediction"):
         p = d["p_better_adjusted"] if d.get("verdict") == "better" else d["p_worse_adjusted"]
         ci = d.get("ci")
-        tail = f" {ci[0] * 100:+.0f}…{ci[1] * 100:+.0f}%" if ci else " pred."
-        return f"p {p:.1g}{tail}"
+        tail = f" {_pct(ci[0])}…{_pct(ci[1])}%" if ci else " pred."
+        return f"p {p:.2g}{tail}"
     if m == "threshold":
         return "fixed threshold"
     return ""
+
+
+def _pct(v: float) -> str:
+    r = round(v * 100)
+    return f"{r:+d}" if r else "0"
 
 
 def _row(cells: list[str]) -> str:

@@ -1,0 +1,225 @@
+"""`dbswarm compare` on real results (issue 55): tiny noop campaigns, 5 runs each (`repeat: 5`),
+run once per session. The noop engine's ``service_time_ms`` is the server's time per call: a
+slower "server" (5 → 8 ms) is flagged worse with its confidence; the same configuration twice is
+not flagged; a different configuration (threads) is not comparable, and says why. JUnit output
+is read back by a parser against the structure CI systems read."""
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from dbswarm import cli
+from dbswarm.results import compare as C
+from dbswarm.run.local import run_campaign
+
+
+def _campaign(ms: float, threads: int = 4, repeat: int = 5) -> dict:
+    return {"name": "cmp", "phases": ["run"], "repeat": repeat,
+            "target": {"engine": "noop", "options": {"service_time_ms": ms}},
+            "workload": {"preset": "a", "recordcount": 1000, "operationcount": 0, "maxexecutiontime": 1,
+                         "threads": threads},
+            "fanout": {"shards": 1}}
+
+
+@pytest.fixture(scope="session")
+def results(tmp_path_factory) -> dict:
+    """{name: the campaign folder}: base and same (5 ms a call), slow (8 ms), threads (8 threads,
+    one run)."""
+    root = tmp_path_factory.mktemp("compare")
+    out = {}
+    for name, spec in (("base", _campaign(5)), ("same", _campaign(5)), ("slow", _campaign(8)),
+                       ("threads", _campaign(5, threads=8, repeat=1))):
+        o = run_campaign(spec, str(root / name), show_progress=False, lead_seconds=0.5, log=lambda *a: None)
+        assert o["status"] == "complete", o
+        out[name] = Path(o["store"]) / o["campaign_id"]
+    return out
+
+
+def _compare(capsys, *args) -> tuple[int, str]:
+    code = cli.main(["compare", *map(str, args)])
+    return code, capsys.readouterr().out
+
+
+def _figures(doc) -> dict:
+    (pair,) = doc["pairs"]
+    return {d["figure"]: d for d in pair["figures"]}
+
+
+def test_a_slower_server_is_flagged_with_its_confidence(results, capsys):
+    code, out = _compare(capsys, results["base"], results["slow"], "--format", "json")
+    doc = json.loads(out)
+    assert code == C.EXIT_REGRESSED == doc["exit_status"] and doc["verdict"] == "regressed"
+    f = _figures(doc)
+    for name in ("throughput", "READ p50", "UPDATE p50"):
+        d = f[name]
+        assert d["verdict"] == "worse", d
+        assert d["method"] == "statistical" and d["n_baseline"] == d["n_candidate"] == 5
+        assert d["p_worse_adjusted"] < 0.05 and d["ci"][0] * d["ci"][1] > 0  # its interval excludes no change
+    assert f["throughput"]["change"] < -0.2 and f["READ p50"]["change"] > 0.3
+    assert any(r.startswith("run 000, run phase, throughput: ") for r in doc["regressions"])
+    # the terminal: every line within 80 columns, the method said once, the confidence in the row
+    code, text = _compare(capsys, results["base"], results["slow"])
+    assert code == 4
+    assert all(len(line) <= 80 for line in text.splitlines()), text
+    assert "Mann–Whitney U" in text and "Holm" in text
+    row = next(line for line in text.splitlines() if line.startswith("throughput "))
+    assert row.split()[-1] == "worse" and " p 0.0" in row
+
+
+def test_the_same_configuration_twice_flags_nothing(results, capsys):
+    code, out = _compare(capsys, results["base"], results["same"], "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["verdict"] == "pass", doc["regressions"]
+    assert not [d for d in _figures(doc).values() if d["verdict"] in ("worse", "not comparable")]
+    assert _figures(doc)["READ p50"]["verdict"] in ("unchanged", "inconclusive", "better")
+
+
+def test_several_results_a_side_are_repeated_runs(results, capsys):
+    code, out = _compare(capsys, f"{results['base']},{results['same']}", results["slow"] / "result.json",
+                         "--format", "json")
+    doc = json.loads(out)
+    assert code == 4 and len(doc["baseline"]) == 2
+    assert _figures(doc)["throughput"]["n_baseline"] == 10 and _figures(doc)["throughput"]["verdict"] == "worse"
+
+
+def test_a_threshold_per_metric(results, capsys):
+    # a 60 % slowdown within a 100 % allowance for p50 and throughput: those pass
+    code, out = _compare(capsys, results["base"], results["slow"], "--format", "json", "--max-regression", "100%")
+    doc = json.loads(out)
+    assert code == 0, doc["regressions"]
+    code, out = _compare(capsys, results["base"], results["slow"], "--format", "json", "--max-regression", "100%",
+                         "--max-regression", "throughput=5%")
+    doc = json.loads(out)
+    assert code == 4 and [r.split(":")[0] for r in doc["regressions"]] == ["run 000, run phase, throughput"]
+    assert _compare(capsys, results["base"], results["slow"], "--max-regression", "p42=5%")[0] == 2
+
+
+def test_a_different_configuration_is_not_comparable(results, capsys):
+    code, out = _compare(capsys, results["base"], results["threads"])
+    assert code == C.EXIT_NOT_COMPARABLE == 12
+    assert "not comparable: different configuration: threads 4 → 8" in out
+    assert all(len(line) <= 80 for line in out.splitlines())
+
+
+def _edited(results, tmp_path, name, edit) -> Path:
+    doc = json.loads((results[name] / "result.json").read_text())
+    for r in doc["runs"]:
+        edit(r["phases"]["run"])
+    path = tmp_path / f"{name}-edited.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_a_client_bound_phase_or_another_client_model_is_not_comparable(results, tmp_path, capsys):
+    bound = _edited(results, tmp_path, "same", lambda p: p["client"].update(
+        verdict="bound", allowed=False, reason="the load generator was the bottleneck in shard 0"))
+    code, out = _compare(capsys, results["base"], bound, "--format", "json")
+    doc = json.loads(out)
+    assert code == 12 and doc["verdict"] == "not comparable"
+    assert "client-bound phase in the candidate" in doc["not_comparable"][0]
+    mux = _edited(results, tmp_path, "same", lambda p: p["client"].update(model="multiplexed"))
+    code, out = _compare(capsys, results["base"], mux, "--format", "markdown")
+    assert code == 12 and "different client model: threads → multiplexed" in out
+
+
+def test_markdown_html_and_the_step_summary(results, tmp_path, capsys, monkeypatch):
+    summary = tmp_path / "step-summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    page = tmp_path / "compare.html"
+    code, _ = _compare(capsys, results["base"], results["slow"], "--format", "html", "-o", page)
+    assert code == 4
+    html = page.read_text()
+    charts = json.loads(html.split("<script type='application/json' id='dbswarm-charts'>")[1].split("</script>")[0])
+    (chart,) = charts
+    labels = [s["label"] for s in chart["series"]]
+    assert labels == ["READ baseline", "READ candidate", "UPDATE baseline", "UPDATE candidate"]
+    assert chart["series"][0]["dash"] and "dash" not in chart["series"][1]
+    base_read, slow_read = chart["series"][0]["values"], chart["series"][1]["values"]
+    assert slow_read[0] > base_read[0] * 1.3  # the median-ish end of the two spectra: 8 ms against 5 ms
+    assert "uPlot" in html and "<table>" in html and "src=" not in html  # self-contained
+    text = summary.read_text()
+    assert text.startswith("earlier step\n") and "## dbswarm compare: regressed" in text
+    assert "| throughput |" in text
+
+
+def _check_junit(path: Path) -> ET.Element:
+    """The JUnit XML structure CI systems read (Jenkins' junit-10.xsd, which GitLab and GitHub's
+    reporters follow): testsuites > testsuite[name, tests, failures, errors, time] > testcase[name,
+    classname, time] > failure[message, type] with text; counts that add up."""
+    root = ET.parse(path).getroot()
+    assert root.tag == "testsuites"
+    total = failures = 0
+    for suite in root:
+        assert suite.tag == "testsuite"
+        for attr in ("name", "tests", "failures", "errors", "time"):
+            assert suite.get(attr) is not None, attr
+        cases = list(suite)
+        assert all(c.tag == "testcase" for c in cases)
+        assert int(suite.get("tests")) == len(cases)
+        failed = 0
+        for case in cases:
+            assert case.get("name") and case.get("classname") and float(case.get("time")) >= 0
+            for child in case:
+                assert child.tag in ("failure", "error", "skipped", "system-out", "system-err")
+                if child.tag == "failure":
+                    assert child.get("message") and child.get("type") and child.text
+            failed += any(child.tag == "failure" for child in case)
+        assert int(suite.get("failures")) == failed
+        total += len(cases)
+        failures += failed
+    assert int(root.get("tests")) == total and int(root.get("failures")) == failures
+    return root
+
+
+def test_junit_of_a_comparison(results, tmp_path, capsys):
+    junit = tmp_path / "compare.xml"
+    assert _compare(capsys, results["base"], results["slow"], "--junit", junit)[0] == 4
+    root = _check_junit(junit)
+    (case,) = root.iter("testcase")
+    assert case.get("classname") == "compare.000" and case.get("name") == "run"
+    failure = case.find("failure")
+    assert failure.get("type") == "regression" and failure.get("message").startswith("throughput: worse: ")
+    assert _compare(capsys, results["base"], results["same"], "--junit", junit)[0] == 0
+    assert _check_junit(junit).find(".//failure") is None
+    assert _compare(capsys, results["base"], results["threads"], "--junit", junit)[0] == 12
+    assert _check_junit(junit).find(".//failure").get("type") == "not-comparable"
+
+
+def test_junit_of_a_campaign(results, tmp_path):
+    from dbswarm.results.report import junit as J
+    doc = json.loads((results["base"] / "result.json").read_text())
+    path = tmp_path / "run.xml"
+    path.write_text(J.result_junit(doc))
+    root = _check_junit(path)
+    assert [c.get("classname") for c in root.iter("testcase")] == [f"cmp.{r['run_id']}" for r in doc["runs"]]
+    assert root.find(".//failure") is None
+    # the same result with its last run failing every way a phase can
+    p = doc["runs"][-1]["phases"]["run"]
+    p.update(status="complete_with_errors", error_problems=["error rate 3.00% > results.max_error_rate 1.00%"])
+    p["client"].update(verdict="bound", allowed=False, reason="CPU share 0.95 in shard 0")
+    doc["runs"][-1]["checks"] = {"after_run": {"passed": False, "failures": ["3.3.2.1: W_YTD != sum(D_YTD)"]}}
+    doc["compare"] = {"verdict": "regressed", "reasons": ["000 throughput: regressed: median 900 → 700"],
+                      "deltas": [{"run_id": "000", "metric": "throughput", "regressed": True,
+                                  "why": "000 throughput: regressed: median 900 → 700"}]}
+    path.write_text(J.result_junit(doc))
+    root = _check_junit(path)
+    last = [c for c in root.iter("testcase") if c.get("classname") == f"cmp.{doc['runs'][-1]['run_id']}"]
+    assert [c.get("name") for c in last] == ["run", "check after_run"]
+    kinds = last[0].find("failure").get("type").split(",")
+    assert kinds == ["error-threshold", "client-bound", "regression"]
+    assert "W_YTD" in last[1].find("failure").text
+    assert root.get("failures") == str(len(doc["runs"]) + 1)  # every run regressed (one cell), and the check
+
+
+def test_result_references(results, tmp_path, monkeypatch):
+    folder = results["base"]
+    for ref in (str(folder), str(folder / "result.json")):
+        assert C.read_result(ref)[0]["campaign_id"] == folder.name
+    shutil.copytree(folder, tmp_path / "results" / folder.name)
+    monkeypatch.chdir(tmp_path)
+    assert C.read_result(folder.name)[0]["campaign_id"] == folder.name
+    with pytest.raises(Exception, match="no result found at nowhere"):
+        C.read_result("nowhere")
