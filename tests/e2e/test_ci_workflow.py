@@ -19,10 +19,11 @@ import pytest
 import yaml
 
 from tests import servers, timing
-from tests.e2e.test_compare import _check_junit, results  # noqa: F401 (a fixture)
+from tests.junit_xml import check_junit
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "examples" / "github-actions.yml"
+pytestmark = [pytest.mark.servers, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +90,7 @@ def _play(job: dict, event: str, ws: Path, artifacts: Path, pg: dict, bin_dir: P
             reports = sorted(ws.glob(step["with"]["report_paths"]))
             assert reports, "no JUnit report"
             for r in reports:
-                _check_junit(r)
+                check_junit(r)
         elif uses:
             assert uses.split("@")[0] in ("actions/checkout", "actions/setup-python"), uses
         elif step["run"].startswith("pip install"):
@@ -128,14 +129,14 @@ def test_the_github_actions_example_runs_green(env, tmp_path):
     pr = _play(job, "pull_request", pr_ws, artifacts, env, bin_dir)
     assert pr["Compare with main"] == 0
     assert "## dbswarm compare: pass" in pr["summary"]
-    compare = _check_junit(pr_ws / "reports" / "compare.xml")
+    compare = check_junit(pr_ws / "reports" / "compare.xml")
     assert [c.get("name") for c in compare.iter("testcase")] == ["load", "run"]
-    campaign = _check_junit(pr_ws / "reports" / "campaign.xml")
+    campaign = check_junit(pr_ws / "reports" / "campaign.xml")
     assert len(list(campaign.iter("testcase"))) == 5 * 2  # 5 runs, each with a load and a run phase
     assert "dbswarm-charts" in (pr_ws / "compare.html").read_text()
 
 
-def test_the_compare_step_fails_on_a_regression(results, tmp_path):
+def test_the_compare_step_fails_on_a_regression(compare_results, tmp_path):
     """The workflow's compare step, given a candidate slower than its baseline (the noop
     campaigns of test_compare.py: 5 ms a call, then 8): exit 4, which fails the job, and the
     step summary and JUnit report say why."""
@@ -143,7 +144,7 @@ def test_the_compare_step_fails_on_a_regression(results, tmp_path):
     (step,) = [s for s in job["steps"] if s.get("name") == "Compare with main"]
     for side, name in (("baseline", "base"), ("this-result", "slow")):
         (tmp_path / side).mkdir()
-        shutil.copy(results[name] / "result.json", tmp_path / side)
+        shutil.copy(compare_results[name] / "result.json", tmp_path / side)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "dbswarm").write_text(f"#!/bin/sh\nexec {sys.executable} -m dbswarm \"$@\"\n")
@@ -154,5 +155,5 @@ def test_the_compare_step_fails_on_a_regression(results, tmp_path):
                           text=True, timeout=timing.timeout(300))
     assert proc.returncode == 4, proc.stderr
     assert "## dbswarm compare: regressed" in (tmp_path / "summary.md").read_text()
-    failure = _check_junit(tmp_path / "reports" / "compare.xml").find(".//failure")
+    failure = check_junit(tmp_path / "reports" / "compare.xml").find(".//failure")
     assert failure.get("type") == "regression" and "throughput" in failure.text

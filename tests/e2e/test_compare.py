@@ -5,36 +5,21 @@ not flagged; a different configuration (threads) is not comparable, and says why
 is read back by a parser against the structure CI systems read."""
 import json
 import shutil
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from dbswarm import cli
 from dbswarm.results import compare as C
-from dbswarm.run.local import run_campaign
+from tests.junit_xml import check_junit
+
+pytestmark = [pytest.mark.slow]
 
 
-def _campaign(ms: float, threads: int = 4, repeat: int = 5) -> dict:
-    return {"name": "cmp", "phases": ["run"], "repeat": repeat,
-            "target": {"engine": "noop", "options": {"service_time_ms": ms}},
-            "workload": {"preset": "a", "recordcount": 1000, "operationcount": 0, "maxexecutiontime": 1,
-                         "threads": threads},
-            "fanout": {"shards": 1}}
-
-
-@pytest.fixture(scope="session")
-def results(tmp_path_factory) -> dict:
-    """{name: the campaign folder}: base and same (5 ms a call), slow (8 ms), threads (8 threads,
-    one run)."""
-    root = tmp_path_factory.mktemp("compare")
-    out = {}
-    for name, spec in (("base", _campaign(5)), ("same", _campaign(5)), ("slow", _campaign(8)),
-                       ("threads", _campaign(5, threads=8, repeat=1))):
-        o = run_campaign(spec, str(root / name), show_progress=False, lead_seconds=0.5, log=lambda *a: None)
-        assert o["status"] == "complete", o
-        out[name] = Path(o["store"]) / o["campaign_id"]
-    return out
+@pytest.fixture
+def results(compare_results) -> dict:
+    """tests/conftest.py's noop campaigns: base and same (5 ms a call), slow (8 ms), threads (8)."""
+    return compare_results
 
 
 def _compare(capsys, *args) -> tuple[int, str]:
@@ -145,47 +130,18 @@ def test_markdown_html_and_the_step_summary(results, tmp_path, capsys, monkeypat
     assert "| throughput |" in text
 
 
-def _check_junit(path: Path) -> ET.Element:
-    """The JUnit XML structure CI systems read (Jenkins' junit-10.xsd, which GitLab and GitHub's
-    reporters follow): testsuites > testsuite[name, tests, failures, errors, time] > testcase[name,
-    classname, time] > failure[message, type] with text; counts that add up."""
-    root = ET.parse(path).getroot()
-    assert root.tag == "testsuites"
-    total = failures = 0
-    for suite in root:
-        assert suite.tag == "testsuite"
-        for attr in ("name", "tests", "failures", "errors", "time"):
-            assert suite.get(attr) is not None, attr
-        cases = list(suite)
-        assert all(c.tag == "testcase" for c in cases)
-        assert int(suite.get("tests")) == len(cases)
-        failed = 0
-        for case in cases:
-            assert case.get("name") and case.get("classname") and float(case.get("time")) >= 0
-            for child in case:
-                assert child.tag in ("failure", "error", "skipped", "system-out", "system-err")
-                if child.tag == "failure":
-                    assert child.get("message") and child.get("type") and child.text
-            failed += any(child.tag == "failure" for child in case)
-        assert int(suite.get("failures")) == failed
-        total += len(cases)
-        failures += failed
-    assert int(root.get("tests")) == total and int(root.get("failures")) == failures
-    return root
-
-
 def test_junit_of_a_comparison(results, tmp_path, capsys):
     junit = tmp_path / "compare.xml"
     assert _compare(capsys, results["base"], results["slow"], "--junit", junit)[0] == 4
-    root = _check_junit(junit)
+    root = check_junit(junit)
     (case,) = root.iter("testcase")
     assert case.get("classname") == "compare.000" and case.get("name") == "run"
     failure = case.find("failure")
     assert failure.get("type") == "regression" and failure.get("message").startswith("throughput: worse: ")
     assert _compare(capsys, results["base"], results["same"], "--junit", junit)[0] == 0
-    assert _check_junit(junit).find(".//failure") is None
+    assert check_junit(junit).find(".//failure") is None
     assert _compare(capsys, results["base"], results["threads"], "--junit", junit)[0] == 12
-    assert _check_junit(junit).find(".//failure").get("type") == "not-comparable"
+    assert check_junit(junit).find(".//failure").get("type") == "not-comparable"
 
 
 def test_junit_of_a_campaign(results, tmp_path):
@@ -193,7 +149,7 @@ def test_junit_of_a_campaign(results, tmp_path):
     doc = json.loads((results["base"] / "result.json").read_text())
     path = tmp_path / "run.xml"
     path.write_text(J.result_junit(doc))
-    root = _check_junit(path)
+    root = check_junit(path)
     assert [c.get("classname") for c in root.iter("testcase")] == [f"cmp.{r['run_id']}" for r in doc["runs"]]
     assert root.find(".//failure") is None
     # the same result with its last run failing every way a phase can
@@ -205,7 +161,7 @@ def test_junit_of_a_campaign(results, tmp_path):
                       "deltas": [{"run_id": "000", "metric": "throughput", "regressed": True,
                                   "why": "000 throughput: regressed: median 900 → 700"}]}
     path.write_text(J.result_junit(doc))
-    root = _check_junit(path)
+    root = check_junit(path)
     last = [c for c in root.iter("testcase") if c.get("classname") == f"cmp.{doc['runs'][-1]['run_id']}"]
     assert [c.get("name") for c in last] == ["run", "check after_run"]
     kinds = last[0].find("failure").get("type").split(",")
