@@ -11,6 +11,7 @@ import pytest
 
 from dbswarm import cli
 from dbswarm.results import compare as C
+from tests.e2e.test_report_browser import assert_rendered
 from tests.junit_xml import check_junit
 
 pytestmark = [pytest.mark.slow]
@@ -125,6 +126,8 @@ def test_markdown_html_and_the_step_summary(results, tmp_path, capsys, monkeypat
     base_read, slow_read = chart["series"][0]["values"], chart["series"][1]["values"]
     assert slow_read[0] > base_read[0] * 1.3  # the median-ish end of the two spectra: 8 ms against 5 ms
     assert "uPlot" in html and "<table>" in html and "src=" not in html  # self-contained
+    status = assert_rendered(page, 1)  # drawn by headless Chromium, every series with points
+    assert status["per_chart"][0]["series"] == 4
     text = summary.read_text()
     assert text.startswith("earlier step\n") and "## dbswarm compare: regressed" in text
     assert "| throughput |" in text

@@ -146,3 +146,12 @@ def test_a_result_in_a_bucket(monkeypatch):
             assert got["campaign_id"] == "cid-1" and where == "s3://res/team/campaigns/cid-1/result.json"
         with pytest.raises(DbswarmError, match="no result at s3://res/team/campaigns/cid-2/result.json"):
             C.read_result("s3://res/team/campaigns/cid-2")
+
+
+def test_docs_ci_shows_the_workflow_file_as_it_is():
+    """docs/ci.md's workflow is examples/github-actions.yml verbatim (the file the e2e test runs)."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    doc = (root / "docs" / "ci.md").read_text()
+    block = doc.split("```yaml\n")[-1].split("```")[0]
+    assert block == (root / "examples" / "github-actions.yml").read_text()
