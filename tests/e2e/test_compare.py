@@ -182,3 +182,37 @@ def test_result_references(results, tmp_path, monkeypatch):
     assert C.read_result(folder.name)[0]["campaign_id"] == folder.name
     with pytest.raises(Exception, match="no result found at nowhere"):
         C.read_result("nowhere")
+
+
+def test_junit_and_step_summary_of_run_and_resume(results, tmp_path):
+    """`dbswarm run --junit` of a campaign whose client is its own bottleneck (the noop engine's
+    busy_us: CPU per call; exit 9): its phase a failed test case of type client-bound, summary.md
+    appended to the step summary; `dbswarm resume --junit` of a finished campaign writes its
+    report too."""
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+    env = {k: v for k, v in os.environ.items() if k != "DBSWARM_ALLOW_CLIENT_BOUND"}
+    env["GITHUB_STEP_SUMMARY"] = str(tmp_path / "summary.md")
+    spec = tmp_path / "bound.yaml"
+    spec.write_text(yaml.safe_dump({
+        "name": "bound", "phases": ["run"], "target": {"engine": "noop", "options": {"busy_us": 300}},
+        "workload": {"preset": "c", "recordcount": 1000, "operationcount": 0, "maxexecutiontime": 2, "threads": 4},
+        "fanout": {"shards": 1}, "results": {"allow_client_bound": False}}))
+    proc = subprocess.run([sys.executable, "-m", "dbswarm", "run", str(spec), "--results", str(tmp_path / "r"),
+                           "--quiet", "--junit", str(tmp_path / "run.xml")], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert proc.returncode == 9, proc.stderr[-3000:]
+    failure = check_junit(tmp_path / "run.xml").find(".//failure")
+    assert failure.get("type") == "client-bound" and "the load generator was the bottleneck" in failure.text
+    assert "# dbswarm campaign bound" in (tmp_path / "summary.md").read_text()
+
+    shutil.copytree(results["threads"], tmp_path / "done" / results["threads"].name)
+    proc = subprocess.run([sys.executable, "-m", "dbswarm", "resume", results["threads"].name, "--results",
+                           str(tmp_path / "done"), "--junit", str(tmp_path / "resume.xml")], capture_output=True,
+                          text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    root = check_junit(tmp_path / "resume.xml")
+    assert [c.get("name") for c in root.iter("testcase")] == ["run"] and root.find(".//failure") is None
