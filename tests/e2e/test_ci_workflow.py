@@ -138,7 +138,7 @@ def test_the_github_actions_example_runs_green(env, tmp_path):
 
 def test_the_compare_step_fails_on_a_regression(compare_results, tmp_path):
     """The workflow's compare step, given a candidate slower than its baseline (the noop
-    campaigns of test_compare.py: 5 ms a call, then 8): exit 4, which fails the job, and the
+    campaigns of test_compare.py: 5 ms a call, then 25): exit 4, which fails the job, and the
     step summary and JUnit report say why."""
     job, = yaml.safe_load(WORKFLOW.read_text())["jobs"].values()
     (step,) = [s for s in job["steps"] if s.get("name") == "Compare with main"]

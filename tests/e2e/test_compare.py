@@ -1,6 +1,6 @@
 """`dbswarm compare` on real results (issue 55): tiny noop campaigns, 5 runs each (`repeat: 5`),
 run once per session. The noop engine's ``service_time_ms`` is the server's time per call: a
-slower "server" (5 → 8 ms) is flagged worse with its confidence; the same configuration twice is
+slower "server" (5 → 25 ms) is flagged worse with its confidence; the same configuration twice is
 not flagged; a different configuration (threads) is not comparable, and says why. JUnit output
 is read back by a parser against the structure CI systems read."""
 import json
@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.slow]
 
 @pytest.fixture
 def results(compare_results) -> dict:
-    """tests/conftest.py's noop campaigns: base and same (5 ms a call), slow (8 ms), threads (8)."""
+    """tests/conftest.py's noop campaigns: base and same (5 ms a call), slow (25 ms), threads (8)."""
     return compare_results
 
 
@@ -71,11 +71,11 @@ def test_several_results_a_side_are_repeated_runs(results, capsys):
 
 
 def test_a_threshold_per_metric(results, capsys):
-    # a 60 % slowdown within a 100 % allowance for p50 and throughput: those pass
-    code, out = _compare(capsys, results["base"], results["slow"], "--format", "json", "--max-regression", "100%")
+    # a five-fold slowdown within a 5,000 % allowance: nothing fails
+    code, out = _compare(capsys, results["base"], results["slow"], "--format", "json", "--max-regression", "5000%")
     doc = json.loads(out)
     assert code == 0, doc["regressions"]
-    code, out = _compare(capsys, results["base"], results["slow"], "--format", "json", "--max-regression", "100%",
+    code, out = _compare(capsys, results["base"], results["slow"], "--format", "json", "--max-regression", "5000%",
                          "--max-regression", "throughput=5%")
     doc = json.loads(out)
     assert code == 4 and [r.split(":")[0] for r in doc["regressions"]] == ["run 000, run phase, throughput"]
@@ -124,7 +124,7 @@ def test_markdown_html_and_the_step_summary(results, tmp_path, capsys, monkeypat
     assert labels == ["READ baseline", "READ candidate", "UPDATE baseline", "UPDATE candidate"]
     assert chart["series"][0]["dash"] and "dash" not in chart["series"][1]
     base_read, slow_read = chart["series"][0]["values"], chart["series"][1]["values"]
-    assert slow_read[0] > base_read[0] * 1.3  # the median-ish end of the two spectra: 8 ms against 5 ms
+    assert slow_read[0] > base_read[0] * 1.3  # the median-ish end of the two spectra: 25 ms against 5 ms
     assert "uPlot" in html and "<table>" in html and "src=" not in html  # self-contained
     status = assert_rendered(page, 1)  # drawn by headless Chromium, every series with points
     assert status["per_chart"][0]["series"] == 4

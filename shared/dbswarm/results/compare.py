@@ -86,8 +86,8 @@ def parse_thresholds(specs: list[str]) -> dict:
             v = float(text[:-1]) / 100 if text.endswith("%") else float(text)
         except ValueError:
             raise DbswarmError(f"--max-regression {spec}: expected a share like 5% or 0.05") from None
-        if not 0 <= v < 10:
-            raise DbswarmError(f"--max-regression {spec}: expected a share between 0% and 1000%")
+        if not 0 <= v <= 100:
+            raise DbswarmError(f"--max-regression {spec}: expected a share between 0% and 10000%")
         metric = key.rpartition(":")[2]
         if key and metric not in METRIC_NAMES:
             raise DbswarmError(f"--max-regression {spec}: unknown metric {metric!r} (one of "
