@@ -157,17 +157,12 @@ def cmd_resume(args):
 
 
 def cmd_compare(args):
-    """dbswarm compare (docs/results.md): the logic is dbswarm.results.compare's."""
-    sides = []
-    for refs in (args.baseline, args.candidate):
-        names = [x.strip() for x in refs.split(",") if x.strip()]
-        if not names:
-            raise DbswarmError("compare: expected at least one result on each side")
-        sides.append([comparing.read_result(x, args.results) for x in names])
+    """dbswarm compare (docs/ci.md): the logic is dbswarm.results.compare's."""
     if not 0 < args.alpha < 1:
         raise DbswarmError(f"--alpha: expected a number between 0 and 1, got {args.alpha:g}")
-    doc = comparing.compare(sides[0], sides[1], comparing.parse_thresholds(args.max_regression), args.alpha,
-                            spectra=args.format == "html")
+    doc = comparing.compare(comparing.read_side(args.baseline, args.results),
+                            comparing.read_side(args.candidate, args.results),
+                            comparing.parse_thresholds(args.max_regression), args.alpha, spectra=args.format == "html")
     text = compare_view.render(doc, args.format)
     if args.output:
         Path(args.output).write_text(text)

@@ -74,6 +74,14 @@ def read_result(ref: str, results_dir: str = "results") -> tuple[dict, str]:
                        f"{results_dir}/, or an s3:// URL)")
 
 
+def read_side(refs: str, results_dir: str = "results") -> list[tuple[dict, str]]:
+    """One side of a comparison: ``A,B,C`` (comma-separated references, repeated runs)."""
+    names = [x.strip() for x in refs.split(",") if x.strip()]
+    if not names:
+        raise DbswarmError(f"compare: {refs!r}: expected at least one result")
+    return [read_result(x, results_dir) for x in names]
+
+
 def parse_thresholds(specs: list[str]) -> dict:
     """``["5%", "p99=10%", "READ:p99.9=30%", "errors=0.5%"]`` → {"default": 0.05, "p99": 0.1, ...}.
     A bare value is the default; ``metric=`` one metric (every operation); ``OP:metric=`` one
