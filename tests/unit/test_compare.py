@@ -40,7 +40,7 @@ def test_thresholds_default_per_metric_and_per_operation():
     t = C.parse_thresholds(["3%", "p99=10%", "READ:p99.9=0.3", "errors=0.5%"])
     assert t == {"default": 0.03, "p99": 0.1, "READ:p99.9": 0.3, "errors": 0.005}
     assert C.threshold_of(t, "p99.9", "READ") == 0.3 and C.threshold_of(t, "p99.9", "UPDATE") == 0.03
-    assert C.threshold_of(t, "throughput", None) == 0.03 and C.threshold_of({"default": 0.05}, "errors", None) == 0
+    assert C.threshold_of(t, "throughput", None) == 0.03 and C.threshold_of({"default": 0.05}, "errors", None) == 0.001
     for bad, says in (("p42=5%", "unknown metric 'p42'"), ("five", "expected a share"), ("-5%", "between")):
         with pytest.raises(DbswarmError, match=says):
             C.parse_thresholds([bad])
@@ -57,6 +57,17 @@ def test_one_run_a_side_is_judged_by_the_fixed_threshold_and_says_so():
     # within the threshold: unchanged, exit 0
     doc = C.compare([_side("a", 1, 1.0)], [_side("b", 1, 0.97)], {"default": 0.05})
     assert _figures(doc)["throughput"]["verdict"] == "unchanged" and doc["exit_status"] == 0
+
+
+def test_the_error_rate_in_points():
+    a, b = _side("a", 1, 1.0), _side("b", 1, 1.0)
+    b[0]["runs"][0]["phases"]["run"]["error_rate"] = 0.0005  # +0.05 point: within the default 0.1
+    assert _figures(C.compare([a], [b]))["errors"]["verdict"] == "unchanged"
+    b[0]["runs"][0]["phases"]["run"]["error_rate"] = 0.02
+    doc = C.compare([a], [b], C.parse_thresholds(["50%"]))
+    assert _figures(doc)["errors"]["verdict"] == "worse" and doc["exit_status"] == C.EXIT_REGRESSED
+    assert "+2.00 points" in _figures(doc)["errors"]["why"]
+    assert _figures(C.compare([a], [b], C.parse_thresholds(["errors=5%"])))["errors"]["verdict"] == "unchanged"
 
 
 def test_one_run_against_five_is_judged_by_the_prediction_interval():

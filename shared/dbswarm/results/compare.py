@@ -36,6 +36,9 @@ from dbswarm.results.verdict.regression import MIN_PREDICTION_REFERENCE
 
 DEFAULT_MAX_REGRESSION = 0.05
 DEFAULT_ALPHA = 0.05
+# the error rate's rise, in points, that fails: 0.1 point (a retried deadlock or two is not a
+# regression; one call in 200 failing more is)
+DEFAULT_ERRORS_THRESHOLD = 0.001
 # the exit statuses of `dbswarm compare` (docs/failure-and-safety.md): 4 as `dbswarm run`'s
 # regressed; 12 unused elsewhere
 EXIT_PASS, EXIT_REGRESSED, EXIT_NOT_COMPARABLE = 0, 4, 12
@@ -108,7 +111,7 @@ def threshold_of(thresholds: dict, metric: str, op: Optional[str]) -> float:
     if op and f"{op}:{metric}" in thresholds:
         return thresholds[f"{op}:{metric}"]
     if metric == "errors":
-        return thresholds.get("errors", 0.0)
+        return thresholds.get("errors", DEFAULT_ERRORS_THRESHOLD)
     return thresholds.get(metric, thresholds["default"])
 
 
@@ -210,7 +213,7 @@ def judge_figure(metric: str, op: Optional[str], base: list[float], cand: list[f
                          "higher_is_better": higher, "baseline": V.median(base), "candidate": V.median(cand),
                          "n_baseline": len(base), "n_candidate": len(cand), "threshold": threshold}
     if metric == "errors":
-        # a count's share: the difference in percentage points, against the threshold (0 by default)
+        # a count's share: the difference in percentage points against its threshold (not tested)
         diff = d["candidate"] - d["baseline"]
         d.update(change=round(diff, 6), change_unit="points", method="threshold",
                  verdict="worse" if diff > threshold else "better" if -diff > threshold else "unchanged")
