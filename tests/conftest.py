@@ -34,3 +34,29 @@ def demo_run(tmp_path_factory):
                           timeout=timing.timeout(600), cwd=ROOT)
     folders = [p for p in results.iterdir() if p.is_dir() and p.name.startswith("demo-")]
     return proc, (folders[0] if len(folders) == 1 else None)
+
+
+def _compare_campaign(ms: float, threads: int = 4, repeat: int = 5) -> dict:
+    return {"name": "cmp", "phases": ["run"], "repeat": repeat,
+            "target": {"engine": "noop", "options": {"service_time_ms": ms}},
+            "workload": {"preset": "a", "recordcount": 1000, "operationcount": 0, "maxexecutiontime": 1,
+                         "threads": threads},
+            "fanout": {"shards": 1}}
+
+
+@pytest.fixture(scope="session")
+def compare_results(tmp_path_factory) -> dict:
+    """Results for `dbswarm compare` (tests/e2e/test_compare.py, test_ci_workflow.py), run once per
+    session: {name: the campaign folder} of tiny noop campaigns of 5 runs of 1 s (``repeat: 5``),
+    whose ``service_time_ms`` is the server's time per call: base and same (5 ms), slow (25 ms:
+    five times, beyond what a loaded machine does to a 5 ms call, whose p50 was seen at up to
+    18 ms), threads (8 threads instead of 4, one run)."""
+    from dbswarm.run.local import run_campaign
+    root = tmp_path_factory.mktemp("compare")
+    out = {}
+    for name, spec in (("base", _compare_campaign(5)), ("same", _compare_campaign(5)),
+                       ("slow", _compare_campaign(25)), ("threads", _compare_campaign(5, threads=8, repeat=1))):
+        o = run_campaign(spec, str(root / name), show_progress=False, lead_seconds=0.5, log=lambda *a: None)
+        assert o["status"] == "complete", o
+        out[name] = Path(o["store"]) / o["campaign_id"]
+    return out

@@ -17,7 +17,9 @@ from dbswarm.credentials.redact import redact_text
 from dbswarm.engine.lock import CampaignLocked
 from dbswarm.errors import CampaignError, DbswarmError, results_not_written
 from dbswarm.families import base as families
+from dbswarm.results import compare as comparing
 from dbswarm.results.documents import result_json_schema
+from dbswarm.results.report import compare_view, junit
 from dbswarm.results.report.files import printable, summary_markdown
 from dbswarm.results.report.terminal import print_markdown
 from dbswarm.results.store import open_store
@@ -56,7 +58,9 @@ def cmd_run(args):
     out = run_campaign(args.campaign, args.results, shards=args.shards, max_call_seconds=args.max_call_seconds,
                        show_progress=not args.quiet, log=(lambda msg: print(msg, file=sys.stderr)),
                        quiet=args.quiet)
-    return report_outcome(out, args.json)
+    status = report_outcome(out, args.json)
+    junit.campaign_ci_outputs(open_store(out["store"]), out["campaign_id"], args.junit)
+    return status
 
 
 def report_outcome(out: dict, as_json: bool = False) -> int:
@@ -148,7 +152,27 @@ def _reasons(result, out) -> list[str]:
 
 def cmd_resume(args):
     out = resume_campaign(args.campaign_id, args.results, log=lambda msg: print(msg, file=sys.stderr))
-    return report_outcome(out, args.json)
+    status = report_outcome(out, args.json)
+    junit.campaign_ci_outputs(open_store(out["store"]), out["campaign_id"], args.junit)
+    return status
+
+
+def cmd_compare(args):
+    """dbswarm compare (docs/ci.md): the logic is dbswarm.results.compare's."""
+    if not 0 < args.alpha < 1:
+        raise DbswarmError(f"--alpha: expected a number between 0 and 1, got {args.alpha:g}")
+    doc = comparing.compare(comparing.read_side(args.baseline, args.results),
+                            comparing.read_side(args.candidate, args.results),
+                            comparing.parse_thresholds(args.max_regression), args.alpha, spectra=args.format == "html")
+    text = compare_view.render(doc, args.format)
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    if args.junit:
+        junit.write_junit(args.junit, junit.compare_junit(doc))
+    junit.append_step_summary(compare_view.markdown(doc))
+    return doc["exit_status"]
 
 
 def cmd_validate(args):
@@ -237,12 +261,28 @@ def build_parser() -> argparse.ArgumentParser:
                         "(as Lambda's time limit would)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.add_argument("--json", action="store_true", help="print the aggregate step's JSON instead of tables")
+    r.add_argument("--junit", metavar="FILE", help="write a JUnit XML report: a test case per run and phase (docs/ci.md)")
     r.set_defaults(fn=cmd_run)
     rs = sub.add_parser("resume", help="finish an interrupted campaign: run its missing phases and shards, merge")
     rs.add_argument("campaign_id")
     rs.add_argument("--results", help="the results folder or s3://bucket/prefix it was written to (default ./results)")
     rs.add_argument("--json", action="store_true")
+    rs.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (docs/ci.md)")
     rs.set_defaults(fn=cmd_resume)
+    cp = sub.add_parser("compare", help="compare two sets of results figure by figure (exit 4: a regression, "
+                        "12: not comparable)")
+    cp.add_argument("baseline", help="result.json, campaign folder, campaign id or s3:// URL; several, "
+                    "comma-separated (A,B,C), are repeated runs of one configuration")
+    cp.add_argument("candidate", help="the same, for the candidate side")
+    cp.add_argument("--max-regression", action="append", default=[], metavar="[METRIC=]SHARE",
+                    help="the worsening that fails: 5%% (default), or per metric: p99=10%%, READ:p99.9=30%%, "
+                    "throughput=3%%, errors=0.5%% (points); repeatable")
+    cp.add_argument("--alpha", type=float, default=comparing.DEFAULT_ALPHA, help="the tests' significance (0.05)")
+    cp.add_argument("--format", choices=("terminal", "markdown", "json", "html"), default="terminal")
+    cp.add_argument("--output", "-o", metavar="FILE", help="write the output there instead of stdout")
+    cp.add_argument("--results", default="results", help="where campaign ids are looked up (default ./results)")
+    cp.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (docs/ci.md)")
+    cp.set_defaults(fn=cmd_compare)
     v = sub.add_parser("validate", help="validate a campaign file and show its runs and shards")
     v.add_argument("campaign")
     v.set_defaults(fn=cmd_validate)
