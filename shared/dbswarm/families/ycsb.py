@@ -16,9 +16,10 @@ import string
 from collections import OrderedDict
 from typing import Any, Callable, Literal, Optional
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from dbswarm.bindings.protocols import KeyValue
+from dbswarm.errors import did_you_mean
 from dbswarm.families import base as families
 from dbswarm.families.base import BatchLoader, Client, Family, Op, RunLimits, ThreadContext, WorkloadModel, stepwise
 from dbswarm.families.generators import (
@@ -32,7 +33,13 @@ from dbswarm.families.generators import (
     shared_pool,
     slot_list,
 )
-from dbswarm.families.presets import PRESET_DESCRIPTIONS, YCSB_DEFAULT_MIX, YCSB_PRESETS, ycsb_preset
+from dbswarm.families.presets import (
+    PRESET_DESCRIPTIONS,
+    YCSB_DEFAULT_MIX,
+    YCSB_PRESETS,
+    canonical_preset,
+    ycsb_preset,
+)
 from dbswarm.families.tables import fmt, measured_phase, published_table
 
 PROPORTIONS = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
@@ -71,12 +78,23 @@ class YcsbWorkload(WorkloadModel):
     maxexecutiontime: Optional[float] = Field(None, gt=0, description="seconds; caps the run phase")
     target: Optional[float] = Field(None, gt=0, description="total ops/s over all threads (unthrottled if absent)")
 
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, v):
+        """A field's check, so that a bad preset is named with the workload's other problems."""
+        if v is None:
+            return v
+        known = canonical_preset(v)
+        if known is None:
+            raise ValueError(f"unknown preset {v[:40]!r} (S1..S9 and a..f in any case, or a read:write ratio like "
+                             f"'95:5': `dbswarm presets`){did_you_mean(v, YCSB_PRESETS)}")
+        return known
+
     @model_validator(mode="after")
     def _resolve(self):
         if self.preset is not None:
             preset = ycsb_preset(self.preset)
-            if preset is None:
-                raise ValueError(f"preset: unknown preset {self.preset!r}; see `dbswarm presets`")
+            assert preset is not None  # the field's validator refused an unknown name
             for key, value in preset.items():
                 if key in PROPORTIONS:
                     if getattr(self, key) is None:

@@ -27,7 +27,7 @@ from rich.text import Text
 from dbswarm.campaign.spec import load_campaign, local_reference_problems, read_campaign_data
 from dbswarm.credentials.redact import redact_text
 from dbswarm.engine.worker import STUCK_THREAD_GRACE_S
-from dbswarm.errors import CONNECTION, RETRYABLE, CampaignError, DbswarmError
+from dbswarm.errors import CONNECTION, RETRYABLE, DbswarmError, NotRunnableHere
 from dbswarm.families import base as families
 from dbswarm.results.store import S3Store, open_store
 from dbswarm.run import service
@@ -232,7 +232,7 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
     campaign, _ = load_campaign(data)  # a bad file is reported before anything starts
     problems = local_reference_problems(campaign)  # an unset {env: VAR} too, not 25 s later in a shard
     if problems:
-        raise CampaignError(problems)
+        raise NotRunnableHere(problems)  # a valid file that cannot run here as it is (exit 10)
     cid = service.new_campaign_id(campaign.name[:56])  # the execution's name (at most 80 characters)
     request = {"campaign": data, "results": results, "lead_seconds": lead_seconds}
     if max_call_seconds:
