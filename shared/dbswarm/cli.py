@@ -22,7 +22,7 @@ from dbswarm.results.report.files import printable, summary_markdown
 from dbswarm.results.report.terminal import print_markdown
 from dbswarm.results.store import open_store
 from dbswarm.run import tpcc_check
-from dbswarm.run.local import run_campaign
+from dbswarm.run.local import local_parameters, run_campaign
 from dbswarm.run.remote import add_remote_commands
 from dbswarm.run.resume import resume_campaign
 
@@ -110,7 +110,8 @@ def report_outcome(out: dict, as_json: bool = False) -> int:
     if bound:
         print("campaign finished complete, but the load generator was the bottleneck (client verdict bound; "
               "docs/client-health.md): its figures are the client's ceiling, not the database's. Set "
-              "results.allow_client_bound: true to accept them", file=sys.stderr)
+              "results.allow_client_bound: true in the campaign, or DBSWARM_ALLOW_CLIENT_BOUND=1 in the "
+              "environment (this machine's default), to accept them", file=sys.stderr)
         for line in bound:
             print(line, file=sys.stderr)
         return 9
@@ -153,6 +154,7 @@ def cmd_resume(args):
 
 def cmd_validate(args):
     campaign, runs = load_campaign(args.campaign)
+    local_parameters(runs)  # DBSWARM_ALLOWED_TARGETS set here: `run` would refuse a target outside it
     problems = local_reference_problems(campaign)  # resolved, never printed: `run` would refuse them too
     if problems:  # the file is valid: a different answer (exit 10) from an invalid one (exit 2)
         raise NotRunnableHere(problems)
