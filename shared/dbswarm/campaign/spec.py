@@ -29,6 +29,7 @@ from dbswarm.families import base as families
 from dbswarm.results.peak import Search
 
 PHASES = ("prepare", "load", "run", "cleanup")
+from dbswarm.campaign import consistency
 from dbswarm.campaign.admission import check_campaign_size, threads_per_shard_problems
 from dbswarm.credentials.redact import (
     SECRET_HINT,
@@ -455,6 +456,9 @@ def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
                 if len(loc) > 1:
                     path += _path([""] + loc[1:])
                 msg = _choice_message(e) or e["msg"].removeprefix("Value error, ")
+                if not loc:  # between keys: a matrix axis's value among them is where to look
+                    path = next((o for k, o in origin.items() if o.startswith("matrix.")
+                                 and re.search(rf"\b{re.escape(k)}\b", msg)), path)
                 if msg.startswith("preset: "):
                     path, msg = origin.get("preset", "workload.preset"), msg[len("preset: "):]
                 if e["type"] == "extra_forbidden":
@@ -636,8 +640,13 @@ def load_campaign(source) -> tuple[Campaign, list[Run]]:
     except ValidationError as err:
         problems = _messages(err)  # and the workloads' problems with them: every problem at once
         raise CampaignError(problems + [p for p in _workload_problems(data) if p not in problems]) from None
-    runs = expand_runs(campaign)
-    problems = threads_per_shard_problems(runs, {r.run_id: shard_count(campaign, r.workload.threads) for r in runs})
+    across = consistency.campaign_problems(campaign)  # keys valid alone, not together
+    try:
+        runs = expand_runs(campaign)
+    except CampaignError as err:
+        raise CampaignError(err.problems + [p for p in across if p not in err.problems]) from None
+    problems = across + consistency.run_problems(campaign, runs)
+    problems += threads_per_shard_problems(runs, {r.run_id: shard_count(campaign, r.workload.threads) for r in runs})
     for run in runs:
         engine = bindings.engine(run.target.engine)
         if run.target.password and not engine.needs_url and engine.is_real_database:

@@ -3,6 +3,7 @@ read:write ratios ("95:5"), and the sysbench OLTP variants.
 
 A YCSB preset is a dict of YCSB property names; explicit properties in a campaign override it.
 """
+import math
 
 _P = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
       "readmodifywriteproportion")
@@ -75,8 +76,8 @@ def parse_ratio(name):
         r, w = float(left), float(right)
     except ValueError:
         return None
-    if r < 0 or w < 0 or r + w <= 0:
-        return None
+    if not (math.isfinite(r) and math.isfinite(w) and math.isfinite(r + w)) or r < 0 or w < 0 or r + w <= 0:
+        return None   # 'nan:5', 'inf:1', '0:0': parts that cannot be a mix
     return _mix(read=r / (r + w), update=w / (r + w))
 
 

@@ -85,22 +85,24 @@ class YcsbWorkload(WorkloadModel):
         if v is None:
             return v
         known = canonical_preset(v)
+        if known is None and v.count(":") == 1:
+            raise ValueError(f"{v[:40]!r} is not a read:write ratio: its two parts must be numbers >= 0, not both "
+                             "0 (e.g. '95:5')")
         if known is None:
             raise ValueError(f"unknown preset {v[:40]!r} (S1..S9 and a..f in any case, or a read:write ratio like "
                              f"'95:5': `dbswarm presets`){did_you_mean(v, YCSB_PRESETS)}")
         return known
 
     @model_validator(mode="after")
-    def _resolve(self):
+    def _resolve(self):  # noqa: C901 - a flat list of the keys' cross-checks
+        from_preset = []
         if self.preset is not None:
             preset = ycsb_preset(self.preset)
             assert preset is not None  # the field's validator refused an unknown name
             for key, value in preset.items():
-                if key in PROPORTIONS:
-                    if getattr(self, key) is None:
-                        setattr(self, key, value)
-                elif getattr(self, key) is None:
+                if getattr(self, key) is None:
                     setattr(self, key, value)
+                    from_preset.append(key)
         elif all(getattr(self, k) is None for k in PROPORTIONS):
             for key, value in YCSB_DEFAULT_MIX.items():
                 setattr(self, key, value)
@@ -109,13 +111,23 @@ class YcsbWorkload(WorkloadModel):
                 setattr(self, key, 0.0)
         total = sum(getattr(self, k) for k in PROPORTIONS)
         if not math.isclose(total, 1.0, abs_tol=1e-9):
-            given = ", ".join(f"{k}={getattr(self, k):g}" for k in PROPORTIONS if getattr(self, k))
-            raise ValueError(f"proportions must sum to 1, they sum to {total:g} ({given})")
+            given = ", ".join(f"{k}={getattr(self, k):g}" for k in PROPORTIONS if getattr(self, k)
+                              and k not in from_preset)
+            preset = ", ".join(f"{k}={getattr(self, k):g}" for k in PROPORTIONS if getattr(self, k)
+                               and k in from_preset)
+            parts = "; ".join(x for x in (given and f"given: {given}", preset and
+                                          f"from preset {self.preset!r}: {preset} (a preset fills only the "
+                                          "proportions the workload leaves out)") if x)
+            raise ValueError(f"proportions must sum to 1, they sum to {total:g} ({parts})")
         self.requestdistribution = self.requestdistribution or "zipfian"
         self.maxscanlength = self.maxscanlength or 1000
         self.scanlengthdistribution = self.scanlengthdistribution or "uniform"
         if self.insertstart >= self.recordcount and self.insertcount is None:
             raise ValueError("insertstart must be below recordcount")
+        if self.insertcount is not None and self.insertstart + self.insertcount > self.recordcount:
+            raise ValueError(f"insertstart ({self.insertstart:,}) + insertcount ({self.insertcount:,}) = "
+                             f"{self.insertstart + self.insertcount:,} is past recordcount ({self.recordcount:,}): "
+                             "the run reads keys below recordcount and inserts from recordcount on")
         if self.operationcount == 0 and self.maxexecutiontime is None:
             raise ValueError("operationcount 0 means no count limit: set maxexecutiontime too")
         return self
