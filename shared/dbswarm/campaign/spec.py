@@ -31,6 +31,7 @@ from dbswarm.results.peak import Search
 PHASES = ("prepare", "load", "run", "cleanup")
 from dbswarm.campaign import consistency
 from dbswarm.campaign.admission import check_campaign_size, threads_per_shard_problems
+from dbswarm.campaign.memory import memory_problems
 from dbswarm.credentials.redact import (
     SECRET_HINT,
     option_password_problems,
@@ -647,6 +648,8 @@ def load_campaign(source) -> tuple[Campaign, list[Run]]:
         raise CampaignError(err.problems + [p for p in across if p not in err.problems]) from None
     problems = across + consistency.run_problems(campaign, runs)
     problems += threads_per_shard_problems(runs, {r.run_id: shard_count(campaign, r.workload.threads) for r in runs})
+    if not problems:  # what a shard's threads hold against the memory it runs in (the cloud's or this machine's)
+        problems += memory_problems(runs, lambda r: shard_count(campaign, r.workload.threads, run=r))
     for run in runs:
         engine = bindings.engine(run.target.engine)
         if run.target.password and not engine.needs_url and engine.is_real_database:

@@ -465,6 +465,15 @@ class Ycsb(Family[YcsbWorkload]):
     def load_range(self, w):
         return w.insertstart, w.load_count
 
+    def thread_memory(self, w):
+        """A load batch's records, or a scan's (the longest), each fieldcount values of
+        fieldlength characters (a Python str each: some 60 bytes of its own)."""
+        record = w.fieldcount * (w.fieldlength + 60) + 100
+        keys = "workload.fieldcount × workload.fieldlength"
+        load = w.batchsize * record
+        scan = (w.maxscanlength or 1) * record if w.scanproportion else record
+        return (load, f"{keys} × workload.batchsize") if load >= scan else (scan, f"{keys} × workload.maxscanlength")
+
     def tables(self, w):
         return [w.table]
 
