@@ -5,8 +5,10 @@ shard died with an empty MemoryError).
 A client thread's peak is its family's ``thread_memory`` (YCSB: a load batch's records or a
 scan's, as Python strings), times ``COPIES`` for the driver's copy of them (the statement it
 builds, the rows it decodes). Measured on this machine's test servers, a YCSB load batch of
-15-131 MB of values raised a process's peak resident memory by 1.9 times the values on SQLite,
-2.4-2.9 on MongoDB, 2.9-3.1 on PostgreSQL and MariaDB.
+15-131 MB of values raised a process's peak resident memory by 1.9-2.1 times the values on
+SQLite, 2.4-2.9 on MongoDB, 2.9-3.1 on PostgreSQL and MariaDB; under ulimit -v 3 GB, 2 threads
+of 626-MB batches (100 fields of 65,536 bytes, batchsize 100) loaded SQLite and died of an empty
+MemoryError on PostgreSQL, as these factors say (2.5 GB and 3.7 GB).
 
 Where it must fit: in the cloud, one worker function per shard, of the template's
 WorkerMemorySize (DBSWARM_WORKER_MEMORY_MB, default 1,769 MB) less the function's own
@@ -27,7 +29,8 @@ from dbswarm.credentials.secrets import in_cloud
 from dbswarm.families import base as families
 
 WORKER_MEMORY_MB = 1769  # template.yaml WorkerMemorySize's default (campaign.cost prices it)
-COPIES = 3           # the values and the driver's copy of them (measured 1.9-3.1 times; above)
+COPIES = 3           # the values and the driver's copy of them (measured 2.4-3.1 times; above)
+ENGINE_COPIES = {"sqlite": 2, "noop": 1}   # SQLite measured 1.9-2.1 times; noop keeps no copy
 CLOUD_BASE_MB = 160  # a worker function's own memory: the runtime, the drivers, boto3
 SHARD_BASE_MB = 90   # a local shard process's own address space (VmSize after importing the drivers: 86 MB)
 GB = 1024 ** 3
@@ -46,10 +49,11 @@ def memory_problems(runs: list, shards_of: Callable[[object], int], cloud: Optio
         per_thread, keys = need
         shards = max(1, shards_of(run))
         threads = math.ceil(w.threads / shards)
-        shard = per_thread * COPIES * threads
+        copies = ENGINE_COPIES.get(run.target.engine, COPIES)
+        shard = per_thread * copies * threads
         held = f"{threads:,} client threads per shard hold" if threads > 1 else "client thread holds"
         what = (f"{keys}: run {run.run_id}'s {held} about {_size(shard)} ({_size(per_thread)} of values each, "
-                f"{COPIES} times with the driver's copy)")
+                f"{copies} times with the {run.target.engine} driver's copy)")
         room = _cloud_room() if cloud else _local_room(shards, threads)
         if room is not None and shard > room[0]:
             spread = ", or spread the threads over more shards" if threads > 1 and room[2] else ""
