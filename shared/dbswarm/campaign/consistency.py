@@ -104,8 +104,9 @@ def run_problems(campaign: Any, runs: list) -> list[str]:
 
 def _preset_checks(w: Any) -> list:
     """The checks a TPC-C preset set (a preset's own checks are not the user's to reconcile)."""
-    preset = TPCC_PRESETS.get(getattr(w, "preset", None) or "") if w.family == "tpcc" else None
-    return list((preset or {}).get("check") or [])
+    preset: dict = (TPCC_PRESETS.get(getattr(w, "preset", None) or "") if w.family == "tpcc" else None) or {}
+    checks: Any = preset.get("check") or []
+    return list(checks)
 
 
 def _same_baseline_problems(runs: list) -> list[str]:

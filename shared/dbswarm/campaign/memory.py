@@ -23,7 +23,7 @@ import os
 import resource
 import threading
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from dbswarm.credentials.secrets import in_cloud
 from dbswarm.families import base as families
@@ -36,7 +36,7 @@ SHARD_BASE_MB = 90   # a local shard process's own address space (VmSize after i
 GB = 1024 ** 3
 
 
-def memory_problems(runs: list, shards_of: Callable[[object], int], cloud: Optional[bool] = None) -> list[str]:
+def memory_problems(runs: list, shards_of: Callable[[Any], int], cloud: Optional[bool] = None) -> list[str]:
     """One problem per run whose shards cannot hold what their client threads will hold.
     ``shards_of(run)``: the run's shard count, as it will be planned."""
     cloud = in_cloud() if cloud is None else cloud
