@@ -15,7 +15,7 @@ from dbswarm.campaign.plan import plan_run
 from dbswarm.campaign.spec import auto_fanout, json_schema, load_campaign, local_reference_problems
 from dbswarm.credentials.redact import redact_text
 from dbswarm.engine.lock import CampaignLocked
-from dbswarm.errors import CampaignError, DbswarmError, results_not_written
+from dbswarm.errors import DbswarmError, NotRunnableHere, results_not_written
 from dbswarm.families import base as families
 from dbswarm.results import compare as comparing
 from dbswarm.results.documents import result_json_schema
@@ -24,8 +24,8 @@ from dbswarm.results.report.files import printable, summary_markdown
 from dbswarm.results.report.terminal import print_markdown
 from dbswarm.results.store import open_store
 from dbswarm.run import tpcc_check
-from dbswarm.run.local import run_campaign
 from dbswarm.run.indexed_cli import add_indexed_commands
+from dbswarm.run.local import local_parameters, run_campaign
 from dbswarm.run.remote import add_remote_commands
 from dbswarm.run.resume import resume_campaign
 
@@ -42,7 +42,8 @@ def _print_summary(result_md: str, console=None):
 
 EXIT_CODES = {  # documented in docs/failure-and-safety.md
     "complete": 0, "invalid": 2, "partial": 3, "failed": 3, "regressed": 4, "complete_with_errors": 5,
-    "incomplete": 6, "not_written": 7, "check_failed": 8, "client_bound": 9, "interrupted": 130}
+    "incomplete": 6, "not_written": 7, "check_failed": 8, "client_bound": 9, "not_runnable_here": 10,
+    "interrupted": 130}
 
 
 def _n(count: int, noun: str) -> str:
@@ -114,7 +115,8 @@ def report_outcome(out: dict, as_json: bool = False) -> int:
     if bound:
         print("campaign finished complete, but the load generator was the bottleneck (client verdict bound; "
               "docs/client-health.md): its figures are the client's ceiling, not the database's. Set "
-              "results.allow_client_bound: true to accept them", file=sys.stderr)
+              "results.allow_client_bound: true in the campaign, or DBSWARM_ALLOW_CLIENT_BOUND=1 in the "
+              "environment (this machine's default), to accept them", file=sys.stderr)
         for line in bound:
             print(line, file=sys.stderr)
         return 9
@@ -177,9 +179,10 @@ def cmd_compare(args):
 
 def cmd_validate(args):
     campaign, runs = load_campaign(args.campaign)
+    local_parameters(runs)  # DBSWARM_ALLOWED_TARGETS set here: `run` would refuse a target outside it
     problems = local_reference_problems(campaign)  # resolved, never printed: `run` would refuse them too
-    if problems:
-        raise CampaignError(problems)
+    if problems:  # the file is valid: a different answer (exit 10) from an invalid one (exit 2)
+        raise NotRunnableHere(problems)
     # the shards listed below (this machine's CPUs unless the fanout says otherwise), as `dbswarm run`
     # plans them: the estimate is the one its result.json's Cloud usage table shows
     cost = estimate(campaign, runs, cpu_count=None)
@@ -353,6 +356,8 @@ def _main(argv=None) -> int:
             print(redact_text(f"dbswarm: {full}"), file=sys.stderr)
             return EXIT_CODES["not_written"]
         print(redact_text(f"dbswarm: {err}"), file=sys.stderr)
+        if isinstance(err, NotRunnableHere):
+            return EXIT_CODES["not_runnable_here"]
         return EXIT_CODES["failed"] if isinstance(err, CampaignLocked) else 2
     except KeyboardInterrupt:
         print("dbswarm: aborted (a second interrupt): shard files written so far are kept; "

@@ -1,6 +1,7 @@
 """Exceptions shared by every part of dbswarm, and the kinds of database errors."""
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 
@@ -14,6 +15,24 @@ class CampaignError(DbswarmError):
     def __init__(self, problems):
         self.problems = list(problems)
         super().__init__("invalid campaign:\n" + "\n".join(f"  - {p}" for p in self.problems))
+
+
+class NotRunnableHere(CampaignError):
+    """A valid campaign that cannot run on this machine as it is: an unset ``{env: VAR}``, an
+    unreadable ``{file: PATH}`` (dbswarm validate and run exit 10, not 2: the file is right)."""
+
+    def __init__(self, problems):
+        super().__init__(problems)
+        self.args = ("valid campaign, but it cannot run here as it is (set the variable, make the file "
+                     "readable):\n" + "\n".join(f"  - {p}" for p in self.problems),)
+
+
+def did_you_mean(key, valid) -> str:
+    """"; did you mean `threads`?" for the valid name nearest to an unknown ``key`` (difflib,
+    ignoring case), or "" when none is near."""
+    names = {str(v).lower(): str(v) for v in sorted(set(valid), key=str)}
+    near = difflib.get_close_matches(str(key).lower(), sorted(names), n=1, cutoff=0.6)
+    return f"; did you mean `{names[near[0]]}`?" if near else ""
 
 
 class ResultsNotWritten(DbswarmError):

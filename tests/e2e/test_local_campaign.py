@@ -143,21 +143,32 @@ def test_noop_results_are_labelled_and_hold_no_secret(tmp_path, monkeypatch):
 
 
 def test_a_run_that_measured_only_errors_is_not_complete(tmp_path):
-    """The run phase inserts keys the load already wrote (insertcount beyond recordcount): every
+    """The run phase inserts keys an earlier campaign loaded (its recordcount was 2,000, this
+    one's is 1,000: a load past recordcount in one campaign is refused by validation): every
     INSERT is a duplicate key. That measured failures, not the workload: status
     complete_with_errors, exit 5, and summary.md says which operation and why."""
+    db = tmp_path / "dup.db"
     spec = tmp_path / "dup.yaml"
-    spec.write_text("name: dup\nseed: 1\nworkload: {preset: S1, recordcount: 1000, insertcount: 2000, "
-                    "operationcount: 400, threads: 2}\nfanout: {shards: 1}\nphases: [prepare, load, run]\n")
-    proc = subprocess.run([sys.executable, "-m", "dbswarm.cli", "run", str(spec), "--results", str(tmp_path / "r"),
-                           "--quiet"], capture_output=True, text=True, timeout=300)
+
+    def run_spec(text, results):
+        spec.write_text(text)
+        return subprocess.run([sys.executable, "-m", "dbswarm.cli", "run", str(spec), "--results", str(results),
+                               "--quiet"], capture_output=True, text=True, timeout=300)
+    loaded = run_spec(f"name: dup-load\nseed: 1\ntarget: {{engine: sqlite, url: '{db}'}}\nworkload: {{preset: S1, "
+                      "recordcount: 2000, threads: 2}\nfanout: {shards: 1}\nphases: [prepare, load]\n",
+                      tmp_path / "r0")
+    assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+    load = json.loads((next((tmp_path / "r0").iterdir()) / "result.json").read_text())["runs"][0]["phases"]["load"]
+    assert load["status"] == "complete" and load["error_rate"] == 0  # 2,000 keys written
+    proc = run_spec(f"name: dup\nseed: 1\ntarget: {{engine: sqlite, url: '{db}'}}\nworkload: {{preset: S1, "
+                    "recordcount: 1000, operationcount: 400, threads: 2}\nfanout: {shards: 1}\nphases: [run]\n",
+                    tmp_path / "r")
     assert proc.returncode == 5, proc.stdout + proc.stderr
     assert "complete_with_errors" in proc.stderr and "max_error_rate" in proc.stderr
     folder = next((tmp_path / "r").iterdir())
     result = json.loads((folder / "result.json").read_text())
     assert result["status"] == "complete_with_errors"
-    load, run = result["runs"][0]["phases"]["load"], result["runs"][0]["phases"]["run"]
-    assert load["status"] == "complete" and load["error_rate"] == 0  # 2,000 keys written
+    run = result["runs"][0]["phases"]["run"]
     assert run["status"] == "complete_with_errors" and run["error_rate"] == 1.0
     assert run["errors"] == {"INSERT:duplicate:duplicate_key": 400}
     problem, = run["error_problems"]

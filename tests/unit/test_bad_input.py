@@ -80,6 +80,80 @@ def test_bad_campaign_names_its_field(campaign, field):
     assert any(p.startswith(field) for p in err.value.problems), err.value.problems
 
 
+# Issue 57 item 9: keys each valid alone, not together; a choice refused with the value given.
+# (campaign, the field the problem starts with, the other words it must hold: the other field, the value)
+CROSS = [
+    # a key range past the record count
+    ({"workload": {"recordcount": 100, "insertstart": 50, "insertcount": 100}}, "workload",
+     ["insertstart (50)", "insertcount (100)", "recordcount (100)"]),
+    ({"workload": {"recordcount": 100, "insertstart": 200, "insertcount": 10}}, "workload",
+     ["insertstart (200)", "recordcount (100)"]),
+    ({"matrix": {"recordcount": [10, 1000]}, "workload": {"insertcount": 500}}, "matrix.recordcount[0]",
+     ["insertcount (500)", "recordcount (10)"]),
+    ({"workload": {"family": "sysbench", "range_size": 200, "table_size": 100}}, "workload",
+     ["range_size (200)", "table_size (100)"]),
+    # a ratio whose parts cannot be a mix
+    ({"workload": {"preset": "nan:5"}}, "workload.preset", ["'nan:5'", "read:write ratio"]),
+    ({"workload": {"preset": "inf:1"}}, "workload.preset", ["'inf:1'", "read:write ratio"]),
+    ({"workload": {"preset": "0:0"}}, "workload.preset", ["'0:0'", "not both 0"]),
+    ({"workload": {"preset": "95:5", "insertproportion": 0.1}}, "workload",
+     ["sum to 1.1", "insertproportion=0.1", "preset '95:5'", "readproportion=0.95"]),
+    ({"workload": {"preset": "S2", "readproportion": 0.5}}, "workload",
+     ["readproportion=0.5", "preset 'S2'", "updateproportion=0.9"]),
+    # a choice refused: the value given echoed back, the nearest valid one named
+    ({"workload": {"requestdistribution": "zipf"}}, "workload.requestdistribution", ["got 'zipf'", "`zipfian`"]),
+    ({"workload": {"insertorder": "random"}}, "workload.insertorder", ["got 'random'", "'hashed'"]),
+    ({"workload": {"family": "sysbench", "rand_type": "gaussian"}}, "workload.rand_type", ["got 'gaussian'"]),
+    ({"workload": {"family": "tpcc", "check": ["after_loading"]}}, "workload.check[0]",
+     ["got 'after_loading'", "`after_load`"]),
+    ({"fanout": {"client_model": "multiplex"}}, "fanout.client_model", ["got 'multiplex'", "`multiplexed`"]),
+    ({"phases": ["prepare", "lod"]}, "phases[1]", ["got 'lod'", "`load`"]),
+    # results, search, repeat, fanout, phases: sections that disagree
+    ({"results": {"save_baseline": True}}, "results.save_baseline", ["results.baseline"]),
+    ({"results": {"verdict": {"recent": 100, "history_runs": 10}}}, "results.verdict.recent",
+     ["100", "results.verdict.history_runs (10)"]),
+    ({"results": {"thresholds": {"throughputt": 0.1}}}, "results.thresholds.throughputt",
+     ["unknown metric", "`throughput`"]),
+    ({"results": {"thresholds": {"read_p99_us": -0.1}}}, "results.thresholds.read_p99_us", ["-0.1"]),
+    ({"search": {"key": "threads"}, "phases": ["prepare", "load"]}, "search", ["phases (prepare, load)"]),
+    ({"search": {"key": "threads"}, "matrix": {"threads": [1, 2]}}, "search.key", ["matrix.threads"]),
+    ({"search": {"key": "threads", "start": 0.2, "max": 0.5}}, "search.start", ["0.2", "search.key threads"]),
+    ({"search": {"key": "threads", "stop": {"achieved_below": 0.9}}}, "search.stop.achieved_below",
+     ["search.key threads"]),
+    ({"repeat": {"count": 3, "baseline": {}}}, "repeat.baseline", ["neither target nor workload"]),
+    ({"repeat": {"count": 3, "baseline": {"workload": {"threads": 1}}}, "workload": {"threads": 1}},
+     "repeat.baseline", ["the same target and workload"]),
+    ({"fanout": {"headroom": 0.3, "shards": 2}}, "fanout.headroom", ["fanout.threads_per_shard: auto"]),
+    ({"fanout": {"adaptive_max": 2}}, "fanout.adaptive_max", ["fanout.adaptive: true"]),
+    ({"workload": {"family": "tpcc", "check": ["after_load"]}, "phases": ["run"]}, "workload.check",
+     ["after_load", "phases (run)"]),
+    ({"workload": {"family": "tpcc", "check": ["after_run"]}, "phases": ["prepare", "load"]}, "workload.check",
+     ["after_run", "phases (prepare, load)"]),
+]
+
+
+@pytest.mark.parametrize("campaign,field,words", CROSS, ids=[f"{i}-{f}" for i, (_, f, _) in enumerate(CROSS)])
+def test_keys_valid_alone_but_not_together_name_both(campaign, field, words):
+    with pytest.raises(CampaignError) as err:
+        load_campaign(campaign)
+    hits = [p for p in err.value.problems if p.startswith(field + ": ")]
+    assert hits and any(all(w in p for w in words) for p in hits), err.value.problems
+
+
+def test_problems_across_sections_come_with_the_workloads_own():
+    """A disagreement between sections is named in the same answer as a workload's typo."""
+    with pytest.raises(CampaignError) as err:
+        load_campaign({"results": {"save_baseline": True}, "workload": {"recordcont": 5}})
+    assert [p.split(":")[0] for p in err.value.problems] == ["workload.recordcont", "results.save_baseline"]
+
+
+def test_a_preset_given_checks_do_not_need_every_phase():
+    """TPC-C's quick preset checks after the load and the run: a campaign running only the run
+    phase on loaded tables is not refused for the preset's own after_load check."""
+    _, runs = load_campaign({"workload": {"family": "tpcc", "preset": "quick"}, "phases": ["run"]})
+    assert runs[0].workload.check == ["after_load", "after_run"]
+
+
 def test_duplicate_key_message_says_which_and_where():
     with pytest.raises(CampaignError) as err:
         load_campaign("name: a\nseed: 1\nname: b\n")
@@ -168,6 +242,7 @@ def test_bad_api_bodies(tmp_path, body, field):
 
 def test_corpus_size():
     assert len(CAMPAIGNS) + len(CLI) + len(API) + len(API_BODIES) >= 40
+    assert len(CROSS) >= 20
 
 
 def test_bogus_page_token_is_a_400_not_a_traceback(tmp_path, monkeypatch):

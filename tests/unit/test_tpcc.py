@@ -695,7 +695,8 @@ def _check_campaign(tmp_path, warehouses, shards, stage="after_run", tables=True
     from dbswarm.results.store import open_store
     from dbswarm.run import service
     plan = service.plan_campaign({"campaign": {
-        "name": "c", "target": {"engine": "sqlite"}, "phases": ["run"], "fanout": {"shards": shards},
+        "name": "c", "target": {"engine": "sqlite"}, "phases": ["run"] if stage == "after_run" else ["load", "run"],
+        "fanout": {"shards": shards},
         "workload": {"family": "tpcc", "warehouses": warehouses, "threads": shards, "time": 1, "check": [stage]}},
         "results": str(tmp_path)})
     assert plan["runs"][0]["shard_count"] == shards

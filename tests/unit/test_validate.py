@@ -5,7 +5,7 @@ import pytest
 
 from dbswarm.campaign.spec import load_campaign
 from dbswarm.cli import main
-from dbswarm.errors import CampaignError, DbswarmError
+from dbswarm.errors import CampaignError, DbswarmError, NotRunnableHere
 
 CAMPAIGN = """\
 name: envref
@@ -18,9 +18,10 @@ def test_validate_resolves_an_env_reference_and_names_the_unset_variable(tmp_pat
     spec = tmp_path / "c.yaml"
     spec.write_text(CAMPAIGN)
     monkeypatch.delenv("DBSWARM_T35_PASS", raising=False)
-    assert main(["validate", str(spec)]) == 2
+    assert main(["validate", str(spec)]) == 10   # valid, but not runnable here: not exit 2 (issue 58, item 5)
     out = capsys.readouterr()
     assert "target.password: environment variable DBSWARM_T35_PASS is not set" in out.err
+    assert "valid campaign, but it cannot run here" in out.err and "invalid" not in out.err
     assert "valid" not in out.out
     monkeypatch.setenv("DBSWARM_T35_PASS", "s3cr3t-value-35")
     assert main(["validate", str(spec)]) == 0
@@ -34,7 +35,7 @@ def test_run_refuses_an_unset_env_reference_before_anything_starts(tmp_path, mon
     text = ("name: envref\nmatrix:\n  target:\n    - {engine: sqlite}\n"
             "    - {engine: postgresql, url: \"postgresql://dbswarm@127.0.0.1:5/dbswarm\", "
             "password: {env: DBSWARM_T35_PASS}}\nworkload: {recordcount: 100, operationcount: 100}\n")
-    with pytest.raises(CampaignError) as err:
+    with pytest.raises(NotRunnableHere) as err:
         run_campaign(text, str(tmp_path / "results"), show_progress=False, log=lambda *a: None)
     assert err.value.problems == ["matrix.target[1].password: environment variable DBSWARM_T35_PASS is not set"]
     assert not (tmp_path / "results").exists()   # nothing started, nothing written
@@ -61,6 +62,45 @@ fanuot: {shards: 2}
     with pytest.raises(CampaignError) as err:
         load_campaign("workload: {zzzzqqq: 1}\n")
     assert err.value.problems == ["workload.zzzzqqq: unknown key for a ycsb workload"]
+
+
+def test_three_independent_errors_are_named_in_one_run(tmp_path, capsys):
+    """Issue 58 item 5: a misspelt top-level key, a misspelt workload key and an unknown preset
+    in one file: all three in one answer (the preset was named only once the key was fixed)."""
+    spec = tmp_path / "c.yaml"
+    spec.write_text("name: three\nfanuot: {shards: 2}\nworkload: {preset: S42, recordcont: 100}\n")
+    assert main(["validate", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert "fanuot: unknown key; did you mean `fanout`?" in err
+    assert "workload.recordcont: unknown key for a ycsb workload; did you mean `recordcount`?" in err
+    assert "workload.preset: unknown preset 'S42'" in err, err
+
+
+@pytest.mark.parametrize("workload,near", [
+    ({"preset": "S42"}, "S4"), ({"preset": "95;5"}, None), ({"preset": "workloada"}, None),
+    ({"family": "tpcc", "preset": "quik"}, "quick"), ({"family": "tpcc", "preset": "publishd"}, "published"),
+    ({"family": "sysbench", "test": "oltp_read_writ"}, "oltp_read_write"),
+])
+def test_presets_get_did_you_mean_and_the_bad_value_back(workload, near):
+    with pytest.raises(CampaignError) as err:
+        load_campaign({"workload": workload})
+    key = "preset" if "preset" in workload else "test"
+    [problem] = err.value.problems
+    assert problem.startswith(f"workload.{key}: ") and repr(workload[key]) in problem, problem
+    assert (f"did you mean `{near}`?" in problem) if near else ("did you mean" not in problem), problem
+
+
+@pytest.mark.parametrize("given,canonical", [("A", "a"), ("a", "a"), ("s4", "S4"), ("S4", "S4"), ("F", "f"),
+                                             ("95:5", "95:5")])
+def test_ycsb_preset_names_are_case_insensitive(given, canonical):
+    _, runs = load_campaign({"workload": {"preset": given}})
+    assert runs[0].workload.preset == canonical
+    assert runs[0].workload.readproportion == load_campaign({"workload": {"preset": canonical}})[1][0].workload.readproportion
+
+
+def test_tpcc_preset_names_are_case_insensitive():
+    _, runs = load_campaign({"workload": {"family": "tpcc", "preset": "Quick"}})
+    assert runs[0].workload.preset == "quick" and runs[0].workload.threads == 4
 
 
 def test_a_run_that_failed_before_any_shard_says_so_once(monkeypatch):

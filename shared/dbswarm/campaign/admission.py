@@ -359,8 +359,13 @@ def socket_allowed(path: str, allowed: str) -> bool:
     return anything or any(p.startswith("/") and fnmatch.fnmatchcase(path, p) for p in patterns)
 
 
-def target_network_problems(targets: Iterable[tuple[str, dict]], allowed: Optional[str] = None) -> list[str]:
-    """(where, target dict) pairs checked against the deployment's AllowedTargets."""
+ALLOWED_SOURCE = "template parameter AllowedTargets"
+
+
+def target_network_problems(targets: Iterable[tuple[str, dict]], allowed: Optional[str] = None,
+                            source: str = ALLOWED_SOURCE) -> list[str]:
+    """(where, target dict) pairs checked against the deployment's AllowedTargets (``source``:
+    where the list came from, as the messages name it)."""
     allowed = allowed if allowed is not None else allowed_targets()
     if not allowed or _rules(allowed)[0]:   # unset or "*": any target (local mode)
         return []
@@ -371,11 +376,11 @@ def target_network_problems(targets: Iterable[tuple[str, dict]], allowed: Option
         for host in hosts:
             if not host_allowed(host, allowed):
                 out.append(f"{where}.url: host {host!r} is not in the networks this deployment may reach "
-                           f"(template parameter AllowedTargets: {allowed})")
+                           f"({source}: {allowed})")
         for path in sockets:
             if not socket_allowed(path, allowed):
                 out.append(f"{where}.url: unix socket {path!r} is not in the networks this deployment may reach "
-                           f"(template parameter AllowedTargets: {allowed}; a socket passes under a pattern "
+                           f"({source}: {allowed}; a socket passes under a pattern "
                            "naming its path, e.g. /var/run/postgresql/*)")
     return sorted(set(out), key=out.index)
 
@@ -409,7 +414,7 @@ def check_connected(binding, allowed: Optional[str] = None) -> None:
                                f"may reach (template parameter AllowedTargets: {allowed}); nothing was run")
 
 
-def check_targets(runs, allowed: Optional[str] = None) -> None:
+def check_targets(runs, allowed: Optional[str] = None, source: str = ALLOWED_SOURCE) -> None:
     seen, pairs = set(), []
     for run in runs:
         t = run.target.model_dump(mode="json", exclude_none=True)
@@ -417,6 +422,6 @@ def check_targets(runs, allowed: Optional[str] = None) -> None:
         if key not in seen:
             seen.add(key)
             pairs.append(("target", t))
-    problems = target_network_problems(pairs, allowed)
+    problems = target_network_problems(pairs, allowed, source)
     if problems:
         raise CampaignError(problems)

@@ -32,12 +32,12 @@ import os
 from importlib import resources
 from typing import Optional
 
+from dbswarm.campaign.memory import WORKER_MEMORY_MB  # template.yaml WorkerMemorySize's default
 from dbswarm.campaign.plan import INLINE_MAP_LIMIT, plan_run
 from dbswarm.campaign.search import possible_steps
 from dbswarm.errors import DbswarmError
 from dbswarm.families import base as families
 
-WORKER_MEMORY_MB = 1769      # template.yaml WorkerMemorySize's default
 WORKER_TIMEOUT_S = 900       # WorkerTimeoutSeconds' default
 CALL_RESERVE_S = 15          # a worker call stops this long before its limit
 OTHER_MEMORY_MB = {"plan": 512, "prepare": 512, "aggregate": 1769, "compare": 512}

@@ -7,7 +7,6 @@ engines, their aliases and capabilities to the binding registry (``dbswarm.bindi
 """
 from __future__ import annotations
 
-import difflib
 import itertools
 import json
 import math
@@ -25,12 +24,14 @@ from dbswarm import bindings
 from dbswarm.campaign.fanout_auto import auto_plan
 from dbswarm.credentials import secrets
 from dbswarm.credentials.secrets import in_cloud
-from dbswarm.errors import CampaignError, FamilyError, SecretError
+from dbswarm.errors import CampaignError, FamilyError, SecretError, did_you_mean
 from dbswarm.families import base as families
 from dbswarm.results.peak import Search
 
 PHASES = ("prepare", "load", "run", "cleanup")
+from dbswarm.campaign import consistency
 from dbswarm.campaign.admission import check_campaign_size, threads_per_shard_problems
+from dbswarm.campaign.memory import memory_problems
 from dbswarm.credentials.redact import (
     SECRET_HINT,
     option_password_problems,
@@ -363,7 +364,7 @@ def _messages(err: ValidationError, prefix="", model=None):
     for e in err.errors():
         loc = [p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
         path = _path([prefix] + loc if prefix else loc) if (prefix or loc) else "(top level)"
-        msg = e["msg"].removeprefix("Value error, ")
+        msg = _choice_message(e) or e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
             msg = "unknown key" + did_you_mean(loc[-1] if loc else "", _model_keys(model or Campaign, loc[:-1]))
         elif e["type"] == "missing":
@@ -372,11 +373,18 @@ def _messages(err: ValidationError, prefix="", model=None):
     return out
 
 
-def did_you_mean(key, valid) -> str:
-    """"; did you mean `threads`?" for the valid name nearest to an unknown ``key`` (difflib),
-    or "" when none is near."""
-    near = difflib.get_close_matches(str(key), sorted(set(valid)), n=1, cutoff=0.6)
-    return f"; did you mean `{near[0]}`?" if near else ""
+def _choice_message(e) -> Optional[str]:
+    """A refused choice (a Literal) as "Input should be 'zipfian', ..., got 'gauss'; did you mean ...":
+    the value given echoed back (short, escaped) and the nearest valid one; None for other errors."""
+    if e["type"] != "literal_error":
+        return None
+    expected = str((e.get("ctx") or {}).get("expected", ""))
+    given = e.get("input")
+    shown = _shown(repr(given[:40] if isinstance(given, str) else given))[:60]
+    return f"Input should be {expected}, got {shown}{did_you_mean(given, _QUOTED.findall(expected))}"
+
+
+_QUOTED = re.compile(r"'([^']*)'")
 
 
 def _model_keys(model, loc) -> list[str]:
@@ -488,7 +496,10 @@ def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
                 path = origin.get(key, f"workload.{key}") if key else _workload_origin(origin, combo, axes)
                 if len(loc) > 1:
                     path += _path([""] + loc[1:])
-                msg = e["msg"].removeprefix("Value error, ")
+                msg = _choice_message(e) or e["msg"].removeprefix("Value error, ")
+                if not loc:  # between keys: a matrix axis's value among them is where to look
+                    path = next((o for k, o in origin.items() if o.startswith("matrix.")
+                                 and re.search(rf"\b{re.escape(k)}\b", msg)), path)
                 if msg.startswith("preset: "):
                     path, msg = origin.get("preset", "workload.preset"), msg[len("preset: "):]
                 if e["type"] == "extra_forbidden":
@@ -510,15 +521,13 @@ def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
             continue
         run_id = f"{index:03d}-" + "-".join(_slug(v) for v in label.values()) if label else f"{index:03d}"
         runs.append(Run(index=index, run_id=run_id[:80], target=target, workload=workload, axes=label))
-    if problems:
-        raise CampaignError(sorted(set(problems), key=problems.index))
     if campaign.repeat and campaign.search:
-        raise CampaignError(["repeat: a search's steps are not repeated (give repeat or search, not both)"])
-    problems = warmup_problems(runs)
-    if campaign.search:
+        problems.append("repeat: a search's steps are not repeated (give repeat or search, not both)")
+    problems += warmup_problems(runs)   # of the runs that validated: named with the others' problems
+    if campaign.search and runs:
         problems += search_key_problems(campaign.search.key, runs)
     if problems:
-        raise CampaignError(problems)
+        raise CampaignError(sorted(set(problems), key=problems.index))
     if campaign.repeat:
         runs = repeat_runs(campaign, runs)
     return runs
@@ -672,8 +681,15 @@ def load_campaign(source) -> tuple[Campaign, list[Run]]:
     except ValidationError as err:
         problems = _messages(err)  # and the workloads' problems with them: every problem at once
         raise CampaignError(problems + [p for p in _workload_problems(data) if p not in problems]) from None
-    runs = expand_runs(campaign)
-    problems = threads_per_shard_problems(runs, {r.run_id: shard_count(campaign, r.workload.threads) for r in runs})
+    across = consistency.campaign_problems(campaign)  # keys valid alone, not together
+    try:
+        runs = expand_runs(campaign)
+    except CampaignError as err:
+        raise CampaignError(err.problems + [p for p in across if p not in err.problems]) from None
+    problems = across + consistency.run_problems(campaign, runs)
+    problems += threads_per_shard_problems(runs, {r.run_id: shard_count(campaign, r.workload.threads) for r in runs})
+    if not problems:  # what a shard's threads hold against the memory it runs in (the cloud's or this machine's)
+        problems += memory_problems(runs, lambda r: shard_count(campaign, r.workload.threads, run=r))
     for run in runs:
         engine = bindings.engine(run.target.engine)
         if run.target.password and not engine.needs_url and engine.is_real_database:

@@ -138,12 +138,7 @@ def acquire(b, run, campaign_id: str) -> dict:
                         taken_over.append({"table": t, **held})
                         break
                     continue
-                raise CampaignLocked(
-                    f"table {t} of run {run.run_id} is in use by campaign {held['campaign_id']} (started "
-                    f"{_when(held['started_at'])}, last seen {max(0.0, now - held['heartbeat_at']):.0f} s ago): "
-                    f"wait until it ends or stop it; to run both on the same tables on purpose, set "
-                    f"target.options.{SHARED_OPTION}: true. A lock not refreshed for {stale:.0f} s "
-                    f"({STALE_ENV}) is taken over.")
+                raise CampaignLocked(locked_message(t, run.run_id, held, now, stale))
             else:
                 raise CampaignLocked(f"table {t} of run {run.run_id}: the campaign lock changed hands "
                                      "three times while it was being taken; try again")
@@ -152,6 +147,19 @@ def acquire(b, run, campaign_id: str) -> dict:
             _release_row(b, t, campaign_id)
         raise
     return {"tables": tables, "taken_over": taken_over}
+
+
+def locked_message(table: str, run_id: str, held: dict, now: float, stale: float) -> str:
+    """Who holds the table, since when, and each way to free it: the command that finishes a
+    killed holder (which releases the lock), the wait until it goes stale, the opt-out."""
+    holder = held["campaign_id"]
+    seen = max(0.0, now - held["heartbeat_at"])
+    return (f"table {table} of run {run_id} is in use by campaign {holder} (started {_when(held['started_at'])}, "
+            f"last seen {seen:.0f} s ago). If {holder} still runs, wait until it ends or stop it. If it was killed "
+            f"(SIGKILL, a lost machine), `dbswarm resume {holder} --results <its results folder>` finishes it and "
+            f"frees the tables (a deployed campaign: `dbswarm cancel {holder}`); else its lock is taken over in "
+            f"{max(0.0, stale - seen):.0f} s (a lock not refreshed for {stale:.0f} s, {STALE_ENV}, is stale). To run "
+            f"both on the same tables on purpose, set target.options.{SHARED_OPTION}: true.")
 
 
 def _release_row(b, table, campaign_id):

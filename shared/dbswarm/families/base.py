@@ -243,6 +243,12 @@ class Family(Generic[W]):
         """The run phase's count limit, rate and time cap."""
         return RunLimits()
 
+    def thread_memory(self, w: W) -> Optional[tuple[int, str]]:
+        """(bytes of values one client thread holds at its peak: a load batch, a scan's rows; the
+        workload keys that make it, as "workload.a × workload.b"), or None when small whatever
+        the keys (``campaign.memory`` checks that a shard's threads fit the worker)."""
+        return None
+
     def load_range(self, w: W) -> tuple[int, int]:
         """(first unit, units) the load phase writes over all threads (rows, records)."""
         return 0, 0

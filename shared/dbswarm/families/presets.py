@@ -3,6 +3,7 @@ read:write ratios ("95:5"), and the sysbench OLTP variants.
 
 A YCSB preset is a dict of YCSB property names; explicit properties in a campaign override it.
 """
+import math
 
 _P = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
       "readmodifywriteproportion")
@@ -75,16 +76,26 @@ def parse_ratio(name):
         r, w = float(left), float(right)
     except ValueError:
         return None
-    if r < 0 or w < 0 or r + w <= 0:
-        return None
+    if not (math.isfinite(r) and math.isfinite(w) and math.isfinite(r + w)) or r < 0 or w < 0 or r + w <= 0:
+        return None   # 'nan:5', 'inf:1', '0:0': parts that cannot be a mix
     return _mix(read=r / (r + w), update=w / (r + w))
 
 
+def canonical_preset(name):
+    """A YCSB preset's own spelling whatever the case given ('A' -> 'a', 's4' -> 'S4'), a
+    read:write ratio as given; None if the name is unknown."""
+    if not isinstance(name, str):
+        return None
+    key = name.strip().lower()
+    for known in YCSB_PRESETS:
+        if known.lower() == key:
+            return known
+    return name if parse_ratio(name) else None
+
+
 def ycsb_preset(name):
-    """The properties of a preset, or None if the name is unknown."""
-    if name in YCSB_PRESETS:
-        return dict(YCSB_PRESETS[name])
-    upper = name.upper() if isinstance(name, str) else name
-    if upper in SERVICE_MODELS:
-        return dict(SERVICE_MODELS[upper])
-    return parse_ratio(name)
+    """The properties of a preset (any case), or None if the name is unknown."""
+    known = canonical_preset(name)
+    if known is None:
+        return None
+    return dict(YCSB_PRESETS[known]) if known in YCSB_PRESETS else parse_ratio(known)

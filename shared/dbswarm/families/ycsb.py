@@ -16,9 +16,10 @@ import string
 from collections import OrderedDict
 from typing import Any, Callable, Literal, Optional
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from dbswarm.bindings.protocols import KeyValue
+from dbswarm.errors import did_you_mean
 from dbswarm.families import base as families
 from dbswarm.families.base import BatchLoader, Client, Family, Op, RunLimits, ThreadContext, WorkloadModel, stepwise
 from dbswarm.families.generators import (
@@ -32,7 +33,13 @@ from dbswarm.families.generators import (
     shared_pool,
     slot_list,
 )
-from dbswarm.families.presets import PRESET_DESCRIPTIONS, YCSB_DEFAULT_MIX, YCSB_PRESETS, ycsb_preset
+from dbswarm.families.presets import (
+    PRESET_DESCRIPTIONS,
+    YCSB_DEFAULT_MIX,
+    YCSB_PRESETS,
+    canonical_preset,
+    ycsb_preset,
+)
 from dbswarm.families.tables import fmt, measured_phase, published_table
 
 PROPORTIONS = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
@@ -71,18 +78,31 @@ class YcsbWorkload(WorkloadModel):
     maxexecutiontime: Optional[float] = Field(None, gt=0, description="seconds; caps the run phase")
     target: Optional[float] = Field(None, gt=0, description="total ops/s over all threads (unthrottled if absent)")
 
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, v):
+        """A field's check, so that a bad preset is named with the workload's other problems."""
+        if v is None:
+            return v
+        known = canonical_preset(v)
+        if known is None and v.count(":") == 1:
+            raise ValueError(f"{v[:40]!r} is not a read:write ratio: its two parts must be numbers >= 0, not both "
+                             "0 (e.g. '95:5')")
+        if known is None:
+            raise ValueError(f"unknown preset {v[:40]!r} (S1..S9 and a..f in any case, or a read:write ratio like "
+                             f"'95:5': `dbswarm presets`){did_you_mean(v, YCSB_PRESETS)}")
+        return known
+
     @model_validator(mode="after")
-    def _resolve(self):
+    def _resolve(self):  # noqa: C901 - a flat list of the keys' cross-checks
+        from_preset = []
         if self.preset is not None:
             preset = ycsb_preset(self.preset)
-            if preset is None:
-                raise ValueError(f"preset: unknown preset {self.preset!r}; see `dbswarm presets`")
+            assert preset is not None  # the field's validator refused an unknown name
             for key, value in preset.items():
-                if key in PROPORTIONS:
-                    if getattr(self, key) is None:
-                        setattr(self, key, value)
-                elif getattr(self, key) is None:
+                if getattr(self, key) is None:
                     setattr(self, key, value)
+                    from_preset.append(key)
         elif all(getattr(self, k) is None for k in PROPORTIONS):
             for key, value in YCSB_DEFAULT_MIX.items():
                 setattr(self, key, value)
@@ -91,13 +111,23 @@ class YcsbWorkload(WorkloadModel):
                 setattr(self, key, 0.0)
         total = sum(getattr(self, k) for k in PROPORTIONS)
         if not math.isclose(total, 1.0, abs_tol=1e-9):
-            given = ", ".join(f"{k}={getattr(self, k):g}" for k in PROPORTIONS if getattr(self, k))
-            raise ValueError(f"proportions must sum to 1, they sum to {total:g} ({given})")
+            given = ", ".join(f"{k}={getattr(self, k):g}" for k in PROPORTIONS if getattr(self, k)
+                              and k not in from_preset)
+            preset = ", ".join(f"{k}={getattr(self, k):g}" for k in PROPORTIONS if getattr(self, k)
+                               and k in from_preset)
+            parts = "; ".join(x for x in (given and f"given: {given}", preset and
+                                          f"from preset {self.preset!r}: {preset} (a preset fills only the "
+                                          "proportions the workload leaves out)") if x)
+            raise ValueError(f"proportions must sum to 1, they sum to {total:g} ({parts})")
         self.requestdistribution = self.requestdistribution or "zipfian"
         self.maxscanlength = self.maxscanlength or 1000
         self.scanlengthdistribution = self.scanlengthdistribution or "uniform"
         if self.insertstart >= self.recordcount and self.insertcount is None:
             raise ValueError("insertstart must be below recordcount")
+        if self.insertcount is not None and self.insertstart + self.insertcount > self.recordcount:
+            raise ValueError(f"insertstart ({self.insertstart:,}) + insertcount ({self.insertcount:,}) = "
+                             f"{self.insertstart + self.insertcount:,} is past recordcount ({self.recordcount:,}): "
+                             "the run reads keys below recordcount and inserts from recordcount on")
         if self.operationcount == 0 and self.maxexecutiontime is None:
             raise ValueError("operationcount 0 means no count limit: set maxexecutiontime too")
         return self
@@ -434,6 +464,15 @@ class Ycsb(Family[YcsbWorkload]):
 
     def load_range(self, w):
         return w.insertstart, w.load_count
+
+    def thread_memory(self, w):
+        """A load batch's records, or a scan's (the longest), each fieldcount values of
+        fieldlength characters (a Python str each: some 60 bytes of its own)."""
+        record = w.fieldcount * (w.fieldlength + 60) + 100
+        keys = "workload.fieldcount × workload.fieldlength"
+        load = w.batchsize * record
+        scan = (w.maxscanlength or 1) * record if w.scanproportion else record
+        return (load, f"{keys} × workload.batchsize") if load >= scan else (scan, f"{keys} × workload.maxscanlength")
 
     def tables(self, w):
         return [w.table]

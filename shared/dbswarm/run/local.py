@@ -24,10 +24,11 @@ from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeE
 from rich.table import Column
 from rich.text import Text
 
+from dbswarm.campaign.admission import allowed_targets, check_targets
 from dbswarm.campaign.spec import load_campaign, local_reference_problems, read_campaign_data
 from dbswarm.credentials.redact import redact_text
 from dbswarm.engine.worker import STUCK_THREAD_GRACE_S
-from dbswarm.errors import CONNECTION, RETRYABLE, CampaignError, DbswarmError
+from dbswarm.errors import CONNECTION, RETRYABLE, DbswarmError, NotRunnableHere
 from dbswarm.families import base as families
 from dbswarm.results.store import S3Store, open_store
 from dbswarm.run import service
@@ -206,8 +207,22 @@ def _top_error_class(classes: dict) -> Optional[tuple[str, bool]]:
     return name, kind in (RETRYABLE, CONNECTION)
 
 
-# template parameters for local executions: any target host (this machine's user chose it)
+# template parameters for local executions: any target host (this machine's user chose it),
+# unless DBSWARM_ALLOWED_TARGETS is set here (local_parameters)
 LOCAL_PARAMETERS = {"RetryIntervalSeconds": 1, "AllowedTargets": "*"}
+LOCAL_ALLOWED_SOURCE = "DBSWARM_ALLOWED_TARGETS, set in this environment"
+
+
+def local_parameters(runs=None) -> dict:
+    """The template parameters of a local execution. DBSWARM_ALLOWED_TARGETS set here is enforced
+    as a deployment's AllowedTargets is: ``runs``' targets checked now (refused before anything
+    starts, no connection made), and every function's connection checked on its socket."""
+    allowed = allowed_targets()
+    if not allowed:
+        return dict(LOCAL_PARAMETERS)
+    if runs is not None:
+        check_targets(runs, allowed, LOCAL_ALLOWED_SOURCE)
+    return {**LOCAL_PARAMETERS, "AllowedTargets": allowed}
 
 
 def template_path() -> Path:
@@ -229,10 +244,11 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
     if shards:
         data = dict(data, fanout={**(data.get("fanout") or {}), "shards": shards, "threads_per_shard": None})
         data["fanout"] = {k: v for k, v in data["fanout"].items() if v is not None}
-    campaign, _ = load_campaign(data)  # a bad file is reported before anything starts
+    campaign, runs = load_campaign(data)  # a bad file is reported before anything starts
+    parameters = local_parameters(runs)  # DBSWARM_ALLOWED_TARGETS, when set: never ignored
     problems = local_reference_problems(campaign)  # an unset {env: VAR} too, not 25 s later in a shard
     if problems:
-        raise CampaignError(problems)
+        raise NotRunnableHere(problems)  # a valid file that cannot run here as it is (exit 10)
     cid = service.new_campaign_id(campaign.name[:56])  # the execution's name (at most 80 characters)
     request = {"campaign": data, "results": results, "lead_seconds": lead_seconds}
     if max_call_seconds:
@@ -248,7 +264,7 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
     release = claim_campaign(cid)  # a resume of this campaign waits until this runner and its shards end
     try:
         with GracefulStop(stop_file) as stopper, \
-                LocalCloud(template_path(), LOCAL_PARAMETERS,
+                LocalCloud(template_path(), parameters,
                            extra_env={"DBSWARM_PROGRESS_DIR": progress_dir, FENCE_ENV: fence_path(cid), STOP_FILE_ENV: stop_file},
                            on_call=watch.on_call, after_call=watch.after_call, validate_definition=False) as cloud:
             watch.cloud = cloud

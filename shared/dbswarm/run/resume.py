@@ -24,7 +24,7 @@ from dbswarm.results.store import open_store
 from dbswarm.run import service
 from dbswarm.run.emulator import LocalCloud
 from dbswarm.run.interrupt import FENCE_ENV, STOP_FILE_ENV, GracefulStop, claim_campaign, fence_path
-from dbswarm.run.local import LOCAL_PARAMETERS, template_path
+from dbswarm.run.local import local_parameters, template_path
 
 
 def _shard_state(store, cid, run_id, phase, i):
@@ -58,7 +58,7 @@ def resume_campaign(campaign_id: str, results: Optional[str] = None, log: Callab
     work = 0
     try:
         with GracefulStop(stop_file) as stopper, \
-                LocalCloud(template_path(), LOCAL_PARAMETERS,
+                LocalCloud(template_path(), local_parameters(),
                            extra_env={"DBSWARM_PROGRESS_DIR": progress_dir, FENCE_ENV: fence_path(campaign_id),
                                       STOP_FILE_ENV: stop_file}) as cloud:
             for run in plan.runs:

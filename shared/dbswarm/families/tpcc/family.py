@@ -141,6 +141,8 @@ class TpccWorkload(WorkloadModel):
     @model_validator(mode="before")
     @classmethod
     def _preset(cls, data):
+        if isinstance(data, dict) and isinstance(data.get("preset"), str) and data["preset"].lower() in PRESETS:
+            data = {**data, "preset": data["preset"].lower()}   # any case, as YCSB's presets
         if isinstance(data, dict) and data.get("preset") in PRESETS:
             warm = data.get("warmuptime")
             data = {**{k: v for k, v in PRESETS[data["preset"]].items()
