@@ -447,7 +447,7 @@ def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
                 key = loc[0] if loc else None
                 path = origin.get(key, f"workload.{key}") if key else _workload_origin(origin, combo, axes)
                 if len(loc) > 1:
-                    path += _path([""] + loc[1:])
+                    path += "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:])
                 msg = e["msg"].removeprefix("Value error, ")
                 if msg.startswith("preset: "):
                     path, msg = origin.get("preset", "workload.preset"), msg[len("preset: "):]

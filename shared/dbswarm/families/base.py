@@ -31,7 +31,7 @@ from dbswarm.plugins import load_plugins
 
 DEFAULT = "ycsb"  # the family of a workload that names none
 _BUILTIN = {"ycsb": "dbswarm.families.ycsb", "sysbench": "dbswarm.families.sysbench",
-            "tpcc": "dbswarm.families.tpcc.family"}
+            "tpcc": "dbswarm.families.tpcc.family", "custom": "dbswarm.families.custom.family"}
 _REGISTRY: dict[str, "Family[Any]"] = {}
 STAGES = ("before_load", "after_load", "after_run", "cleanup")
 MAX_AUTO_INTERVALS = 600  # the default report_interval keeps a run at about this many intervals

@@ -1,0 +1,455 @@
+"""The ``custom`` family: a workload written as data (``model.CustomWorkload``) run by the same
+engine, loop, recorder, fan-out and report as the built-in families.
+
+- prepare: the tables it creates (portable columns, or DDL per dialect) dropped and created;
+  after the load, their indexes. Tables marked ``existing`` are left alone (a user's database).
+- load: the tables' rows numbered 1..rows, one global range split over the client threads as
+  every family's; a row's values are drawn from a stream seeded by the workload's seed, the
+  table and the row number (the same rows for any shard layout, any resume); batches insert
+  skipping existing keys (idempotent).
+- run: a weighted choice of transaction per operation; its parameters drawn once from their
+  generators (the same values again if the transaction is retried), its statements sent as the
+  session's prepared statements with the values as parameters (never in the SQL text),
+  captures (a row's columns into variables) for the statements after them. Each transaction is
+  an operation of its own name (an ``EVENT``: rolled back and retried on serialization failures,
+  deadlocks and lost connections, counted in ``retries`` apart from errors); each statement's
+  service time goes to a per-statement histogram, kept as ``records`` (bucket, count pairs,
+  merged exactly) and summarized under ``custom`` in the phase result.
+"""
+from __future__ import annotations
+
+import random
+import time
+from typing import Any, Optional
+
+from pydantic import ValidationError
+from pydantic_core import PydanticCustomError
+
+from dbswarm.bindings.protocols import SqlSession
+from dbswarm.errors import FamilyError
+from dbswarm.families import base as families
+from dbswarm.families.base import EVENT, BatchLoader, Client, Family, Op, RunLimits, ThreadContext
+from dbswarm.families.custom import model as M
+from dbswarm.families.custom.generators import Draws, think_seconds
+from dbswarm.families.tables import fmt
+from dbswarm.measure.recorder import hist_bucket_floor, new_histogram
+
+LOAD_OP = "INSERT"
+RECORD_PREFIX = "custom:"  # records "custom:<transaction>.<statement>": (µs bucket, count) pairs
+TYPES = {
+    "int": ("INTEGER", "INT", "INTEGER"), "integer": ("INTEGER", "INT", "INTEGER"),
+    "bigint": ("BIGINT", "BIGINT", "INTEGER"), "smallint": ("SMALLINT", "SMALLINT", "INTEGER"),
+    "text": ("TEXT", "TEXT", "TEXT"), "float": ("DOUBLE PRECISION", "DOUBLE", "REAL"),
+    "double": ("DOUBLE PRECISION", "DOUBLE", "REAL"), "boolean": ("BOOLEAN", "BOOLEAN", "INTEGER"),
+    "timestamp": ("TIMESTAMP", "DATETIME", "TEXT"), "date": ("DATE", "DATE", "TEXT"),
+    "uuid": ("UUID", "CHAR(36)", "TEXT"),
+}
+_DIALECT_COLUMN = {"postgresql": 0, "mysql": 1, "sqlite": 2}
+INSERT_IGNORE = {"sqlite": "INSERT OR IGNORE INTO {t} ({cols}) VALUES {rows}",
+                 "mysql": "INSERT IGNORE INTO {t} ({cols}) VALUES {rows}",
+                 "postgresql": "INSERT INTO {t} ({cols}) VALUES {rows} ON CONFLICT DO NOTHING"}
+INDEX = {"sqlite": "CREATE INDEX IF NOT EXISTS {t}_{c}_idx ON {t} ({c})",
+         "postgresql": "CREATE INDEX IF NOT EXISTS {t}_{c}_idx ON {t} ({c})",
+         "mysql": "CREATE INDEX {t}_{c}_idx ON {t} ({c})"}
+MYSQL_INDEX_EXISTS = ("SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() "
+                      "AND table_name = %s AND index_name = %s")
+
+
+def column_type(t: str, dialect: str) -> str:
+    row = TYPES.get(t)
+    if row is not None:
+        return row[_DIALECT_COLUMN[dialect]]
+    return t.upper().replace("DECIMAL", "NUMERIC") if dialect == "sqlite" else t.upper()
+
+
+def create_table_sql(name: str, table: M.Table, dialect: str, options: str = "") -> str:
+    if table.ddl is not None:
+        return table.ddl[dialect]  # type: ignore[index]
+    cols = table.columns or []
+    parts = [f"{c.name} {column_type(c.type, dialect)}{'' if c.nullable and not c.key else ' NOT NULL'}"
+             for c in cols]
+    parts.append(f"PRIMARY KEY ({', '.join(c.name for c in cols if c.key)})")
+    return f"CREATE TABLE {name} ({', '.join(parts)})" + (options if dialect == "mysql" else "")
+
+
+def _check_dialect(w: M.CustomWorkload, dialect: str) -> None:
+    missing = M.missing_dialect(w, dialect)
+    if missing:
+        raise FamilyError(f"{', '.join(missing)}: no SQL for dialect {dialect!r} (given per dialect without it)")
+
+
+# ---- the load --------------------------------------------------------------------------------
+
+class _Loaded:
+    """One loaded table: its global row offset, its columns and their draw functions."""
+
+    def __init__(self, index: int, name: str, table: M.Table, offset: int, draws: Draws):
+        assert table.load is not None
+        ld = table.load
+        self.index, self.name, self.offset, self.rows, self.batch = index, name, offset, ld.rows, ld.batch
+        self.columns = [ld.key] + list(ld.columns)
+        self.fns = [draws.fns[g] for g in ld.columns.values()]
+
+
+def loaded_tables(w: M.CustomWorkload) -> list[tuple[int, str, M.Table, int]]:
+    """(table number, name, table, first global row) of every table the load writes, in order."""
+    out, offset = [], 0
+    for i, (name, table) in enumerate(w.tables.items()):
+        if table.load is not None and not table.existing and table.load.rows:
+            out.append((i, name, table, offset))
+            offset += table.load.rows
+    return out
+
+
+class _Loader:
+    def __init__(self, w: M.CustomWorkload, b: SqlSession):
+        self.w, self.b = w, b
+        self.rng = random.Random()
+        draws = Draws(w.generators, self.rng, load=True)
+        self.draws = draws
+        self.tables = [_Loaded(i, n, t, off, draws) for i, n, t, off in loaded_tables(w)]
+        self._sql: dict[tuple[int, int], str] = {}
+
+    def table_at(self, row: int) -> _Loaded:
+        for t in self.tables:
+            if row < t.offset + t.rows:
+                return t
+        raise IndexError(row)
+
+    def rows(self, t: _Loaded, first: int, last: int) -> list[Any]:
+        """The values of rows first..last (1-based, inclusive), flat: each row's its own stream."""
+        rng, draws, fns, seed = self.rng, self.draws, t.fns, self.w.seed
+        out: list[Any] = []
+        for row in range(first, last + 1):
+            rng.seed((seed * 1_000_003 + t.index) * (1 << 40) + row)
+            draws.row = row
+            out.append(row)
+            out.extend([f() for f in fns])
+        return out
+
+    def insert(self, t: _Loaded, values: list[Any], n: int) -> None:
+        sql = self._sql.get((t.index, n))
+        if sql is None:
+            one = "(" + ", ".join(["%s"] * len(t.columns)) + ")"
+            sql = self._sql[t.index, n] = self.b.prepare(INSERT_IGNORE[self.b.dialect].format(
+                t=t.name, cols=", ".join(t.columns), rows=", ".join([one] * n)))
+        self.b.execute(sql, values)
+
+    def batch(self, nxt: int, end: int) -> tuple:
+        t = self.table_at(nxt)
+        per = max(1, min(t.batch, self.b.max_params // len(t.columns)))
+        hi = min(end, nxt + per, t.offset + t.rows)
+        first = nxt - t.offset + 1
+        n = hi - nxt
+        return hi, n, self.insert, (t, self.rows(t, first, first + n - 1), n)
+
+
+# ---- the run ---------------------------------------------------------------------------------
+
+QUERY, CAPTURE, WRITE = 0, 1, 2
+
+
+class _Stmt:
+    __slots__ = ("sql", "params", "mode", "capture", "lat", "record")
+
+    def __init__(self, b: SqlSession, st: M.Statement, dialect: str, record: str):
+        text, self.params = M.parse_statement(M.statement_texts(st)[dialect])
+        self.sql = b.prepare(text)
+        self.capture = tuple(st.capture)
+        self.mode = CAPTURE if st.capture else QUERY if M.statement_kind(st) == "read" else WRITE
+        self.lat: dict[int, int] = {}  # µs bucket -> count, this call's
+        self.record = record
+
+
+class _Txn:
+    def __init__(self, b: SqlSession, name: str, tx: M.Transaction, w: M.CustomWorkload):
+        self.name, self.tx = name, tx
+        self.op = Op(name, EVENT)
+        self.writes = M.transaction_kind(tx) == "write"
+        dialect = b.dialect
+        self.stmts = [_Stmt(b, st, dialect, f"{RECORD_PREFIX}{name}.{i}") for i, st in enumerate(tx.statements)]
+        captured = {v for st in tx.statements for v in st.capture}
+        seen: list[str] = []
+        for s in self.stmts:
+            seen += [p for p in s.params if p not in captured and p not in seen]
+        self.params = tuple(seen)  # drawn in this order, once per transaction
+        self.gens = tuple(tx.bind.get(p, p) for p in seen)
+        self.captures = bool(captured)
+        self.begin: Optional[str] = None
+        level = M.ISOLATION.get(tx.isolation or "")
+        if level and dialect == "postgresql":
+            self.begin = f"BEGIN ISOLATION LEVEL {level}"
+        elif level and dialect == "mysql":
+            self.begin = f"SET TRANSACTION ISOLATION LEVEL {level}"  # then BEGIN: the next transaction's
+
+
+class _Call:
+    __slots__ = ("txn", "values")
+
+    def __init__(self, txn: _Txn, values: dict):
+        self.txn, self.values = txn, values
+
+
+class _RunClient(Client):
+    def __init__(self, w: M.CustomWorkload, ctx: ThreadContext):
+        self.w, self.m = w, ctx.m
+        b = ctx.m.binding
+        _check_dialect(w, b.dialect)
+        self.rng = ctx.rng
+        self.random = ctx.rng.random
+        self.draws = Draws(w.generators, ctx.rng, ctx.thread, ctx.threads, ctx.saved.get("counters"))
+        # the session's prepared statements: kept by the binding across reconnects (a new
+        # connection prepares them again at their first use)
+        self.txns = [_Txn(b, name, tx, w) for name, tx in w.transactions.items()]
+        for txn in self.txns:  # prepared before the measured window where the engine can (best effort)
+            for s in txn.stmts:
+                try:
+                    b.prepare_now(s.sql)
+                except Exception:
+                    break
+        self.total = sum(t.weight for t in w.transactions.values())
+        cum, acc = [], 0.0
+        for t in w.transactions.values():
+            acc += t.weight
+            cum.append(acc)
+        self.cum = cum
+        self.attempt: Optional[_Call] = None
+        self.retries: dict[str, int] = {}
+        self.errors: dict[str, int] = {}
+        self.no_row: dict[str, int] = {}
+        self.perf = time.perf_counter_ns
+
+    def _pick(self) -> _Txn:
+        u = self.random() * self.total
+        for i, c in enumerate(self.cum):
+            if u < c:
+                return self.txns[i]
+        return self.txns[-1]
+
+    def next_operation(self):
+        txn = self._pick()
+        think = txn.tx.think_time
+        if think is not None:
+            self._sleep(think_seconds(think, self.random))
+        fns = self.draws.fns
+        values = {p: fns[g]() for p, g in zip(txn.params, txn.gens)}
+        return txn.op, self._body, (self.m.binding, _Call(txn, values))
+
+    def _sleep(self, seconds: float) -> None:
+        end = time.perf_counter() + seconds
+        stop = self.m.should_stop
+        while not stop():
+            left = end - time.perf_counter()
+            if left <= 0:
+                return
+            time.sleep(min(left, 0.2))
+
+    def _body(self, b: SqlSession, call: _Call) -> None:
+        txn = call.txn
+        if call is self.attempt:  # the engine runs it again after a rollback: a retry
+            self.retries[txn.name] = self.retries.get(txn.name, 0) + 1
+        self.attempt = call
+        values = dict(call.values) if txn.captures else call.values
+        perf, rec = self.perf, self.m.rec
+        if txn.tx.transaction:
+            if txn.begin is not None:
+                b.execute(txn.begin)
+                if b.dialect != "postgresql":
+                    b.begin(txn.writes)
+            else:
+                b.begin(txn.writes)
+        for s in txn.stmts:
+            params = [values[p] for p in s.params]
+            t0 = perf()
+            try:
+                if s.mode == QUERY:
+                    b.fetchcount(s.sql, params)
+                elif s.mode == WRITE:
+                    b.execute(s.sql, params)
+                else:
+                    row = b.fetchone(s.sql, params)
+                    if row is None:
+                        self.no_row[s.record] = self.no_row.get(s.record, 0) + 1
+                    for i, v in enumerate(s.capture):
+                        values[v] = row[i] if row is not None and i < len(row) else None
+            except Exception:
+                self.errors[s.record] = self.errors.get(s.record, 0) + 1
+                raise
+            t1 = perf()
+            if t1 >= rec.warm_until_ns:
+                us = hist_bucket_floor(max((t1 - t0) // 1000, 1))
+                lat = s.lat
+                lat[us] = lat.get(us, 0) + 1
+        if txn.tx.transaction:
+            b.commit()
+        self.attempt = None
+
+    def state(self) -> dict:
+        return {"counters": self.draws.state()}
+
+    def close(self) -> None:
+        rec = self.m.rec
+        for txn in self.txns:
+            for s in txn.stmts:
+                if s.lat:
+                    out = rec.record_list(s.record)
+                    for us, n in s.lat.items():
+                        out += (us, n)
+                    s.lat = {}
+        for prefix, counts in (("retries", self.retries), ("errors", self.errors), ("no_row", self.no_row)):
+            for k, v in counts.items():
+                rec.count(f"custom_{prefix}:{k.removeprefix(RECORD_PREFIX)}", v)
+        self.retries, self.errors, self.no_row = {}, {}, {}
+
+
+# ---- the family ------------------------------------------------------------------------------
+
+def _ms(us: float) -> float:
+    return round(us / 1000, 3)
+
+
+def _latency(h) -> dict:
+    return {"avg_ms": _ms(h.get_mean_value()), "p50_ms": _ms(h.get_value_at_percentile(50)),
+            "p95_ms": _ms(h.get_value_at_percentile(95)), "p99_ms": _ms(h.get_value_at_percentile(99)),
+            "max_ms": _ms(h.get_max_value())}
+
+
+class Custom(Family[M.CustomWorkload]):
+    name = "custom"
+    model = M.CustomWorkload
+    requires = "sql"
+    label_key = "label"
+    dialects = M.DIALECTS
+
+    def workload(self, data: dict) -> M.CustomWorkload:
+        w = self.model.model_validate(data)
+        found = M.problems(w)
+        if found:
+            raise ValidationError.from_exception_data("CustomWorkload", [
+                {"type": PydanticCustomError("custom_workload", msg), "loc": loc, "input": None}  # type: ignore[typeddict-item]
+                for loc, msg in found])
+        return w
+
+    def read_operations(self, w):
+        return tuple(n for n, t in w.transactions.items() if M.transaction_kind(t) == "read")
+
+    def write_operations(self, w):
+        return (LOAD_OP,) + tuple(n for n, t in w.transactions.items() if M.transaction_kind(t) == "write")
+
+    def presets_text(self):
+        return ["custom: a workload written as data (tables, generators, transactions): docs/custom-workloads.md"]
+
+    def limits(self, w):
+        return RunLimits(count=w.operations, rate=w.rate, time=w.time)
+
+    def load_range(self, w):
+        return 0, sum(t.load.rows for _, _, t, _ in loaded_tables(w) if t.load)
+
+    def tables(self, w):
+        return list(w.tables)
+
+    def has_stage(self, w, stage):
+        own = any(not t.existing for t in w.tables.values())
+        return own and stage in ("before_load", "after_load", "cleanup")
+
+    def prepare(self, binding: SqlSession, w, stage):
+        b = binding
+        _check_dialect(w, b.dialect)
+        for name, table in w.tables.items():
+            if table.existing:
+                continue
+            if stage in ("before_load", "cleanup"):
+                b.execute(f"DROP TABLE IF EXISTS {name}")
+            if stage == "before_load":
+                b.execute(create_table_sql(name, table, b.dialect, b.table_options))
+            elif stage == "after_load":
+                for c in table.columns or []:
+                    if c.index and not self._index_exists(b, name, f"{name}_{c.name}_idx"):
+                        b.execute(INDEX[b.dialect].format(t=name, c=c.name))
+                for sql in table.indexes:
+                    b.execute(sql)
+        return None
+
+    @staticmethod
+    def _index_exists(b: SqlSession, table: str, index: str) -> bool:
+        if b.dialect != "mysql":
+            return False  # IF NOT EXISTS
+        row = b.fetchone(b.prepare(MYSQL_INDEX_EXISTS), (table, index))
+        return bool(row and row[0])
+
+    def run_client(self, w, ctx):
+        return _RunClient(w, ctx)
+
+    def load_client(self, w, ctx, start, count):
+        loader = _Loader(w, ctx.m.binding)
+        return BatchLoader(ctx, start, count, loader.batch, name=LOAD_OP)
+
+    def error_hint(self, w, phase, op, kind, name):
+        if phase == "run" and op in w.transactions:
+            return (f"transaction {op}: see the statement errors under custom.transactions.{op}.statements; a "
+                    "serialization failure or deadlock is retried (counted in retries)")
+        return None
+
+    def phase_summary(self, w, phase, measurement, duration, window=None):
+        if phase != "run":
+            return None
+        c, recs = measurement.counters, measurement.records
+        seconds = max(duration - float(w.warmuptime or 0), 1e-9)
+        txns, total = {}, 0
+        for name, tx in w.transactions.items():
+            s = measurement.operations.get(name)
+            n = s.count if s else 0
+            total += n
+            stmts = []
+            for i, st in enumerate(tx.statements):
+                key = f"{name}.{i}"
+                h = new_histogram()
+                pairs = recs.get(RECORD_PREFIX + key) or []
+                for j in range(0, len(pairs) - 1, 2):
+                    h.record_value(pairs[j], pairs[j + 1])
+                calls = h.get_total_count()
+                text = M.statement_texts(st)
+                stmts.append({"statement": i, "sql": next(iter(text.values()))[:200], "kind": M.statement_kind(st),
+                              "count": calls, "errors": c.get(f"custom_errors:{key}", 0),
+                              "no_row": c.get(f"custom_no_row:{key}", 0),
+                              **({"latency": _latency(h)} if calls else {})})
+            txns[name] = {"kind": M.transaction_kind(tx), "weight": tx.weight, "count": n,
+                          "tps": round(n / seconds, 2), "errors": s.errors if s else 0,
+                          "retries": c.get(f"custom_retries:{name}", 0),
+                          **({"latency": _latency(s.histogram)} if s and s.histogram.get_total_count() else {}),
+                          "statements": stmts}
+        return {"transactions": txns, "total": total, "tps": round(total / seconds, 2), "seconds": round(seconds, 3),
+                "basis": "committed transactions per second of the phase after the warm-up; statement latencies are "
+                         "each statement's service time (every execution that returned, retried attempts included)",
+                "published": "not applicable: a custom workload has no published figures"}
+
+    def report_tables(self, runs):
+        if not runs:
+            return ""
+        lines = ["### Custom workload: transactions", "",
+                 "| instance | workload | threads | transaction | kind | count | TPS | avg ms | p95 ms | p99 ms "
+                 "| errors | retries |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        stmt_lines = ["", "### Custom workload: statements", "",
+                      "| instance | transaction | # | statement | kind | count | avg ms | p95 ms | p99 ms | errors |",
+                      "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in runs:
+            s = r["phases"].get("run", {}).get("custom")
+            label = r["target"]["label"]
+            if not s:
+                lines.append(f"| {label} | {r['workload'].get('label')} | {r['threads']} | missing | | | | | | | | |")
+                continue
+            for name, t in s["transactions"].items():
+                lat = t.get("latency") or {}
+                lines.append(f"| {label} | {r['workload'].get('label')} | {r['threads']} | {name} | {t['kind']} "
+                             f"| {t['count']:,} | {fmt(t['tps'], 1)} | {lat.get('avg_ms', '')} | {lat.get('p95_ms', '')} "
+                             f"| {lat.get('p99_ms', '')} | {t['errors']} | {t['retries']} |")
+                for st in t["statements"]:
+                    sl = st.get("latency") or {}
+                    sql = st["sql"].replace("|", "\\|")[:80]
+                    stmt_lines.append(f"| {label} | {name} | {st['statement']} | `{sql}` | {st['kind']} "
+                                      f"| {st['count']:,} | {sl.get('avg_ms', '')} | {sl.get('p95_ms', '')} "
+                                      f"| {sl.get('p99_ms', '')} | {st['errors']} |")
+        return "\n".join(lines + stmt_lines) + "\n"
+
+
+families.register(Custom())

@@ -1,0 +1,220 @@
+"""The custom family's workload model and generators (issue 54): malformed workloads refused
+with their field path (no traceback), statements' :name parameters turned into placeholders
+(never values in the SQL text), and generators deterministic from (seed, thread, draw)."""
+import copy
+import random
+import uuid
+
+import pytest
+
+from dbswarm.campaign.spec import load_campaign
+from dbswarm.errors import CampaignError
+from dbswarm.families import base as families
+from dbswarm.families.custom import model as M
+from dbswarm.families.custom.generators import Draws
+from dbswarm.families.stream import RandomStream
+
+GOOD = {
+    "family": "custom", "label": "orders", "operations": 100,
+    "tables": {"accounts": {"columns": [{"name": "id", "type": "bigint", "key": True},
+                                        {"name": "balance", "type": "int"}],
+                            "load": {"rows": 100, "key": "id", "columns": {"balance": "amount"}}}},
+    "generators": {"aid": {"type": "uniform", "min": 1, "max": 100},
+                   "amount": {"type": "uniform", "min": -5000, "max": 5000}},
+    "transactions": {"pay": {"weight": 2, "statements": [
+        {"sql": "SELECT balance FROM accounts WHERE id = :aid", "capture": ["bal"]},
+        {"sql": "UPDATE accounts SET balance = :bal + :amount WHERE id = :aid"}]}},
+}
+
+
+def _with(path: str, value):
+    """GOOD with the value at a dotted path replaced (a list index as a number)."""
+    w = copy.deepcopy(GOOD)
+    keys = path.split(".")
+    node = w
+    for k in keys[:-1]:
+        node = node[int(k)] if isinstance(node, list) else node[k]
+    last = keys[-1]
+    if value is _DELETE:
+        del node[last]
+    elif isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
+    return w
+
+
+_DELETE = object()
+STMTS = "transactions.pay.statements"
+
+MALFORMED = [
+    # (workload, the field path the problem must start with)
+    (_with("generators.aid", {"type": "gauss", "mean": 1}), "workload.generators.aid"),
+    (_with("generators.aid", {"type": "uniform", "min": 10, "max": 1}), "workload.generators.aid"),
+    (_with("generators.aid", {"type": "zipfian", "min": 1, "max": 10, "constant": 1.5}),
+     "workload.generators.aid.zipfian.constant"),
+    (_with("generators.aid", {"type": "uniform", "min": 1, "max": 10, "bogus": 1}), "workload.generators.aid"),
+    (_with("generators.nm", {"type": "string", "min_length": 9, "max_length": 3}), "workload.generators.nm"),
+    (_with("generators.nm", {"type": "choice", "values": [1, 2], "weights": [1]}), "workload.generators.nm"),
+    (_with("generators.nm", {"type": "choice", "values": [1, 2], "weights": [1, 0]}), "workload.generators.nm"),
+    (_with("generators.nm", {"type": "latest", "counter": "nope"}), "workload.generators.nm.counter"),
+    (_with("generators.nm", {"type": "latest", "counter": "aid"}), "workload.generators.nm.counter"),
+    (_with("generators.nm", {"type": "timestamp", "min": "yesterday"}), "workload.generators.nm"),
+    (_with("transactions.pay.weight", 0), "workload.transactions.pay.weight"),
+    (_with("transactions.pay.weight", -3), "workload.transactions.pay.weight"),
+    (_with("transactions.pay.statements", []), "workload.transactions.pay.statements"),
+    (_with("transactions", {}), "workload.transactions"),
+    (_with(f"{STMTS}.1.sql", "UPDATE accounts SET balance = :nothing WHERE id = :aid"),
+     f"workload.{STMTS}[1].sql: parameter :nothing: no generator binds it"),
+    (_with(f"{STMTS}.0.sql", "SELECT :bal"), f"workload.{STMTS}[0].sql: parameter :bal is captured by statement 0"),
+    (_with("transactions.pay.bind", {"aid": "missing"}), "workload.transactions.pay.bind.aid: unknown generator"),
+    (_with("transactions.pay.bind", {"zzz": "aid"}), "workload.transactions.pay.bind.zzz"),
+    (_with(f"{STMTS}.1.sql", "UPDATE accounts SET note = 'x%' WHERE id = :aid"), f"workload.{STMTS}[1].sql"),
+    (_with(f"{STMTS}.1.sql", "SELECT * FROM accounts WHERE id = ?"), f"workload.{STMTS}[1].sql"),
+    (_with(f"{STMTS}.1.sql", "   "), f"workload.{STMTS}[1].sql"),
+    (_with(f"{STMTS}.0.capture", ["aid"]), f"workload.{STMTS}[0].capture"),
+    (_with(f"{STMTS}.1.capture", ["x"]), f"workload.{STMTS}[1].capture"),
+    (_with(f"{STMTS}.1.kind", "delete"), f"workload.{STMTS}[1].kind"),
+    (_with("transactions.pay.isolation", "snapshot"), "workload.transactions.pay.isolation"),
+    (_with("transactions.pay.think_time", {"distribution": "normal"}),
+     "workload.transactions.pay.think_time.distribution"),
+    (_with("tables.accounts.load.columns.balance", "nope"), "workload.tables.accounts.load.columns.balance"),
+    (_with("tables.accounts.load.key", "no_such"), "workload.tables.accounts.load.key"),
+    (_with("tables.accounts.columns.1.type", "money"), "workload.tables.accounts.columns[1].type"),
+    (_with("tables.accounts.columns.1.name", "drop table"), "workload.tables.accounts.columns[1].name"),
+    (_with("tables.accounts.columns.0.key", False), "workload.tables.accounts.columns"),
+    (_with("tables.accounts.columns", _DELETE), "workload.tables.accounts"),
+    (_with("tables.accounts.existing", True), "workload.tables.accounts.columns"),
+    (_with("tables.accounts.load.rows", -1), "workload.tables.accounts.load.rows"),
+    (_with("tables.x; drop", {"existing": True}), "workload.tables.x; drop"),
+    (_with("operations", -1), "workload.operations"),
+    (_with("tables.accounts.ddl", {"oracle": "CREATE TABLE accounts (id int)"}), "workload.tables.accounts.ddl"),
+]
+
+
+@pytest.mark.parametrize("workload, field", MALFORMED, ids=[f"{i}-{f}" for i, (_, f) in enumerate(MALFORMED)])
+def test_a_malformed_workload_is_refused_naming_its_field(workload, field):
+    with pytest.raises(CampaignError) as err:
+        load_campaign({"name": "c", "target": {"engine": "sqlite"}, "workload": workload})
+    problems = err.value.problems
+    assert any(p.startswith(field) for p in problems), problems
+    assert not any("Traceback" in p or "object at 0x" in p for p in problems), problems
+
+
+def test_the_good_workload_is_valid_and_its_kinds_inferred():
+    _, runs = load_campaign({"name": "c", "target": {"engine": "sqlite"}, "workload": GOOD})
+    fam = families.get("custom")
+    w = runs[0].workload
+    assert fam.write_operations(w) == ("INSERT", "pay") and fam.read_operations(w) == ()
+    read_only = _with(STMTS, [{"sql": "SELECT balance FROM accounts WHERE id = :aid"}])
+    assert fam.read_operations(fam.workload(read_only)) == ("pay",)
+
+
+def test_engines_without_sql_are_refused():
+    with pytest.raises(CampaignError) as err:
+        load_campaign({"name": "c", "target": {"engine": "mongodb", "url": "mongodb://h/db"}, "workload": GOOD})
+    assert any(p.startswith("target.engine") for p in err.value.problems), err.value.problems
+
+
+# ---- statements ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sql, text, names", [
+    ("SELECT * FROM t WHERE a = :a AND b = :b_2", "SELECT * FROM t WHERE a = %s AND b = %s", ("a", "b_2")),
+    ("SELECT ':not_a_param', x::int FROM t WHERE y = :y", "SELECT ':not_a_param', x::int FROM t WHERE y = %s", ("y",)),
+    ("UPDATE t SET v = :v -- :c\nWHERE k = :k", "UPDATE t SET v = %s -- :c\nWHERE k = %s", ("v", "k")),
+    ('SELECT "a:b" FROM t /* :x */ WHERE k = :k', 'SELECT "a:b" FROM t /* :x */ WHERE k = %s', ("k",)),
+    ("SELECT :a, :a", "SELECT %s, %s", ("a", "a")),
+])
+def test_parameters_become_placeholders(sql, text, names):
+    assert M.parse_statement(sql) == (text, names)
+
+
+@pytest.mark.parametrize("sql, kind", [
+    ("SELECT 1", "read"), ("  select a from t", "read"), ("WITH x AS (SELECT 1) SELECT * FROM x", "read"),
+    ("SELECT * FROM t WHERE id = 1 FOR UPDATE", "write"), ("INSERT INTO t VALUES (1)", "write"),
+    ("WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", "write"), ("SELECT 'update'", "read"),
+    ("UPDATE t SET a = 1", "write"), ("(SELECT 1)", "read"),
+])
+def test_kind_is_inferred(sql, kind):
+    assert M.infer_kind(sql) == kind
+
+
+# ---- generators -----------------------------------------------------------------------------------
+
+ALL = {
+    "u": {"type": "uniform", "min": 1, "max": 10},
+    "z": {"type": "zipfian", "min": 1, "max": 1000},
+    "zp": {"type": "zipfian", "min": 1, "max": 1000, "scrambled": False},
+    "h": {"type": "hotspot", "min": 1, "max": 100, "hot_fraction": 0.1, "hot_ops": 0.9},
+    "q": {"type": "unique", "start": 1001},
+    "s": {"type": "sequential", "min": 1, "max": 5},
+    "l": {"type": "latest", "counter": "q"},
+    "g": {"type": "gaussian", "mean": 50, "stddev": 5, "min": 0, "max": 100},
+    "e": {"type": "exponential", "mean": 3},
+    "c": {"type": "choice", "values": ["x", "y", None], "weights": [1, 2, 3]},
+    "str": {"type": "string", "min_length": 3, "max_length": 8, "alphabet": "ab"},
+    "id": {"type": "uuid"},
+    "ts": {"type": "timestamp", "min": "2024-01-01 00:00:00", "max": "2024-01-02 00:00:00"},
+    "k": {"type": "constant", "value": "'; DROP TABLE t; --"},
+}
+
+
+def _specs() -> dict:
+    w = M.CustomWorkload.model_validate({"transactions": {"t": {"statements": [{"sql": "SELECT 1"}]}},
+                                         "generators": ALL})
+    return w.generators
+
+
+def _draw(seed: int, thread: int, threads: int, n: int) -> list[dict]:
+    d = Draws(_specs(), RandomStream(seed), thread, threads)
+    return [{k: f() for k, f in d.fns.items()} for _ in range(n)]
+
+
+def test_generators_are_deterministic_per_seed_and_thread():
+    a, b = _draw(5, 1, 4, 200), _draw(5, 1, 4, 200)
+    assert a == b
+    assert a != _draw(6, 1, 4, 200) and a != _draw(5, 2, 4, 200)
+
+
+def test_generators_draw_in_their_ranges():
+    rows = _draw(5, 0, 1, 3000)
+    assert {r["u"] for r in rows} == set(range(1, 11))
+    assert all(1 <= r["z"] <= 1000 and 1 <= r["zp"] <= 1000 and 1 <= r["h"] <= 100 for r in rows)
+    assert sum(r["h"] <= 10 for r in rows) > 0.8 * len(rows)  # 90 % of draws to the hot 10 %
+    assert sum(r["zp"] == 1 for r in rows) > 0.05 * len(rows)  # zipfian: the first item is the most popular
+    assert [r["s"] for r in rows[:7]] == [1, 2, 3, 4, 5, 1, 2]
+    assert [r["q"] for r in rows[:3]] == [1001, 1002, 1003]
+    assert all(1 <= r["l"] <= r["q"] for r in rows)
+    assert all(0 <= r["g"] <= 100 and isinstance(r["g"], int) for r in rows)
+    assert 2 < sum(r["e"] for r in rows) / len(rows) < 4
+    counts = {v: sum(r["c"] == v for r in rows) for v in ("x", "y", None)}
+    assert counts["x"] < counts["y"] < counts[None]
+    assert all(3 <= len(r["str"]) <= 8 and set(r["str"]) <= {"a", "b"} for r in rows)
+    assert all(uuid.UUID(r["id"]).version == 4 for r in rows) and len({r["id"] for r in rows}) == len(rows)
+    assert all("2024-01-01 00:00:00" <= r["ts"] <= "2024-01-02 00:00:00" for r in rows)
+    assert {r["k"] for r in rows} == {"'; DROP TABLE t; --"}
+
+
+def test_unique_counters_never_collide_across_threads_and_resume_where_they_stopped():
+    threads = 7
+    seen = []
+    for t in range(threads):
+        d = Draws(_specs(), RandomStream(1), t, threads)
+        first = [d.fns["q"]() for _ in range(50)]
+        resumed = Draws(_specs(), RandomStream(1), t, threads, saved=d.state())
+        seen += first + [resumed.fns["q"]() for _ in range(50)]
+    assert len(seen) == len(set(seen)) == 700 and min(seen) == 1001 and max(seen) == 1000 + 700
+
+
+def test_a_load_row_draws_the_same_values_whoever_draws_it():
+    def row_values(row: int, before: int) -> dict:
+        r = random.Random()
+        d = Draws(_specs(), r, load=True)
+        for other in range(before):  # another thread's rows drawn first
+            r.seed(other)
+            [f() for f in d.fns.values()]
+        r.seed(row)
+        d.row = row
+        return {k: f() for k, f in d.fns.items()}
+    assert row_values(42, 0) == row_values(42, 5)
+    assert "l" not in row_values(1, 0)  # latest follows the run's inserts: not a load's generator
