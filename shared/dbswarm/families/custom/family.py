@@ -11,8 +11,9 @@ engine, loop, recorder, fan-out and report as the built-in families.
   generators (the same values again if the transaction is retried), its statements sent as the
   session's prepared statements with the values as parameters (never in the SQL text),
   captures (a row's columns into variables) for the statements after them. Each transaction is
-  an operation of its own name (an ``EVENT``: rolled back and retried on serialization failures,
-  deadlocks and lost connections, counted in ``retries`` apart from errors); each statement's
+  an operation of its own name (a ``CALL``: a failure recorded as its error; a serialization
+  failure or deadlock rolled back and tried again first, up to ``max_tries``, counted in its
+  ``retries`` apart from errors, as pgbench's --max-tries); each statement's
   service time goes to a per-statement histogram, kept as ``records`` (bucket, count pairs,
   merged exactly) and summarized under ``custom`` in the phase result.
 """
@@ -26,9 +27,9 @@ from pydantic import ValidationError
 from pydantic_core import PydanticCustomError
 
 from dbswarm.bindings.protocols import SqlSession
-from dbswarm.errors import FamilyError
+from dbswarm.errors import RETRYABLE, FamilyError
 from dbswarm.families import base as families
-from dbswarm.families.base import EVENT, BatchLoader, Client, Family, Op, RunLimits, ThreadContext
+from dbswarm.families.base import CALL, BatchLoader, Client, Family, Op, RunLimits, ThreadContext
 from dbswarm.families.custom import model as M
 from dbswarm.families.custom.generators import Draws, think_seconds
 from dbswarm.families.tables import fmt
@@ -164,7 +165,7 @@ class _Stmt:
 class _Txn:
     def __init__(self, b: SqlSession, name: str, tx: M.Transaction, w: M.CustomWorkload):
         self.name, self.tx = name, tx
-        self.op = Op(name, EVENT)
+        self.op = Op(name, CALL)
         self.writes = M.transaction_kind(tx) == "write"
         dialect = b.dialect
         self.stmts = [_Stmt(b, st, dialect, f"{RECORD_PREFIX}{name}.{i}") for i, st in enumerate(tx.statements)]
@@ -213,7 +214,6 @@ class _RunClient(Client):
             acc += t.weight
             cum.append(acc)
         self.cum = cum
-        self.attempt: Optional[_Call] = None
         self.retries: dict[str, int] = {}
         self.errors: dict[str, int] = {}
         self.no_row: dict[str, int] = {}
@@ -245,11 +245,27 @@ class _RunClient(Client):
             time.sleep(min(left, 0.2))
 
     def _body(self, b: SqlSession, call: _Call) -> None:
-        txn = call.txn
-        if call is self.attempt:  # the engine runs it again after a rollback: a retry
-            self.retries[txn.name] = self.retries.get(txn.name, 0) + 1
-        self.attempt = call
-        values = dict(call.values) if txn.captures else call.values
+        """One transaction: its attempts, the same values each time, until one commits; a
+        serialization failure or deadlock (a retryable error) rolled back and tried again, up to
+        the transaction's max_tries, counted in its retries and not as an error (pgbench's
+        --max-tries); any other error ends it (rolled back) and the engine records it."""
+        txn, tries = call.txn, 0
+        while True:
+            try:
+                self._attempt(b, txn, call.values)
+                return
+            except Exception as exc:
+                try:
+                    b.rollback()
+                except Exception:
+                    pass  # a lost connection: the engine reconnects
+                tries += 1
+                if tries >= txn.tx.max_tries or self.m.should_stop() or b.classify(exc).kind != RETRYABLE:
+                    raise
+                self.retries[txn.name] = self.retries.get(txn.name, 0) + 1
+
+    def _attempt(self, b: SqlSession, txn: _Txn, drawn: dict) -> None:
+        values = dict(drawn) if txn.captures else drawn
         perf, rec = self.perf, self.m.rec
         if txn.tx.transaction:
             if txn.begin is not None:
@@ -282,7 +298,6 @@ class _RunClient(Client):
                 lat[us] = lat.get(us, 0) + 1
         if txn.tx.transaction:
             b.commit()
-        self.attempt = None
 
     def state(self) -> dict:
         return {"counters": self.draws.state()}
@@ -296,6 +311,7 @@ class _RunClient(Client):
                     for us, n in s.lat.items():
                         out += (us, n)
                     s.lat = {}
+        rec.count("retries", sum(self.retries.values()))
         for prefix, counts in (("retries", self.retries), ("errors", self.errors), ("no_row", self.no_row)):
             for k, v in counts.items():
                 rec.count(f"custom_{prefix}:{k.removeprefix(RECORD_PREFIX)}", v)

@@ -216,6 +216,8 @@ class Transaction(_Strict):
     transaction: bool = Field(True, description="BEGIN ... COMMIT around the statements (false: each statement "
                               "commits on its own)")
     think_time: Optional[ThinkTime] = None
+    max_tries: int = Field(10, ge=1, le=1000, description="attempts of a transaction that fails on a "
+                           "serialization failure or deadlock (pgbench's --max-tries); retries are counted apart")
 
 
 class CustomWorkload(WorkloadModel):
