@@ -275,7 +275,7 @@ class _RunClient(Client):
             else:
                 b.begin(txn.writes)
         for s in txn.stmts:
-            params = [values[p] for p in s.params]
+            params = tuple([values[p] for p in s.params])
             t0 = perf()
             try:
                 if s.mode == QUERY:
