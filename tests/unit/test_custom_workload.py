@@ -206,6 +206,25 @@ def test_unique_counters_never_collide_across_threads_and_resume_where_they_stop
     assert len(seen) == len(set(seen)) == 700 and min(seen) == 1001 and max(seen) == 1000 + 700
 
 
+def test_latest_follows_its_counter_from_its_first_value():
+    """The counter below 3 (no zipfian over fewer than 3 items: YCSB's divides by zero), then
+    the counter's newest values the most drawn."""
+    specs = M.CustomWorkload.model_validate({
+        "transactions": {"t": {"statements": [{"sql": "SELECT 1"}]}},
+        "generators": {"q": {"type": "unique", "start": 1}, "l": {"type": "latest", "counter": "q"}}}).generators
+    d = Draws(specs, RandomStream(3), 0, 1)
+    assert [d.fns["l"]() for _ in range(3)] == [1, 1, 1]
+    drawn = []
+    for _ in range(2000):
+        top = d.fns["q"]()
+        drawn.append((top, d.fns["l"]()))
+    assert all(1 <= v <= top for top, v in drawn)
+    # zipfian 0.99 over ~1,000 items: the newest about 1 / zeta(n) = 13 % of draws, half within the newest 10 %
+    late = drawn[1000:]
+    assert sum(v == top for top, v in late) > 0.08 * len(late)
+    assert sum(v > 0.9 * top for top, v in late) > 0.5 * len(late)
+
+
 def test_a_load_row_draws_the_same_values_whoever_draws_it():
     def row_values(row: int, before: int) -> dict:
         r = random.Random()

@@ -33,7 +33,7 @@ from dbswarm.families.custom.model import (
     UuidGen,
     ZipfianGen,
 )
-from dbswarm.families.generators import Hotspot, ScrambledZipfian, SkewedLatest, Uniform, Zipfian, shared_pool, zeta
+from dbswarm.families.generators import Hotspot, ScrambledZipfian, Uniform, Zipfian, shared_pool, zeta
 
 Draw = Callable[[], Any]
 POOL = 1 << 20  # characters of the process's pool per alphabet (strings are windows of it)
@@ -164,9 +164,18 @@ class Draws:
             spec.max - spec.min + 1)
 
     def _latest(self, spec: LatestGen, counter: Any) -> Draw:
-        top = lambda: max(self.highest(spec.counter, counter), 1)  # noqa: E731
-        skewed = SkewedLatest(self.rng, top, spec.constant)
-        return lambda: skewed.next() + 1  # 1 .. top, the top the most popular
+        """1 .. the counter's highest value, the highest the most popular (YCSB's skewed
+        latest: a zipfian offset down from it); while it is below 3 (a zipfian over fewer
+        than 3 items is undefined), the highest itself (at least 1)."""
+        zipf = Zipfian(self.rng, 0, 3, spec.constant)
+        highest, name = self.highest, spec.counter
+
+        def draw() -> int:
+            top = highest(name, counter)
+            if top < 3:
+                return max(top, 1)
+            return top - zipf.next_of(top) % top
+        return draw
 
     def _choice(self, spec: ChoiceGen) -> Draw:
         values, rnd = list(spec.values), self.rng.random
