@@ -2,6 +2,7 @@
 with their field path (no traceback), statements' :name parameters turned into placeholders
 (never values in the SQL text), and generators deterministic from (seed, thread, draw)."""
 import copy
+import json
 import random
 import uuid
 
@@ -237,3 +238,46 @@ def test_a_load_row_draws_the_same_values_whoever_draws_it():
         return {k: f() for k, f in d.fns.items()}
     assert row_values(42, 0) == row_values(42, 5)
     assert "l" not in row_values(1, 0)  # latest follows the run's inserts: not a load's generator
+
+
+# ---- the dry run ------------------------------------------------------------------------------------
+
+def test_the_dry_run_draws_what_the_client_sends(tmp_path):
+    """``validate --sample``'s lines hold the values the run's client thread sends, in order
+    (think times drawn where the client draws them), from a client on a real SQLite session."""
+    from dbswarm import bindings
+    from dbswarm.bindings.base import Connection
+    from dbswarm.engine.calls import Measured
+    from dbswarm.families.base import ThreadContext
+    from dbswarm.measure.recorder import Recorder
+    data = copy.deepcopy(GOOD)
+    data["transactions"]["look"] = {"weight": 1, "think_time": {"distribution": "uniform", "min": 0, "max": 0.001},
+                                    "statements": [{"sql": "SELECT balance FROM accounts WHERE id = :aid"}]}
+    fam = families.get("custom")
+    w = fam.workload(data)
+    sample = fam.sample(w, 12, RandomStream(9), 1, 3)
+    b = bindings.get("sqlite")(Connection(engine="sqlite", url=str(tmp_path / "x.db"), password=None, options={},
+                                          display="sqlite"))
+    b.connect()
+    try:
+        client = fam.run_client(w, ThreadContext(m=Measured(b, Recorder()), rng=RandomStream(9), thread=1, threads=3))
+        heads = [line for line in sample if line.startswith("#")]
+        assert len(heads) == 12 and {h.split()[1] for h in heads} == {"pay", "look"}
+        for k, head in enumerate(heads):
+            op, _, (_, call) = client.next_operation()
+            assert head.split()[1] == op.name
+            block = sample[sample.index(head) + 1:sample.index(heads[k + 1]) if k + 1 < len(heads) else None]
+            assert all(f"{p}={v!r}" in " ".join(block) for p, v in call.values.items()), (block, call.values)
+    finally:
+        b.close()
+
+
+def test_validate_sample_prints_without_connecting(tmp_path, capsys, monkeypatch):
+    from dbswarm.cli import main
+    monkeypatch.setenv("NOPE", "unused")  # an address nothing answers at: validate never connects
+    spec = tmp_path / "c.yaml"
+    spec.write_text(json.dumps({"name": "c", "target": {"engine": "postgresql", "url": "postgresql://u@10.255.255.1/x",
+                                                        "password": {"env": "NOPE"}}, "workload": GOOD}))
+    assert main(["validate", str(spec), "--sample", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "#1 pay (write)" in out and "#3 pay" in out and "bal=<captured by statement 0>" in out

@@ -315,6 +315,12 @@ class Family(Generic[W]):
     def load_client(self, w: W, ctx: ThreadContext, start: int, count: int) -> Client:
         raise NotImplementedError
 
+    def sample(self, w: W, n: int, rng: random.Random, thread: int = 0, threads: int = 1) -> list[str]:
+        """A dry run (``dbswarm validate --sample N``): lines describing the first ``n``
+        operations client thread ``thread`` would run, drawn from ``rng`` as its client draws
+        them, without connecting; [] when the family has nothing to show."""
+        return []
+
     def window_snapshot(self, binding, w: W, phase: str) -> Optional[dict]:
         """Figures read from the database itself at both edges of a phase's measured window:
         an un-sharded step on one connection (``binding``, connected), before the phase's

@@ -169,13 +169,7 @@ class _Txn:
         self.writes = M.transaction_kind(tx) == "write"
         dialect = b.dialect
         self.stmts = [_Stmt(b, st, dialect, f"{RECORD_PREFIX}{name}.{i}") for i, st in enumerate(tx.statements)]
-        captured = {v for st in tx.statements for v in st.capture}
-        seen: list[str] = []
-        for s in self.stmts:
-            seen += [p for p in s.params if p not in captured and p not in seen]
-        self.params = tuple(seen)  # drawn in this order, once per transaction
-        self.gens = tuple(tx.bind.get(p, p) for p in seen)
-        self.captures = bool(captured)
+        self.captures = any(st.capture for st in tx.statements)
         self.begin: Optional[str] = None
         level = M.ISOLATION.get(tx.isolation or "")
         if level and dialect == "postgresql":
@@ -191,6 +185,45 @@ class _Call:
         self.txn, self.values = txn, values
 
 
+def transaction_params(tx: M.Transaction) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(parameters drawn once per transaction, in the order of their first use; the generator
+    of each): every parameter of its statements but the captured variables."""
+    captured = {v for st in tx.statements for v in st.capture}
+    seen: list[str] = []
+    for st in tx.statements:
+        text = next(iter(M.statement_texts(st).values()))
+        seen += [p for p in M.parse_statement(text)[1] if p not in captured and p not in seen]
+    return tuple(seen), tuple(tx.bind.get(p, p) for p in seen)
+
+
+class Picker:
+    """A thread's choice of transaction (by weight) and its parameters' values, drawn from its
+    stream in that order: the client's and the dry run's (``Custom.sample``) alike."""
+
+    def __init__(self, w: M.CustomWorkload, rng: random.Random, thread: int = 0, threads: int = 1,
+                 saved: Optional[dict] = None):
+        self.random = rng.random
+        self.draws = Draws(w.generators, rng, thread, threads, saved)
+        self.params = [transaction_params(tx) for tx in w.transactions.values()]
+        cum, acc = [], 0.0
+        for t in w.transactions.values():
+            acc += t.weight
+            cum.append(acc)
+        self.cum, self.total = cum, acc
+
+    def pick(self) -> int:
+        u = self.random() * self.total
+        for i, c in enumerate(self.cum):
+            if u < c:
+                return i
+        return len(self.cum) - 1
+
+    def values(self, i: int) -> dict:
+        fns = self.draws.fns
+        params, gens = self.params[i]
+        return {p: fns[g]() for p, g in zip(params, gens)}
+
+
 class _RunClient(Client):
     def __init__(self, w: M.CustomWorkload, ctx: ThreadContext):
         self.w, self.m = w, ctx.m
@@ -198,7 +231,7 @@ class _RunClient(Client):
         _check_dialect(w, b.dialect)
         self.rng = ctx.rng
         self.random = ctx.rng.random
-        self.draws = Draws(w.generators, ctx.rng, ctx.thread, ctx.threads, ctx.saved.get("counters"))
+        self.picker = Picker(w, ctx.rng, ctx.thread, ctx.threads, ctx.saved.get("counters"))
         # the session's prepared statements: kept by the binding across reconnects (a new
         # connection prepares them again at their first use)
         self.txns = [_Txn(b, name, tx, w) for name, tx in w.transactions.items()]
@@ -208,32 +241,18 @@ class _RunClient(Client):
                     b.prepare_now(s.sql)
                 except Exception:
                     break
-        self.total = sum(t.weight for t in w.transactions.values())
-        cum, acc = [], 0.0
-        for t in w.transactions.values():
-            acc += t.weight
-            cum.append(acc)
-        self.cum = cum
         self.retries: dict[str, int] = {}
         self.errors: dict[str, int] = {}
         self.no_row: dict[str, int] = {}
         self.perf = time.perf_counter_ns
 
-    def _pick(self) -> _Txn:
-        u = self.random() * self.total
-        for i, c in enumerate(self.cum):
-            if u < c:
-                return self.txns[i]
-        return self.txns[-1]
-
     def next_operation(self):
-        txn = self._pick()
+        i = self.picker.pick()
+        txn = self.txns[i]
         think = txn.tx.think_time
         if think is not None:
             self._sleep(think_seconds(think, self.random))
-        fns = self.draws.fns
-        values = {p: fns[g]() for p, g in zip(txn.params, txn.gens)}
-        return txn.op, self._body, (self.m.binding, _Call(txn, values))
+        return txn.op, self._body, (self.m.binding, _Call(txn, self.picker.values(i)))
 
     def _sleep(self, seconds: float) -> None:
         end = time.perf_counter() + seconds
@@ -300,7 +319,7 @@ class _RunClient(Client):
             b.commit()
 
     def state(self) -> dict:
-        return {"counters": self.draws.state()}
+        return {"counters": self.picker.draws.state()}
 
     def close(self) -> None:
         rec = self.m.rec
@@ -395,6 +414,35 @@ class Custom(Family[M.CustomWorkload]):
 
     def run_client(self, w, ctx):
         return _RunClient(w, ctx)
+
+    def sample(self, w, n, rng, thread=0, threads=1):
+        """A dry run: the first ``n`` transactions thread ``thread`` would run, drawn from ``rng``
+        as its client draws them, each statement with its parameters' values (no connection)."""
+        picker = Picker(w, rng, thread, threads)
+        names = list(w.transactions)
+        lines = []
+        for k in range(n):
+            i = picker.pick()
+            tx = w.transactions[names[i]]
+            think = f", after a think time of {think_seconds(tx.think_time, picker.random):.3f} s" \
+                if tx.think_time is not None else ""  # drawn where the client draws it
+            values = picker.values(i)
+            lines.append(f"#{k + 1} {names[i]} ({M.transaction_kind(tx)}{think})")
+            captured: dict[str, int] = {}
+            for j, st in enumerate(tx.statements):
+                text = " ".join(next(iter(M.statement_texts(st).values())).split())
+                shown = []
+                for p in dict.fromkeys(M.parse_statement(next(iter(M.statement_texts(st).values())))[1]):
+                    shown.append(f"{p}=<captured by statement {captured[p]}>" if p in captured
+                                 else f"{p}={values[p]!r}")
+                lines.append(f"  [{j}] {text}")
+                if shown:
+                    lines.append(f"      {', '.join(shown)}")
+                for v in st.capture:
+                    captured.setdefault(v, j)
+                if st.capture:
+                    lines.append(f"      capture: {', '.join(st.capture)}")
+        return lines
 
     def load_client(self, w, ctx, start, count):
         loader = _Loader(w, ctx.m.binding)
