@@ -281,3 +281,35 @@ def test_validate_sample_prints_without_connecting(tmp_path, capsys, monkeypatch
     assert main(["validate", str(spec), "--sample", "3"]) == 0
     out = capsys.readouterr().out
     assert "#1 pay (write)" in out and "#3 pay" in out and "bal=<captured by statement 0>" in out
+
+
+# ---- the workload in a file of its own ---------------------------------------------------------------
+
+def test_a_workload_file_is_read_once_and_travels_in_the_plan(tmp_path, monkeypatch):
+    from dbswarm.campaign.plan import make_plan
+    monkeypatch.chdir(tmp_path)
+    body = {k: v for k, v in GOOD.items() if k != "family"}
+    (tmp_path / "orders.yaml").write_text(json.dumps(body))
+    campaign, runs = load_campaign({"name": "c", "target": {"engine": "sqlite"},
+                                    "workload": {"family": "custom", "file": "orders.yaml", "threads": 3},
+                                    "matrix": {"label": ["a", "b"]}})
+    assert [r.workload.label for r in runs] == ["a", "b"] and runs[0].workload.threads == 3
+    plan = make_plan(campaign, runs, "cid", sqlite_url=str(tmp_path / "x.db"))
+    w = plan.runs[0].workload
+    assert "file" not in w and w["transactions"]["pay"]["weight"] == 2  # the content, not the name
+    (tmp_path / "orders.yaml").unlink()  # shards need no file
+    assert families.get("custom").workload(w).transactions["pay"].statements[1].sql == GOOD[
+        "transactions"]["pay"]["statements"][1]["sql"]
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "No such file"), ("a: [1\n", "not YAML"), ("- 1\n", "expected a mapping"),
+    ("x" * (2 << 20), "a workload file is at most"),
+])
+def test_a_bad_workload_file_is_refused_naming_workload_file(tmp_path, monkeypatch, content, message):
+    monkeypatch.chdir(tmp_path)
+    if content is not None:
+        (tmp_path / "w.yaml").write_text(content)
+    with pytest.raises(CampaignError) as err:
+        load_campaign({"name": "c", "target": {"engine": "sqlite"}, "workload": {"family": "custom", "file": "w.yaml"}})
+    assert any(p.startswith("workload.file: w.yaml: ") and message in p for p in err.value.problems), err.value.problems

@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 from typing import Any, Optional
+
+import yaml
 
 from pydantic import ValidationError
 from pydantic_core import PydanticCustomError
@@ -339,6 +342,40 @@ class _RunClient(Client):
 
 # ---- the family ------------------------------------------------------------------------------
 
+MAX_FILE_BYTES = 1 << 20
+
+
+def _file_error(path: str, msg: str) -> ValidationError:
+    return ValidationError.from_exception_data("CustomWorkload", [
+        {"type": PydanticCustomError("custom_workload_file", "{path}: {msg}", {"path": path, "msg": msg}),
+         "loc": ("file",), "input": path}])
+
+
+def read_workload_file(path: Any) -> dict:
+    """The workload keys of a YAML file (``workload.file``), refused with ``workload.file`` named:
+    missing, unreadable, too large, not YAML, not a mapping."""
+    if not isinstance(path, str):
+        raise _file_error(str(path), "expected a file name")
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise _file_error(path, f"{size:,} bytes: a workload file is at most {MAX_FILE_BYTES:,}")
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise _file_error(path, e.strerror or str(e)) from None
+    except UnicodeDecodeError:
+        raise _file_error(path, "not UTF-8 text") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise _file_error(path, f"not YAML: {str(e).splitlines()[0]}") from None
+    if not isinstance(doc, dict):
+        raise _file_error(path, "expected a mapping of workload keys (tables, generators, transactions, ...)")
+    doc.pop("file", None)  # no file of a file
+    return doc
+
+
 def _ms(us: float) -> float:
     return round(us / 1000, 3)
 
@@ -357,6 +394,8 @@ class Custom(Family[M.CustomWorkload]):
     dialects = M.DIALECTS
 
     def workload(self, data: dict) -> M.CustomWorkload:
+        if isinstance(data, dict) and data.get("file"):
+            data = {**read_workload_file(data["file"]), **data}
         w = self.model.model_validate(data)
         found = M.problems(w)
         if found:

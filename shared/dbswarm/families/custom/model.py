@@ -223,6 +223,10 @@ class Transaction(_Strict):
 class CustomWorkload(WorkloadModel):
     """A workload described as data: tables, generators and weighted transactions."""
     family: Literal["custom"] = "custom"
+    file: Optional[str] = Field(None, exclude=True, description="a YAML file holding this workload's keys (tables, "
+                                "generators, transactions, ...), relative to the current directory; keys written "
+                                "beside it override the file's. Read once, when the campaign is validated: the "
+                                "plan carries its content (shards need no file)")
     label: str = Field("custom", pattern=r"^[A-Za-z0-9_.-]{1,64}$", description="the workload's name in reports")
     seed: int = Field(1, ge=0, description="the loaded rows' values derive from it and the row number (the "
                       "campaign's seed drives the run phase)")
