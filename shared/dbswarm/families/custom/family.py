@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any, Optional
 
 import yaml
-
 from pydantic import ValidationError
 from pydantic_core import PydanticCustomError
 
