@@ -90,6 +90,11 @@ MALFORMED = [
     (_with("tables.x; drop", {"existing": True}), "workload.tables.x; drop"),
     (_with("operations", -1), "workload.operations"),
     (_with("tables.accounts.ddl", {"oracle": "CREATE TABLE accounts (id int)"}), "workload.tables.accounts.ddl"),
+    # text the stored plan's redaction would mask (the shards would run something else)
+    (_with(f"{STMTS}.1.sql", "UPDATE accounts SET token = :amount WHERE id = :aid"),
+     f"workload.{STMTS}[1].sql: reads as a credential"),
+    (_with("generators.amount", {"type": "constant", "value": "password=hunter22"}),
+     "workload.generators.amount.value: reads as a credential"),
 ]
 
 
@@ -313,3 +318,21 @@ def test_a_bad_workload_file_is_refused_naming_workload_file(tmp_path, monkeypat
     with pytest.raises(CampaignError) as err:
         load_campaign({"name": "c", "target": {"engine": "sqlite"}, "workload": {"family": "custom", "file": "w.yaml"}})
     assert any(p.startswith("workload.file: w.yaml: ") and message in p for p in err.value.problems), err.value.problems
+
+
+def test_secret_looking_names_survive_the_stored_plan():
+    """A column or a parameter named like a credential (password_hash, api_token) keeps its
+    generator through the redaction of stored documents (the plan the shards read)."""
+    from dbswarm.credentials.redact import redact_doc
+    data = copy.deepcopy(GOOD)
+    data["tables"]["accounts"]["columns"].append({"name": "password_hash", "type": "text"})
+    data["tables"]["accounts"]["load"]["columns"]["password_hash"] = "amount"
+    data["transactions"]["pay"]["bind"] = {"api_token": {"generator": "amount"}}
+    data["transactions"]["pay"]["statements"].append({"sql": 'UPDATE accounts SET "password_hash" = :api_token'})
+    fam = families.get("custom")
+    w = fam.workload(data)
+    stored = redact_doc(w.model_dump(mode="json"))
+    again = fam.workload(stored)
+    assert again.tables["accounts"].load.columns["password_hash"] == "amount"
+    assert again.transactions["pay"].bind == {"api_token": "amount"}
+    assert again == w

@@ -180,6 +180,23 @@ class _Txn:
             self.begin = f"SET TRANSACTION ISOLATION LEVEL {level}"  # then BEGIN: the next transaction's
 
 
+_PLAIN = (int, float, str, bytes, type(None))
+
+
+def as_param(value: Any) -> Any:
+    """A captured column's value as a parameter every driver takes: numbers, text and NULL as
+    they are, a boolean as 0 / 1, anything else (Decimal, date and time, UUID) as its text, which
+    the server parses back into the column's type (psycopg's prepared statements take only str,
+    int, float and None; sqlite3 no Decimal)."""
+    if type(value) in _PLAIN:
+        return value
+    if isinstance(value, bool):
+        return int(value)
+    if hasattr(value, "isoformat"):
+        return value.isoformat(sep=" ") if hasattr(value, "hour") and hasattr(value, "day") else value.isoformat()
+    return str(value)
+
+
 class _Call:
     __slots__ = ("txn", "values")
 
@@ -308,7 +325,7 @@ class _RunClient(Client):
                     if row is None:
                         self.no_row[s.record] = self.no_row.get(s.record, 0) + 1
                     for i, v in enumerate(s.capture):
-                        values[v] = row[i] if row is not None and i < len(row) else None
+                        values[v] = as_param(row[i]) if row is not None and i < len(row) else None
             except Exception:
                 self.errors[s.record] = self.errors.get(s.record, 0) + 1
                 raise
@@ -396,7 +413,7 @@ class Custom(Family[M.CustomWorkload]):
         if isinstance(data, dict) and data.get("file"):
             data = {**read_workload_file(data["file"]), **data}
         w = self.model.model_validate(data)
-        found = M.problems(w)
+        found = M.problems(w) or M.masked(w)
         if found:
             raise ValidationError.from_exception_data("CustomWorkload", [
                 {"type": PydanticCustomError("custom_workload", msg), "loc": loc, "input": None}  # type: ignore[typeddict-item]

@@ -12,8 +12,9 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
 
+from dbswarm.credentials.redact import SECRET_KEY, redact_doc
 from dbswarm.families.base import WorkloadModel
 
 DIALECTS = ("postgresql", "mysql", "sqlite")
@@ -24,6 +25,19 @@ ISOLATION = {"read_uncommitted": "READ UNCOMMITTED", "read_committed": "READ COM
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _names_in(v: Any) -> Any:
+    """A name -> generator mapping whose values may also be written {generator: NAME} (the form
+    a key that looks like a secret, e.g. a column ``password_hash``, keeps in stored documents:
+    their redaction masks a string under such a key)."""
+    if isinstance(v, dict):
+        return {k: x["generator"] if isinstance(x, dict) and set(x) == {"generator"} else x for k, x in v.items()}
+    return v
+
+
+def _names_out(v: dict[str, str]) -> dict[str, Any]:
+    return {k: {"generator": g} if SECRET_KEY.match(k) else g for k, g in v.items()}
 
 
 # ---- generators ---------------------------------------------------------------------------
@@ -186,6 +200,12 @@ class Load(_Strict):
     columns: dict[str, str] = Field(default_factory=dict, description="column -> the generator of its values")
     batch: int = Field(500, ge=1, le=100_000, description="rows per INSERT")
 
+    _columns_in = field_validator("columns", mode="before")(classmethod(lambda cls, v: _names_in(v)))
+
+    @field_serializer("columns")
+    def _columns_out(self, v: dict[str, str]) -> dict[str, Any]:
+        return _names_out(v)
+
 
 class Table(_Strict):
     existing: bool = Field(False, description="the table is there already: not created, loaded nor dropped")
@@ -218,6 +238,12 @@ class Transaction(_Strict):
     think_time: Optional[ThinkTime] = None
     max_tries: int = Field(10, ge=1, le=1000, description="attempts of a transaction that fails on a "
                            "serialization failure or deadlock (pgbench's --max-tries); retries are counted apart")
+
+    _bind_in = field_validator("bind", mode="before")(classmethod(lambda cls, v: _names_in(v)))
+
+    @field_serializer("bind")
+    def _bind_out(self, v: dict[str, str]) -> dict[str, Any]:
+        return _names_out(v)
 
 
 class CustomWorkload(WorkloadModel):
@@ -311,6 +337,30 @@ def missing_dialect(w: CustomWorkload, dialect: str) -> list[str]:
            if not table.existing and table.ddl is not None and dialect not in table.ddl]
     out += [f"workload.transactions.{n}.statements[{i}].sql" for n, tx in w.transactions.items()
             for i, st in enumerate(tx.statements) if dialect not in statement_texts(st)]
+    return out
+
+
+def masked(w: CustomWorkload) -> list[tuple[tuple[Any, ...], str]]:
+    """The workload's texts that the redaction of stored documents (plan.json, result.json)
+    would change — ``token = :t`` in a statement reads as a credential there —, so that the
+    shards, which read the workload from the plan, would run something else: refused, with
+    what to write instead."""
+    dump = w.model_dump(mode="json", exclude_none=True)
+    out: list[tuple[tuple[Any, ...], str]] = []
+
+    def walk(a: Any, b: Any, loc: tuple[Any, ...]) -> None:
+        if isinstance(a, dict) and isinstance(b, dict):
+            for k in a:
+                walk(a[k], b.get(k), loc + (k,))
+        elif isinstance(a, list) and isinstance(b, list):
+            for i, (x, y) in enumerate(zip(a, b)):
+                walk(x, y, loc + (i,))
+        elif a != b:
+            out.append((loc, "reads as a credential (a name like password, token, secret or api_key followed by "
+                        "'=' or ':'), which dbswarm masks in the documents it stores, the plan the shards read "
+                        "included: quote the identifier (\"token\" = :t, `token` = :t) or write the parameter "
+                        "first (:t = token)"))
+    walk(dump, redact_doc(dump), ())
     return out
 
 
