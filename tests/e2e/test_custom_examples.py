@@ -1,6 +1,6 @@
 """The custom family's examples (issue 54): both are valid campaigns, and they run for real,
 shrunk to seconds, against the test servers (only the URL, the password and the sizes are
-replaced): the orders workload on PostgreSQL and MariaDB; pgbench's TPC-B-like transaction
+replaced): the orders workload on PostgreSQL and MariaDB, the document workload on FerretDB; pgbench's TPC-B-like transaction
 against the tables `pgbench -i` made, where PostgreSQL's own counters (pg_stat_statements)
 show each of its five statements executed once per transaction, and the balances add up as
 TPC-B requires."""
@@ -19,7 +19,7 @@ from dbswarm.run.local import run_campaign
 from tests import servers
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ["custom-orders.yaml", "custom-pgbench-tpcb.yaml"]
+EXAMPLES = ["custom-orders.yaml", "custom-pgbench-tpcb.yaml", "custom-mongodb.yaml"]
 
 pytestmark = [pytest.mark.servers]
 
@@ -68,6 +68,22 @@ def test_the_orders_example_runs(engine, env, tmp_path):
     assert sum(counts.values()) == 400 and set(counts) == {"new_order", "pay", "order_status", "top_customers"}
     assert phase["read_latency"]["calls"] == counts["order_status"] + counts["top_customers"]
     assert phase["write_latency"]["calls"] == counts["new_order"] + counts["pay"]
+
+
+def test_the_mongodb_example_runs(env, tmp_path):
+    data = _shrunk("custom-mongodb.yaml", servers.target("mongodb", env), operations=200)
+    data["workload"]["collections"]["customers"]["load"]["documents"] = 2000
+    data["workload"]["generators"]["customer"]["max"] = 2000
+    result = _run(data, tmp_path)
+    assert result["status"] == "complete", result["status"]
+    run = result["runs"][0]
+    assert run["phases"]["load"]["operations"]["INSERT"]["count"] == 2000
+    phase = run["phases"]["run"]
+    assert phase["errors_total"] == 0, phase["errors"]
+    counts = {op: s["count"] for op, s in phase["operations"].items()}
+    assert sum(counts.values()) == 200 and set(counts) <= {"buy", "top_by_country", "revenue", "cancel"}
+    statements = {n: [s["count"] for s in t["statements"]] for n, t in phase["custom"]["transactions"].items()}
+    assert statements["buy"] == [counts["buy"]] * 3, statements
 
 
 def _pgbench_init(env: dict) -> None:

@@ -95,6 +95,17 @@ MALFORMED = [
      f"workload.{STMTS}[1].sql: reads as a credential"),
     (_with("generators.amount", {"type": "constant", "value": "password=hunter22"}),
      "workload.generators.amount.value: reads as a credential"),
+    # MongoDB operations
+    (_with(f"{STMTS}.1", {"op": "find"}), f"workload.{STMTS}[1]: collection: required"),
+    (_with(f"{STMTS}.1", {"op": "find", "collection": "c", "sql": "SELECT 1"}), f"workload.{STMTS}[1]"),
+    (_with(f"{STMTS}.1", {"op": "insert", "collection": "accounts"}), f"workload.{STMTS}[1]"),
+    (_with(f"{STMTS}.1", {"op": "upsert", "collection": "accounts"}), f"workload.{STMTS}[1].op"),
+    (_with(f"{STMTS}.1", {"sql": "SELECT 1", "filter": {"a": 1}}), f"workload.{STMTS}[1]"),
+    (_with(f"{STMTS}.1", {"op": "find", "collection": "nope", "filter": {"_id": ":aid"}}),
+     f"workload.{STMTS}[1].collection: no collection 'nope'"),
+    (_with(f"{STMTS}.1", {"op": "delete", "collection": "accounts", "filter": {"_id": ":who"}}),
+     f"workload.{STMTS}[1]: parameter :who: no generator binds it"),
+    (_with("generators.amount", {"type": "constant", "value": {"$ne": None}}), "workload.generators.amount"),
 ]
 
 
@@ -336,3 +347,39 @@ def test_secret_looking_names_survive_the_stored_plan():
     assert again.tables["accounts"].load.columns["password_hash"] == "amount"
     assert again.transactions["pay"].bind == {"api_token": "amount"}
     assert again == w
+
+
+DOCS = {
+    "family": "custom", "operations": 10,
+    "collections": {"accounts": {"indexes": [{"country": 1}], "load": {"documents": 10, "fields": {"n": "aid"}}}},
+    "generators": {"aid": {"type": "uniform", "min": 1, "max": 10}},
+    "transactions": {"get": {"statements": [
+        {"op": "find", "collection": "accounts", "filter": {"_id": ":aid"}, "capture": ["n"]},
+        {"op": "update", "collection": "accounts", "filter": {"_id": ":aid"}, "update": {"$set": {"m": ":n"}}}]}},
+}
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"tables": GOOD["tables"]}, "workload.tables: a document workload"),
+    ({"transactions": {"get": {"isolation": "serializable", **DOCS["transactions"]["get"]}}},
+     "workload.transactions.get: a document workload"),
+    ({"transactions": {"get": {"statements": [DOCS["transactions"]["get"]["statements"][1],
+                                              DOCS["transactions"]["get"]["statements"][0]]}}},
+     "workload.transactions.get.statements[0]: parameter :n is captured by statement 1"),
+    ({"transactions": {"get": {"statements": [{"op": "insert", "collection": "accounts", "document": {"a": 1},
+                                               "capture": ["a"]}]}}},
+     "workload.transactions.get.statements[0].capture"),
+    ({"collections": {"accounts": {"existing": True, "indexes": [{"a": 1}]}}}, "workload.collections.accounts"),
+])
+def test_a_malformed_document_workload_is_refused_naming_its_field(change, field):
+    with pytest.raises(CampaignError) as err:
+        load_campaign({"name": "c", "target": {"engine": "mongodb", "url": "mongodb://h/db"},
+                       "workload": {**DOCS, **change}})
+    assert any(p.startswith(field) for p in err.value.problems), err.value.problems
+
+
+def test_a_document_workload_needs_mongodb_and_an_sql_one_sql():
+    load_campaign({"name": "c", "target": {"engine": "mongodb", "url": "mongodb://h/db"}, "workload": DOCS})
+    with pytest.raises(CampaignError) as err:
+        load_campaign({"name": "c", "target": {"engine": "mongodb", "url": "mongodb://h/db"}, "workload": GOOD})
+    assert any(p.startswith("target.engine: custom workloads need") for p in err.value.problems)

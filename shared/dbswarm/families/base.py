@@ -234,6 +234,11 @@ class Family(Generic[W]):
     def workload(self, data: dict) -> W:
         return self.model.model_validate(data)
 
+    def requires_for(self, w: W) -> str:
+        """The binding capability this workload needs (``requires`` unless a family's workloads
+        differ: a custom workload of MongoDB documents needs kv, one of SQL statements sql)."""
+        return self.requires
+
     def presets_text(self) -> list[str]:
         """Lines of ``dbswarm presets`` for this family."""
         return []

@@ -32,6 +32,7 @@ from dbswarm.bindings.protocols import SqlSession
 from dbswarm.errors import RETRYABLE, FamilyError
 from dbswarm.families import base as families
 from dbswarm.families.base import CALL, BatchLoader, Client, Family, Op, RunLimits, ThreadContext
+from dbswarm.families.custom import documents as D
 from dbswarm.families.custom import model as M
 from dbswarm.families.custom.generators import Draws, think_seconds
 from dbswarm.families.tables import fmt
@@ -149,17 +150,21 @@ class _Loader:
 
 # ---- the run ---------------------------------------------------------------------------------
 
-QUERY, CAPTURE, WRITE = 0, 1, 2
+QUERY, CAPTURE, WRITE, DOC = 0, 1, 2, 3
 
 
 class _Stmt:
-    __slots__ = ("sql", "params", "mode", "capture", "lat", "record")
+    __slots__ = ("sql", "params", "mode", "capture", "lat", "record", "doc")
 
     def __init__(self, b: SqlSession, st: M.Statement, dialect: str, record: str):
-        text, self.params = M.parse_statement(M.statement_texts(st)[dialect])
-        self.sql = b.prepare(text)
         self.capture = tuple(st.capture)
-        self.mode = CAPTURE if st.capture else QUERY if M.statement_kind(st) == "read" else WRITE
+        self.doc: Optional[D.DocStatement] = None
+        if st.op is not None:  # a MongoDB operation
+            self.sql, self.params, self.mode, self.doc = "", M.statement_params(st), DOC, D.DocStatement(st)
+        else:
+            text, self.params = M.parse_statement(M.statement_texts(st)[dialect])
+            self.sql = b.prepare(text)
+            self.mode = CAPTURE if st.capture else QUERY if M.statement_kind(st) == "read" else WRITE
         self.lat: dict[int, int] = {}  # µs bucket -> count, this call's
         self.record = record
 
@@ -169,7 +174,8 @@ class _Txn:
         self.name, self.tx = name, tx
         self.op = Op(name, CALL)
         self.writes = M.transaction_kind(tx) == "write"
-        dialect = b.dialect
+        self.transaction = tx.transaction and not w.documents  # MongoDB: each operation on its own
+        dialect = "" if w.documents else b.dialect
         self.stmts = [_Stmt(b, st, dialect, f"{RECORD_PREFIX}{name}.{i}") for i, st in enumerate(tx.statements)]
         self.captures = any(st.capture for st in tx.statements)
         self.begin: Optional[str] = None
@@ -210,8 +216,7 @@ def transaction_params(tx: M.Transaction) -> tuple[tuple[str, ...], tuple[str, .
     captured = {v for st in tx.statements for v in st.capture}
     seen: list[str] = []
     for st in tx.statements:
-        text = next(iter(M.statement_texts(st).values()))
-        seen += [p for p in M.parse_statement(text)[1] if p not in captured and p not in seen]
+        seen += [p for p in M.statement_params(st) if p not in captured and p not in seen]
     return tuple(seen), tuple(tx.bind.get(p, p) for p in seen)
 
 
@@ -247,7 +252,9 @@ class _RunClient(Client):
     def __init__(self, w: M.CustomWorkload, ctx: ThreadContext):
         self.w, self.m = w, ctx.m
         b = ctx.m.binding
-        _check_dialect(w, b.dialect)
+        self.db = D.mongo_db(b) if w.documents else None
+        if not w.documents:
+            _check_dialect(w, b.dialect)
         self.rng = ctx.rng
         self.random = ctx.rng.random
         self.picker = Picker(w, ctx.rng, ctx.thread, ctx.threads, ctx.saved.get("counters"))
@@ -256,6 +263,8 @@ class _RunClient(Client):
         self.txns = [_Txn(b, name, tx, w) for name, tx in w.transactions.items()]
         for txn in self.txns:  # prepared before the measured window where the engine can (best effort)
             for s in txn.stmts:
+                if s.mode == DOC:
+                    break
                 try:
                     b.prepare_now(s.sql)
                 except Exception:
@@ -305,7 +314,7 @@ class _RunClient(Client):
     def _attempt(self, b: SqlSession, txn: _Txn, drawn: dict) -> None:
         values = dict(drawn) if txn.captures else drawn
         perf, rec = self.perf, self.m.rec
-        if txn.tx.transaction:
+        if txn.transaction:
             if txn.begin is not None:
                 b.execute(txn.begin)
                 if b.dialect != "postgresql":
@@ -320,6 +329,12 @@ class _RunClient(Client):
                     b.fetchcount(s.sql, params)
                 elif s.mode == WRITE:
                     b.execute(s.sql, params)
+                elif s.mode == DOC:
+                    doc = s.doc.run(self.db, values)  # type: ignore[union-attr]
+                    if s.capture and doc is None:
+                        self.no_row[s.record] = self.no_row.get(s.record, 0) + 1
+                    for v in s.capture:
+                        values[v] = as_param(doc.get(v)) if doc is not None else None
                 else:
                     row = b.fetchone(s.sql, params)
                     if row is None:
@@ -334,7 +349,7 @@ class _RunClient(Client):
                 us = hist_bucket_floor(max((t1 - t0) // 1000, 1))
                 lat = s.lat
                 lat[us] = lat.get(us, 0) + 1
-        if txn.tx.transaction:
+        if txn.transaction:
             b.commit()
 
     def state(self) -> dict:
@@ -429,21 +444,28 @@ class Custom(Family[M.CustomWorkload]):
     def presets_text(self):
         return ["custom: a workload written as data (tables, generators, transactions): docs/custom-workloads.md"]
 
+    def requires_for(self, w):
+        return "kv" if w.documents else "sql"  # MongoDB's binding has no sql capability
+
     def limits(self, w):
         return RunLimits(count=w.operations, rate=w.rate, time=w.time)
 
     def load_range(self, w):
+        if w.documents:
+            return 0, sum(c.load.documents for _, _, c, _ in D.loaded_collections(w) if c.load)
         return 0, sum(t.load.rows for _, _, t, _ in loaded_tables(w) if t.load)
 
     def tables(self, w):
-        return list(w.tables)
+        return list(w.tables) + list(w.collections)
 
     def has_stage(self, w, stage):
-        own = any(not t.existing for t in w.tables.values())
+        own = any(not t.existing for t in (*w.tables.values(), *w.collections.values()))
         return own and stage in ("before_load", "after_load", "cleanup")
 
     def prepare(self, binding: SqlSession, w, stage):
         b = binding
+        if w.documents:
+            return D.prepare(b, w, stage)
         _check_dialect(w, b.dialect)
         for name, table in w.tables.items():
             if table.existing:
@@ -485,9 +507,9 @@ class Custom(Family[M.CustomWorkload]):
             lines.append(f"#{k + 1} {names[i]} ({M.transaction_kind(tx)}{think})")
             captured: dict[str, int] = {}
             for j, st in enumerate(tx.statements):
-                text = " ".join(next(iter(M.statement_texts(st).values())).split())
+                text = M.statement_text(st)
                 shown = []
-                for p in dict.fromkeys(M.parse_statement(next(iter(M.statement_texts(st).values())))[1]):
+                for p in dict.fromkeys(M.statement_params(st)):
                     shown.append(f"{p}=<captured by statement {captured[p]}>" if p in captured
                                  else f"{p}={values[p]!r}")
                 lines.append(f"  [{j}] {text}")
@@ -500,7 +522,7 @@ class Custom(Family[M.CustomWorkload]):
         return lines
 
     def load_client(self, w, ctx, start, count):
-        loader = _Loader(w, ctx.m.binding)
+        loader = D.DocLoader(w, ctx.m.binding) if w.documents else _Loader(w, ctx.m.binding)
         return BatchLoader(ctx, start, count, loader.batch, name=LOAD_OP)
 
     def error_hint(self, w, phase, op, kind, name):
@@ -527,8 +549,7 @@ class Custom(Family[M.CustomWorkload]):
                 for j in range(0, len(pairs) - 1, 2):
                     h.record_value(pairs[j], pairs[j + 1])
                 calls = h.get_total_count()
-                text = M.statement_texts(st)
-                stmts.append({"statement": i, "sql": next(iter(text.values()))[:200], "kind": M.statement_kind(st),
+                stmts.append({"statement": i, "sql": M.statement_text(st)[:200], "kind": M.statement_kind(st),
                               "count": calls, "errors": c.get(f"custom_errors:{key}", 0),
                               "no_row": c.get(f"custom_no_row:{key}", 0),
                               **({"latency": _latency(h)} if calls else {})})

@@ -218,12 +218,67 @@ class Table(_Strict):
 
 # ---- transactions ------------------------------------------------------------------------
 
+DOC_OPS = ("find", "insert", "update", "delete", "aggregate")
+
+
 class Statement(_Strict):
-    sql: Union[str, dict[Literal["postgresql", "mysql", "sqlite"], str]] = Field(
-        description="the statement, with :name parameters; or one per dialect")
+    """A SQL statement (``sql``), or a MongoDB operation (``op`` on ``collection``) whose
+    documents hold parameters as strings ``":name"`` (a whole value), anywhere."""
+    sql: Optional[Union[str, dict[Literal["postgresql", "mysql", "sqlite"], str]]] = Field(
+        None, description="the statement, with :name parameters; or one per dialect")
+    op: Optional[Literal["find", "insert", "update", "delete", "aggregate"]] = Field(
+        None, description="a MongoDB operation instead of sql")
+    collection: Optional[str] = None
+    filter: Optional[dict[str, Any]] = Field(None, description="find, update, delete: the filter")
+    projection: Optional[dict[str, Any]] = None
+    sort: Optional[dict[str, Literal[1, -1]]] = None
+    limit: int = Field(0, ge=0, description="find: at most this many documents (0: all)")
+    document: Optional[dict[str, Any]] = Field(None, description="insert: the document")
+    update: Optional[dict[str, Any]] = Field(None, description="update: the update document ($set, $inc, ...)")
+    many: bool = Field(False, description="update, delete: every matching document (default: one)")
+    upsert: bool = False
+    pipeline: Optional[list[dict[str, Any]]] = Field(None, description="aggregate: the pipeline")
     capture: list[str] = Field(default_factory=list, description="variables set from the first row's columns, "
-                               "in order (pgbench's \\gset), for the statements after it")
-    kind: Optional[Literal["read", "write"]] = Field(None, description="default: inferred (SELECT: read)")
+                               "in order (pgbench's \\gset), for the statements after it; documents: the first "
+                               "document's fields of these names")
+    kind: Optional[Literal["read", "write"]] = Field(None, description="default: inferred (SELECT, find, "
+                                                     "aggregate: read)")
+
+    @model_validator(mode="after")
+    def _one(self):
+        if (self.sql is None) == (self.op is None):
+            raise ValueError("sql (a SQL statement) or op (a MongoDB operation), one of them")
+        if self.op is not None:
+            if not self.collection:
+                raise ValueError(f"collection: required with op {self.op}")
+            need = {"insert": "document", "update": "update", "aggregate": "pipeline"}.get(self.op)
+            if need and getattr(self, need) is None:
+                raise ValueError(f"{need}: required with op {self.op}")
+        elif any(getattr(self, k) is not None for k in ("collection", "filter", "projection", "sort", "document",
+                                                        "update", "pipeline")):
+            raise ValueError("collection, filter, projection, sort, document, update and pipeline go with op, "
+                             "not with sql")
+        return self
+
+
+class DocLoad(_Strict):
+    documents: int = Field(ge=0, le=10_000_000_000, description="documents the load phase writes")
+    key: str = Field("_id", description="the field that gets the document number (1 .. documents)")
+    fields: dict[str, str] = Field(default_factory=dict, description="field -> the generator of its values")
+    batch: int = Field(500, ge=1, le=100_000)
+
+    _fields_in = field_validator("fields", mode="before")(classmethod(lambda cls, v: _names_in(v)))
+
+    @field_serializer("fields")
+    def _fields_out(self, v: dict[str, str]) -> dict[str, Any]:
+        return _names_out(v)
+
+
+class Collection(_Strict):
+    existing: bool = Field(False, description="the collection is there already: not created, loaded nor dropped")
+    indexes: list[dict[str, Literal[1, -1]]] = Field(default_factory=list, description="indexes built after the "
+                                                     "load, each {field: 1 or -1, ...}")
+    load: Optional[DocLoad] = None
 
 
 class Transaction(_Strict):
@@ -257,6 +312,8 @@ class CustomWorkload(WorkloadModel):
     seed: int = Field(1, ge=0, description="the loaded rows' values derive from it and the row number (the "
                       "campaign's seed drives the run phase)")
     tables: dict[str, Table] = Field(default_factory=dict)
+    collections: dict[str, Collection] = Field(default_factory=dict, description="MongoDB collections (a "
+                                               "document workload, instead of tables)")
     generators: dict[str, Generator] = Field(default_factory=dict)
     transactions: dict[str, Transaction] = Field(min_length=1)
     operations: int = Field(0, ge=0, description="transactions over all threads (0: until time)")
@@ -266,6 +323,11 @@ class CustomWorkload(WorkloadModel):
     @property
     def name(self) -> str:
         return self.label
+
+    @property
+    def documents(self) -> bool:
+        """A MongoDB workload (collections, op statements) rather than a SQL one."""
+        return bool(self.collections) or any(st.op for t in self.transactions.values() for st in t.statements)
 
 
 # ---- statements: :name parameters -> %s -------------------------------------------------------
@@ -315,12 +377,47 @@ def infer_kind(sql: str) -> str:
     return "read"
 
 
+def doc_params(value: Any) -> tuple[str, ...]:
+    """The ``":name"`` parameters of a MongoDB operation's documents, in order."""
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        v = stack.pop(0)
+        if isinstance(v, str) and re.match(r"^:[A-Za-z_][A-Za-z0-9_]*$", v):
+            out.append(v[1:])
+        elif isinstance(v, dict):
+            stack[:0] = list(v.values())
+        elif isinstance(v, list):
+            stack[:0] = list(v)
+    return tuple(out)
+
+
+def statement_params(st: Statement) -> tuple[str, ...]:
+    """A statement's parameters in order (SQL: its first text's)."""
+    if st.op is not None:
+        return doc_params([st.filter, st.document, st.update, st.pipeline])
+    return parse_statement(next(iter(statement_texts(st).values())))[1]
+
+
+def statement_text(st: Statement) -> str:
+    """One line describing the statement (reports, the dry run)."""
+    if st.op is None:
+        return " ".join(next(iter(statement_texts(st).values())).split())
+    body = ", ".join(f"{k}={getattr(st, k)}" for k in ("filter", "projection", "sort", "document", "update",
+                                                       "pipeline") if getattr(st, k) is not None)
+    return f"{st.collection}.{st.op}({body})" + (f".limit({st.limit})" if st.limit else "")
+
+
 def statement_texts(st: Statement) -> dict[str, str]:
     """dialect -> SQL of a statement (one text: every dialect's; per dialect: those it has)."""
+    if st.sql is None:
+        return {}
     return {str(d): s for d, s in st.sql.items()} if isinstance(st.sql, dict) else {d: st.sql for d in DIALECTS}
 
 
 def statement_kind(st: Statement) -> str:
+    if st.op is not None:
+        return st.kind or ("read" if st.op in ("find", "aggregate") else "write")
     return st.kind or ("write" if any(infer_kind(s) == "write" for s in statement_texts(st).values()) else "read")
 
 
@@ -336,7 +433,7 @@ def missing_dialect(w: CustomWorkload, dialect: str) -> list[str]:
     out = [f"workload.tables.{t}.ddl" for t, table in w.tables.items()
            if not table.existing and table.ddl is not None and dialect not in table.ddl]
     out += [f"workload.transactions.{n}.statements[{i}].sql" for n, tx in w.transactions.items()
-            for i, st in enumerate(tx.statements) if dialect not in statement_texts(st)]
+            for i, st in enumerate(tx.statements) if st.sql is not None and dialect not in statement_texts(st)]
     return out
 
 
@@ -417,6 +514,16 @@ def problems(w: CustomWorkload) -> list[tuple[tuple[Any, ...], str]]:  # noqa: C
                     out.append((loc + ("load", "columns", col), "a load's column cannot draw from latest"))
             if ld.key in ld.columns:
                 out.append((loc + ("load", "columns", ld.key), "the key column gets the row number: no generator"))
+    if w.documents and w.tables:
+        out.append((("tables",), "a document workload (collections, op statements) has collections, not tables"))
+    for c, coll in w.collections.items():
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_.-]{0,100}$", c):
+            out.append((("collections", c), "a collection's name is letters, digits, _ . -"))
+        if coll.existing and (coll.load or coll.indexes):
+            out.append((("collections", c), "an existing collection is not created nor loaded: no load, no indexes"))
+        for f, g in (coll.load.fields.items() if coll.load else ()):
+            if g not in gens:
+                out.append((("collections", c, "load", "fields", f), unknown(g)))
     for name, tx in w.transactions.items():
         loc = ("transactions", name)
         if not re.match(IDENT, name):
@@ -431,6 +538,15 @@ def problems(w: CustomWorkload) -> list[tuple[tuple[Any, ...], str]]:  # noqa: C
         used: set[str] = set()
         for i, st in enumerate(tx.statements):
             sloc = loc + ("statements", i)
+            if st.op is not None:
+                if st.collection not in w.collections:
+                    out.append((sloc + ("collection",), f"no collection {st.collection!r} in collections"))
+                for p in doc_params([st.filter, st.document, st.update, st.pipeline]):
+                    used.add(p)
+                    if not (p in captured or p in tx.bind or p in gens):
+                        out.append((sloc, f"parameter :{p}: no generator binds it (no generator {p!r}, no bind, "
+                                    "no capture before it)" if p not in later else f"parameter :{p} is captured by "
+                                    f"statement {later[p]}, after this one: a capture is used before it is set"))
             for dialect, text in statement_texts(st).items():
                 where = sloc + (("sql", dialect) if isinstance(st.sql, dict) else ("sql",))
                 if not text.strip():
@@ -460,13 +576,19 @@ def problems(w: CustomWorkload) -> list[tuple[tuple[Any, ...], str]]:  # noqa: C
                     out.append((sloc + ("capture",), f"{v!r} is a generator's name too: which one a parameter "
                                 "means would be unclear"))
                 captured.setdefault(v, i)
-            if st.capture and statement_kind(st) == "write" and st.kind is None and not any(
+            if st.capture and st.op is not None and st.op not in ("find", "aggregate"):
+                out.append((sloc + ("capture",), "a capture needs an operation that returns documents (find, "
+                            "aggregate)"))
+            elif st.capture and st.op is None and statement_kind(st) == "write" and st.kind is None and not any(
                     "returning" in s.lower() for s in statement_texts(st).values()):
                 out.append((sloc + ("capture",), "a capture needs a statement that returns rows (SELECT, "
                             "... RETURNING)"))
         for p in tx.bind:
             if p not in used:
                 out.append((loc + ("bind", p), f"no statement of the transaction has a parameter :{p}"))
+        if w.documents and (tx.isolation or any(st.op is None for st in tx.statements)):
+            out.append((loc, "a document workload's transactions are MongoDB operations (op), each on its own: no "
+                        "sql, no isolation"))
         if tx.think_time and tx.think_time.distribution == "uniform" and tx.think_time.max < tx.think_time.min:
             out.append((loc + ("think_time", "max"), "below min"))
     return out
