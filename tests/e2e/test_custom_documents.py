@@ -100,3 +100,31 @@ def test_a_document_workload_runs_and_any_shard_layout_leaves_the_same_documents
         assert counts["buy"] - counts["forget"] <= len(orders) <= counts["buy"]
         seen[shards] = (counts, _checksum(customers), _checksum(orders))
     assert seen[1] == seen[2]
+
+
+def test_operations_go_on_after_a_reconnect(env, tmp_path):
+    """A reconnect replaces the binding's database object: the client's operations use the new one
+    (the old one's client is closed)."""
+    from dbswarm import bindings
+    from dbswarm.bindings.base import Connection
+    from dbswarm.engine.calls import Measured
+    from dbswarm.families import base as families
+    from dbswarm.families.base import ThreadContext
+    from dbswarm.families.stream import RandomStream
+    from dbswarm.measure.recorder import Recorder
+    t = servers.target("mongodb", env)
+    b = bindings.get("mongodb")(Connection(engine="mongodb", url=t["url"], password=None, options=t["options"],
+                                           display="ferretdb"))
+    b.connect()
+    try:
+        fam = families.get("custom")
+        w = fam.workload({**WORKLOAD, "transactions": {"buy": WORKLOAD["transactions"]["buy"]}})
+        fam.prepare(b, w, "before_load")
+        client = fam.run_client(w, ThreadContext(m=Measured(b, Recorder()), rng=RandomStream(1), thread=0, threads=1))
+        for _ in range(2):
+            _, fn, args = client.next_operation()
+            fn(*args)
+            b.reconnect()
+        assert len(_docs(env, "cwd_orders")) == 2
+    finally:
+        b.close()

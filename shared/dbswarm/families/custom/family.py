@@ -252,8 +252,9 @@ class _RunClient(Client):
     def __init__(self, w: M.CustomWorkload, ctx: ThreadContext):
         self.w, self.m = w, ctx.m
         b = ctx.m.binding
-        self.db = D.mongo_db(b) if w.documents else None
-        if not w.documents:
+        if w.documents:
+            D.mongo_db(b)  # refused on an engine without documents
+        else:
             _check_dialect(w, b.dialect)
         self.rng = ctx.rng
         self.random = ctx.rng.random
@@ -330,7 +331,8 @@ class _RunClient(Client):
                 elif s.mode == WRITE:
                     b.execute(s.sql, params)
                 elif s.mode == DOC:
-                    doc = s.doc.run(self.db, values)  # type: ignore[union-attr]
+                    # the binding's database now: a reconnect makes a new one
+                    doc = s.doc.run(b.db, values)  # type: ignore[union-attr,attr-defined]
                     if s.capture and doc is None:
                         self.no_row[s.record] = self.no_row.get(s.record, 0) + 1
                     for v in s.capture:
