@@ -11,12 +11,13 @@ from pathlib import Path
 from rich.console import Console
 
 from dbswarm.campaign.cost import check_max_cost, estimate, summary
-from dbswarm.campaign.plan import plan_run
+from dbswarm.campaign.plan import _seed_index, derive_seed, plan_run
 from dbswarm.campaign.spec import auto_fanout, json_schema, load_campaign, local_reference_problems
 from dbswarm.credentials.redact import redact_text
 from dbswarm.engine.lock import CampaignLocked
 from dbswarm.errors import DbswarmError, NotRunnableHere, results_not_written
 from dbswarm.families import base as families
+from dbswarm.families.stream import RandomStream
 from dbswarm.results import compare as comparing
 from dbswarm.results.documents import result_json_schema
 from dbswarm.results.report import compare_view, junit
@@ -202,7 +203,22 @@ def cmd_validate(args):
           f"the other {lam['requests'] - lam['worker_calls']:,} requests: the plan, prepare, aggregate and compare steps")
     for a in cost["assumptions"]:
         print(f"  assumed: {a}")
+    if args.sample:
+        _print_samples(campaign, runs, args.sample)
     return 0
+
+
+def _print_samples(campaign, runs, n: int) -> None:
+    """``validate --sample N``: the first N operations of each run's first client thread, drawn
+    as the run phase draws them (its seed, thread 0), without connecting."""
+    for run in runs:
+        w = run.workload
+        seed = derive_seed(derive_seed(campaign.seed, _seed_index(run)), "run", 0)  # the run phase's thread 0
+        lines = families.get(w.family).sample(w, n, RandomStream(seed), 0, w.threads)
+        print(f"\n{run.run_id}: the first {_n(n, 'operation')} of client thread 0"
+              + ("" if lines else f": the {w.family} family has no dry run"))
+        for line in lines:
+            print(f"  {line}")
 
 
 def cmd_check(args):
@@ -288,6 +304,9 @@ def build_parser() -> argparse.ArgumentParser:
     cp.set_defaults(fn=cmd_compare)
     v = sub.add_parser("validate", help="validate a campaign file and show its runs and shards")
     v.add_argument("campaign")
+    v.add_argument("--sample", type=int, default=0, metavar="N",
+                   help="print the first N operations of each run's first client thread with their values "
+                        "(a dry run: nothing connects; custom workloads)")
     v.set_defaults(fn=cmd_validate)
     ck = sub.add_parser("check", help="TPC-C's consistency conditions (clause 3.3.2) on the target of every "
                         "TPC-C run of a campaign, on the database as it is now (exit 1 when one fails)")

@@ -53,13 +53,33 @@ WORKLOADS = {
     "tpcc": {"family": "tpcc", "warehouses": 1, "transactions": 40, "time": 600, "rampup": 0, "check": [],
              "threads": 2},
     "toyscan": {"family": "toyscan", "records": 300, "scans": 20000, "threads": 2},
+    "custom": {"family": "custom", "operations": 40, "rate": 20, "time": 600, "threads": 2,
+               "tables": {"accounts": {"columns": [{"name": "id", "type": "bigint", "key": True},
+                                                   {"name": "balance", "type": "int"},
+                                                   {"name": "note", "type": "varchar(20)"}],
+                                       "load": {"rows": 300, "key": "id", "batch": 40,
+                                                "columns": {"balance": "amount", "note": "note"}}},
+                          # no key: the loop's check runs again on the run's rows
+                          "history": {"ddl": {d: "CREATE TABLE history (aid BIGINT, delta INT, seq BIGINT)"
+                                              for d in ("sqlite", "postgresql", "mysql")},
+                                      "indexes": ["CREATE INDEX history_aid ON history (aid)"]}},
+               "generators": {"aid": {"type": "zipfian", "min": 1, "max": 300},
+                              "amount": {"type": "uniform", "min": -500, "max": 500},
+                              "note": {"type": "string", "min_length": 5, "max_length": 20},
+                              "hid": {"type": "unique"}},
+               "transactions": {
+                   "pay": {"weight": 3, "statements": [
+                       {"sql": "SELECT balance FROM accounts WHERE id = :aid", "capture": ["bal"]},
+                       {"sql": "UPDATE accounts SET balance = :bal + :amount WHERE id = :aid"},
+                       {"sql": "INSERT INTO history (aid, delta, seq) VALUES (:aid, :amount, :hid)"}]},
+                   "look": {"weight": 1, "statements": [{"sql": "SELECT note FROM accounts WHERE id = :aid"}]}}},
 }
 # the cut campaign's shard calls: each stops this soon (service.run_shard's least: 0.5 s) and the
 # next goes on from its checkpoint
 CALL_SECONDS = 0.5
 # what summary.md's section of each family begins with (its report_tables)
 TABLE_HEADING = {"ycsb": "Throughput (OPS", "sysbench": "### sysbench OLTP", "tpcc": "### TPC-C",
-                 "toyscan": "### Toy scans"}
+                 "toyscan": "### Toy scans", "custom": "### Custom workload"}
 FAMILIES = list(WORKLOADS)
 STEPS = 30  # units of the loop-and-reference check
 

@@ -119,4 +119,4 @@ def test_example_campaigns_validate(monkeypatch):
     for path in paths:
         campaign, runs = load_campaign(str(path))
         assert campaign.name and runs, path
-        assert all(r.workload.family in ("ycsb", "sysbench", "tpcc") and r.workload.threads >= 1 for r in runs), path
+        assert all(r.workload.family in ("ycsb", "sysbench", "tpcc", "custom") and r.workload.threads >= 1 for r in runs), path

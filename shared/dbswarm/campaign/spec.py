@@ -495,7 +495,7 @@ def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
                 key = loc[0] if loc else None
                 path = origin.get(key, f"workload.{key}") if key else _workload_origin(origin, combo, axes)
                 if len(loc) > 1:
-                    path += _path([""] + loc[1:])
+                    path += "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:])
                 msg = _choice_message(e) or e["msg"].removeprefix("Value error, ")
                 if not loc:  # between keys: a matrix axis's value among them is where to look
                     path = next((o for k, o in origin.items() if o.startswith("matrix.")
@@ -509,12 +509,13 @@ def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
         if target is None:
             continue
         engine = bindings.engine(target.engine)
-        if fam.requires not in engine.capabilities:
+        requires = fam.requires_for(workload)
+        if requires not in engine.capabilities:
             problems.append(f"{target_path}.engine: {family} workloads need "
-                            f"{bindings.CAPABILITIES.get(fam.requires, fam.requires)} (capability "
-                            f"{fam.requires}), not {target.engine} ({', '.join(engine.capabilities) or 'none'})")
+                            f"{bindings.CAPABILITIES.get(requires, requires)} (capability "
+                            f"{requires}), not {target.engine} ({', '.join(engine.capabilities) or 'none'})")
             continue
-        if fam.requires == bindings.SQL and engine.dialect not in fam.dialects:
+        if requires == bindings.SQL and engine.dialect not in fam.dialects:
             # found here, not as a KeyError in the family's SQL tables at prepare time
             problems.append(f"{target_path}.engine: family {family} has no SQL for engine {engine.name} (its "
                             f"dialect {engine.dialect!r}; the family's dialects: {', '.join(fam.dialects)})")

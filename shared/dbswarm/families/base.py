@@ -31,7 +31,7 @@ from dbswarm.plugins import load_plugins
 
 DEFAULT = "ycsb"  # the family of a workload that names none
 _BUILTIN = {"ycsb": "dbswarm.families.ycsb", "sysbench": "dbswarm.families.sysbench",
-            "tpcc": "dbswarm.families.tpcc.family"}
+            "tpcc": "dbswarm.families.tpcc.family", "custom": "dbswarm.families.custom.family"}
 _REGISTRY: dict[str, "Family[Any]"] = {}
 STAGES = ("before_load", "after_load", "after_run", "cleanup")
 MAX_AUTO_INTERVALS = 600  # the default report_interval keeps a run at about this many intervals
@@ -234,6 +234,11 @@ class Family(Generic[W]):
     def workload(self, data: dict) -> W:
         return self.model.model_validate(data)
 
+    def requires_for(self, w: W) -> str:
+        """The binding capability this workload needs (``requires`` unless a family's workloads
+        differ: a custom workload of MongoDB documents needs kv, one of SQL statements sql)."""
+        return self.requires
+
     def presets_text(self) -> list[str]:
         """Lines of ``dbswarm presets`` for this family."""
         return []
@@ -320,6 +325,12 @@ class Family(Generic[W]):
 
     def load_client(self, w: W, ctx: ThreadContext, start: int, count: int) -> Client:
         raise NotImplementedError
+
+    def sample(self, w: W, n: int, rng: random.Random, thread: int = 0, threads: int = 1) -> list[str]:
+        """A dry run (``dbswarm validate --sample N``): lines describing the first ``n``
+        operations client thread ``thread`` would run, drawn from ``rng`` as its client draws
+        them, without connecting; [] when the family has nothing to show."""
+        return []
 
     def window_snapshot(self, binding, w: W, phase: str) -> Optional[dict]:
         """Figures read from the database itself at both edges of a phase's measured window:

@@ -1,0 +1,597 @@
+"""The ``custom`` family: a workload written as data (``model.CustomWorkload``) run by the same
+engine, loop, recorder, fan-out and report as the built-in families.
+
+- prepare: the tables it creates (portable columns, or DDL per dialect) dropped and created;
+  after the load, their indexes. Tables marked ``existing`` are left alone (a user's database).
+- load: the tables' rows numbered 1..rows, one global range split over the client threads as
+  every family's; a row's values are drawn from a stream seeded by the workload's seed, the
+  table and the row number (the same rows for any shard layout, any resume); batches insert
+  skipping existing keys (idempotent).
+- run: a weighted choice of transaction per operation; its parameters drawn once from their
+  generators (the same values again if the transaction is retried), its statements sent as the
+  session's prepared statements with the values as parameters (never in the SQL text),
+  captures (a row's columns into variables) for the statements after them. Each transaction is
+  an operation of its own name (a ``CALL``: a failure recorded as its error; a serialization
+  failure or deadlock rolled back and tried again first, up to ``max_tries``, counted in its
+  ``retries`` apart from errors, as pgbench's --max-tries); each statement's
+  service time goes to a per-statement histogram, kept as ``records`` (bucket, count pairs,
+  merged exactly) and summarized under ``custom`` in the phase result.
+"""
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+from pydantic import ValidationError
+from pydantic_core import PydanticCustomError
+
+from dbswarm.bindings.protocols import SqlSession
+from dbswarm.errors import RETRYABLE, FamilyError
+from dbswarm.families import base as families
+from dbswarm.families.base import CALL, BatchLoader, Client, Family, Op, RunLimits, ThreadContext
+from dbswarm.families.custom import documents as D
+from dbswarm.families.custom import model as M
+from dbswarm.families.custom.generators import Draws, think_seconds
+from dbswarm.families.tables import fmt
+from dbswarm.measure.recorder import hist_bucket_floor, new_histogram
+
+LOAD_OP = "INSERT"
+RECORD_PREFIX = "custom:"  # records "custom:<transaction>.<statement>": (µs bucket, count) pairs
+TYPES = {
+    "int": ("INTEGER", "INT", "INTEGER"), "integer": ("INTEGER", "INT", "INTEGER"),
+    "bigint": ("BIGINT", "BIGINT", "INTEGER"), "smallint": ("SMALLINT", "SMALLINT", "INTEGER"),
+    "text": ("TEXT", "TEXT", "TEXT"), "float": ("DOUBLE PRECISION", "DOUBLE", "REAL"),
+    "double": ("DOUBLE PRECISION", "DOUBLE", "REAL"), "boolean": ("BOOLEAN", "BOOLEAN", "INTEGER"),
+    "timestamp": ("TIMESTAMP", "DATETIME", "TEXT"), "date": ("DATE", "DATE", "TEXT"),
+    "uuid": ("UUID", "CHAR(36)", "TEXT"),
+}
+_DIALECT_COLUMN = {"postgresql": 0, "mysql": 1, "sqlite": 2}
+INSERT_IGNORE = {"sqlite": "INSERT OR IGNORE INTO {t} ({cols}) VALUES {rows}",
+                 "mysql": "INSERT IGNORE INTO {t} ({cols}) VALUES {rows}",
+                 "postgresql": "INSERT INTO {t} ({cols}) VALUES {rows} ON CONFLICT DO NOTHING"}
+INDEX = {"sqlite": "CREATE INDEX IF NOT EXISTS {t}_{c}_idx ON {t} ({c})",
+         "postgresql": "CREATE INDEX IF NOT EXISTS {t}_{c}_idx ON {t} ({c})",
+         "mysql": "CREATE INDEX {t}_{c}_idx ON {t} ({c})"}
+MYSQL_INDEX_EXISTS = ("SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() "
+                      "AND table_name = %s AND index_name = %s")
+
+
+def column_type(t: str, dialect: str) -> str:
+    row = TYPES.get(t)
+    if row is not None:
+        return row[_DIALECT_COLUMN[dialect]]
+    return t.upper().replace("DECIMAL", "NUMERIC") if dialect == "sqlite" else t.upper()
+
+
+def create_table_sql(name: str, table: M.Table, dialect: str, options: str = "") -> str:
+    if table.ddl is not None:
+        return table.ddl[dialect]  # type: ignore[index]
+    cols = table.columns or []
+    parts = [f"{c.name} {column_type(c.type, dialect)}{'' if c.nullable and not c.key else ' NOT NULL'}"
+             for c in cols]
+    parts.append(f"PRIMARY KEY ({', '.join(c.name for c in cols if c.key)})")
+    return f"CREATE TABLE {name} ({', '.join(parts)})" + (options if dialect == "mysql" else "")
+
+
+def _check_dialect(w: M.CustomWorkload, dialect: str) -> None:
+    missing = M.missing_dialect(w, dialect)
+    if missing:
+        raise FamilyError(f"{', '.join(missing)}: no SQL for dialect {dialect!r} (given per dialect without it)")
+
+
+# ---- the load --------------------------------------------------------------------------------
+
+class _Loaded:
+    """One loaded table: its global row offset, its columns and their draw functions."""
+
+    def __init__(self, index: int, name: str, table: M.Table, offset: int, draws: Draws):
+        assert table.load is not None
+        ld = table.load
+        self.index, self.name, self.offset, self.rows, self.batch = index, name, offset, ld.rows, ld.batch
+        self.columns = [ld.key] + list(ld.columns)
+        self.fns = [draws.fns[g] for g in ld.columns.values()]
+
+
+def loaded_tables(w: M.CustomWorkload) -> list[tuple[int, str, M.Table, int]]:
+    """(table number, name, table, first global row) of every table the load writes, in order."""
+    out, offset = [], 0
+    for i, (name, table) in enumerate(w.tables.items()):
+        if table.load is not None and not table.existing and table.load.rows:
+            out.append((i, name, table, offset))
+            offset += table.load.rows
+    return out
+
+
+class _Loader:
+    def __init__(self, w: M.CustomWorkload, b: SqlSession):
+        self.w, self.b = w, b
+        self.rng = random.Random()
+        draws = Draws(w.generators, self.rng, load=True)
+        self.draws = draws
+        self.tables = [_Loaded(i, n, t, off, draws) for i, n, t, off in loaded_tables(w)]
+        self._sql: dict[tuple[int, int], str] = {}
+
+    def table_at(self, row: int) -> _Loaded:
+        for t in self.tables:
+            if row < t.offset + t.rows:
+                return t
+        raise IndexError(row)
+
+    def rows(self, t: _Loaded, first: int, last: int) -> list[Any]:
+        """The values of rows first..last (1-based, inclusive), flat: each row's its own stream."""
+        rng, draws, fns, seed = self.rng, self.draws, t.fns, self.w.seed
+        out: list[Any] = []
+        for row in range(first, last + 1):
+            rng.seed((seed * 1_000_003 + t.index) * (1 << 40) + row)
+            draws.row = row
+            out.append(row)
+            out.extend([f() for f in fns])
+        return out
+
+    def insert(self, t: _Loaded, values: list[Any], n: int) -> None:
+        sql = self._sql.get((t.index, n))
+        if sql is None:
+            one = "(" + ", ".join(["%s"] * len(t.columns)) + ")"
+            sql = self._sql[t.index, n] = self.b.prepare(INSERT_IGNORE[self.b.dialect].format(
+                t=t.name, cols=", ".join(t.columns), rows=", ".join([one] * n)))
+        self.b.execute(sql, values)
+
+    def batch(self, nxt: int, end: int) -> tuple:
+        t = self.table_at(nxt)
+        per = max(1, min(t.batch, self.b.max_params // len(t.columns)))
+        hi = min(end, nxt + per, t.offset + t.rows)
+        first = nxt - t.offset + 1
+        n = hi - nxt
+        return hi, n, self.insert, (t, self.rows(t, first, first + n - 1), n)
+
+
+# ---- the run ---------------------------------------------------------------------------------
+
+QUERY, CAPTURE, WRITE, DOC = 0, 1, 2, 3
+
+
+class _Stmt:
+    __slots__ = ("sql", "params", "mode", "capture", "lat", "record", "doc")
+
+    def __init__(self, b: SqlSession, st: M.Statement, dialect: str, record: str):
+        self.capture = tuple(st.capture)
+        self.doc: Optional[D.DocStatement] = None
+        if st.op is not None:  # a MongoDB operation
+            self.sql, self.params, self.mode, self.doc = "", M.statement_params(st), DOC, D.DocStatement(st)
+        else:
+            text, self.params = M.parse_statement(M.statement_texts(st)[dialect])
+            self.sql = b.prepare(text)
+            self.mode = CAPTURE if st.capture else QUERY if M.statement_kind(st) == "read" else WRITE
+        self.lat: dict[int, int] = {}  # µs bucket -> count, this call's
+        self.record = record
+
+
+class _Txn:
+    def __init__(self, b: SqlSession, name: str, tx: M.Transaction, w: M.CustomWorkload):
+        self.name, self.tx = name, tx
+        self.op = Op(name, CALL)
+        self.writes = M.transaction_kind(tx) == "write"
+        self.transaction = tx.transaction and not w.documents  # MongoDB: each operation on its own
+        dialect = "" if w.documents else b.dialect
+        self.stmts = [_Stmt(b, st, dialect, f"{RECORD_PREFIX}{name}.{i}") for i, st in enumerate(tx.statements)]
+        self.captures = any(st.capture for st in tx.statements)
+        self.begin: Optional[str] = None
+        level = M.ISOLATION.get(tx.isolation or "")
+        if level and dialect == "postgresql":
+            self.begin = f"BEGIN ISOLATION LEVEL {level}"
+        elif level and dialect == "mysql":
+            self.begin = f"SET TRANSACTION ISOLATION LEVEL {level}"  # then BEGIN: the next transaction's
+
+
+_PLAIN = (int, float, str, bytes, type(None))
+
+
+def as_param(value: Any) -> Any:
+    """A captured column's value as a parameter every driver takes: numbers, text and NULL as
+    they are, a boolean as 0 / 1, anything else (Decimal, date and time, UUID) as its text, which
+    the server parses back into the column's type (psycopg's prepared statements take only str,
+    int, float and None; sqlite3 no Decimal)."""
+    if type(value) in _PLAIN:
+        return value
+    if isinstance(value, bool):
+        return int(value)
+    if hasattr(value, "isoformat"):
+        return value.isoformat(sep=" ") if hasattr(value, "hour") and hasattr(value, "day") else value.isoformat()
+    return str(value)
+
+
+class _Call:
+    __slots__ = ("txn", "values")
+
+    def __init__(self, txn: _Txn, values: dict):
+        self.txn, self.values = txn, values
+
+
+def transaction_params(tx: M.Transaction) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(parameters drawn once per transaction, in the order of their first use; the generator
+    of each): every parameter of its statements but the captured variables."""
+    captured = {v for st in tx.statements for v in st.capture}
+    seen: list[str] = []
+    for st in tx.statements:
+        seen += [p for p in M.statement_params(st) if p not in captured and p not in seen]
+    return tuple(seen), tuple(tx.bind.get(p, p) for p in seen)
+
+
+class Picker:
+    """A thread's choice of transaction (by weight) and its parameters' values, drawn from its
+    stream in that order: the client's and the dry run's (``Custom.sample``) alike."""
+
+    def __init__(self, w: M.CustomWorkload, rng: random.Random, thread: int = 0, threads: int = 1,
+                 saved: Optional[dict] = None):
+        self.random = rng.random
+        self.draws = Draws(w.generators, rng, thread, threads, saved)
+        self.params = [transaction_params(tx) for tx in w.transactions.values()]
+        cum, acc = [], 0.0
+        for t in w.transactions.values():
+            acc += t.weight
+            cum.append(acc)
+        self.cum, self.total = cum, acc
+
+    def pick(self) -> int:
+        u = self.random() * self.total
+        for i, c in enumerate(self.cum):
+            if u < c:
+                return i
+        return len(self.cum) - 1
+
+    def values(self, i: int) -> dict:
+        fns = self.draws.fns
+        params, gens = self.params[i]
+        return {p: fns[g]() for p, g in zip(params, gens)}
+
+
+class _RunClient(Client):
+    def __init__(self, w: M.CustomWorkload, ctx: ThreadContext):
+        self.w, self.m = w, ctx.m
+        b = ctx.m.binding
+        if w.documents:
+            D.mongo_db(b)  # refused on an engine without documents
+        else:
+            _check_dialect(w, b.dialect)
+        self.rng = ctx.rng
+        self.random = ctx.rng.random
+        self.picker = Picker(w, ctx.rng, ctx.thread, ctx.threads, ctx.saved.get("counters"))
+        # the session's prepared statements: kept by the binding across reconnects (a new
+        # connection prepares them again at their first use)
+        self.txns = [_Txn(b, name, tx, w) for name, tx in w.transactions.items()]
+        for txn in self.txns:  # prepared before the measured window where the engine can (best effort)
+            for s in txn.stmts:
+                if s.mode == DOC:
+                    break
+                try:
+                    b.prepare_now(s.sql)
+                except Exception:
+                    break
+        self.retries: dict[str, int] = {}
+        self.errors: dict[str, int] = {}
+        self.no_row: dict[str, int] = {}
+        self.perf = time.perf_counter_ns
+
+    def next_operation(self):
+        i = self.picker.pick()
+        txn = self.txns[i]
+        think = txn.tx.think_time
+        if think is not None:
+            self._sleep(think_seconds(think, self.random))
+        return txn.op, self._body, (self.m.binding, _Call(txn, self.picker.values(i)))
+
+    def _sleep(self, seconds: float) -> None:
+        end = time.perf_counter() + seconds
+        stop = self.m.should_stop
+        while not stop():
+            left = end - time.perf_counter()
+            if left <= 0:
+                return
+            time.sleep(min(left, 0.2))
+
+    def _body(self, b: SqlSession, call: _Call) -> None:
+        """One transaction: its attempts, the same values each time, until one commits; a
+        serialization failure or deadlock (a retryable error) rolled back and tried again, up to
+        the transaction's max_tries, counted in its retries and not as an error (pgbench's
+        --max-tries); any other error ends it (rolled back) and the engine records it."""
+        txn, tries = call.txn, 0
+        while True:
+            try:
+                self._attempt(b, txn, call.values)
+                return
+            except Exception as exc:
+                try:
+                    b.rollback()
+                except Exception:
+                    pass  # a lost connection: the engine reconnects
+                tries += 1
+                if tries >= txn.tx.max_tries or self.m.should_stop() or b.classify(exc).kind != RETRYABLE:
+                    raise
+                self.retries[txn.name] = self.retries.get(txn.name, 0) + 1
+
+    def _attempt(self, b: SqlSession, txn: _Txn, drawn: dict) -> None:
+        values = dict(drawn) if txn.captures else drawn
+        perf, rec = self.perf, self.m.rec
+        if txn.transaction:
+            if txn.begin is not None:
+                b.execute(txn.begin)
+                if b.dialect != "postgresql":
+                    b.begin(txn.writes)
+            else:
+                b.begin(txn.writes)
+        for s in txn.stmts:
+            params = tuple([values[p] for p in s.params])
+            t0 = perf()
+            try:
+                if s.mode == QUERY:
+                    b.fetchcount(s.sql, params)
+                elif s.mode == WRITE:
+                    b.execute(s.sql, params)
+                elif s.mode == DOC:
+                    # the binding's database now: a reconnect makes a new one
+                    doc = s.doc.run(b.db, values)  # type: ignore[union-attr,attr-defined]
+                    if s.capture and doc is None:
+                        self.no_row[s.record] = self.no_row.get(s.record, 0) + 1
+                    for v in s.capture:
+                        values[v] = as_param(doc.get(v)) if doc is not None else None
+                else:
+                    row = b.fetchone(s.sql, params)
+                    if row is None:
+                        self.no_row[s.record] = self.no_row.get(s.record, 0) + 1
+                    for i, v in enumerate(s.capture):
+                        values[v] = as_param(row[i]) if row is not None and i < len(row) else None
+            except Exception:
+                self.errors[s.record] = self.errors.get(s.record, 0) + 1
+                raise
+            t1 = perf()
+            if t1 >= rec.warm_until_ns:
+                us = hist_bucket_floor(max((t1 - t0) // 1000, 1))
+                lat = s.lat
+                lat[us] = lat.get(us, 0) + 1
+        if txn.transaction:
+            b.commit()
+
+    def state(self) -> dict:
+        return {"counters": self.picker.draws.state()}
+
+    def close(self) -> None:
+        rec = self.m.rec
+        for txn in self.txns:
+            for s in txn.stmts:
+                if s.lat:
+                    out = rec.record_list(s.record)
+                    for us, n in s.lat.items():
+                        out += (us, n)
+                    s.lat = {}
+        rec.count("retries", sum(self.retries.values()))
+        for prefix, counts in (("retries", self.retries), ("errors", self.errors), ("no_row", self.no_row)):
+            for k, v in counts.items():
+                rec.count(f"custom_{prefix}:{k.removeprefix(RECORD_PREFIX)}", v)
+        self.retries, self.errors, self.no_row = {}, {}, {}
+
+
+# ---- the family ------------------------------------------------------------------------------
+
+MAX_FILE_BYTES = 1 << 20
+
+
+def _file_error(path: str, msg: str) -> ValidationError:
+    return ValidationError.from_exception_data("CustomWorkload", [
+        {"type": PydanticCustomError("custom_workload_file", "{path}: {msg}", {"path": path, "msg": msg}),
+         "loc": ("file",), "input": path}])
+
+
+def read_workload_file(path: Any) -> dict:
+    """The workload keys of a YAML file (``workload.file``), refused with ``workload.file`` named:
+    missing, unreadable, too large, not YAML, not a mapping."""
+    if not isinstance(path, str):
+        raise _file_error(str(path), "expected a file name")
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise _file_error(path, f"{size:,} bytes: a workload file is at most {MAX_FILE_BYTES:,}")
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise _file_error(path, e.strerror or str(e)) from None
+    except UnicodeDecodeError:
+        raise _file_error(path, "not UTF-8 text") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise _file_error(path, f"not YAML: {str(e).splitlines()[0]}") from None
+    if not isinstance(doc, dict):
+        raise _file_error(path, "expected a mapping of workload keys (tables, generators, transactions, ...)")
+    doc.pop("file", None)  # no file of a file
+    return doc
+
+
+def _ms(us: float) -> float:
+    return round(us / 1000, 3)
+
+
+def _latency(h) -> dict:
+    return {"avg_ms": _ms(h.get_mean_value()), "p50_ms": _ms(h.get_value_at_percentile(50)),
+            "p95_ms": _ms(h.get_value_at_percentile(95)), "p99_ms": _ms(h.get_value_at_percentile(99)),
+            "max_ms": _ms(h.get_max_value())}
+
+
+class Custom(Family[M.CustomWorkload]):
+    name = "custom"
+    model = M.CustomWorkload
+    requires = "sql"
+    label_key = "label"
+    dialects = M.DIALECTS
+
+    def workload(self, data: dict) -> M.CustomWorkload:
+        if isinstance(data, dict) and data.get("file"):
+            data = {**read_workload_file(data["file"]), **data}
+        w = self.model.model_validate(data)
+        found = M.problems(w) or M.masked(w)
+        if found:
+            raise ValidationError.from_exception_data("CustomWorkload", [
+                {"type": PydanticCustomError("custom_workload", msg), "loc": loc, "input": None}  # type: ignore[typeddict-item]
+                for loc, msg in found])
+        return w
+
+    def read_operations(self, w):
+        return tuple(n for n, t in w.transactions.items() if M.transaction_kind(t) == "read")
+
+    def write_operations(self, w):
+        return (LOAD_OP,) + tuple(n for n, t in w.transactions.items() if M.transaction_kind(t) == "write")
+
+    def presets_text(self):
+        return ["custom: a workload written as data (tables, generators, transactions): docs/custom-workloads.md"]
+
+    def requires_for(self, w):
+        return "kv" if w.documents else "sql"  # MongoDB's binding has no sql capability
+
+    def limits(self, w):
+        return RunLimits(count=w.operations, rate=w.rate, time=w.time)
+
+    def load_range(self, w):
+        if w.documents:
+            return 0, sum(c.load.documents for _, _, c, _ in D.loaded_collections(w) if c.load)
+        return 0, sum(t.load.rows for _, _, t, _ in loaded_tables(w) if t.load)
+
+    def tables(self, w):
+        return list(w.tables) + list(w.collections)
+
+    def has_stage(self, w, stage):
+        own = any(not t.existing for t in (*w.tables.values(), *w.collections.values()))
+        return own and stage in ("before_load", "after_load", "cleanup")
+
+    def prepare(self, binding: SqlSession, w, stage):
+        b = binding
+        if w.documents:
+            return D.prepare(b, w, stage)
+        _check_dialect(w, b.dialect)
+        for name, table in w.tables.items():
+            if table.existing:
+                continue
+            if stage in ("before_load", "cleanup"):
+                b.execute(f"DROP TABLE IF EXISTS {name}")
+            if stage == "before_load":
+                b.execute(create_table_sql(name, table, b.dialect, b.table_options))
+            elif stage == "after_load":
+                for c in table.columns or []:
+                    if c.index and not self._index_exists(b, name, f"{name}_{c.name}_idx"):
+                        b.execute(INDEX[b.dialect].format(t=name, c=c.name))
+                for sql in table.indexes:
+                    b.execute(sql)
+        return None
+
+    @staticmethod
+    def _index_exists(b: SqlSession, table: str, index: str) -> bool:
+        if b.dialect != "mysql":
+            return False  # IF NOT EXISTS
+        row = b.fetchone(b.prepare(MYSQL_INDEX_EXISTS), (table, index))
+        return bool(row and row[0])
+
+    def run_client(self, w, ctx):
+        return _RunClient(w, ctx)
+
+    def sample(self, w, n, rng, thread=0, threads=1):
+        """A dry run: the first ``n`` transactions thread ``thread`` would run, drawn from ``rng``
+        as its client draws them, each statement with its parameters' values (no connection)."""
+        picker = Picker(w, rng, thread, threads)
+        names = list(w.transactions)
+        lines = []
+        for k in range(n):
+            i = picker.pick()
+            tx = w.transactions[names[i]]
+            think = f", after a think time of {think_seconds(tx.think_time, picker.random):.3f} s" \
+                if tx.think_time is not None else ""  # drawn where the client draws it
+            values = picker.values(i)
+            lines.append(f"#{k + 1} {names[i]} ({M.transaction_kind(tx)}{think})")
+            captured: dict[str, int] = {}
+            for j, st in enumerate(tx.statements):
+                text = M.statement_text(st)
+                shown = []
+                for p in dict.fromkeys(M.statement_params(st)):
+                    shown.append(f"{p}=<captured by statement {captured[p]}>" if p in captured
+                                 else f"{p}={values[p]!r}")
+                lines.append(f"  [{j}] {text}")
+                if shown:
+                    lines.append(f"      {', '.join(shown)}")
+                for v in st.capture:
+                    captured.setdefault(v, j)
+                if st.capture:
+                    lines.append(f"      capture: {', '.join(st.capture)}")
+        return lines
+
+    def load_client(self, w, ctx, start, count):
+        loader = D.DocLoader(w, ctx.m.binding) if w.documents else _Loader(w, ctx.m.binding)
+        return BatchLoader(ctx, start, count, loader.batch, name=LOAD_OP)
+
+    def error_hint(self, w, phase, op, kind, name):
+        if phase == "run" and op in w.transactions:
+            return (f"transaction {op}: see the statement errors under custom.transactions.{op}.statements; a "
+                    "serialization failure or deadlock is retried (counted in retries)")
+        return None
+
+    def phase_summary(self, w, phase, measurement, duration, window=None):
+        if phase != "run":
+            return None
+        c, recs = measurement.counters, measurement.records
+        seconds = max(duration - float(w.warmuptime or 0), 1e-9)
+        txns, total = {}, 0
+        for name, tx in w.transactions.items():
+            s = measurement.operations.get(name)
+            n = s.count if s else 0
+            total += n
+            stmts = []
+            for i, st in enumerate(tx.statements):
+                key = f"{name}.{i}"
+                h = new_histogram()
+                pairs = recs.get(RECORD_PREFIX + key) or []
+                for j in range(0, len(pairs) - 1, 2):
+                    h.record_value(pairs[j], pairs[j + 1])
+                calls = h.get_total_count()
+                stmts.append({"statement": i, "sql": M.statement_text(st)[:200], "kind": M.statement_kind(st),
+                              "count": calls, "errors": c.get(f"custom_errors:{key}", 0),
+                              "no_row": c.get(f"custom_no_row:{key}", 0),
+                              **({"latency": _latency(h)} if calls else {})})
+            txns[name] = {"kind": M.transaction_kind(tx), "weight": tx.weight, "count": n,
+                          "tps": round(n / seconds, 2), "errors": s.errors if s else 0,
+                          "retries": c.get(f"custom_retries:{name}", 0),
+                          **({"latency": _latency(s.histogram)} if s and s.histogram.get_total_count() else {}),
+                          "statements": stmts}
+        return {"transactions": txns, "total": total, "tps": round(total / seconds, 2), "seconds": round(seconds, 3),
+                "basis": "committed transactions per second of the phase after the warm-up; statement latencies are "
+                         "each statement's service time (every execution that returned, retried attempts included)",
+                "published": "not applicable: a custom workload has no published figures"}
+
+    def report_tables(self, runs):
+        if not runs:
+            return ""
+        lines = ["### Custom workload: transactions", "",
+                 "| instance | workload | threads | transaction | kind | count | TPS | avg ms | p95 ms | p99 ms "
+                 "| errors | retries |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        stmt_lines = ["", "### Custom workload: statements", "",
+                      "| instance | transaction | # | statement | kind | count | avg ms | p95 ms | p99 ms | errors |",
+                      "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in runs:
+            s = r["phases"].get("run", {}).get("custom")
+            label = r["target"]["label"]
+            if not s:
+                lines.append(f"| {label} | {r['workload'].get('label')} | {r['threads']} | missing | | | | | | | | |")
+                continue
+            for name, t in s["transactions"].items():
+                lat = t.get("latency") or {}
+                lines.append(f"| {label} | {r['workload'].get('label')} | {r['threads']} | {name} | {t['kind']} "
+                             f"| {t['count']:,} | {fmt(t['tps'], 1)} | {lat.get('avg_ms', '')} | {lat.get('p95_ms', '')} "
+                             f"| {lat.get('p99_ms', '')} | {t['errors']} | {t['retries']} |")
+                for st in t["statements"]:
+                    sl = st.get("latency") or {}
+                    sql = st["sql"].replace("|", "\\|")[:80]
+                    stmt_lines.append(f"| {label} | {name} | {st['statement']} | `{sql}` | {st['kind']} "
+                                      f"| {st['count']:,} | {sl.get('avg_ms', '')} | {sl.get('p95_ms', '')} "
+                                      f"| {sl.get('p99_ms', '')} | {st['errors']} |")
+        return "\n".join(lines + stmt_lines) + "\n"
+
+
+families.register(Custom())
