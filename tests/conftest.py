@@ -34,3 +34,19 @@ def demo_run(tmp_path_factory):
                           timeout=timing.timeout(600), cwd=ROOT)
     folders = [p for p in results.iterdir() if p.is_dir() and p.name.startswith("demo-")]
     return proc, (folders[0] if len(folders) == 1 else None)
+
+
+@pytest.fixture(scope="session")
+def alt_servers():
+    """The test servers with every optional statistics source inverted (tests/servers.py,
+    ALT_OPTIONS): MariaDB with performance_schema on, PostgreSQL without pg_stat_statements
+    preloaded. Started once per session; stopped at its end unless DBSWARM_ALT_SERVERS_DIR names
+    a set of the caller's own."""
+    from tests import servers
+    try:
+        env = servers.start_alternate()
+    except servers.ServersError as exc:
+        pytest.fail(str(exc))
+    yield env
+    if not os.environ.get("DBSWARM_ALT_SERVERS_DIR"):
+        servers.stop_servers(servers.alt_servers_dir())

@@ -71,6 +71,16 @@ def window_deltas(start: Optional[dict], end: Optional[dict]) -> Optional[dict]:
         out["own_transactions"] = sum(own)
     if start.get("after_warmup_s"):  # the start edge was read when the warm-up ended (service._warmup_edge)
         out["after_warmup_s"] = start["after_warmup_s"]
+    elif start.get("after_warmup_missed"):  # ... and why it was not, where it was to be
+        out["after_warmup_missed"] = start["after_warmup_missed"]
+    # the reads that failed ({"server" | "family": "<edge> edge: why"}) and the figures the server
+    # keeps none of ({figure: why}): what the result's "unavailable because ..." says
+    unread = {key: f"{e.get('edge', '?')} edge: {why}" for e in (end, start) for key, why in (e.get("unread") or {}).items()}
+    if unread:
+        out["unread"] = unread
+    missing = {**(end.get("server_unavailable") or {}), **(start.get("server_unavailable") or {})}
+    if missing:
+        out["server_unavailable"] = missing
     times = statement_time_deltas(start.get("statement_times"), end.get("statement_times"))
     if times:
         out["statement_times"] = times
@@ -99,6 +109,23 @@ def cross_check(client: Optional[dict], server: Optional[dict]) -> dict:
         if server and k in server:
             out[k] = {"client": n, "server": server[k],
                       "ratio": round(n / server[k], 4) if server[k] else None}
+    return out
+
+
+def unchecked(client: Optional[dict], checks: dict, window: dict) -> dict:
+    """{figure: "unavailable because ..."} for each figure the client counted that the server's
+    counters do not cross-check: the server keeps none (pg_stat_statements not created or not
+    loaded), or its counters were not read at an edge."""
+    unread = (window.get("unread") or {}).get("server")
+    kept = window.get("server_unavailable") or {}
+    out = {}
+    for figure in client or {}:
+        if figure in checks:
+            continue
+        why = (kept.get(figure) or (f"the server's counters were not read at the {unread}" if unread else None)
+               or ("the server's counters were not read at both edges" if window.get("server") is None
+                   else "this server keeps no such counter"))
+        out[figure] = f"unavailable because {why}"
     return out
 
 
@@ -267,11 +294,13 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
         out["latency_basis"] = ("service time from each call's start (closed loop, no target rate: a stall "
                                 "delays the following operations instead of showing in their latency)")
     if window is not None:
-        client = fam.client_statements(model, phase, measurement)
+        client = fam.window_client_statements(model, phase, measurement, window)
         checks = cross_check(client, window.get("server"))
         out["server"] = {
             "window_s": window["seconds"], "counters": window.get("server"), "family": window.get("family"),
-            "client": client, "cross_check": checks, "warnings": window["warnings"] + ferretdb_warnings(settings),
+            "client": client, "cross_check": checks,
+            **({"cross_check_unavailable": gone} if (gone := unchecked(client, checks, window)) else {}),
+            "warnings": window["warnings"] + ferretdb_warnings(settings),
             "note": "deltas of the server's own counters between the window's edges, read on one connection "
                     "before the shards started and after they all ended; server-wide counters (MariaDB "
                     "status, MongoDB serverStatus) include every other client of the server"}
