@@ -236,7 +236,10 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
     if steady_seconds >= MIN_STEADY_SECONDS and tl.start is not None:
         steady_ops = sum(totals[sec - tl.start] for sec in seconds if 0 <= sec - tl.start < len(totals)) \
             / steady_seconds
-    ops = {name: s.summary() | {"ops_per_s": round(s.count / duration, 2)}
+    # an operation's count is after the warm-up (the warm-up's are apart): per second of the
+    # measured window, the phase less its warm-up, not of the whole phase
+    measured_s = max(duration - warm, 1e-9) if warm > 0 else duration
+    ops = {name: s.summary() | {"ops_per_s": round(s.count / measured_s, 2)}
            for name, s in sorted(measurement.operations.items())}
     problems = integrity.problems(tl, totals, span_end, measurement)
     out.update({
@@ -325,15 +328,16 @@ def start_caveat(phase: str, max_skew: Optional[float], duration: float, steady:
     """Why a phase's throughput is not what every shard did at once (None: nothing to say): the
     start barrier was missed by a large share of the phase (the shards ran partly one after
     another), or no steady window (MIN_STEADY_SECONDS whole seconds with every shard running,
-    after the warm-up) exists, so the figure is the whole phase's. summary.md says it first."""
-    if phase != "run":
+    after the warm-up) exists, so the figure is the whole phase's. summary.md says it first.
+    A load phase's figure is its whole span's: only its start skew is said."""
+    if phase not in ("run", "load"):
         return None
     why = []
     if max_skew is not None and duration > 0 and max_skew > START_SKEW_SHARE * duration:
         why.append(f"the shards started up to {max_skew:.2f} s after the start barrier, {max_skew / duration:.0%} of "
                    f"the {duration:.1f} s phase (more than {START_SKEW_SHARE:.0%}): they ran partly one after "
                    "another (a longer start lead: fanout.start_lead_s)")
-    if not steady:
+    if not steady and phase == "run":
         why.append(f"no steady window: {steady_seconds} whole second(s) with every shard running after the warm-up "
                    f"(at least {MIN_STEADY_SECONDS} needed), so the throughput is the whole phase's")
     return "; ".join(why) or None
