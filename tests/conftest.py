@@ -60,3 +60,19 @@ def compare_results(tmp_path_factory) -> dict:
         assert o["status"] == "complete", o
         out[name] = Path(o["store"]) / o["campaign_id"]
     return out
+
+
+@pytest.fixture(scope="session")
+def alt_servers():
+    """The test servers with every optional statistics source inverted (tests/servers.py,
+    ALT_OPTIONS): MariaDB with performance_schema on, PostgreSQL without pg_stat_statements
+    preloaded. Started once per session; stopped at its end unless DBSWARM_ALT_SERVERS_DIR names
+    a set of the caller's own."""
+    from tests import servers
+    try:
+        env = servers.start_alternate()
+    except servers.ServersError as exc:
+        pytest.fail(str(exc))
+    yield env
+    if not os.environ.get("DBSWARM_ALT_SERVERS_DIR"):
+        servers.stop_servers(servers.alt_servers_dir())

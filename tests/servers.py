@@ -52,10 +52,12 @@ class ServersError(RuntimeError):
     """A server could not be started: the message is scripts/test-servers' own reason."""
 
 
-def run_script(command: str, directory: str | None = None, timeout=900) -> subprocess.CompletedProcess:
-    """scripts/test-servers COMMAND DIR (DIR: ``servers_dir()`` unless given)."""
+def run_script(command: str, directory: str | None = None, timeout=900,
+               env: dict | None = None) -> subprocess.CompletedProcess:
+    """scripts/test-servers COMMAND DIR (DIR: ``servers_dir()`` unless given); ``env``: more
+    environment variables for the script."""
     return subprocess.run([str(SCRIPT), command, directory or servers_dir()], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env={**os.environ, **(env or {})})
 
 
 def read_env(path: str) -> dict:
@@ -68,13 +70,14 @@ def read_env(path: str) -> dict:
     return env
 
 
-def start_servers(directory: str | None = None, timeout=900) -> dict:
+def start_servers(directory: str | None = None, timeout=900, options: dict | None = None) -> dict:
     """``scripts/test-servers start DIR`` (idempotent) and DIR/env as a dict; ServersError
-    with the script's reason when a server cannot be started or the env file lacks a URL."""
+    with the script's reason when a server cannot be started or the env file lacks a URL.
+    ``options``: the script's variables for the DIR's first start (DBSWARM_TEST_MYSQL_OPTIONS ...)."""
     directory = directory or servers_dir()
     if not SCRIPT.exists():
         raise ServersError(f"{SCRIPT} is missing: the test servers cannot be started")
-    proc = run_script("start", directory, timeout=timeout)
+    proc = run_script("start", directory, timeout=timeout, env=options)
     if proc.returncode != 0:
         raise ServersError(f"scripts/test-servers start {directory} failed (exit {proc.returncode}):\n"
                            + "\n".join(proc.stderr.splitlines()[-30:]))
@@ -107,6 +110,25 @@ def start() -> dict:
             return env
     import pytest  # only here: the benchmarks use this module without pytest
     pytest.fail(reason)
+
+
+# The other set: every optional statistics source of the shared set inverted, for the tests of
+# what a result says with and without each (the shared set's servers are what every other test
+# measures against, and stay as they are): MariaDB with performance_schema on (off in the shared
+# set, MariaDB's default), PostgreSQL without pg_stat_statements in shared_preload_libraries (the
+# extension is still created in database dbswarm: present, not loaded). Its DIR:
+# $DBSWARM_ALT_SERVERS_DIR (left running), else /tmp/dbswarm-alt-servers (stopped at the end of
+# the session: tests/conftest.py's alt_servers).
+ALT_OPTIONS = {"DBSWARM_TEST_MYSQL_OPTIONS": "--performance-schema=ON", "DBSWARM_TEST_PG_PRELOAD": "none"}
+
+
+def alt_servers_dir() -> str:
+    return os.environ.get("DBSWARM_ALT_SERVERS_DIR") or "/tmp/dbswarm-alt-servers"
+
+
+def start_alternate() -> dict:
+    """The other set (ALT_OPTIONS) started or found running; its DIR/env as a dict."""
+    return start_servers(alt_servers_dir(), options=ALT_OPTIONS)
 
 
 def password(env: dict) -> str:

@@ -1,13 +1,12 @@
 """The server's own time per statement beside the client's mean latency (issue 31) where the
 server keeps it, and the reason in the result where it does not: MariaDB with performance_schema
-on (a MariaDB of this test's own, started with performance_schema=ON: the shared test server
-runs with it off, MariaDB's default, and must stay as other tests measure it), the shared
-MariaDB with it off, and FerretDB, whose serverStatus has no opLatencies. PostgreSQL's
+on (the other set of test servers, tests/servers.py ALT_OPTIONS: the shared test server runs
+with it off, MariaDB's default, and must stay as other tests measure it), the shared MariaDB
+with it off, and FerretDB, whose serverStatus has no opLatencies. PostgreSQL's
 pg_stat_statements: tests/e2e/test_client_health.py."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -16,26 +15,6 @@ from dbswarm.run.local import run_campaign
 from tests import servers
 
 pytestmark = [pytest.mark.servers]
-
-# a set of this module's own (scripts/test-servers start DIR, DBSWARM_TEST_MYSQL_OPTIONS): its
-# MariaDB runs with performance_schema on, from the DIR's first start on
-PFS_DIR = os.environ.get("DBSWARM_PFS_SERVERS_DIR") or "/tmp/dbswarm-pfs-servers"
-PFS_OPTIONS = "--performance-schema=ON"
-
-
-@pytest.fixture(scope="module")
-def pfs_env():
-    mp = pytest.MonkeyPatch()
-    mp.setenv("DBSWARM_TEST_MYSQL_OPTIONS", PFS_OPTIONS)
-    try:
-        env = servers.start_servers(PFS_DIR)
-    except servers.ServersError as exc:
-        pytest.fail(str(exc))
-    finally:
-        mp.undo()
-    yield env
-    if not os.environ.get("DBSWARM_PFS_SERVERS_DIR"):  # this module's own servers: none left running
-        servers.stop_servers(PFS_DIR)
 
 
 def _run(name, target, tmp_path, threads=4, seconds=3):
@@ -51,10 +30,10 @@ def _run(name, target, tmp_path, threads=4, seconds=3):
     return run
 
 
-def test_mariadb_performance_schema_gives_select_and_update_times_beside_the_client_s(pfs_env, tmp_path):
+def test_mariadb_performance_schema_gives_select_and_update_times_beside_the_client_s(alt_servers, tmp_path):
     # statements sent as text (every MySQL driver here sends them so; prepare: false says it
     # whatever a driver might do): each has a digest, its kind the digest's first word
-    run = _run("pfs-text", servers.target("mysql", pfs_env, prepare=False), tmp_path)
+    run = _run("pfs-text", servers.target("mysql", alt_servers, prepare=False), tmp_path)
     c = run["client"]
     svc = c["server_vs_client_latency"]
     assert svc and svc["source"].startswith("performance_schema"), c

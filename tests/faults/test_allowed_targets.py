@@ -186,9 +186,26 @@ def test_pghost_is_what_libpq_uses_when_the_url_names_no_host(monkeypatch):
 def test_a_socket_passes_only_under_a_pattern_naming_it():
     url = "postgresql:///db?host=/var/run/postgresql"
     assert limits.target_hosts({"url": url}) == []
-    assert _refused(url) and "unix socket '/var/run/postgresql'" in _refused(url)[0]
+    assert _refused(url) and "unix socket '/var/run/postgresql/.s.PGSQL.5432'" in _refused(url)[0]
     assert _refused(url, DEFAULT + ",/var/run/postgresql*") == []
     assert _refused(url, "*") == []
+    assert _refused(url, DEFAULT + ",/var/run/mysqld/*") and _refused(url, DEFAULT + ",/var/run/postgres")
+
+
+@pytest.mark.parametrize("url,socket", [
+    ("postgresql:///db?host=/var/run/postgresql", "/var/run/postgresql/.s.PGSQL.5432"),
+    ("postgresql://u@%2Fvar%2Frun%2Fpostgresql:5433/db", "/var/run/postgresql/.s.PGSQL.5433"),
+    ("host=/var/run/postgresql/ port=5434 dbname=db", "/var/run/postgresql/.s.PGSQL.5434"),
+])
+def test_the_documented_socket_pattern_holds_libpq_s_socket_directory(url, socket):
+    """Issue 56, item 7: a libpq URL names a socket's directory, which the documented pattern
+    /var/run/postgresql/* did not match: the check reads the socket libpq connects to in it
+    (DIR/.s.PGSQL.PORT, what the binding's peer_addresses says once connected), and a pattern
+    naming the directory itself holds it too."""
+    assert limits.target_endpoints({"engine": "postgresql", "url": url})[1] == [socket]
+    for pattern in ("/var/run/postgresql/*", "/var/run/postgresql"):
+        assert _refused(url, DEFAULT + "," + pattern) == [], pattern
+        assert limits.socket_allowed(socket, pattern)
 
 
 @pytest.mark.parametrize("url", [

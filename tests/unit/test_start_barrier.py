@@ -112,3 +112,36 @@ def test_a_campaign_sets_its_start_lead(tmp_path, monkeypatch):
     from dbswarm.errors import CampaignError
     with pytest.raises(CampaignError, match="start_lead_s"):
         load_campaign({"name": "x", "fanout": {"start_lead_s": 0}})
+
+
+def test_a_load_phase_s_start_skew_is_flagged():
+    """Issue 56, item 7: a load whose shards started up to 7.1 s after the barrier, in a phase
+    of 10 s, says so as a run phase does (a load's figure is its whole span: no steady-window
+    caveat)."""
+    docs = {i: dict(_doc(i, 1000.0 + 7.1 * i / 3, 3, skew=0.01 + 7.1 * i / 3), phase="load") for i in range(4)}
+    phase = merge_phase("ycsb", RUN["workload"], 4, "load", docs, {})
+    caveat = phase["throughput_caveat"]
+    assert "7.11 s after the start barrier" in caveat and "no steady window" not in caveat, caveat
+    result = _result(phase)
+    result["runs"][0]["phases"] = {"load": phase}
+    assert f"- run 000, load phase: {caveat}" in summary_markdown(result)
+    met = merge_phase("ycsb", RUN["workload"], 4, "load", {i: dict(_doc(i, 1000.0, 3), phase="load")
+                                                              for i in range(4)}, {})
+    assert "throughput_caveat" not in met
+
+
+def test_an_operation_s_rate_is_per_second_of_the_measured_window():
+    """Issue 56, item 7: an operation's count is after the warm-up: its ops_per_s divides by
+    the phase less its warm-up (20 s of 25), not by the whole phase."""
+    docs = {}
+    for i in range(2):
+        d = _doc(i, 1000.0, 25)
+        m = Measurement.from_dict(d["measurement"])
+        m.operations["READ"].count = 100 * 20  # after the 5 s warm-up
+        w = m.warmup = {"READ": type(m.operations["READ"])()}
+        w["READ"].count = 100 * 5
+        w["READ"].histogram.record_value(200, 500)
+        docs[i] = dict(d, measurement=m.to_dict())
+    phase = merge_phase("ycsb", {"family": "ycsb", "warmuptime": 5}, 2, "run", docs, {})
+    assert phase["duration_s"] == 25 and phase["operations_after_warmup"] == 4000
+    assert phase["operations"]["READ"]["ops_per_s"] == 200.0  # 4,000 in 20 s (not 160: 4,000 in 25 s)

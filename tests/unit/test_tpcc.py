@@ -794,3 +794,29 @@ def test_gotpc_check_counts_as_passed_only_without_failed_in_its_output():
     assert gotpc_check_passed(0, "begin to check warehouse 1 at condition 3.3.2.1\nfinished\n")
     assert not gotpc_check_passed(0, "[2024-01-01] execute check failed, err check condition 3.3.2.4 failed")
     assert not gotpc_check_passed(1, "")
+
+
+def test_a_window_that_includes_the_rampup_says_so_in_both_figures_and_why():
+    """Issue 56, item 1: where the start edge could not be read when the ramp-up ended, NOPM and
+    TPM both count the ramp-up, both bases say so and why, and the clients' transactions for
+    the cross-check are the whole phase's as the server's are; a figure not read says
+    "unavailable because" with the edge and the reason."""
+    w = {"family": "tpcc", "warehouses": 2, "threads": 4, "time": 60, "rampup": 10}
+    m = _measurement({"NEW_ORDER": 450, "PAYMENT": 430, "ORDER_STATUS": 40, "DELIVERY": 40, "STOCK_LEVEL": 40},
+                     rollbacks=5, warm={"NEW_ORDER": 90}, retries=3)
+    why = "the start edge read when the warm-up ended failed: server counters unavailable: OperationalError: gone"
+    win = {"seconds": 71.0, "family": {"new_orders": 535}, "server": {"transactions": 1183}, "after_warmup_missed": why}
+    model = FAMILY.workload(w)
+    s = FAMILY.phase_summary(model, "run", m, 70.0, window=win)
+    assert s["window_starts"] == "before the shards started"
+    for basis in (s["NOPM_basis"], s["TPM_basis"]):
+        assert f"its 10 s ramp-up included because {why}" in basis, basis
+    assert "NOPM and TPM both count the ramp-up" in s["window_note"]
+    assert FAMILY.window_client_statements(model, "run", m, win) == {"transactions": 1000 + 90 + 3}
+    assert FAMILY.window_client_statements(model, "run", m, dict(win, after_warmup_s=10)) == {"transactions": 1003}
+    unread = {"family": "end edge: InFailedSqlTransaction: aborted", "server": "start edge: PermissionError: no"}
+    s = FAMILY.phase_summary(model, "run", m, 70.0, window={"seconds": 71.0, "unread": unread})
+    assert s["NOPM"] is None and s["NOPM_basis"] == ("unavailable because the database's New-Orders were not read at "
+                                                     "the end edge: InFailedSqlTransaction: aborted")
+    assert s["TPM"] is None and s["TPM_basis"] == ("unavailable because the server's counters were not read at the "
+                                                   "start edge: PermissionError: no")

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 from dbswarm.bindings.protocols import unimplemented
 from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass  # noqa: F401 (re-exported)
+
+T = TypeVar("T")
 
 
 class _Pending:
@@ -110,6 +112,18 @@ class Binding:
         that the server publishes late (PostgreSQL's statistics) have caught up. None: the
         engine keeps no counters."""
         return None
+
+    def optional_read(self, read: Callable[[], T]) -> T:
+        """``read()``, a read of the server's that may fail (an optional statistic: an extension
+        not installed, a view without privilege), isolated so that its failure costs no other
+        read on this connection. Here: as it is (a failed statement leaves the transaction
+        usable); PostgreSQL, whose transaction a failed statement aborts, runs it in a savepoint."""
+        return read()
+
+    def transaction_failed(self) -> bool:
+        """Inside a transaction that a failed statement aborted (PostgreSQL: every further
+        statement fails until it ends)."""
+        return False
 
     # -- kv capability: records of string fields under a string key -------------------
     @unimplemented

@@ -110,6 +110,12 @@ class _Prepared:
         self.name, self.tx, self.loaders_set = name, tx, False
 
 
+def _reason(exc: BaseException) -> str:
+    """A server error's first line (at most 200 characters), or its class's name."""
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
 def isolation_level(options: dict) -> Optional[str]:
     level = options.get("isolation_level")
     if level is None:
@@ -245,10 +251,15 @@ class PostgresBinding(SqlBinding):
     def server_counters(self, settle=False):
         """pg_stat_database for this database (transactions = xact_commit + xact_rollback, as
         HammerDB's TPM) and, when the pg_stat_statements extension is installed, the calls of
-        every statement on this database (``statements``; without it, ``warnings`` says so:
-        the result must not look cross-checked when it was not). A backend publishes its
-        pg_stat_database counts when it ends or at most once a second, so the end edge reads
-        until two reads 0.25 s apart agree (at most SETTLE_S)."""
+        every statement on this database (``statements``; without it, ``warnings`` says so and
+        ``unavailable`` says why: the result must not look cross-checked when it was not). A
+        backend publishes its pg_stat_database counts when it ends or at most once a second,
+        so the end edge reads until two reads 0.25 s apart agree (at most SETTLE_S).
+
+        The optional reads (pg_stat_statements, autovacuum runs, the server's start) each run
+        in a savepoint of their own inside the edge's transaction (``optional_read``): a failed
+        one would otherwise abort the transaction and cost every read after it (the family's
+        figures: TPC-C's NOPM)."""
         def database():
             row = self.fetchone("SELECT " + ", ".join(self.DATABASE_COUNTERS)
                                 + " FROM pg_stat_database WHERE datname = current_database()")
@@ -263,29 +274,76 @@ class PostgresBinding(SqlBinding):
                 break
             out = again
         out["transactions"] = out["xact_commit"] + out["xact_rollback"]
+        warnings: list[str] = []
         # the server's own maintenance in this database: an autovacuum or autoanalyze of a table
         # commits its own transactions, counted with the clients' (TPC-C's TPM says how many ran)
-        row = self.fetchone("SELECT coalesce(sum(autovacuum_count), 0), coalesce(sum(autoanalyze_count), 0) "
-                            "FROM pg_stat_user_tables")
-        out["autovacuum_runs"] = int(row[0] or 0) + int(row[1] or 0)
-        # when the server started: a restart inside the window starts its counters again from zero
-        out["server_started_at"] = float(self.fetchone("SELECT extract(epoch FROM pg_postmaster_start_time())")[0])
         try:
-            row = self.fetchone("SELECT sum(calls) FROM pg_stat_statements "
-                                "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())")
-            out["statements"] = int(row[0] or 0)
-            # the server's own execution time per statement kind (the first word), for the
-            # client-health verdict's server-vs-client latency (docs/client-health.md)
-            rows = self.fetchall("SELECT upper(split_part(ltrim(query), ' ', 1)), sum(calls), sum(total_exec_time) "
-                                 "FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database "
-                                 "WHERE datname = current_database()) GROUP BY 1")
-            out["statement_times"] = {k: {"calls": int(c or 0), "exec_us": float(t or 0) * 1000} for k, c, t in rows if k}
+            row = self.optional_read(lambda: self.fetchone(
+                "SELECT coalesce(sum(autovacuum_count), 0), coalesce(sum(autoanalyze_count), 0) "
+                "FROM pg_stat_user_tables"))
+            out["autovacuum_runs"] = int(row[0] or 0) + int(row[1] or 0)
+        except psycopg.Error as exc:
+            warnings.append(f"autovacuum runs not read (pg_stat_user_tables: {_reason(exc)})")
+        # when the server started: a restart inside the window starts its counters again from zero
+        try:
+            out["server_started_at"] = float(self.optional_read(lambda: self.fetchone(
+                "SELECT extract(epoch FROM pg_postmaster_start_time())"))[0])
+        except psycopg.Error as exc:
+            warnings.append(f"the server's start time not read (a restart in the window goes unseen): {_reason(exc)}")
+        try:
+            statements = self.optional_read(self._statements)
+        except psycopg.Error as exc:  # created in this database, not in shared_preload_libraries
+            statements = None, f"pg_stat_statements not readable in this database: {_reason(exc)}"
+        if statements[0] is not None:
+            calls, times = statements[0]
+            out["statements"] = calls
+            out["statement_times"] = times
             out["statement_source"] = "pg_stat_statements total_exec_time (this database, every client)"
-        except psycopg.Error as exc:  # not installed in this database, or not in shared_preload_libraries
-            reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-            out["warnings"] = [f"{self.STATEMENTS_MISSING} ({reason})"]
-            out["statement_times_missing"] = f"pg_stat_statements not readable in this database ({reason})"
+        else:
+            reason = statements[1]
+            warnings.append(f"{self.STATEMENTS_MISSING} ({reason})")
+            out["statement_times_missing"] = reason
+            out["unavailable"] = {"statements": reason}
+        if warnings:
+            out["warnings"] = warnings
         return out
+
+    def _statements(self) -> tuple:
+        """((calls, {statement kind: {calls, exec_us}}), None) from pg_stat_statements on this
+        database, or (None, why not) when the extension is not created in it; raises when it is
+        created but cannot be read (not in shared_preload_libraries)."""
+        if self.fetchone("SELECT to_regclass('pg_stat_statements')")[0] is None:
+            return None, ("pg_stat_statements is not created in this database "
+                          "(CREATE EXTENSION pg_stat_statements, with the library in shared_preload_libraries)")
+        row = self.fetchone("SELECT sum(calls) FROM pg_stat_statements "
+                            "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())")
+        # the server's own execution time per statement kind (the first word), for the
+        # client-health verdict's server-vs-client latency (docs/client-health.md)
+        rows = self.fetchall("SELECT upper(split_part(ltrim(query), ' ', 1)), sum(calls), sum(total_exec_time) "
+                             "FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database "
+                             "WHERE datname = current_database()) GROUP BY 1")
+        times = {k: {"calls": int(c or 0), "exec_us": float(t or 0) * 1000} for k, c, t in rows if k}
+        return (int(row[0] or 0), times), None
+
+    def optional_read(self, read):
+        """``read()`` where its failure must cost nothing else: inside a transaction, in a
+        savepoint of its own, rolled back to when it fails (PostgreSQL aborts the whole
+        transaction at a failed statement: every read after it would fail too); outside one,
+        its statements are transactions of their own already."""
+        if not self.in_transaction():
+            return read()
+        self._simple(b"SAVEPOINT dbswarm_optional_read")
+        try:
+            value = read()
+        except BaseException:
+            self._simple(b"ROLLBACK TO SAVEPOINT dbswarm_optional_read")
+            raise
+        self._simple(b"RELEASE SAVEPOINT dbswarm_optional_read")
+        return value
+
+    def transaction_failed(self) -> bool:
+        db = self.db
+        return db is not None and not db.closed and db.info.transaction_status == pq.TransactionStatus.INERROR
 
     STATEMENTS_MISSING = "pg_stat_statements not installed: statements not cross-checked"
 

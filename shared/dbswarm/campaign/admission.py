@@ -267,16 +267,27 @@ def _libpq_endpoints(url, hosts, sockets):
     names, addrs = str(host).split(","), str(hostaddr).split(",") if hostaddr else []
     if addrs and len(addrs) != len(names) and not (len(names) == 1 and not names[0]):
         raise ValueError(f"{len(names)} host names for {len(addrs)} hostaddr values")
+    port = params.get("port")
+    ports = [p.strip() for p in str(port if port is not None else os.environ.get("PGPORT", "")).split(",")]
     n = max(len(names), len(addrs))
     for i in range(n):
         name = names[i].strip() if i < len(names) else ""
         addr = addrs[i].strip() if i < len(addrs) else ""
         if addr:
             hosts.append(addr)          # libpq connects to hostaddr; host is only for TLS/passwords
+        elif name.startswith("/") or name.startswith("@"):
+            # a socket directory: libpq connects to the socket in it (DIR/.s.PGSQL.PORT), as the
+            # binding's peer_addresses names it once connected: a pattern DIR/* holds both
+            sockets.append(libpq_socket(name, ports[i] if len(ports) > 1 and i < len(ports) else ports[0]))
         elif name:
             _add_host(name, hosts, sockets)
         else:
             sockets.append(LIBPQ_DEFAULT_SOCKET)
+
+
+def libpq_socket(directory: str, port: str) -> str:
+    """The socket libpq connects to for a host that is a socket directory (UNIXSOCK_PATH)."""
+    return f"{directory.rstrip('/')}/.s.PGSQL.{port or 5432}"
 
 
 def _mysql_endpoints(url, hosts, sockets):
@@ -354,9 +365,12 @@ def host_allowed(host: str, allowed: str, resolve=socket.getaddrinfo) -> bool:
 
 def socket_allowed(path: str, allowed: str) -> bool:
     """A unix socket is in no network: it passes under ``*`` or a pattern that names its path
-    (``/var/run/postgresql/*``)."""
+    or its directory (``/var/run/postgresql/*`` or ``/var/run/postgresql``: PostgreSQL's socket
+    ``/var/run/postgresql/.s.PGSQL.5432``, named by its directory in a URL)."""
     anything, _nets, patterns = _rules(allowed)
-    return anything or any(p.startswith("/") and fnmatch.fnmatchcase(path, p) for p in patterns)
+    directory = path.rsplit("/", 1)[0] if "/" in path.lstrip("/@") else None
+    return anything or any(p.startswith("/") and (fnmatch.fnmatchcase(path, p) or (
+        directory is not None and fnmatch.fnmatchcase(directory, p.rstrip("/") or "/"))) for p in patterns)
 
 
 ALLOWED_SOURCE = "template parameter AllowedTargets"

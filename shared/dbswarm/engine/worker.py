@@ -153,14 +153,15 @@ def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: st
                     b.begin_own()
                 value = read()
             except Exception as exc:  # a missing privilege or view: say so, keep going
-                out["warnings"].append(f"{key} counters unavailable: {type(exc).__name__}: {str(exc)[:200]}")
-                try:
-                    if wrapped and b.in_transaction():
-                        ended += 1
-                    b.rollback()
-                except Exception:
-                    pass
+                why = f"{type(exc).__name__}: {str(exc)[:200]}"
+                out["warnings"].append(f"{key} counters unavailable: {why}")
+                out.setdefault("unread", {})[key] = why
+                ended += _end_failed(b, wrapped)
                 continue
+            if b.transaction_failed():
+                # a read the binding did not isolate left the edge's transaction aborted: ended
+                # here, so that the next read runs in a transaction of its own, not in a failed one
+                ended += _end_failed(b, wrapped)
             _keep_edge_value(key, value, edge, out)
         if wrapped and b.in_transaction():
             b.end_own()
@@ -176,6 +177,17 @@ def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: st
     return out
 
 
+def _end_failed(b, wrapped: bool) -> int:
+    """Roll back the edge's transaction after a failed read; 1 where that ended a transaction
+    of the edge's own (counted in the server's counters), else 0."""
+    try:
+        was = wrapped and b.in_transaction()
+        b.rollback()
+        return 1 if was else 0
+    except Exception:
+        return 0
+
+
 def _keep_edge_value(key: str, value, edge: str, out: dict) -> None:
     """One read of a window edge (``server`` counters or the ``family``'s figures) into its
     document."""
@@ -187,6 +199,8 @@ def _keep_edge_value(key: str, value, edge: str, out: dict) -> None:
             out["warnings"].extend(said)
     if key == "server" and isinstance(value, dict):
         _take_statement_times(value, out)
+        if isinstance(value.get("unavailable"), dict):  # {figure: why the server keeps none}
+            out["server_unavailable"] = value.pop("unavailable")
     if value is not None:
         out[key] = value
 

@@ -348,6 +348,11 @@ class Family(Generic[W]):
         ``transactions``), for the client/server cross-check; None: not comparable."""
         return None
 
+    def window_client_statements(self, w: W, phase: str, measurement, window: dict) -> Optional[dict]:
+        """``client_statements`` over the window as it was read (``window``: window_deltas'; its
+        ``after_warmup_s`` set when the start edge was read as the warm-up ended)."""
+        return self.client_statements(w, phase, measurement)
+
     def error_hint(self, w: W, phase: str, op: str, kind: str, name: str) -> Optional[str]:
         """What the user should change when ``op`` failed with this error class above the
         threshold (shown beside the problem in the result and summary); None: nothing to say."""

@@ -71,6 +71,16 @@ def window_deltas(start: Optional[dict], end: Optional[dict]) -> Optional[dict]:
         out["own_transactions"] = sum(own)
     if start.get("after_warmup_s"):  # the start edge was read when the warm-up ended (service._warmup_edge)
         out["after_warmup_s"] = start["after_warmup_s"]
+    elif start.get("after_warmup_missed"):  # ... and why it was not, where it was to be
+        out["after_warmup_missed"] = start["after_warmup_missed"]
+    # the reads that failed ({"server" | "family": "<edge> edge: why"}) and the figures the server
+    # keeps none of ({figure: why}): what the result's "unavailable because ..." says
+    unread = {key: f"{e.get('edge', '?')} edge: {why}" for e in (end, start) for key, why in (e.get("unread") or {}).items()}
+    if unread:
+        out["unread"] = unread
+    missing = {**(end.get("server_unavailable") or {}), **(start.get("server_unavailable") or {})}
+    if missing:
+        out["server_unavailable"] = missing
     times = statement_time_deltas(start.get("statement_times"), end.get("statement_times"))
     if times:
         out["statement_times"] = times
@@ -99,6 +109,23 @@ def cross_check(client: Optional[dict], server: Optional[dict]) -> dict:
         if server and k in server:
             out[k] = {"client": n, "server": server[k],
                       "ratio": round(n / server[k], 4) if server[k] else None}
+    return out
+
+
+def unchecked(client: Optional[dict], checks: dict, window: dict) -> dict:
+    """{figure: "unavailable because ..."} for each figure the client counted that the server's
+    counters do not cross-check: the server keeps none (pg_stat_statements not created or not
+    loaded), or its counters were not read at an edge."""
+    unread = (window.get("unread") or {}).get("server")
+    kept = window.get("server_unavailable") or {}
+    out = {}
+    for figure in client or {}:
+        if figure in checks:
+            continue
+        why = (kept.get(figure) or (f"the server's counters were not read at the {unread}" if unread else None)
+               or ("the server's counters were not read at both edges" if window.get("server") is None
+                   else "this server keeps no such counter"))
+        out[figure] = f"unavailable because {why}"
     return out
 
 
@@ -211,7 +238,10 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
     if steady_seconds >= MIN_STEADY_SECONDS and tl.start is not None:
         steady_ops = sum(totals[sec - tl.start] for sec in seconds if 0 <= sec - tl.start < len(totals)) \
             / steady_seconds
-    ops = {name: s.summary() | {"ops_per_s": round(s.count / duration, 2)}
+    # an operation's count is after the warm-up (the warm-up's are apart): per second of the
+    # measured window, the phase less its warm-up, not of the whole phase
+    measured_s = max(duration - warm, 1e-9) if warm > 0 else duration
+    ops = {name: s.summary() | {"ops_per_s": round(s.count / measured_s, 2)}
            for name, s in sorted(measurement.operations.items())}
     problems = integrity.problems(tl, totals, span_end, measurement)
     out.update({
@@ -271,11 +301,13 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
         out["latency_basis"] = ("service time from each call's start (closed loop, no target rate: a stall "
                                 "delays the following operations instead of showing in their latency)")
     if window is not None:
-        client = fam.client_statements(model, phase, measurement)
+        client = fam.window_client_statements(model, phase, measurement, window)
         checks = cross_check(client, window.get("server"))
         out["server"] = {
             "window_s": window["seconds"], "counters": window.get("server"), "family": window.get("family"),
-            "client": client, "cross_check": checks, "warnings": window["warnings"] + ferretdb_warnings(settings),
+            "client": client, "cross_check": checks,
+            **({"cross_check_unavailable": gone} if (gone := unchecked(client, checks, window)) else {}),
+            "warnings": window["warnings"] + ferretdb_warnings(settings),
             "note": "deltas of the server's own counters between the window's edges, read on one connection "
                     "before the shards started and after they all ended; server-wide counters (MariaDB "
                     "status, MongoDB serverStatus) include every other client of the server"}
@@ -313,15 +345,16 @@ def start_caveat(phase: str, max_skew: Optional[float], duration: float, steady:
     """Why a phase's throughput is not what every shard did at once (None: nothing to say): the
     start barrier was missed by a large share of the phase (the shards ran partly one after
     another), or no steady window (MIN_STEADY_SECONDS whole seconds with every shard running,
-    after the warm-up) exists, so the figure is the whole phase's. summary.md says it first."""
-    if phase != "run":
+    after the warm-up) exists, so the figure is the whole phase's. summary.md says it first.
+    A load phase's figure is its whole span's: only its start skew is said."""
+    if phase not in ("run", "load"):
         return None
     why = []
     if max_skew is not None and duration > 0 and max_skew > START_SKEW_SHARE * duration:
         why.append(f"the shards started up to {max_skew:.2f} s after the start barrier, {max_skew / duration:.0%} of "
                    f"the {duration:.1f} s phase (more than {START_SKEW_SHARE:.0%}): they ran partly one after "
                    "another (a longer start lead: fanout.start_lead_s)")
-    if not steady:
+    if not steady and phase == "run":
         why.append(f"no steady window: {steady_seconds} whole second(s) with every shard running after the warm-up "
                    f"(at least {MIN_STEADY_SECONDS} needed), so the throughput is the whole phase's")
     return "; ".join(why) or None

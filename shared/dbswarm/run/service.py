@@ -261,7 +261,13 @@ def window(event: dict, binding=None) -> dict:
     if doc["warnings"]:
         doc["warnings"] = [redact_error(event, w) for w in doc["warnings"]]
     if event.get("after_warmup_s"):
-        if doc["warnings"]:  # keep the edge read before the shards started rather than a broken one
+        if doc.get("unread") or not ("server" in doc or "family" in doc):
+            # a read failed: keep the edge read before the shards started rather than a broken one,
+            # and say why there (the figures then include the warm-up: their basis says so). A
+            # warning alone (an optional statistic the server does not keep) breaks nothing.
+            why = "; ".join(doc["warnings"]) or "nothing was read"
+            _note_warmup_edge_missed(store, plan.campaign_id, run.run_id, phase,
+                                     f"the start edge read when the warm-up ended failed: {why}")
             return {"run_id": run.run_id, "phase": phase, "edge": edge, "warnings": len(doc["warnings"])}
         doc["after_warmup_s"] = event["after_warmup_s"]  # the window starts when the warm-up ended
     store.put_json(window_key(store, plan.campaign_id, run.run_id, phase, edge), doc)
@@ -366,6 +372,21 @@ def persist_interval() -> Optional[float]:
     return value or None
 
 
+def _note_warmup_edge_missed(store, campaign_id: str, run_id: str, phase: str, why: str) -> None:
+    """Why the window's start edge was not read when the warm-up ended, into the edge read
+    before the shards started (which then stands for the window's start): the family's figures
+    say their window includes the warm-up, and why."""
+    key = window_key(store, campaign_id, run_id, phase, "start")
+    try:
+        doc = store.get_json(key)
+    except KeyError:
+        return
+    if doc.get("after_warmup_missed"):  # the first reason stands (a later call of shard 0 finds the instant passed)
+        return
+    doc["after_warmup_missed"] = why[:600]
+    store.put_json(key, doc)
+
+
 def _warmup_edge(event, run, phase, index, start_at) -> Optional["_Cancel"]:
     """The measured window's start edge read again when the warm-up ends (a family whose
     window excludes it: TPC-C's ramp-up, as HammerDB), by shard 0's call, at the instant the
@@ -386,6 +407,8 @@ def _warmup_edge(event, run, phase, index, start_at) -> Optional["_Cancel"]:
         pass
     delay = start_at + w.warmuptime - time.time()
     if delay <= 0:
+        _note_warmup_edge_missed(store, event["campaign_id"], run.run_id, phase,
+                                 f"shard 0's call began {-delay:.1f} s after the warm-up had ended")
         return None
     base = {k: event[k] for k in ("store", "campaign_id")}
     edge_event = dict(base, run_id=run.run_id, phase=phase, edge="start", after_warmup_s=w.warmuptime)

@@ -970,6 +970,13 @@ class Tpcc(Family[TpccWorkload]):
             n = sum(self._all_counts(measurement).values())
         return {"transactions": n + measurement.counters.get("retries", 0)}
 
+    def window_client_statements(self, w, phase, measurement, window):
+        """The clients' transactions over the window as read: from the ramp-up's end where the
+        start edge was read then, else (read before the shards) over the whole phase."""
+        if phase != "run" or not self.window_after_warmup(w) or (window or {}).get("after_warmup_s"):
+            return self.client_statements(w, phase, measurement)
+        return {"transactions": sum(self._all_counts(measurement).values()) + measurement.counters.get("retries", 0)}
+
     def committed_new_orders(self, measurement) -> int:
         """New-Orders committed over the whole phase (warm-up included): what the change of
         sum(d_next_o_id) over the same window counts."""
@@ -1072,6 +1079,13 @@ class Tpcc(Family[TpccWorkload]):
         after_rampup = bool((window or {}).get("after_warmup_s"))
         span_minutes = max(duration - (wm.rampup if after_rampup else 0), 1e-9) / 60
         out["window_starts"] = "after the ramp-up" if after_rampup else "before the shards started"
+        # both figures share the window; where a ramp-up was to be left out and is not, both say why
+        rampup_in = ""
+        if wm.rampup and not after_rampup:
+            why = (window or {}).get("after_warmup_missed") or "the start edge was not read when it ended"
+            rampup_in = f" (its {wm.rampup:g} s ramp-up included because {why})"
+            out["window_note"] = f"NOPM and TPM both count the ramp-up{rampup_in}"
+        unread = (window or {}).get("unread") or {}
         if "new_orders" in fam:
             database = fam["new_orders"]
             out["NOPM"] = round(database / span_minutes, 1)
@@ -1080,8 +1094,7 @@ class Tpcc(Family[TpccWorkload]):
                                  + ("when the ramp-up ended" if after_rampup else "before the phase's shards started")
                                  + " and after they all ended (HammerDB), per minute of "
                                  + ("the measured window" if after_rampup else "the phase")
-                                 + (f" (its {wm.rampup:g} s ramp-up included: the start edge was not read when "
-                                    "it ended)" if wm.rampup and not after_rampup else "")
+                                 + rampup_in
                                  + "; the clients' count of the same window in new_orders_clients "
                                    "(new_orders_clients_basis)")
             # the clients' New-Orders over the database's window, to compare with it
@@ -1105,7 +1118,9 @@ class Tpcc(Family[TpccWorkload]):
             out["new_orders_difference"] = clients - database
         else:
             out["NOPM"] = None
-            out["NOPM_basis"] = "unavailable: the database was not read at both edges of the window"
+            out["NOPM_basis"] = ("unavailable because the database's New-Orders were not read at "
+                                 + (f"the {unread['family']}" if unread.get("family")
+                                    else "both edges of the window (an edge's document is missing)"))
         server = (window or {}).get("server") or {}
         if "transactions" in server:
             # dbswarm's own reads inside the window, where each is a transaction in the server's
@@ -1115,6 +1130,7 @@ class Tpcc(Family[TpccWorkload]):
             out["TPM_dbswarm_own_transactions"] = own
             out["TPM_basis"] = ("the server's commit + rollback counters over the window (HammerDB), per minute of "
                                 + ("the measured window" if after_rampup else "the phase")
+                                + rampup_in
                                 + (f", less dbswarm's own {own} (its reads of the window's start edge and of the "
                                    "server's settings)" if own else "")
                                 + (f"; it counts the server's own maintenance too: {server['autovacuum_runs']} "
@@ -1123,7 +1139,10 @@ class Tpcc(Family[TpccWorkload]):
                                 + "; server-wide counters (MariaDB) include every other client's")
         else:
             out["TPM"] = None
-            out["TPM_basis"] = "unavailable: the server's counters were not read at both edges of the window"
+            out["TPM_basis"] = ("unavailable because the server's counters were not read at "
+                                + (f"the {unread['server']}" if unread.get("server")
+                                   else "both edges of the window (an edge's document is missing, or the server "
+                                        "restarted inside it)"))
         return out
 
     CSV = ("warehouses", "virtual_users", "TPM", "NOPM", "tpmC", "tpmTotal", "efficiency_pct", "new_orders_committed",
