@@ -164,10 +164,11 @@ def shape_problems(data: Any) -> list[str]:
     or a key or a string holding a control character (names and labels: a tab or a line break
     too). The values are never echoed."""
     problems: list[str] = []
-    stack: list[tuple[Any, Any, int]] = [(data, None, 1)]   # (value, its path as (parent, part), depth)
+    # (value, its path as (parent, part), the nearest key above it, depth)
+    stack: list[tuple[Any, Any, str, int]] = [(data, None, "", 1)]
     seen = 0
     while stack:
-        value, link, depth = stack.pop()
+        value, link, field, depth = stack.pop()
         seen += 1
         if seen > MAX_VALUES:
             return problems[:MAX_PROBLEMS] + [f"(top level): more than {MAX_VALUES:,} values (mappings, lists, keys "
@@ -185,12 +186,11 @@ def shape_problems(data: Any) -> list[str]:
                     continue
                 if _CONTROL.search(key) or "\n" in key or "\t" in key:
                     problems.append(f"{shown(_path((link, key)))}: a key with a control character")
-                stack.append((v, (link, key), depth + 1))
+                stack.append((v, (link, key), key, depth + 1))
         elif isinstance(value, list):
-            stack.extend((v, (link, i), depth + 1) for i, v in enumerate(value))
+            stack.extend((v, (link, i), field, depth + 1) for i, v in enumerate(value))
         elif isinstance(value, str):
-            last = link[1] if link is not None else ""
-            problem = _string_problem(value, _path(link), last if isinstance(last, str) else "")
+            problem = _string_problem(value, _path(link), field)
             if problem:
                 problems.append(problem)
         if len(problems) >= MAX_PROBLEMS:
