@@ -161,11 +161,11 @@ def _mask_userinfo(m: re.Match) -> str:
 @functools.lru_cache(maxsize=64)
 def _tokens(values: tuple[str, ...]) -> re.Pattern:
     """Each value as a whole word: not inside a longer word where its edge is a word character
-    ("done" in "abandoned" stays)."""
+    ("done" in "abandoned" stays), nor inside an id joined by hyphens ("faults-done-2026…")."""
     parts = []
     for v in values:
-        lead = r"(?<!\w)" if re.match(r"\w", v[0]) else ""
-        tail = r"(?!\w)" if re.match(r"\w", v[-1]) else ""
+        lead = r"(?<![\w-])" if re.match(r"\w", v[0]) else ""
+        tail = r"(?![\w-])" if re.match(r"\w", v[-1]) else ""
         parts.append(f"{lead}{re.escape(v)}{tail}")
     return re.compile("|".join(parts))
 
