@@ -378,8 +378,30 @@ WORDS = {"done": "postgresql", "complete": "postgresql", "postgres": "postgresql
          "mysql": "mysql"}
 
 
+@pytest.fixture
+def word_users(env):
+    """A login per password of WORDS on the test servers (the role's name holds no password word),
+    dropped afterwards (a superuser with the password `a` is no thing to leave behind)."""
+    yield _word_users(env)
+    for i, engine in enumerate(WORDS.values()):
+        user = f"faults_word{i}"
+        if engine == "postgresql":
+            with servers.pg_admin(env) as conn:
+                conn.execute("DROP TABLE IF EXISTS faults_words")
+                if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (user,)).fetchone():
+                    conn.execute(f"REASSIGN OWNED BY {user} TO CURRENT_USER")  # the campaign lock's table
+                    conn.execute(f"DROP OWNED BY {user}")
+                    conn.execute(f"DROP ROLE {user}")
+        else:
+            conn = servers.mysql_admin(env)
+            try:
+                with conn.cursor() as cur:
+                    cur.execute(f"DROP USER IF EXISTS '{user}'@'%'")
+            finally:
+                conn.close()
+
+
 def _word_users(env) -> list[dict]:
-    """A login per password of WORDS on the test servers (the role's name holds no password word)."""
     targets = []
     for i, (word, engine) in enumerate(WORDS.items()):
         user = f"faults_word{i}"
@@ -417,13 +439,13 @@ def _leaks(text: str) -> list[str]:
     return found
 
 
-def test_common_word_passwords_corrupt_no_document_and_leak_nowhere(tmp_path, env):
+def test_common_word_passwords_corrupt_no_document_and_leak_nowhere(tmp_path, word_users):
     """A whole campaign on PostgreSQL and MariaDB, each run logging in with a password that is a
     status word, an engine name or a single letter, under a campaign name holding two of them:
     it completes; shard files say "status": "done", engines and labels are whole, every file names
     the campaign's own id; and no file, output or execution event holds a password where a
     secret stands (URL user info, `password=`, a JSON key naming a secret)."""
-    targets = _word_users(env)
+    targets = word_users
     spec = tmp_path / "c.json"
     spec.write_text(json.dumps({
         "name": "faults-done-postgres", "seed": 4,

@@ -106,13 +106,13 @@ class BoundedComposer:
         self._values += values
         self._chars += chars
         if self._values > MAX_VALUES:
-            what = (f"the alias *{alias} (a copy of {values:,} values) makes the campaign more than {MAX_VALUES:,} "
+            what = (f"the alias *{alias} (a copy of {_amount(values, MAX_VALUES)} values) makes the campaign more than {MAX_VALUES:,} "
                     "values (mappings, lists, keys and scalars; an alias counts as a copy)" if alias else
                     f"the campaign holds more than {MAX_VALUES:,} values (mappings, lists, keys and scalars)")
             raise CampaignError([f"(file): line {line}: {what}; a campaign needs far fewer: split it into several "
                                  "campaigns"])
         if self._chars > MAX_DOCUMENT_BYTES:
-            what = (f"the alias *{alias} (a copy of {chars:,} characters) makes the campaign's text more than "
+            what = (f"the alias *{alias} (a copy of {_amount(chars, MAX_DOCUMENT_BYTES)} characters) makes the campaign's text more than "
                     f"{MAX_DOCUMENT_BYTES:,} characters once copied" if alias else
                     f"the campaign's text is more than {MAX_DOCUMENT_BYTES:,} characters")
             raise CampaignError([f"(file): line {line}: {what}; a campaign file is at most "
@@ -141,6 +141,10 @@ class BoundedComposer:
             stack.append((n, True))
             stack.extend((c, False) for c in children if id(c) not in sizes)
         return sizes[id(node)]
+
+
+def _amount(n: int, bound: int) -> str:
+    return f"more than {bound:,}" if n > bound else f"{n:,}"
 
 
 def _string_problem(value: str, where: str, key: str) -> Optional[str]:
