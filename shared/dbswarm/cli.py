@@ -13,7 +13,7 @@ from rich.console import Console
 from dbswarm.campaign.cost import check_max_cost, estimate, summary
 from dbswarm.campaign.plan import _seed_index, derive_seed, plan_run
 from dbswarm.campaign.spec import auto_fanout, json_schema, load_campaign, local_reference_problems
-from dbswarm.credentials.redact import redact_text
+from dbswarm.credentials.redact import redact_message, redact_text
 from dbswarm.engine.lock import CampaignLocked
 from dbswarm.errors import DbswarmError, NotRunnableHere, results_not_written
 from dbswarm.families import base as families
@@ -372,9 +372,9 @@ def _main(argv=None) -> int:
     except DbswarmError as err:
         full = results_not_written(err)
         if full:  # disk full (or quota, read-only) under the results folder: one line, exit 7
-            print(redact_text(f"dbswarm: {full}"), file=sys.stderr)
+            print(redact_message(f"dbswarm: {full}"), file=sys.stderr)
             return EXIT_CODES["not_written"]
-        print(redact_text(f"dbswarm: {err}"), file=sys.stderr)
+        print(redact_message(f"dbswarm: {err}"), file=sys.stderr)
         if isinstance(err, NotRunnableHere):
             return EXIT_CODES["not_runnable_here"]
         return EXIT_CODES["failed"] if isinstance(err, CampaignLocked) else 2

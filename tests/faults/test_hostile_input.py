@@ -5,9 +5,11 @@ validate` / `dbswarm run` and HTTP 400 from the API, each naming the problem: ne
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
+from tests import timing
 from tests.faults.conftest import dbswarm_env
 
 LEVELS = 1000
@@ -77,3 +79,133 @@ def test_cross_field_mistakes_are_exit_2_not_a_traceback(tmp_path, text, problem
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stdout + proc.stderr[-2000:]
     assert problem in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+
+
+# ---- issue 57 item 1: every input path linear, each hostile input answered in under 2 s ---------
+# A 434-byte "billion laughs" spun past 120 s in `validate` and 60 s in the API handler; a 20 MB
+# label was accepted (and hung the aggregate step); a run of letters made the redaction quadratic.
+# Each input below goes through `dbswarm validate`, `dbswarm run` (refused before anything starts)
+# and the API handler, each in a process of its own, and must be answered, with its problem named,
+# within 2 s (scaled for the machine's load: tests/timing.py) beyond what the same process takes
+# to refuse a one-line mistake.
+
+def _laughs() -> str:
+    lines = ["name: faults-laughs", 'a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    return "\n".join(lines + ["target: {engine: noop, label: *a8}", ""])
+
+
+RUN = "PasswordTokenPwdKey" * 10_527   # 200,013 letters holding every secret word the redaction looks for
+HUGE = "x" * (20 * 1024 * 1024)
+
+
+def _json(**fields) -> str:
+    return json.dumps({"name": "faults-hostile", "target": {"engine": "noop"}, **fields})
+
+
+HOSTILE = {
+    # name: (campaign text, what the answer must say)
+    "billion-laughs": (_laughs(), ["line ", "alias *a", "more than 20,000 values"]),
+    "alias-cycle": ("name: faults-cycle\nworkload: &w {x: [1, *w]}\n", ["line 2", "alias *w", "cycle"]),
+    "yaml-flow-100k-deep": ("name: faults-deep\nworkload: " + "[" * 100_000 + "]" * 100_000 + "\n",
+                            ["line 2", "nested more than 64 levels deep"]),
+    "yaml-block-deep": ("name: faults-deep\nworkload:\n" + "".join("  " * i + "- \n" for i in range(1, 200)),
+                        ["nested more than 64 levels deep"]),
+    "json-30k-deep-objects": ('{"name": "faults-deep", "workload": ' + '{"a": ' * 30_000 + "1" + "}" * 30_000
+                              + "}", ["line 1", "nested more than 64 levels deep"]),
+    "json-100k-deep-lists": ('{"name": "faults-deep", "x": ' + "[" * 100_000 + "]" * 100_000 + "}",
+                             ["line 1", "nested more than 64 levels deep"]),
+    "100k-values": ("name: faults-wide\nworkload: {x: [" + ",".join(["1"] * 100_000) + "]}\n",
+                    ["line 2", "more than 20,000 values"]),
+    "20MB-label-yaml": ("name: faults-huge\ntarget: {engine: noop, label: " + HUGE + "}\n", ["1,048,576|262,144"]),
+    "20MB-label-json": (_json(target={"engine": "noop", "label": HUGE}), ["1,048,576|262,144"]),
+    "20MB-alias-copies": ("name: faults-copies\ns: &s " + "x" * 60_000 + "\nl: [" + ",".join(["*s"] * 30) + "]\n",
+                          ["line 3", "alias *s", "1,048,576 characters"]),
+}
+# every free-text field (and a key) holding a 200,000-letter run: refused naming the field and its bound
+FREE_TEXT = {
+    "name": ({"name": RUN}, "name: 200,013 characters; at most 256"),
+    "target.label": ({"target": {"engine": "noop", "label": RUN}}, "target.label: 200,013 characters; at most 256"),
+    "target.engine": ({"target": {"engine": RUN}}, "target.engine: 200,013 characters; at most 256"),
+    "target.url": ({"target": {"engine": "postgresql", "url": "postgresql://u@h/" + RUN}},
+                   "target.url: 200,030 characters; at most 65,536"),
+    "target.options": ({"target": {"engine": "noop", "options": {"application_name": RUN}}},
+                       "target.options.application_name: 200,013 characters; at most 65,536"),
+    "target.password.secret": ({"target": {"engine": "postgresql", "url": "postgresql://u@h/db",
+                                           "password": {"secret": RUN}}},
+                               "target.password.secret: 200,013 characters; at most 65,536"),
+    "workload.preset": ({"workload": {"preset": RUN}}, "workload.preset: 200,013 characters; at most 256"),
+    "workload.table": ({"workload": {"table": RUN}}, "workload.table: 200,013 characters; at most 256"),
+    "matrix.preset": ({"matrix": {"preset": ["a", RUN]}}, "matrix.preset[1]: 200,013 characters; at most 256"),
+    "matrix.target.label": ({"matrix": {"target": [{"engine": "noop", "label": RUN}]}},
+                            "matrix.target[0].label: 200,013 characters; at most 256"),
+    "results.location": ({"results": {"location": RUN}}, "results.location: 200,013 characters; at most 65,536"),
+    "results.baseline": ({"results": {"baseline": RUN}}, "results.baseline: 200,013 characters; at most 65,536"),
+    "search.key": ({"search": {"key": RUN}}, "search.key: 200,013 characters; at most 65,536"),
+    "repeat.baseline": ({"repeat": {"count": 2, "baseline": {"workload": {"preset": RUN}}}},
+                        "repeat.baseline.workload.preset: 200,013 characters; at most 256"),
+    # (YAML reads a key of more than 1,024 characters as a syntax error, naming its line)
+    "a-key": ({"workload": {RUN[:1000]: 1}}, "a key of 1,000 characters; at most 256"),
+}
+CASES_57 = {**HOSTILE,
+            **{f"field-{k}": (_json(**doc), [said]) for k, (doc, said) in FREE_TEXT.items()}}
+
+# the API handler in a process of its own (a hang is then killed, not waited for): the body from a
+# file, the answer's status and body on stdout
+_API = """
+import json, sys
+from dbswarm.results.store import LocalStore
+from dbswarm.run import api
+dep = api.Deployment("arn:aws:states:us-east-1:123456789012:stateMachine:dbswarm-campaign",
+                     LocalStore(sys.argv[2]), secret_prefix="dbswarm/", allowed_targets="10.0.0.0/8")
+body = open(sys.argv[1], encoding="utf-8").read()
+out = api.handle({"requestContext": {"http": {"method": "POST"}}, "rawPath": "/campaigns", "body": body}, dep)
+print(json.dumps({"status": out["statusCode"], "body": out["body"]}))
+"""
+
+
+def _answer(interface: str, spec, results, limit: float):
+    """(seconds, exit status or HTTP status, the answer's text) of one interface on one file."""
+    if interface == "api":
+        args = [sys.executable, "-c", _API, str(spec), str(results)]
+    else:
+        args = [sys.executable, "-m", "dbswarm", interface, str(spec)]
+        args += ["--results", str(results), "--quiet"] if interface == "run" else []
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(args, env=dbswarm_env(), capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{interface}: no answer within {limit:.1f} s (killed)")
+    took = time.monotonic() - start
+    if interface == "api":
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        out = json.loads(proc.stdout)
+        return took, out["status"], out["body"]
+    return took, proc.returncode, proc.stderr
+
+
+@pytest.fixture(scope="module")
+def startup(tmp_path_factory):
+    """Per interface: the seconds its process takes to refuse a one-line mistake (start-up,
+    imports), the fastest of two."""
+    spec = tmp_path_factory.mktemp("startup") / "c.json"
+    spec.write_text(_json(bogus=1))
+    return {i: min(_answer(i, spec, spec.parent / "r", timing.timeout(120))[0] for _ in range(2))
+            for i in ("validate", "run", "api")}
+
+
+@pytest.mark.parametrize("interface", ["validate", "run", "api"])
+@pytest.mark.parametrize("case", list(CASES_57))
+def test_hostile_input_is_refused_in_under_two_seconds_naming_the_problem(tmp_path, startup, case, interface):
+    text, said = CASES_57[case]
+    spec = tmp_path / ("c.json" if text.startswith("{") else "c.yaml")
+    spec.write_text(text)
+    bound = startup[interface] + timing.timeout(2.0)
+    took, status, answer = _answer(interface, spec, tmp_path / "r", bound + timing.timeout(10))
+    assert status == (400 if interface == "api" else 2), answer[-2000:]
+    for words in said:
+        assert any(w in answer for w in words.split("|")), (words, answer[-2000:])
+    assert "Traceback" not in answer and len(answer) < 4000, answer[-2000:]
+    assert RUN[:1000] not in answer  # the value is never echoed
+    assert took <= bound, f"{interface} answered in {took:.2f} s; bound {bound:.2f} s (start-up {startup[interface]:.2f})"
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").rglob("*"))  # nothing started

@@ -7,6 +7,7 @@ MariaDB, and every file, log line and event of the campaign is scanned for the v
 import base64
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -367,3 +368,151 @@ def test_the_planted_password_scan_finds_every_encoding(tmp_path):
         assert any(f.startswith("`dbswarm run` stderr") for f in findings)
     finally:
         shutil.rmtree(folder)   # the session's own scan reads this folder too
+
+
+# ---- issue 57 item 3: passwords that are common words never rewrite a document ----------------------
+# With password `done` every shard file said "status": "***" and the campaign failed; with `postgres`
+# the engine became "***ql". A resolved password is masked where a secret stands (URL user info, a
+# key naming a secret) and, as a whole word, in error texts; never in a document's own words.
+WORDS = {"done": "postgresql", "complete": "postgresql", "postgres": "postgresql", "a": "postgresql",
+         "mysql": "mysql"}
+
+
+@pytest.fixture
+def word_users(env):
+    """A login per password of WORDS on the test servers (the role's name holds no password word),
+    dropped afterwards (a superuser with the password `a` is no thing to leave behind)."""
+    yield _word_users(env)
+    for i, engine in enumerate(WORDS.values()):
+        user = f"faults_word{i}"
+        if engine == "postgresql":
+            with servers.pg_admin(env) as conn:
+                conn.execute("DROP TABLE IF EXISTS faults_words")
+                if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (user,)).fetchone():
+                    conn.execute(f"REASSIGN OWNED BY {user} TO CURRENT_USER")  # the campaign lock's table
+                    conn.execute(f"DROP OWNED BY {user}")
+                    conn.execute(f"DROP ROLE {user}")
+        else:
+            conn = servers.mysql_admin(env)
+            try:
+                with conn.cursor() as cur:
+                    cur.execute(f"DROP USER IF EXISTS '{user}'@'%'")
+            finally:
+                conn.close()
+
+
+def _word_users(env) -> list[dict]:
+    targets = []
+    for i, (word, engine) in enumerate(WORDS.items()):
+        user = f"faults_word{i}"
+        if engine == "postgresql":
+            with servers.pg_admin(env) as conn:
+                exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (user,)).fetchone()
+                # a superuser: the campaign lock's table and the runs' tables are another role's
+                conn.execute(f"{'ALTER' if exists else 'CREATE'} ROLE {user} LOGIN SUPERUSER PASSWORD '{word}'")
+                conn.execute("DROP TABLE IF EXISTS faults_words")
+            url = env["DBSWARM_TEST_PG_URL"].replace("://dbswarm@", f"://{user}@")
+        else:
+            conn = servers.mysql_admin(env)
+            try:
+                with conn.cursor() as cur:
+                    cur.execute(f"CREATE USER IF NOT EXISTS '{user}'@'%' IDENTIFIED BY '{word}'")
+                    cur.execute(f"ALTER USER '{user}'@'%' IDENTIFIED BY '{word}'")
+                    cur.execute(f"GRANT ALL ON dbswarm.* TO '{user}'@'%'")
+                    cur.execute("DROP TABLE IF EXISTS faults_words")
+            finally:
+                conn.close()
+            url = env["DBSWARM_TEST_MYSQL_URL"].replace("://dbswarm@", f"://{user}@")
+        targets.append({"engine": engine, "url": url, "password": {"env": f"FAULTS_WORD{i}"},
+                        "label": f"{'PostgreSQL 15' if engine == 'postgresql' else 'MariaDB 10.11'} #{i}"})
+    return targets
+
+
+def _leaks(text: str) -> list[str]:
+    """A password of WORDS where a secret stands: URL user info, a key naming a secret."""
+    found = []
+    for word in WORDS:
+        w = re.escape(word)
+        for pattern in (rf"://[^\s/@'\"]*:{w}@", rf"(?i)(password|passwd|pwd|secret)\w*\s*=\s*['\"]?{w}(?![\w-])",
+                        rf"(?i)[\"'](password|passwd|pwd|secret)\w*[\"']\s*:\s*[\"']{w}[\"']"):
+            found += [m.group(0) for m in re.finditer(pattern, text)]
+    return found
+
+
+def test_common_word_passwords_corrupt_no_document_and_leak_nowhere(tmp_path, word_users):
+    """A whole campaign on PostgreSQL and MariaDB, each run logging in with a password that is a
+    status word, an engine name or a single letter, under a campaign name holding two of them:
+    it completes; shard files say "status": "done", engines and labels are whole, every file names
+    the campaign's own id; and no file, output or execution event holds a password where a
+    secret stands (URL user info, `password=`, a JSON key naming a secret)."""
+    targets = word_users
+    spec = tmp_path / "c.json"
+    spec.write_text(json.dumps({
+        "name": "faults-done-postgres", "seed": 4,
+        "workload": {"preset": "a", "table": "faults_words", "recordcount": 200, "operationcount": 600,
+                     "threads": 2},
+        "fanout": {"shards": 2}, "matrix": {"target": targets},
+        "phases": ["prepare", "load", "run", "cleanup"]}))
+    events_file = tmp_path / "history.json"
+    words = {f"FAULTS_WORD{i}": word for i, word in enumerate(WORDS)}
+    proc = subprocess.run([sys.executable, "-c", _RUN_KEEPING_HISTORY, str(events_file), "run", str(spec),
+                           "--results", str(tmp_path / "r"), "--json"],
+                          env=dbswarm_env(**words), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    folder = next((tmp_path / "r").iterdir())
+    cid = folder.name
+    assert cid.startswith("faults-done-postgres-"), cid
+    result = json.loads((folder / "result.json").read_text())
+    assert result["status"] == "complete" and result["campaign_id"] == cid
+    assert [r["target"]["engine"] for r in result["runs"]] == list(WORDS.values())
+    assert [r["target"]["label"] for r in result["runs"]] == [t["label"] for t in targets]
+    assert all(p["status"] == "complete" for r in result["runs"] for p in r["phases"].values()), \
+        [(r["run_id"], n, p["status"]) for r in result["runs"] for n, p in r["phases"].items()]
+    shards = list(folder.rglob("shard-*.json"))
+    assert len(shards) >= 2 * 2 * len(WORDS), shards
+    for path in shards:
+        doc = json.loads(path.read_text())
+        assert doc["status"] == "done" and doc["campaign_id"] == cid, (path, doc["status"], doc["campaign_id"])
+        assert doc["binding"]["engine"] in ("postgresql", "mysql"), (path, doc["binding"])
+    assert "Status: **complete**" in (folder / "summary.md").read_text()
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    for path in files:
+        text = path.read_bytes().decode("utf-8", "replace")
+        if path.suffix == ".json":
+            json.loads(text)  # never cut by a redaction
+        assert "***" not in text or path.name in ("campaign.json", "plan.json"), (path, text[:2000])
+        assert _leaks(text) == [], (path, _leaks(text))
+    for what, text in (("stdout", proc.stdout), ("stderr", proc.stderr),
+                       ("execution history", events_file.read_text())):
+        assert _leaks(text) == [], (what, _leaks(text))
+
+
+@pytest.mark.parametrize("word", list(WORDS))
+def test_an_error_quoting_a_common_word_password_is_redacted_where_it_stands(tmp_path, word):
+    """The error path of a function's process with a password that is a common word: the password
+    is masked in its URL, after `password=` and (3 characters or more) where the error quotes it
+    as a word; the error's other words stay, the password inside other words too."""
+    from dbswarm.run.emulator import FunctionProcesses
+    handler = tmp_path / "app.py"
+    handler.write_text(
+        "from dbswarm.credentials import secrets\n"
+        "def handler(event, context):\n"
+        "    pw = secrets.resolve({'env': 'FAULTS_FN_PASSWORD'})\n"
+        "    raise RuntimeError(f'run 000 of faults-{pw}-x not done: cannot connect to postgresql://u:{pw}@db/app '\n"
+        "                       f'(host=db user=u password={pw}); the server said: \"{pw}\" is wrong')\n")
+    job = {"code_dir": str(tmp_path), "module_file": str(handler), "function_name": "handler",
+           "logical_id": "WorkerFunction", "name": "dbswarm-worker", "arn": "arn:aws:lambda:x", "memory": 128,
+           "timeout": 30, "request_id": "r-1", "cwd": str(tmp_path), "event": {},
+           "env": dict(dbswarm_env(FAULTS_FN_PASSWORD=word))}
+    procs = FunctionProcesses()
+    try:
+        kind, answer = procs.call(job, 60)
+    finally:
+        procs.close()
+    assert kind == "error", answer
+    message = answer["errorMessage"]
+    assert "cannot connect to postgresql://u:***@db/app (host=db user=u password=***)" in message, message
+    assert _leaks(message) == [], message
+    said = 'the server said: "***" is wrong' if len(word) >= 3 else f'the server said: "{word}" is wrong'
+    assert said in message, message
+    assert f"run 000 of faults-{word}-x not " in message, message  # an id is not a word of its own

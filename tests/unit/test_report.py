@@ -281,3 +281,33 @@ def test_no_client_chart_of_lone_dots():
     phase["client"]["series"]["0"] = [two]
     charts = client_charts("c", "004", "load", phase)
     assert len(charts) == 2 and all(len(c["x"]) == 5 for c in charts), charts
+
+
+HOSTILE_LABEL = "<script>alert(1)</script> <img src=x onerror=alert(2)> [x](javascript:alert(3)) a|b `c"
+
+
+def test_summary_md_writes_every_string_as_literal_markdown():
+    """Issue 57 item 5: a label (and a driver's error text) kept raw HTML and a javascript: link,
+    which Markdown renderers on code hosts render, and its `|` broke the table it was a cell of."""
+    import re
+
+    import markdown_it
+    result = _result(label=HOSTILE_LABEL)
+    result["runs"][0]["phases"]["run"]["problems"] = [
+        "the server said <img src=y onerror=alert(4)> | [y](javascript:alert(5))\n# heading"]
+    md = summary_markdown(result)
+    assert "<script" not in md and "<img" not in md and "\n# heading" not in md
+    assert not re.search(r"(?<!\\)\]\(javascript:", md)  # an escaped "\]" is no link
+    # rendered as a code host renders it: CommonMark with raw HTML allowed, GFM tables
+    page = markdown_it.MarkdownIt("commonmark", {"html": True}).enable("table").render(md)
+    assert "<script" not in page and "<img" not in page and "href=\"javascript" not in page.lower()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "[x](javascript:alert(3)) a|b `c" in page
+    # the white-paper table: the label one cell, the row as many cells as the header
+    lines = md.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("| instance |"))
+    cells = [len(re.findall(r"(?<!\\)\|", line)) for line in lines[head:head + 3]]
+    assert cells[0] == cells[1] == cells[2], lines[head:head + 3]
+    row = re.split(r"(?<!\\)\|", lines[head + 2])
+    assert row[1].strip().startswith("&lt;script&gt;") and row[1].strip().endswith("a\\|b \\`c"), row
+    rendered_rows = re.findall(r"<tr>\s*<td>(.*?)</td>", page, re.S)
+    assert any(r.startswith("&lt;script&gt;") and r.endswith("a|b `c") for r in rendered_rows), rendered_rows

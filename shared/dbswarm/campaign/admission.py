@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from dbswarm import bindings
 from dbswarm.bindings.mysql import parse_mysql_url
-from dbswarm.credentials.redact import redact_text
+from dbswarm.credentials.redact import redact_message
 from dbswarm.errors import CampaignError, TargetNotAllowed
 
 # ---- sizes ------------------------------------------------------------------------------------
@@ -246,7 +246,7 @@ def _endpoints_of(url, hosts, sockets, problems, where):
             _generic_endpoints(url, hosts, sockets)
     except Exception as exc:  # the driver's own parser refused it: so does the check
         problems.append(f"{where}: the URL cannot be read ({type(exc).__name__}: "
-                        f"{redact_text(str(exc))[:200]}); refused")
+                        f"{redact_message(str(exc))[:200]}); refused")
 
 
 def _libpq_endpoints(url, hosts, sockets):

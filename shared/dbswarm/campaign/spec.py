@@ -31,6 +31,8 @@ from dbswarm.results.peak import Search
 PHASES = ("prepare", "load", "run", "cleanup")
 from dbswarm.campaign import consistency
 from dbswarm.campaign.admission import check_campaign_size, threads_per_shard_problems
+from dbswarm.campaign.bounds import MAX_DEPTH, BoundedComposer, document_size_problem, read_text, shape_problems
+from dbswarm.campaign.bounds import shown as bounds_shown
 from dbswarm.campaign.memory import memory_problems
 from dbswarm.credentials.redact import (
     SECRET_HINT,
@@ -380,7 +382,7 @@ def _choice_message(e) -> Optional[str]:
         return None
     expected = str((e.get("ctx") or {}).get("expected", ""))
     given = e.get("input")
-    shown = _shown(repr(given[:40] if isinstance(given, str) else given))[:60]
+    shown = bounds_shown(repr(given[:40] if isinstance(given, str) else given))[:60]
     return f"Input should be {expected}, got {shown}{did_you_mean(given, _QUOTED.findall(expected))}"
 
 
@@ -739,9 +741,9 @@ def check_deployed_references(campaign: Campaign, secret_prefix: Optional[str]) 
         raise CampaignError(problems)
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+class _UniqueKeyLoader(BoundedComposer, yaml.SafeLoader):
     """YAML's safe loader, refusing a key given twice in one mapping (YAML keeps the last,
-    silently)."""
+    silently), and a document past the bounds of ``campaign.bounds`` (at the line crossing one)."""
 
     def construct_mapping(self, node, deep=False):
         seen = {}
@@ -757,48 +759,6 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                     "give each key once", key_node.start_mark)
             seen[key] = key_node.start_mark.line
         return super().construct_mapping(node, deep)
-
-
-# how deep a campaign's data may nest (a campaign needs a handful of levels; thousands made the
-# YAML reader, the validation and the redaction recurse until Python gave up)
-MAX_DEPTH = 64
-# control characters (C0 but tab and newline, DEL, C1) and the bidirectional overrides: they
-# rewrite a terminal's or a report's text around them
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_ONE_LINE_KEYS = ("name", "label", "table", "preset", "engine", "run_id")
-
-
-def _shown(text: str) -> str:
-    return text.encode("unicode_escape").decode("ascii")[:80]
-
-
-def shape_problems(data) -> list[str]:
-    """A campaign's data nested deeper than MAX_DEPTH, or a key or a string holding a control
-    character (names and labels: a tab or a line break too). The values are never echoed."""
-    problems: list[str] = []
-    stack = [(data, "", 1)]
-    while stack:
-        value, path, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return [f"{_shown(path) or '(top level)'}: nested more than {MAX_DEPTH} levels deep (a campaign needs a "
-                    "handful)"]
-        if isinstance(value, dict):
-            for k, v in value.items():
-                key = str(k)
-                where = f"{path}.{key}" if path else key
-                if _CONTROL.search(key) or "\n" in key or "\t" in key:
-                    problems.append(f"{_shown(where)}: a key with a control character")
-                stack.append((v, where, depth + 1))
-        elif isinstance(value, list):
-            stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value))
-        elif isinstance(value, str):
-            bad = _CONTROL.search(value)
-            if bad is None and path.rsplit(".", 1)[-1] in _ONE_LINE_KEYS:
-                bad = re.search("[\t\n\r]", value)
-            if bad is not None:
-                problems.append(f"{_shown(path)}: contains a control character (U+{ord(bad.group()):04X}); names, "
-                                "labels and values must be printable text")
-    return sorted(problems)
 
 
 def _yaml_problem(err) -> str:
@@ -825,7 +785,7 @@ def read_campaign_data(source):
     text = None
     if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and os.path.exists(source)):
         try:
-            text = Path(source).read_text(encoding="utf-8")
+            text = read_text(source)
         except OSError as err:
             raise CampaignError([f"(file): cannot read {source}: {err.strerror}"]) from None
         except UnicodeDecodeError as err:
@@ -833,6 +793,9 @@ def read_campaign_data(source):
                                  f"{err.start}): a campaign file is YAML or JSON in UTF-8"]) from None
     elif isinstance(source, str) and ("\n" in source or source.lstrip().startswith("{")):
         text = source
+        too_big = document_size_problem(len(text.encode("utf-8", "surrogatepass")), "the campaign")
+        if too_big:
+            raise CampaignError([too_big])
     else:
         raise CampaignError([f"(file): no such campaign file: {source}"])
     try:

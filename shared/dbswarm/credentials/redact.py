@@ -3,10 +3,13 @@ refuse a clear-text password anywhere a campaign can hold one.
 
 - ``redact_text(text)`` / ``redact_doc(obj)``: what the store applies to every JSON and text
   document it writes (campaign.json, plan.json, shard files, result.json, result.csv,
-  summary.md, report.html, execution.json), and what log lines and error texts pass
-  through: URL userinfo passwords, ``password=`` / ``pwd=`` … query parameters and libpq
-  keyword strings, values of keys that name a secret, and any known secret value
-  (``remember``: a resolved password is added by the process that resolved it).
+  summary.md, report.html, execution.json), and what log lines pass through: credentials
+  where a credential stands — URL userinfo passwords, ``password=`` / ``pwd=`` … query
+  parameters and libpq keyword strings, values of keys that name a secret.
+- ``redact_message(text)``: error texts (and a document's messages: errors, warnings, causes)
+  also lose every secret value the process resolved (``remember``), as a whole word: a
+  document's own words (a status "done", an engine "postgresql") are never rewritten, even
+  when a password is that word (docs/failure-and-safety.md, "Credentials").
 - ``clear_passwords(target)``: every place of a target (URL, options, nested options, URLs
   inside options) where a literal password is written: validation refuses them all.
 - ``reference_problems(ref, api=...)``: which secret references a campaign may use:
@@ -16,6 +19,7 @@ refuse a clear-text password anywhere a campaign can hold one.
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -28,75 +32,177 @@ SECRET_HINT = ("a literal password is not allowed: remove it and use target.pass
 
 # key names that hold a secret (option keys, query parameters, JSON/YAML keys)
 _SECRET_WORDS = r"(?:password|passwd|passphrase|pwd|secret|token|api_?key|access_?key|private_?key|credentials?)"
-SECRET_KEY = re.compile(rf"(?i)^[A-Za-z0-9_.-]*{_SECRET_WORDS}[A-Za-z0-9_.-]*$")
+# a key of [A-Za-z0-9_.-] holding a secret word: checked whole first (possessive), then searched
+# lazily — every step linear in the key (a nested `*…*` backtracked quadratically)
+SECRET_KEY = re.compile(rf"(?i)^(?=[A-Za-z0-9_.-]*+$)[A-Za-z0-9_.-]*?{_SECRET_WORDS}")
+_SECRET_WORD = re.compile(rf"(?i){_SECRET_WORDS}")
 # keys whose value is a reference or a description, never a secret
 _NOT_SECRET_KEYS = {"secret", "env", "file", "password_ref", "secret_prefix"}
 
-_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'\"]*):([^@\s/'\"]*)@")
-_KEYVALUE = re.compile(rf"(?i)(?<![A-Za-z0-9_])([A-Za-z0-9_]*{_SECRET_WORDS}[A-Za-z0-9_]*)\s*=\s*"
-                       r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^&\s;,'\"<>)]+)")
-_JSONPAIR = re.compile(rf"(?i)([\"'])([A-Za-z0-9_.-]*{_SECRET_WORDS}[A-Za-z0-9_.-]*)\1(\s*:\s*)"
-                       r"(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|-?[0-9][0-9.eE+-]*)")
+# Every pattern below is linear in the text it reads (issue 57 item 1: a 40 KB run of letters
+# took 8 s): each starts only where a match can begin ("://", a word's first character, a quote)
+# and its runs are possessive, so a failed attempt never rescans what a later one reads; the
+# values after a key are found by the scanners below, left to right without overlap.
+_URL_USERINFO = re.compile(r"://([^/\s:@'\"]*+):([^@\s/'\"]*+)@")
+_KEY_EQ = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z0-9_]++)\s*+=\s*+")
+_PAIR_KEY = re.compile(r"([\"'])([A-Za-z0-9_.-]++)\1(\s*+:\s*+)")
+_BARE_VALUE = re.compile(r"[^&\s;,'\"<>)]++")
+_NUMBER = re.compile(r"-?[0-9][0-9.eE+-]*+")
+_QUOTED_BODY = {q: re.compile(rf"(?:[^{q}\\]|\\.)*+") for q in ("'", '"')}
 
 _BLOB = re.compile(r"^[A-Za-z0-9+/=]+$")
+# a known secret shorter than this is masked only where a secret stands (URL user info, a key
+# naming a secret): "a" or "ab" as a bare word is every other word of a message
+MIN_TOKEN = 3
 _known: set[str] = set()
 _lock = threading.Lock()
 
 
 def remember(*values) -> None:
-    """Secret values this process resolved: replaced by *** wherever text is redacted."""
+    """Secret values this process resolved: replaced by *** in the error texts it redacts
+    (``redact_message``), as whole words."""
     with _lock:
         for v in values:
-            if v is not None and len(str(v)) >= 4:
+            if v is not None and len(str(v)) >= MIN_TOKEN:
                 _known.add(str(v))
 
 
-def _mask_pair(m):
-    key = m.group(2)
-    if key.lower() in _NOT_SECRET_KEYS:
-        return m.group(0)
-    return f"{m.group(1)}{key}{m.group(1)}{m.group(3)}\"{MASK}\""
+class _Quotes:
+    """Where a quoted value ("…" or '…', backslash escapes) ends, in linear time over all the
+    values of one text: an unterminated quote is scanned once, and any later quote inside the
+    stretch it scanned is known to fail too (it lies on the same walk)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.stuck: dict[str, tuple[int, int]] = {}
+
+    def end(self, start: int) -> int:
+        """The index after the closing quote of the value opening at ``start``, or -1."""
+        q = self.text[start]
+        first, last = self.stuck.get(q, (-1, -1))
+        if first <= start <= last:
+            return -1
+        m = _QUOTED_BODY[q].match(self.text, start + 1)
+        stop = m.end() if m else start + 1
+        if self.text[stop:stop + 1] == q:
+            return stop + 1
+        self.stuck[q] = (start, stop)
+        return -1
+
+
+def _value_end(text: str, start: int, quotes: _Quotes, bare: re.Pattern) -> int:
+    if start >= len(text):
+        return -1
+    if text[start] in "'\"":
+        return quotes.end(start)
+    m = bare.match(text, start)
+    return m.end() if m else -1
 
 
 _B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 
 
-def _mask_keyvalue(m):
-    if m.group(1).lower() in _NOT_SECRET_KEYS or m.group(2) == MASK:
-        return m.group(0)
-    if m.group(2).strip("=") == "":  # "...xPWd==": base64 padding, not an assignment
-        return m.group(0)
-    # inside base64 (an encoded histogram: "...+x/EzPWdkY=" has "pwd" and "=") nothing is a key:
-    # masking there cut the JSON string the blob was in
-    text, i = m.string, m.start(1)
-    while i > 0 and text[i - 1] in _B64:
+def _in_base64(text: str, key_start: int, key_end: int) -> bool:
+    """Inside base64 (an encoded histogram: "...+x/EzPWdkY=" has "pwd" and "=") nothing is a key:
+    masking there cut the JSON string the blob was in."""
+    i, floor = key_start, max(0, key_end - 41)
+    while i > floor and text[i - 1] in _B64:
         i -= 1
-    if m.end(1) - i > 40:
-        return m.group(0)
-    return f"{m.group(1)}={MASK}"
+    return key_end - i > 40
 
 
-def redact_text(text: str, extra: Iterable[str] = (), keep: Iterable[str] = ()) -> str:
-    """``text`` with every credential it may carry replaced by ***. Idempotent. ``keep``:
-    identifiers (a campaign id, a run id) left whole wherever they occur, even when a secret
-    value happens to be part of one (they name the same campaign in every file)."""
+def _mask_keyvalues(text: str, quotes: _Quotes) -> str:
+    """``password=VALUE`` (query parameters, libpq keyword strings, key=value messages) → ``password=***``."""
+    out, pos, i = [], 0, 0
+    while True:
+        m = _KEY_EQ.search(text, i)
+        if m is None:
+            break
+        key, vstart = m.group(1), m.end()
+        i = vstart
+        if key.lower() in _NOT_SECRET_KEYS or not _SECRET_WORD.search(key):
+            continue
+        vend = _value_end(text, vstart, quotes, _BARE_VALUE)
+        if vend < 0:
+            continue
+        value = text[vstart:vend]
+        i = vend
+        if value == MASK or value.strip("=") == "" or _in_base64(text, m.start(1), m.end(1)):
+            continue  # masked already; base64 padding or a blob, not an assignment
+        out += [text[pos:m.start(1)], f"{key}={MASK}"]
+        pos = vend
+    return "".join(out) + text[pos:] if out else text
+
+
+def _mask_pairs(text: str, quotes: _Quotes) -> str:
+    """``"password": "VALUE"`` (JSON, Python reprs) → ``"password": "***"``."""
+    out, pos, i = [], 0, 0
+    while True:
+        m = _PAIR_KEY.search(text, i)
+        if m is None:
+            break
+        key, vstart = m.group(2), m.end()
+        i = vstart
+        if key.lower() in _NOT_SECRET_KEYS or not _SECRET_WORD.search(key):
+            continue
+        vend = _value_end(text, vstart, quotes, _NUMBER)
+        if vend < 0:
+            continue
+        i = vend
+        out += [text[pos:m.start()], f"{m.group(1)}{key}{m.group(1)}{m.group(3)}\"{MASK}\""]
+        pos = vend
+    return "".join(out) + text[pos:] if out else text
+
+
+def _mask_userinfo(m: re.Match) -> str:
+    return m.group(0) if m.group(2) == MASK else f"://{m.group(1)}:{MASK}@"
+
+
+@functools.lru_cache(maxsize=64)
+def _tokens(values: tuple[str, ...]) -> re.Pattern:
+    """Each value as a whole word: not inside a longer word where its edge is a word character
+    ("done" in "abandoned" stays), nor inside an id joined by hyphens ("faults-done-2026…")."""
+    parts = []
+    for v in values:
+        lead = r"(?<![\w-])" if re.match(r"\w", v[0]) else ""
+        tail = r"(?![\w-])" if re.match(r"\w", v[-1]) else ""
+        parts.append(f"{lead}{re.escape(v)}{tail}")
+    return re.compile("|".join(parts))
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every credential that stands where a credential is written replaced by ***:
+    the password of a URL's user info (``scheme://user:***@``), the value after a key naming a
+    secret (``password=***``, ``"token": "***"``). Linear in the text; idempotent. The text
+    itself is never otherwise rewritten: what a document, a progress line or a URL says stays
+    (a password that is a common word — "done", "postgres" — is no reason to rewrite the word
+    elsewhere)."""
     if not text or (len(text) >= 200 and _BLOB.match(text)):  # an encoded histogram: no credential
         return text
+    text = _URL_USERINFO.sub(_mask_userinfo, text)
+    quotes = _Quotes(text)
+    text = _mask_keyvalues(text, quotes)
+    return _mask_pairs(text, _Quotes(text))
+
+
+def redact_message(text: str, extra: Iterable[str] = (), keep: Iterable[str] = ()) -> str:
+    """An error text (a driver's, an exception's, a function's answer): ``redact_text``, and every
+    secret value this process resolved (``remember``) or ``extra`` names replaced where it occurs
+    as a whole word (a driver quoting the password it was given). A value shorter than MIN_TOKEN
+    characters is masked only where ``redact_text`` masks it. ``keep``: identifiers (a campaign
+    id, a run id) left whole wherever they occur, even when a secret value is a word of one."""
+    if not text:
+        return text
     with _lock:
-        values = sorted(_known | {s for s in extra if s and len(s) >= 4}, key=len, reverse=True)
-    kept = [k for k in keep if k and k in text]
-    if kept and values:
+        values = tuple(sorted(_known | {s for s in extra if s and len(s) >= MIN_TOKEN}, key=len, reverse=True))
+    if values:
+        kept = [k for k in keep if k and k in text]
         for i, ident in enumerate(kept):
             text = text.replace(ident, f"\x00{i}\x00")
-    for v in values:
-        text = text.replace(v, MASK)
-    text = _URL_USERINFO.sub(lambda m: m.group(0) if m.group(2) == MASK else f"{m.group(1)}:{MASK}@", text)
-    text = _KEYVALUE.sub(_mask_keyvalue, text)
-    text = _JSONPAIR.sub(_mask_pair, text)
-    if kept and values:
+        text = _tokens(values).sub(MASK, text)
         for i, ident in enumerate(kept):
             text = text.replace(f"\x00{i}\x00", ident)
-    return text
+    return redact_text(text)
 
 
 # keys whose values identify a campaign's parts: never rewritten by redaction (a secret value
@@ -134,14 +240,25 @@ def _identifiers(obj: Any) -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
+# keys whose string values are messages: error texts (a driver's, a function's), warnings,
+# problems, causes and reasons — where a resolved secret can be quoted, and so the only strings
+# of a document ``redact_message`` reads. Every other string of a document (ids, statuses,
+# engine names, labels, keys) is never rewritten but where a credential stands (redact_text).
+_MESSAGE_KEY = re.compile(r"(?i)(error|message|cause|warning|problem|reason|detail|traceback|stderr|stdout)s?$")
+# a message value that is one word (an error's name: "States.TaskFailed") is a code, not a text
+_CODE = re.compile(r"[A-Za-z0-9_.:-]*+")
+
+
 def redact_doc(obj: Any, extra: Iterable[str] = ()) -> Any:
     """A JSON-like document with every credential replaced: values of keys that name a secret
-    (unless they are references: ``password: {secret: NAME}`` stays), and every string; its
-    identifiers (``IDENTIFIER_KEYS``' values) stay whole, there and wherever they occur."""
-    return _redact_doc(obj, tuple(extra), tuple(_identifiers(obj)))
+    (unless they are references: ``password: {secret: NAME}`` stays), credentials standing in
+    any string (``redact_text``), and, in messages only (``_MESSAGE_KEY``: errors, warnings,
+    causes), the secret values this process resolved (``redact_message``); its identifiers
+    (``IDENTIFIER_KEYS``' values) stay whole, there and wherever they occur."""
+    return _redact_doc(obj, tuple(extra), tuple(_identifiers(obj)), False)
 
 
-def _redact_doc(obj: Any, extra: tuple, keep: tuple) -> Any:
+def _redact_doc(obj: Any, extra: tuple, keep: tuple, message: bool) -> Any:
     if isinstance(obj, dict):
         out: dict[Any, Any] = {}
         for k, v in obj.items():
@@ -155,12 +272,14 @@ def _redact_doc(obj: Any, extra: tuple, keep: tuple) -> Any:
             elif k in ENCODED_MAPS and isinstance(v, dict) and all(_encoded(b) for b in v.values()):
                 out[k] = dict(v)
             else:
-                out[k] = _redact_doc(v, extra, keep)
+                out[k] = _redact_doc(v, extra, keep, message or (isinstance(k, str) and bool(_MESSAGE_KEY.search(k))))
         return out
     if isinstance(obj, (list, tuple)):
-        return [_redact_doc(v, extra, keep) for v in obj]
+        return [_redact_doc(v, extra, keep, message) for v in obj]
     if isinstance(obj, str):
-        return redact_text(obj, extra, keep)
+        if message and not _CODE.fullmatch(obj):
+            return redact_message(obj, extra, keep)
+        return redact_text(obj)
     return obj
 
 

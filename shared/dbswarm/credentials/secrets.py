@@ -9,7 +9,7 @@ import json
 import os
 import threading
 
-from dbswarm.credentials.redact import credential_env, credential_path, redact_text, remember
+from dbswarm.credentials.redact import credential_env, credential_path, redact_message, redact_text, remember
 from dbswarm.errors import SecretError
 
 _cache: dict[str, str] = {}
@@ -92,13 +92,11 @@ def redact_url(url: str | None) -> str | None:
 
 
 class Redactor:
-    """Replaces known secret values and URL / keyword credentials in any text (log lines,
-    error messages)."""
+    """Replaces known secret values (as whole words) and URL / keyword credentials in an error
+    message (``redact.redact_message``)."""
 
     def __init__(self, *secrets):
-        self.secrets = [s for s in secrets if s and len(s) >= 3]
+        self.secrets = [s for s in secrets if s]
 
     def __call__(self, text: str) -> str:
-        for s in self.secrets:
-            text = text.replace(s, "***")
-        return redact_text(text)
+        return redact_message(text, self.secrets)

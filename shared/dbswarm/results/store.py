@@ -16,7 +16,7 @@ from typing import Optional
 from urllib.parse import urlsplit
 
 from dbswarm.credentials import secrets
-from dbswarm.credentials.redact import redact_doc, redact_text
+from dbswarm.credentials.redact import redact_doc, redact_message, redact_text
 from dbswarm.errors import ResultsNotWritten
 from dbswarm.results.documents import Plan
 
@@ -217,4 +217,4 @@ def redact_error(event: dict, text) -> str:
         text = secrets.Redactor(secrets.resolve(run.target.get("password")))(text)
     except Exception:  # no plan, no secret: URL redaction still applies
         pass
-    return redact_text(text)
+    return redact_message(text)

@@ -36,7 +36,7 @@ from dbswarm.campaign.admission import (
 from dbswarm.campaign.cost import check_max_cost, estimate
 from dbswarm.campaign.plan import check_shard_limit, plan_run
 from dbswarm.campaign.spec import check_deployed_references, load_campaign
-from dbswarm.credentials.redact import redact_text
+from dbswarm.credentials.redact import redact_message
 from dbswarm.errors import CampaignError, DbswarmError
 from dbswarm.results.documents import Plan
 from dbswarm.results.store import S3Store, Store, open_store
@@ -276,11 +276,11 @@ def handle(event: dict, dep: Optional[Deployment] = None) -> dict:
     # a refusal may quote what it refuses (an unknown engine, a URL of another engine): the
     # answer goes through the one redaction, so a password in the request is never echoed
     except CampaignError as err:
-        return _response(400, {"error": "invalid campaign", "problems": [redact_text(p) for p in err.problems]})
+        return _response(400, {"error": "invalid campaign", "problems": [redact_message(p) for p in err.problems]})
     except NotFound as err:
-        return _response(404, {"error": redact_text(str(err))})
+        return _response(404, {"error": redact_message(str(err))})
     except (DbswarmError, ValueError) as err:
-        return _response(400, {"error": redact_text(str(err))})
+        return _response(400, {"error": redact_message(str(err))})
 
 
 def _route(event):

@@ -50,7 +50,7 @@ from multiprocessing.connection import wait as _wait_any
 from typing import Callable, Optional
 from unittest import mock
 
-from dbswarm.credentials.redact import redact_text
+from dbswarm.credentials.redact import redact_message
 from dbswarm.errors import DbswarmError
 from dbswarm.run.interrupt import FENCE_ENV, hold_fence, in_function_process
 from dbswarm.run.template import FunctionSpec, SamApp
@@ -165,7 +165,7 @@ def _function_main(job, conn):
     except BaseException as exc:  # everything goes back in Lambda's error shape
         # redacted here, where the secrets this process resolved are known (the runner and the
         # execution history never learn them)
-        answer = ("error", {"errorMessage": redact_text(str(exc)), "errorType": type(exc).__name__,
+        answer = ("error", {"errorMessage": redact_message(str(exc)), "errorType": type(exc).__name__,
                             "requestId": job["request_id"],
                             "stackTrace": traceback.format_tb(exc.__traceback__)[-5:]})
     try:

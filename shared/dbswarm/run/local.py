@@ -26,7 +26,7 @@ from rich.text import Text
 
 from dbswarm.campaign.admission import allowed_targets, check_targets
 from dbswarm.campaign.spec import load_campaign, local_reference_problems, read_campaign_data
-from dbswarm.credentials.redact import redact_text
+from dbswarm.credentials.redact import redact_message, redact_text
 from dbswarm.engine.worker import STUCK_THREAD_GRACE_S
 from dbswarm.errors import CONNECTION, RETRYABLE, DbswarmError, NotRunnableHere
 from dbswarm.families import base as families
@@ -481,10 +481,10 @@ class _Watch:
             # failed on the same dead target) stays incomplete: result.json says so, the exit is 6
             if not (out.get("status") == "incomplete" and _a_phase_incomplete(store, self.cid)):
                 out["status"] = "failed"   # (phases "not run" alone: the campaign failed, exit 3)
-            self.log(redact_text(f"campaign {self.cid}: a run stopped early: {_run_error(history)}"))
+            self.log(redact_message(f"campaign {self.cid}: a run stopped early: {_run_error(history)}"))
         elif status != "SUCCEEDED" and error not in ("dbswarm.Regressed", "dbswarm.Inconclusive"):
             out["status"] = "failed"
-            self.log(redact_text(f"campaign {self.cid}: the state machine ended {status} ({error}: {cause})"))
+            self.log(redact_message(f"campaign {self.cid}: the state machine ended {status} ({error}: {cause})"))
         return out
 
 

@@ -18,6 +18,7 @@ from dbswarm.families import base as families
 from dbswarm.families.tables import fmt
 from dbswarm.measure.recorder import PERCENTILES, _pname
 from dbswarm.results.peak import search_markdown
+from dbswarm.results.report import markdown
 from dbswarm.results.report.html import error_rows, server_lines
 from dbswarm.results.report.html import report_html as page
 
@@ -107,8 +108,9 @@ def _refused_what(run) -> str:
 
 
 def summary_markdown(result) -> str:
-    """summary.md: printable text only (``printable``)."""
-    return printable(_summary_markdown(result))
+    """summary.md: printable text only (``printable``), every string of the result written as
+    literal Markdown (``markdown.escaped``: no HTML, link or code span, no broken table)."""
+    return printable(_summary_markdown(markdown.escaped(result)))
 
 
 def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)

@@ -27,6 +27,7 @@ import markdown_it  # rich depends on it, so it is always installed
 from dbswarm import __version__
 from dbswarm.families.tables import measured_phase
 from dbswarm.measure.recorder import decode_histogram
+from dbswarm.results.report import markdown
 
 MIN_POINTS = 2  # a time chart needs two points; a shorter phase gets a note instead
 MIN_CHART_SECONDS = 3  # throughput over fewer seconds is a stub of a line: the phase gets a note instead
@@ -491,7 +492,7 @@ def report_html(result, summary_md: str) -> str:
         charts += scaling
         sections.append("<h2>Scaling</h2>" + "".join(f"<div class='chart' id='{s['id']}'></div>" for s in scaling))
     # the title, status and server lines are the overview's
-    skip = set(server_lines(result))
+    skip = set(server_lines(markdown.escaped(result)))  # as summary.md wrote them
     tables = "\n".join(line for line in summary_md.splitlines()[3:] if line not in skip)
     sections.append("<h2>Tables</h2>" + markdown_it.MarkdownIt("commonmark", {"html": False}).enable("table").render(tables))
     sections.append("<h2>Runs</h2>")
