@@ -8,32 +8,21 @@ import select
 import sys
 from pathlib import Path
 
-from rich.console import Console
-
-from dbswarm.campaign.cost import check_max_cost, estimate, summary
-from dbswarm.campaign.plan import _seed_index, derive_seed, plan_run
-from dbswarm.campaign.spec import auto_fanout, json_schema, load_campaign, local_reference_problems
-from dbswarm.credentials.redact import redact_message, redact_text
-from dbswarm.engine.lock import CampaignLocked
 from dbswarm.errors import DbswarmError, NotRunnableHere, results_not_written
-from dbswarm.families import base as families
-from dbswarm.families.stream import RandomStream
-from dbswarm.results import compare as comparing
-from dbswarm.results.documents import result_json_schema
-from dbswarm.results.report import compare_view, junit
-from dbswarm.results.report.files import printable, summary_markdown
-from dbswarm.results.report.terminal import print_markdown
-from dbswarm.results.store import open_store
-from dbswarm.run import tpcc_check
-from dbswarm.run.indexed_cli import add_indexed_commands
-from dbswarm.run.local import local_parameters, run_campaign
-from dbswarm.run.remote import add_remote_commands
-from dbswarm.run.resume import resume_campaign
+
+# Commands import what they use when they run: `dbswarm --help` and the parser need none of the
+# library (pydantic models, drivers, boto3 and moto cost ~1.5 s to import; issue 60).
+DEFAULT_ALPHA = 0.05   # results.compare.DEFAULT_ALPHA (a test keeps the two equal)
+TPCC_CHECK_JOBS = 4    # run.tpcc_check.DEFAULT_JOBS (likewise)
 
 
 def _print_summary(result_md: str, console=None):
     """summary.md in the terminal: rendered by rich (tables as tables, headings, emphasis) on
     a terminal; as Markdown, pasteable anywhere, when the output is a file or a pipe."""
+    from rich.console import Console  # noqa: PLC0415
+
+    from dbswarm.results.report.files import printable  # noqa: PLC0415
+    from dbswarm.results.report.terminal import print_markdown  # noqa: PLC0415
     result_md = printable(result_md)  # a summary.md written before labels were checked
     if console is None and not sys.stdout.isatty():
         print(result_md)
@@ -53,6 +42,9 @@ def _n(count: int, noun: str) -> str:
 
 
 def cmd_run(args):
+    from dbswarm.results.report import junit  # noqa: PLC0415
+    from dbswarm.results.store import open_store  # noqa: PLC0415
+    from dbswarm.run.local import run_campaign  # noqa: PLC0415
     if args.shards is not None and args.shards < 1:
         raise DbswarmError("--shards: expected a whole number >= 1, got " + str(args.shards))
     if args.max_call_seconds is not None and not (0 < args.max_call_seconds <= 86400):
@@ -68,6 +60,7 @@ def cmd_run(args):
 def report_outcome(out: dict, as_json: bool = False) -> int:
     """Print a finished (or interrupted) campaign's tables and, on stderr in every mode, why it
     is not complete; the exit status (EXIT_CODES)."""
+    from dbswarm.results.store import open_store  # noqa: PLC0415
     store = open_store(out["store"])
     cid = out["campaign_id"]
     result = None
@@ -139,6 +132,7 @@ def client_bound_phases(result) -> list[str]:
 
 
 def _reasons(result, out) -> list[str]:
+    from dbswarm.credentials.redact import redact_text  # noqa: PLC0415
     lines = []
     if result:
         for r in result.get("runs", []):
@@ -154,6 +148,9 @@ def _reasons(result, out) -> list[str]:
 
 
 def cmd_resume(args):
+    from dbswarm.results.report import junit  # noqa: PLC0415
+    from dbswarm.results.store import open_store  # noqa: PLC0415
+    from dbswarm.run.resume import resume_campaign  # noqa: PLC0415
     out = resume_campaign(args.campaign_id, args.results, log=lambda msg: print(msg, file=sys.stderr))
     status = report_outcome(out, args.json)
     junit.campaign_ci_outputs(open_store(out["store"]), out["campaign_id"], args.junit)
@@ -162,6 +159,8 @@ def cmd_resume(args):
 
 def cmd_compare(args):
     """dbswarm compare (docs/ci.md): the logic is dbswarm.results.compare's."""
+    from dbswarm.results import compare as comparing  # noqa: PLC0415
+    from dbswarm.results.report import compare_view, junit  # noqa: PLC0415
     if not 0 < args.alpha < 1:
         raise DbswarmError(f"--alpha: expected a number between 0 and 1, got {args.alpha:g}")
     doc = comparing.compare(comparing.read_side(args.baseline, args.results),
@@ -179,6 +178,10 @@ def cmd_compare(args):
 
 
 def cmd_validate(args):
+    from dbswarm.campaign.cost import check_max_cost, estimate, summary  # noqa: PLC0415
+    from dbswarm.campaign.plan import plan_run  # noqa: PLC0415
+    from dbswarm.campaign.spec import auto_fanout, load_campaign, local_reference_problems  # noqa: PLC0415
+    from dbswarm.run.local import local_parameters  # noqa: PLC0415
     campaign, runs = load_campaign(args.campaign)
     local_parameters(runs)  # DBSWARM_ALLOWED_TARGETS set here: `run` would refuse a target outside it
     problems = local_reference_problems(campaign)  # resolved, never printed: `run` would refuse them too
@@ -211,6 +214,9 @@ def cmd_validate(args):
 def _print_samples(campaign, runs, n: int) -> None:
     """``validate --sample N``: the first N operations of each run's first client thread, drawn
     as the run phase draws them (its seed, thread 0), without connecting."""
+    from dbswarm.campaign.plan import _seed_index, derive_seed  # noqa: PLC0415
+    from dbswarm.families import base as families  # noqa: PLC0415
+    from dbswarm.families.stream import RandomStream  # noqa: PLC0415
     for run in runs:
         w = run.workload
         seed = derive_seed(derive_seed(campaign.seed, _seed_index(run)), "run", 0)  # the run phase's thread 0
@@ -222,6 +228,7 @@ def _print_samples(campaign, runs, n: int) -> None:
 
 
 def cmd_check(args):
+    from dbswarm.run import tpcc_check  # noqa: PLC0415
     if args.jobs is not None and args.jobs < 1:
         raise DbswarmError(f"--jobs: expected a whole number >= 1, got {args.jobs}")
     results = tpcc_check.check_campaign(args.campaign, args.after_load, args.jobs, tpcc_check.stderr_progress)
@@ -229,6 +236,7 @@ def cmd_check(args):
 
 
 def cmd_presets(args):
+    from dbswarm.families import base as families  # noqa: PLC0415
     blocks = ["\n".join(f.presets_text()) for f in families.all_families() if f.presets_text()]
     print("\n\n".join(blocks))
     return 0
@@ -245,6 +253,8 @@ def _find_result(ref: str) -> Path:
 
 
 def cmd_show(args):
+    from dbswarm.results.report.files import summary_markdown  # noqa: PLC0415
+    from dbswarm.results.store import open_store  # noqa: PLC0415
     if args.result.startswith("s3://"):
         bucket_url, _, key = args.result.partition("/campaigns/")
         store = open_store(bucket_url)
@@ -258,15 +268,31 @@ def cmd_show(args):
     return 0
 
 
+def _plugins_present() -> bool:
+    """A plugin (DBSWARM_PLUGINS, or a ``dbswarm.plugins`` entry point) may add a family or an
+    engine: the published schema files would not know it."""
+    if os.environ.get("DBSWARM_PLUGINS", "").strip():
+        return True
+    from importlib.metadata import entry_points  # noqa: PLC0415
+    from dbswarm.plugins import ENTRY_POINT_GROUP  # noqa: PLC0415
+    return bool(list(entry_points(group=ENTRY_POINT_GROUP)))
+
+
 def cmd_schema(args):
-    if args.result:
-        print(json.dumps(result_json_schema(), indent=2))
-    else:
-        print(json.dumps(json_schema(), indent=2))
+    # the package's published files (tests keep them equal to the models): no model to import
+    name = "result.schema.json" if args.result else "campaign.schema.json"
+    if not _plugins_present():
+        print(json.dumps(json.loads((Path(__file__).parent / "schema" / name).read_text()), indent=2))
+        return 0
+    from dbswarm.campaign.spec import json_schema  # noqa: PLC0415
+    from dbswarm.results.documents import result_json_schema  # noqa: PLC0415
+    print(json.dumps(result_json_schema() if args.result else json_schema(), indent=2))
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from dbswarm.run.indexed_cli import add_indexed_commands  # noqa: PLC0415
+    from dbswarm.run.remote import add_remote_commands  # noqa: PLC0415
     p = argparse.ArgumentParser(prog="dbswarm", description="Distributed database load campaigns "
                                 "(the workload families' methodologies), locally or on AWS Lambda.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -296,7 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--max-regression", action="append", default=[], metavar="[METRIC=]SHARE",
                     help="the worsening that fails: 5%% (default), or per metric: p99=10%%, READ:p99.9=30%%, "
                     "throughput=3%%, errors=0.5%% (points); repeatable")
-    cp.add_argument("--alpha", type=float, default=comparing.DEFAULT_ALPHA, help="the tests' significance (0.05)")
+    cp.add_argument("--alpha", type=float, default=DEFAULT_ALPHA, help=f"the tests' significance ({DEFAULT_ALPHA})")
     cp.add_argument("--format", choices=("terminal", "markdown", "json", "html"), default="terminal")
     cp.add_argument("--output", "-o", metavar="FILE", help="write the output there instead of stdout")
     cp.add_argument("--results", default="results", help="where campaign ids are looked up (default ./results)")
@@ -314,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--after-load", action="store_true", help="also 3.3.2.11 (holds only before any run)")
     ck.add_argument("--jobs", type=int, default=None, metavar="N",
                     help=f"warehouse ranges checked at once, each on its own connection (default: "
-                         f"min({tpcc_check.DEFAULT_JOBS}, warehouses))")
+                         f"min({TPCC_CHECK_JOBS}, warehouses))")
     ck.add_argument("--json", action="store_true")
     ck.set_defaults(fn=cmd_check)
     pr = sub.add_parser("presets", help="list every workload family's presets")
@@ -370,6 +396,8 @@ def _main(argv=None) -> int:
     try:
         return args.fn(args)
     except DbswarmError as err:
+        from dbswarm.credentials.redact import redact_message  # noqa: PLC0415
+        from dbswarm.engine.lock import CampaignLocked  # noqa: PLC0415
         full = results_not_written(err)
         if full:  # disk full (or quota, read-only) under the results folder: one line, exit 7
             print(redact_message(f"dbswarm: {full}"), file=sys.stderr)

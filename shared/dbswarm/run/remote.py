@@ -21,11 +21,16 @@ from pathlib import Path
 from typing import Optional
 
 from dbswarm.errors import CampaignError, DbswarmError
-from dbswarm.results.store import open_store
-from dbswarm.run import api
 
 DOWNLOAD_SKIP = ("runs/", "sqlite/")
 
+
+
+def _api():
+    """dbswarm.run.api, imported when a deployment is driven through its state machine (it
+    imports the library and boto3: `dbswarm --help` need not)."""
+    from dbswarm.run import api  # noqa: PLC0415
+    return api
 
 class ApiClient:
     """Requests to the campaigns API, signed with SigV4 for the execute-api service."""
@@ -85,13 +90,14 @@ class Remote:
             if not results or not results.startswith("s3://"):
                 raise DbswarmError("--state-machine needs the deployment's bucket: --results s3://BUCKET "
                                    "(stack output ResultsBucketName) or DBSWARM_RESULTS")
-            self.dep = api.Deployment(state_machine, open_store(results))
+            from dbswarm.results.store import open_store  # noqa: PLC0415 (boto3: only when a deployment is used)
+            self.dep = _api().Deployment(state_machine, open_store(results))
 
     def _call(self, method, path, body=None, query=None, local=None):
         if self.client is None:
             try:
                 return local()
-            except api.NotFound as err:
+            except _api().NotFound as err:
                 raise DbswarmError(str(err)) from None
         code, doc = self.client.request(method, path, body, query)
         if code == 400 and doc.get("problems"):
@@ -103,18 +109,18 @@ class Remote:
     def submit(self, text, max_call_seconds=None, lead_seconds=None):
         return self._call("POST", "/campaigns", text,
                           {"max_call_seconds": max_call_seconds, "lead_seconds": lead_seconds},
-                          lambda: api.submit(self.dep, text, max_call_seconds=max_call_seconds,
+                          lambda: _api().submit(self.dep, text, max_call_seconds=max_call_seconds,
                                              lead_seconds=lead_seconds))
 
     def status(self, cid):
-        return self._call("GET", f"/campaigns/{cid}", local=lambda: api.status(self.dep, cid))
+        return self._call("GET", f"/campaigns/{cid}", local=lambda: _api().status(self.dep, cid))
 
     def cancel(self, cid):
-        return self._call("DELETE", f"/campaigns/{cid}", local=lambda: api.cancel(self.dep, cid))
+        return self._call("DELETE", f"/campaigns/{cid}", local=lambda: _api().cancel(self.dep, cid))
 
     def list(self, limit=20):
         return self._call("GET", "/campaigns", query={"limit": limit},
-                          local=lambda: api.list_campaigns(self.dep, limit))
+                          local=lambda: _api().list_campaigns(self.dep, limit))
 
     def download(self, cid, into: Path) -> "builtins.list[Path]":  # list: the method above
         """The campaign's result files (not the shard files) into ``into``."""
