@@ -48,6 +48,15 @@ def servers_dir() -> str:
             or "/tmp/dbswarm-test-servers")
 
 
+def own_set_dir(kind: str) -> str:
+    """The folder of a test module's own server set (``faults``: the servers the fault tests
+    stop; ``pfs``: MariaDB with performance_schema): $DBSWARM_FAULT_SERVERS_DIR or
+    $DBSWARM_PFS_SERVERS_DIR when set, else derived from ``servers_dir()`` (DIR-faults, DIR-pfs),
+    as scripts/test derives them: two suites with a DIR each share none of them."""
+    given = os.environ.get({"faults": "DBSWARM_FAULT_SERVERS_DIR", "pfs": "DBSWARM_PFS_SERVERS_DIR"}[kind])
+    return given or f"{servers_dir().rstrip('/')}-{kind}"
+
+
 class ServersError(RuntimeError):
     """A server could not be started: the message is scripts/test-servers' own reason."""
 

@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.servers]
 
 # a set of this module's own (scripts/test-servers start DIR, DBSWARM_TEST_MYSQL_OPTIONS): its
 # MariaDB runs with performance_schema on, from the DIR's first start on
-PFS_DIR = os.environ.get("DBSWARM_PFS_SERVERS_DIR") or "/tmp/dbswarm-pfs-servers"
+PFS_DIR = servers.own_set_dir("pfs")
 PFS_OPTIONS = "--performance-schema=ON"
 
 
