@@ -25,8 +25,10 @@ dbswarm_apt_install() {
     command -v apt-get >/dev/null 2>&1 || return 1
     local sudo=()
     if [[ $EUID -ne 0 ]]; then sudo=(sudo -n); fi
-    { "${sudo[@]}" apt-get update -qq && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-        --no-install-recommends "$@"; } >/dev/null
+    local out
+    # quiet unless it fails (apt's notes on stderr, debconf's "delaying package configuration")
+    out=$({ "${sudo[@]}" apt-get update -qq && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+        --no-install-recommends "$@"; } 2>&1) || { printf '%s\n' "$out" | tail -n 20 >&2; return 1; }
 }
 
 # Make the checkout's .venv/ when PY is its python and it does not exist yet. Debian's and Ubuntu's

@@ -108,8 +108,9 @@ def report_outcome(out: dict, as_json: bool = False) -> int:
     bound = client_bound_phases(result)
     if bound:
         print("campaign finished complete, but the load generator was the bottleneck (client verdict bound; "
-              "docs/client-health.md): its figures are the client's ceiling, not the database's. Set "
-              "results.allow_client_bound: true to accept them", file=sys.stderr)
+              "docs/client-health.md): its figures are the client's ceiling, not the database's. To measure the "
+              "database: run the load generator on another machine, or use fewer threads per shard; to accept "
+              "them: results.allow_client_bound: true (or DBSWARM_ALLOW_CLIENT_BOUND=1)", file=sys.stderr)
         for line in bound:
             print(line, file=sys.stderr)
         return 9

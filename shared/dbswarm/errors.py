@@ -1,6 +1,7 @@
 """Exceptions shared by every part of dbswarm, and the kinds of database errors."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 
@@ -14,6 +15,22 @@ class CampaignError(DbswarmError):
     def __init__(self, problems):
         self.problems = list(problems)
         super().__init__("invalid campaign:\n" + "\n".join(f"  - {p}" for p in self.problems))
+
+
+def step_error_text(err: object) -> str:
+    """A Step Functions error ({"Error", "Cause"}, or a cause string holding Lambda's error JSON
+    with errorType and errorMessage; its stack trace left out) as "Type: message"."""
+    if isinstance(err, dict):
+        name, cause = err.get("Error", ""), step_error_text(err.get("Cause"))
+        return cause if cause.startswith(name) else f"{name}: {cause}"
+    if isinstance(err, str):
+        try:
+            doc = json.loads(err)
+        except ValueError:
+            return err.strip()
+        if isinstance(doc, dict) and "errorType" in doc:
+            return f"{doc['errorType']}: {doc.get('errorMessage', '')}"
+    return "" if err is None else str(err)
 
 
 class ResultsNotWritten(DbswarmError):

@@ -27,7 +27,7 @@ from rich.text import Text
 from dbswarm.campaign.spec import load_campaign, local_reference_problems, read_campaign_data
 from dbswarm.credentials.redact import redact_text
 from dbswarm.engine.worker import STUCK_THREAD_GRACE_S
-from dbswarm.errors import CONNECTION, RETRYABLE, CampaignError, DbswarmError
+from dbswarm.errors import CONNECTION, RETRYABLE, CampaignError, DbswarmError, step_error_text
 from dbswarm.families import base as families
 from dbswarm.results.store import S3Store, open_store
 from dbswarm.run import service
@@ -331,7 +331,7 @@ class _Watch:
         with self.lock:
             if event.get("action") == "record_failure":
                 self.messages.append(f"  shard {event['shard']} of {event['run_id']}/{event['phase']} failed: "
-                                     f"{service.redact_error(event, _error_text(event.get('error')))}")
+                                     f"{service.redact_error(event, step_error_text(event.get('error')))}")
             else:
                 self.current = (event["run_id"], event["phase"])
 
@@ -431,7 +431,7 @@ class _Watch:
 
     def outcome(self, desc, trace, history) -> dict:
         status, error = desc["status"], desc.get("error")
-        cause = _error_text(desc.get("cause"))
+        cause = step_error_text(desc.get("cause"))
         if self.plan is None:
             # the plan step refused the campaign: its own one-line message, as local validation's
             raise DbswarmError(_unwrapped(error, cause) or f"campaign {self.cid}: the state machine ended {status} "
@@ -481,21 +481,6 @@ def _a_phase_incomplete(store, cid) -> bool:
     return any(p.get("status") == "incomplete" for r in result.get("runs", []) for p in r.get("phases", {}).values())
 
 
-def _error_text(err) -> str:
-    """A Step Functions error ({"Error", "Cause"} or a cause string holding Lambda's error JSON)."""
-    if isinstance(err, dict):
-        name, cause = err.get("Error", ""), _error_text(err.get("Cause"))
-        return cause if cause.startswith(name) else f"{name}: {cause}"
-    if isinstance(err, str):
-        try:
-            doc = json.loads(err)
-        except ValueError:
-            return err.strip()
-        if isinstance(doc, dict) and "errorType" in doc:
-            return f"{doc['errorType']}: {doc.get('errorMessage', '')}"
-    return "" if err is None else str(err)
-
-
 def _unwrapped(error, cause: str) -> str:
     """A function's error as the user's message: "ValueError: ValueError: results: ..." (the
     state's error name, then Lambda's errorType and errorMessage) becomes "results: ..."."""
@@ -517,7 +502,7 @@ def _run_error(history) -> str:
     for e in history:
         d = e.get("stateEnteredEventDetails") or {}
         if d.get("name") == "Aggregate":
-            return _error_text(json.loads(d.get("input") or "{}").get("run_error"))
+            return step_error_text(json.loads(d.get("input") or "{}").get("run_error"))
     return "(no detail in the execution history)"
 
 

@@ -1,0 +1,54 @@
+"""The one line a result says first about its load generator's health when nothing in it fails
+the run: phases judged bound and accepted (an embedded database, the noop engine,
+results.allow_client_bound, DBSWARM_ALLOW_CLIENT_BOUND) and phases near the limit are a note,
+not an alarm; each phase's reason stays in the Client health section (docs/client-health.md).
+A bound phase that is not accepted is the alarm summary.md and report.html open with."""
+from __future__ import annotations
+
+ACCEPT = "results.allow_client_bound: true (or DBSWARM_ALLOW_CLIENT_BOUND=1)"
+MEASURE_DB = "run the load generator on another machine than the database, or use fewer threads per shard"
+
+
+def client_phases(result: dict) -> tuple[list, list, list, int]:
+    """(bound and not accepted, bound and accepted, near), each [(run_id, phase, client)], and
+    how many phases have a client verdict at all."""
+    bound, accepted, near, judged = [], [], [], 0
+    for r in result["runs"]:
+        for name, p in r["phases"].items():
+            c = p.get("client") or {}
+            if c.get("verdict") in (None, "unmeasured"):
+                continue
+            judged += 1
+            if c["verdict"] == "bound":
+                (accepted if c.get("allowed") else bound).append((r["run_id"], name, c))
+            elif c["verdict"] == "near":
+                near.append((r["run_id"], name, c))
+    return bound, accepted, near, judged
+
+
+def _why_accepted(by: str) -> str:
+    if by.startswith("default: an embedded database"):
+        return "accepted: an embedded database runs inside the load generator, its limit is the database's too"
+    if by.startswith("default: the noop engine"):
+        return "accepted: the noop engine measures the load generator itself"
+    return f"accepted by {by}; to measure the database alone, {MEASURE_DB}"
+
+
+def client_note(result: dict) -> str:
+    """The note (plain text, one line), or "" when no phase was bound and accepted nor near."""
+    _, accepted, near, judged = client_phases(result)
+    if not accepted and not near:
+        return ""
+    parts = []
+    if accepted:
+        by = sorted({c.get("allowed_by") or "default" for _, _, c in accepted})
+        parts.append(f"the load generator was the bottleneck in {len(accepted)} of {judged} phases "
+                     f"({'; '.join(_why_accepted(b) for b in by)})")
+    if near:
+        parts.append(f"{'and ' if accepted else 'the load generator was '}near its limit in {len(near)} "
+                     f"{'phase' if len(near) == 1 else 'phases'}" + ("" if accepted else f" of {judged}"))
+    tail = ("their latencies include the client's own scheduling delay; each phase's reason is under "
+            "Client health (docs/client-health.md)")
+    if near and not accepted:
+        tail += f"; to measure the database alone, {MEASURE_DB}"
+    return "Note: " + " ".join(parts) + ": " + tail + "."
