@@ -61,6 +61,15 @@ dbswarm_make_venv() {
     fi
 }
 
+# For the scripts that only use dbswarm's Python (scripts/lint, scripts/dbswarm): where .venv/ was
+# never made, the python3 on PATH (a developer's own, with dbswarm and the tools installed)
+dbswarm_existing_python() {
+    if [[ $DBSWARM_OWN_VENV == 1 && ! -x $PY ]]; then
+        PY=$(command -v python3 || echo python3)
+        DBSWARM_OWN_VENV=0
+    fi
+}
+
 # The one line that tells where dbswarm is and how to reach it (nothing when PYTHON or an active
 # virtualenv was used: the user chose that Python and knows how to reach it)
 dbswarm_where() {

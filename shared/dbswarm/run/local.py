@@ -10,6 +10,7 @@ DBSWARM_PROGRESS_DIR; ``run_campaign`` is what ``dbswarm run`` calls.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -137,7 +138,7 @@ class ProgressBoard:
         now = time.time()
         last_done, last_t = self._last
         if now - last_t >= 1.0:
-            self._ops = max(0.0, (done - last_done) / (now - last_t))
+            self._ops = smoothed_rate(self._ops, max(0.0, (done - last_done) / (now - last_t)), now - last_t)
             self._last = (done, now)
         if self.progress and self.task is not None:
             if self._seconds:  # the bar is the phase's time, from the first shard's start
@@ -182,6 +183,19 @@ class ProgressBoard:
     def stop(self):
         if self.progress and self.progress.live.is_started:
             self.progress.stop()
+
+
+RATE_SECONDS = 3.0  # the live ops/s: a moving average over about this long
+
+
+def smoothed_rate(previous: float, rate: float, seconds: float) -> float:
+    """The live ops/s: an exponential moving average (time constant RATE_SECONDS) of the rate of
+    each ~1-s poll, which jumps with the shards' progress writes (a shard's two writes in one
+    poll's second, none in the next); the first measured rate as it is."""
+    if previous <= 0:
+        return rate
+    weight = 1.0 - math.exp(-max(seconds, 0.0) / RATE_SECONDS)
+    return previous + weight * (rate - previous)
 
 
 def _count_text(task) -> str:

@@ -12,7 +12,10 @@ MEASURE_DB = "run the load generator on another machine than the database, or us
 def client_phases(result: dict) -> tuple[list, list, list, int]:
     """(bound and not accepted, bound and accepted, near), each [(run_id, phase, client)], and
     how many phases have a client verdict at all."""
-    bound, accepted, near, judged = [], [], [], 0
+    bound: list[tuple] = []
+    accepted: list[tuple] = []
+    near: list[tuple] = []
+    judged = 0
     for r in result["runs"]:
         for name, p in r["phases"].items():
             c = p.get("client") or {}
@@ -28,7 +31,7 @@ def client_phases(result: dict) -> tuple[list, list, list, int]:
 
 def _why_accepted(by: str) -> str:
     if by.startswith("default: an embedded database"):
-        return "accepted: an embedded database runs inside the load generator, its limit is the database's too"
+        return "accepted: an embedded database runs in the load generator"
     if by.startswith("default: the noop engine"):
         return "accepted: the noop engine measures the load generator itself"
     return f"accepted by {by}; to measure the database alone, {MEASURE_DB}"
@@ -39,16 +42,13 @@ def client_note(result: dict) -> str:
     _, accepted, near, judged = client_phases(result)
     if not accepted and not near:
         return ""
-    parts = []
+    said = "Note: the load generator was "
     if accepted:
+        said += f"the bottleneck in {len(accepted)} of {judged} phases"
+        if near:
+            said += f" and near its limit in {len(near)}"
         by = sorted({c.get("allowed_by") or "default" for _, _, c in accepted})
-        parts.append(f"the load generator was the bottleneck in {len(accepted)} of {judged} phases "
-                     f"({'; '.join(_why_accepted(b) for b in by)})")
-    if near:
-        parts.append(f"{'and ' if accepted else 'the load generator was '}near its limit in {len(near)} "
-                     f"{'phase' if len(near) == 1 else 'phases'}" + ("" if accepted else f" of {judged}"))
-    tail = ("their latencies include the client's own scheduling delay; each phase's reason is under "
-            "Client health (docs/client-health.md)")
-    if near and not accepted:
-        tail += f"; to measure the database alone, {MEASURE_DB}"
-    return "Note: " + " ".join(parts) + ": " + tail + "."
+        said += f"; {'; '.join(_why_accepted(b) for b in by)}"
+    else:
+        said += f"near its limit in {len(near)} of {judged} phases; to measure the database alone, {MEASURE_DB}"
+    return said + " (details: Client health, docs/client-health.md)."

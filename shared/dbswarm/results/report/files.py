@@ -158,7 +158,12 @@ def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
             for problem in p.get("error_problems") or []:
                 lines.append(f"- run {run_id}, {name} phase ({p['error_rate']:.1%} of calls failed): {problem}")
     checks = [(r["run_id"], stage, c) for r in result["runs"] for stage, c in (r.get("checks") or {}).items()]
-    if checks:
+    if checks and all(c.get("passed") and not c.get("error") and not c.get("failures") for _, _, c in checks):
+        # all passed: one line (the tables come sooner)
+        lines.append("\n**Consistency checks passed**: "
+                     + "; ".join(f"run {run_id}, {stage} ({len(c.get('conditions') or [])} conditions, "
+                                 f"{c.get('seconds', '?')} s)" for run_id, stage, c in checks) + ".")
+    elif checks:
         lines.append("\n**Consistency checks** (the family's conditions on the database, after a stage):\n")
         for run_id, stage, c in checks:
             conds = c.get("conditions") or []
