@@ -289,6 +289,8 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
     finally:
         release()
         board.stop()
+        for message in watch.after_bars:
+            log(redact_text(message))
         if not given_dir:
             shutil.rmtree(progress_dir, ignore_errors=True)
         else:
@@ -335,6 +337,7 @@ class _Watch:
         self.current = None        # (run_id, phase) of the latest worker call
         self.shown = None          # (run_id, phase) on the board
         self.messages: list[str] = []
+        self.after_bars: list[str] = []  # said once the progress bars are done (a check's outcome)
         self.quiet = False         # set by run_campaign (--quiet)
         self.outputs: dict = {}
 
@@ -354,7 +357,8 @@ class _Watch:
             result = self._planned(result, step=event.get("action") == "next_step")
         if error is None and event.get("action") == "check_merge" and result and result.get("ranges"):
             with self.lock:  # a check can take minutes with nothing on the board: say how it ended
-                self.messages.append(f"  {event['run_id']} {event['stage']} consistency check "
+                # (below the bars, not above them: said as the bars end, in the order of the runs)
+                (self.after_bars if self.board.progress is not None else self.messages).append(f"  {event['run_id']} {event['stage']} consistency check "
                                      f"({result['ranges']} range{'' if result['ranges'] == 1 else 's'} in parallel): "
                                      + ("passed" if result["passed"] else "did not run everywhere (see the result)"
                                         if result.get("error") else

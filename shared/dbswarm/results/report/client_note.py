@@ -7,6 +7,7 @@ from __future__ import annotations
 
 ACCEPT = "results.allow_client_bound: true (or DBSWARM_ALLOW_CLIENT_BOUND=1)"
 MEASURE_DB = "run the load generator on another machine than the database, or use fewer threads per shard"
+SHORT_REMEDY = "the load generator on another machine, or fewer threads per shard"
 
 
 def client_phases(result: dict) -> tuple[list, list, list, int]:
@@ -34,7 +35,7 @@ def _why_accepted(by: str) -> str:
         return "accepted: an embedded database runs in the load generator"
     if by.startswith("default: the noop engine"):
         return "accepted: the noop engine measures the load generator itself"
-    return f"accepted by {by}; to measure the database alone, {MEASURE_DB}"
+    return f"accepted by {by}; to measure the database alone: {SHORT_REMEDY}"
 
 
 def client_note(result: dict) -> str:
@@ -50,5 +51,5 @@ def client_note(result: dict) -> str:
         by = sorted({c.get("allowed_by") or "default" for _, _, c in accepted})
         said += f"; {'; '.join(_why_accepted(b) for b in by)}"
     else:
-        said += f"near its limit in {len(near)} of {judged} phases; to measure the database alone, {MEASURE_DB}"
-    return said + " (details: Client health, docs/client-health.md)."
+        said += f"near its limit in {len(near)} of {judged} phases; to measure the database alone: {SHORT_REMEDY}"
+    return said + "; details under Client health (docs/client-health.md)."
