@@ -24,8 +24,12 @@ ASL = ROOT / "statemachines" / "campaign.asl.json"
 def _sam():
     """`sam` (aws-sam-cli 1.170.0): $SAM_CLI, on PATH, or in the venv scripts/install --sam makes
     (scripts/lib/sam-cli-dir; docs/serverless.md)."""
-    venv = subprocess.run([str(ROOT / "scripts" / "lib" / "sam-cli-dir")], capture_output=True, text=True).stdout.strip()
-    for candidate in (os.environ.get("SAM_CLI"), shutil.which("sam"), f"{venv}/bin/sam" if venv else None):
+    def venv(**env):
+        script = str(ROOT / "scripts" / "lib" / "sam-cli-dir")
+        return subprocess.run([script], capture_output=True, text=True, env=dict(os.environ, **env)).stdout.strip()
+    # its own folder (DBSWARM_TEST_SERVERS_DIR-sam-cli), else the machine's default one, used as it is
+    folders = (venv(), venv(SAM_CLI_VENV="", DBSWARM_TEST_SERVERS_DIR=""))
+    for candidate in (os.environ.get("SAM_CLI"), shutil.which("sam"), *(f"{f}/bin/sam" for f in folders if f)):
         if candidate and Path(candidate).exists():
             return candidate
     return None
