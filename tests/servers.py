@@ -48,6 +48,15 @@ def servers_dir() -> str:
             or "/tmp/dbswarm-test-servers")
 
 
+def own_set_dir(kind: str) -> str:
+    """The folder of a test module's own server set (``faults``: the servers the fault tests
+    stop; ``alt``: the optional statistics sources inverted, ALT_OPTIONS): $DBSWARM_FAULT_SERVERS_DIR or
+    $DBSWARM_ALT_SERVERS_DIR when set, else derived from ``servers_dir()`` (DIR-faults, DIR-alt),
+    as scripts/test derives them: two suites with a DIR each share none of them."""
+    given = os.environ.get({"faults": "DBSWARM_FAULT_SERVERS_DIR", "alt": "DBSWARM_ALT_SERVERS_DIR"}[kind])
+    return given or f"{servers_dir().rstrip('/')}-{kind}"
+
+
 class ServersError(RuntimeError):
     """A server could not be started: the message is scripts/test-servers' own reason."""
 
@@ -117,13 +126,13 @@ def start() -> dict:
 # measures against, and stay as they are): MariaDB with performance_schema on (off in the shared
 # set, MariaDB's default), PostgreSQL without pg_stat_statements in shared_preload_libraries (the
 # extension is still created in database dbswarm: present, not loaded). Its DIR:
-# $DBSWARM_ALT_SERVERS_DIR (left running), else /tmp/dbswarm-alt-servers (stopped at the end of
-# the session: tests/conftest.py's alt_servers).
+# $DBSWARM_ALT_SERVERS_DIR (left running: scripts/test stops it), else DIR-alt (stopped at the end
+# of the session: tests/conftest.py's alt_servers).
 ALT_OPTIONS = {"DBSWARM_TEST_MYSQL_OPTIONS": "--performance-schema=ON", "DBSWARM_TEST_PG_PRELOAD": "none"}
 
 
 def alt_servers_dir() -> str:
-    return os.environ.get("DBSWARM_ALT_SERVERS_DIR") or "/tmp/dbswarm-alt-servers"
+    return own_set_dir("alt")
 
 
 def start_alternate() -> dict:

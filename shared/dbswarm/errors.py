@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 from dataclasses import dataclass
 
 
@@ -33,6 +34,22 @@ def did_you_mean(key, valid) -> str:
     names = {str(v).lower(): str(v) for v in sorted(set(valid), key=str)}
     near = difflib.get_close_matches(str(key).lower(), sorted(names), n=1, cutoff=0.6)
     return f"; did you mean `{names[near[0]]}`?" if near else ""
+
+
+def step_error_text(err: object) -> str:
+    """A Step Functions error ({"Error", "Cause"}, or a cause string holding Lambda's error JSON
+    with errorType and errorMessage; its stack trace left out) as "Type: message"."""
+    if isinstance(err, dict):
+        name, cause = err.get("Error", ""), step_error_text(err.get("Cause"))
+        return cause if cause.startswith(name) else f"{name}: {cause}"
+    if isinstance(err, str):
+        try:
+            doc = json.loads(err)
+        except ValueError:
+            return err.strip()
+        if isinstance(doc, dict) and "errorType" in doc:
+            return f"{doc['errorType']}: {doc.get('errorMessage', '')}"
+    return "" if err is None else str(err)
 
 
 class ResultsNotWritten(DbswarmError):

@@ -1,5 +1,7 @@
 """One status everywhere: a campaign whose server cannot be reached fails in its prepare step
-(nothing ran); the terminal, the exit status, result.json and summary.md all say "failed"."""
+(nothing ran); the terminal, the exit status, result.json and summary.md all say "failed" — and
+result.json, summary.md (its status line, the first thing it says) and report.html (its overview)
+say why, not only stderr and execution.json (issue 58 item 4)."""
 import json
 import os
 import socket
@@ -32,3 +34,10 @@ def test_an_unreachable_server_is_failed_on_stderr_in_result_json_and_in_summary
     assert {p["status"] for r in result["runs"] for p in r["phases"].values()} == {"not run"}
     assert "Status: **failed**" in (folder / "summary.md").read_text()
     assert "Status: **failed**" in proc.stdout   # the tables printed at the end say it too
+    # why: the step's error, in all three files (no stack trace, on one line)
+    assert "Connection refused" in result["failure"] and "Traceback" not in result["failure"], result.get("failure")
+    status_line = (folder / "summary.md").read_text().splitlines()[2]
+    assert status_line.startswith("Status: **failed**: ") and "Connection refused" in status_line, status_line
+    html = (folder / "report.html").read_text()
+    overview = html[html.index("<h2>Overview</h2>"):html.index("</table>", html.index("<h2>Overview</h2>"))]
+    assert "Connection refused" in overview, overview

@@ -16,7 +16,7 @@ from tests import servers
 from tests.faults.conftest import dbswarm_env, wait_gone
 
 # a folder of its own per checkout running fault tests at the same time (they stop these servers)
-FAULT_DIR = os.environ.get("DBSWARM_FAULT_SERVERS_DIR") or "/tmp/dbswarm-faults-servers"
+FAULT_DIR = servers.own_set_dir("faults")
 
 
 @pytest.fixture

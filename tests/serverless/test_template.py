@@ -22,8 +22,14 @@ ASL = ROOT / "statemachines" / "campaign.asl.json"
 
 
 def _sam():
-    """`sam` (aws-sam-cli 1.170.0): $SAM_CLI, on PATH, or a venv at /opt/sam-cli (docs/serverless.md)."""
-    for candidate in (os.environ.get("SAM_CLI"), shutil.which("sam"), "/opt/sam-cli/bin/sam"):
+    """`sam` (aws-sam-cli 1.170.0): $SAM_CLI, on PATH, or in the venv scripts/install --sam makes
+    (scripts/lib/sam-cli-dir; docs/serverless.md)."""
+    def venv(**env):
+        script = str(ROOT / "scripts" / "lib" / "sam-cli-dir")
+        return subprocess.run([script], capture_output=True, text=True, env=dict(os.environ, **env)).stdout.strip()
+    # its own folder (DBSWARM_TEST_SERVERS_DIR-sam-cli), else the machine's default one, used as it is
+    folders = (venv(), venv(SAM_CLI_VENV="", DBSWARM_TEST_SERVERS_DIR=""))
+    for candidate in (os.environ.get("SAM_CLI"), shutil.which("sam"), *(f"{f}/bin/sam" for f in folders if f)):
         if candidate and Path(candidate).exists():
             return candidate
     return None
@@ -37,7 +43,7 @@ def _fake_aws_env():
 
 
 def test_sam_validate_lint_passes():
-    assert _sam(), "aws-sam-cli is not installed: scripts/install --test installs it into /opt/sam-cli"
+    assert _sam(), "aws-sam-cli is not installed: scripts/install --sam (or --test) installs it"
     proc = subprocess.run([_sam(), "validate", "--lint", "--template-file", str(TEMPLATE)], cwd=ROOT,
                           capture_output=True, text=True, env=_fake_aws_env(), timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -261,7 +267,7 @@ def test_sam_build_makes_both_layers(tmp_path):
     """`sam build` as docs/serverless.md says, with no python3.12 on PATH (a stock Debian 12): the
     drivers layer holds the Lambda runtime's wheels (CPython 3.12, manylinux x86_64), proved by their
     tags, and imports under a 3.12 interpreter when this machine has one."""
-    assert _sam(), "aws-sam-cli is not installed: scripts/install --test installs it into /opt/sam-cli"
+    assert _sam(), "aws-sam-cli is not installed: scripts/install --sam (or --test) installs it"
     env = _fake_aws_env()
     # no Python 3.12 reachable by sam: only directories without a python3.12 stay on PATH, and make
     # (the makefile builds') from wherever it is

@@ -38,3 +38,9 @@ def test_schema_prints_the_published_file_equal_to_the_models(capsys):
 def test_the_parser_s_defaults_are_the_library_s():
     assert cli.DEFAULT_ALPHA == compare.DEFAULT_ALPHA
     assert cli.TPCC_CHECK_JOBS == tpcc_check.DEFAULT_JOBS
+
+
+def test_schema_models_builds_what_the_published_file_must_equal(capsys):
+    from dbswarm.campaign.spec import json_schema
+    assert cli.main(["schema", "--models"]) == 0
+    assert json.loads(capsys.readouterr().out) == json_schema()

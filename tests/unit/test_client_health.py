@@ -226,6 +226,32 @@ def _result(client):
                       "phases": {"run": phase}}]}
 
 
+def test_an_accepted_bound_phase_is_one_note_line_not_an_alarm():
+    """Issue 58 item 2: a bound verdict that is accepted (here results.allow_client_bound; the
+    demo's: an embedded database) is one note line before the tables, not an alarm per phase; its
+    reason stays under Client health. One that is not accepted offers remedies the user can take."""
+    from dbswarm.results.report.files import client_first_lines, client_health_table
+    from dbswarm.results.report.html import client_alert_html
+    bound = headroom.shard_figures([_segment(cpu_s=9.6)])
+    accepted = _phase_client({0: bound}, allow=True)
+    accepted["allowed_by"] = "results.allow_client_bound"
+    result = _result(accepted)
+    result["runs"].append(dict(result["runs"][0], run_id="001"))
+    head = [line for line in client_first_lines(result) if line]
+    assert len(head) == 1 and head[0].startswith("**Note**: the load generator was the bottleneck in 2 of 2 phases")
+    assert "accepted by results.allow_client_bound" in head[0] and "another machine" in head[0], head
+    assert not any("**The load generator was the bottleneck**" in line for line in client_first_lines(result))
+    html = client_alert_html(result)
+    assert html.startswith("<p class='client-note'>Note: ") and "client-bound" not in html
+    # the reasons are kept, after the Client health table
+    assert any(line.startswith("- run 001, run phase: the load generator was the bottleneck")
+               for line in client_health_table(result))
+    # not accepted: the alarm, with what to do
+    alarm = client_first_lines(_result(_phase_client({0: bound})))
+    assert any("another machine" in line and "DBSWARM_ALLOW_CLIENT_BOUND=1" in line for line in alarm)
+    assert "client-bound" in client_alert_html(_result(_phase_client({0: bound})))
+
+
 def test_summary_says_a_bound_phase_first():
     bound = headroom.shard_figures([_segment(cpu_s=9.6)])
     result = _result(_phase_client({0: bound}))
@@ -377,8 +403,8 @@ def test_a_shard_that_waited_while_using_little_of_its_cpu_waited_for_other_proc
     assert "use at most" not in c["reason"] and c["max_threads_per_shard"] is not None
     assert c["reason"].endswith("the shards used at most 10% of the CPU they may use: their threads waited for "
                                 "CPUs that other processes held (the database server or other programs on this "
-                                "host, the campaign's other shards on the same CPUs); give the load generator "
-                                "CPUs of its own")
+                                "host, the campaign's other shards on the same CPUs); run the load generator on "
+                                "another machine than the database (or give it CPUs of its own)")
     # a shard that used its CPU itself: its own work, not the others'
     busy = headroom.shard_figures([_segment(cpu_s=9.5, runqueue_wait_s=24.0)])
     c = _phase_client({0: starved, 1: busy})

@@ -80,7 +80,7 @@ def test_shard_result_and_answer_round_trip_from_a_real_shard(tmp_path):
 
 def test_result_json_of_a_campaign_matches_the_published_schema(tmp_path):
     published = json.loads((ROOT / "shared" / "dbswarm" / "schema" / "result.schema.json").read_text())
-    assert published == result_json_schema(), "regenerate: dbswarm schema --result > shared/dbswarm/schema/result.schema.json"
+    assert published == result_json_schema(), "regenerate: dbswarm schema --models --result > shared/dbswarm/schema/result.schema.json"
     out = service.run_steps({"name": "s", "workload": {"preset": "S3", "recordcount": 200, "operationcount": 200},
                              "matrix": {"workload": [{"preset": "S3"}, {"family": "sysbench", "tables": 1,
                                                                          "table_size": 100, "events": 50}]}},

@@ -129,3 +129,21 @@ def test_shards_write_their_error_classes_into_the_progress_file(tmp_path, monke
     service._with_error_classes(write, shard_phase)(100, 5)
     doc = json.loads((tmp_path / "000-S2.run.0.json").read_text())
     assert doc["errors"] == 5 and doc["error_classes"] == {"READ:retryable:deadlock": 5}
+
+
+def test_the_live_rate_is_smoothed_not_the_last_seconds_jump(tmp_path):
+    """Issue 58 item 6: shards write their progress about once a second, so one poll's second
+    holds two writes of a shard and the next none: the one-second rate jumps (0, then twice the
+    rate). The bar's ops/s is a moving average that stays near the steady rate."""
+    board, _ = _board(tmp_path, 120)
+    board.start_phase("000-S6 run (1 shard)", None, "000.run.", seconds=60)
+    done, shown = 0, []
+    for step in [47_000, 94_000, 0, 47_000, 94_000, 0, 47_000, 47_000, 94_000, 0]:
+        done += step
+        _shard(tmp_path, "000.run.", 0, done)
+        board._last = (board._last[0], time.time() - 1.0)  # a poll a second after the last one
+        board.poll()
+        shown.append(board.progress.tasks[-1].fields["ops"])
+    board.stop()
+    assert shown[0] > 40_000  # the first measured second as it is
+    assert all(25_000 < ops < 70_000 for ops in shown[1:]), shown

@@ -108,7 +108,7 @@ def test_schema_is_published_json():
 def test_published_schema_file_is_current():
     from pathlib import Path
     path = Path(__file__).resolve().parents[2] / "shared" / "dbswarm" / "schema" / "campaign.schema.json"
-    assert json.loads(path.read_text()) == json_schema(), "regenerate: dbswarm schema > " + str(path)
+    assert json.loads(path.read_text()) == json_schema(), "regenerate: dbswarm schema --models > " + str(path)
 
 
 def test_example_campaigns_validate(monkeypatch):

@@ -487,4 +487,5 @@ def waited_for_others(shards: list, thresholds: dict) -> Optional[str]:
     top = max(s["cpu_share"] for s in shards)
     return (f"the shards used at most {top:.0%} of the CPU they may use: their threads waited for CPUs "
             "that other processes held (the database server or other programs on this host, the "
-            "campaign's other shards on the same CPUs); give the load generator CPUs of its own")
+            "campaign's other shards on the same CPUs); run the load generator on another machine than the database "
+            "(or give it CPUs of its own)")

@@ -661,10 +661,11 @@ def ferretdb_warnings(settings: Optional[dict]) -> list[str]:
 
 
 def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
-              interrupted: Optional[str] = None) -> dict:
+              interrupted: Optional[str] = None, failure: Optional[str] = None) -> dict:
     """Read every shard's file from the store and build result.json's content.
     ``interrupted``: the campaign was stopped (Ctrl-C, SIGTERM: the signal's name): its status
-    is ``interrupted`` unless every phase had completed."""
+    is ``interrupted`` unless every phase had completed. ``failure``: the error of the step that
+    stopped the campaign early (the state machine's run_error, redacted), kept as ``failure``."""
     cid = plan.campaign_id
     runs_out: list = []
     missing_all: list = []
@@ -699,6 +700,8 @@ def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
               "campaign": redacted_campaign, "runs": runs_out, "missing_shards": missing_all}
     if interrupted:
         result["interrupted"] = {"by": interrupted, "resume": f"dbswarm resume {cid}"}
+    if failure:
+        result["failure"] = failure
     result["cost"] = _cost(store, cid, runs_out)
     try:
         search_doc = store.get_json(store.key(cid, "search.json"))

@@ -379,6 +379,9 @@ class CampaignResult(_Open):
                         "database failed after a stage; the measurement is complete) | incomplete | interrupted | "
                         "partial (| failed, set by the runner)")
     campaign: Optional[dict[str, Any]] = Field(None, description="the campaign as submitted, secrets redacted")
+    failure: Optional[str] = Field(None, description="why the campaign stopped early: the error of the step that "
+                                   "failed (\"OperationalError: connection failed: ... Connection refused\"), "
+                                   "secrets redacted; summary.md's status line and report.html's overview say it")
     runs: list[RunResult]
     missing_shards: list[dict[str, Any]]
     adaptive: Optional[dict[str, Any]] = Field(None, description="fanout.adaptive: per cell, its attempts (runs "

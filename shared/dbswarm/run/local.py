@@ -10,6 +10,7 @@ DBSWARM_PROGRESS_DIR; ``run_campaign`` is what ``dbswarm run`` calls.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -28,7 +29,7 @@ from dbswarm.campaign.admission import allowed_targets, check_targets
 from dbswarm.campaign.spec import load_campaign, local_reference_problems, read_campaign_data
 from dbswarm.credentials.redact import redact_message, redact_text
 from dbswarm.engine.worker import STUCK_THREAD_GRACE_S
-from dbswarm.errors import CONNECTION, RETRYABLE, DbswarmError, NotRunnableHere
+from dbswarm.errors import CONNECTION, RETRYABLE, CampaignError, DbswarmError, NotRunnableHere, step_error_text
 from dbswarm.families import base as families
 from dbswarm.results.store import S3Store, open_store
 from dbswarm.run import service
@@ -138,7 +139,7 @@ class ProgressBoard:
         now = time.time()
         last_done, last_t = self._last
         if now - last_t >= 1.0:
-            self._ops = max(0.0, (done - last_done) / (now - last_t))
+            self._ops = smoothed_rate(self._ops, max(0.0, (done - last_done) / (now - last_t)), now - last_t)
             self._last = (done, now)
         if self.progress and self.task is not None:
             if self._seconds:  # the bar is the phase's time, from the first shard's start
@@ -183,6 +184,19 @@ class ProgressBoard:
     def stop(self):
         if self.progress and self.progress.live.is_started:
             self.progress.stop()
+
+
+RATE_SECONDS = 3.0  # the live ops/s: a moving average over about this long
+
+
+def smoothed_rate(previous: float, rate: float, seconds: float) -> float:
+    """The live ops/s: an exponential moving average (time constant RATE_SECONDS) of the rate of
+    each ~1-s poll, which jumps with the shards' progress writes (a shard's two writes in one
+    poll's second, none in the next); the first measured rate as it is."""
+    if previous <= 0:
+        return rate
+    weight = 1.0 - math.exp(-max(seconds, 0.0) / RATE_SECONDS)
+    return previous + weight * (rate - previous)
 
 
 def _count_text(task) -> str:
@@ -291,6 +305,8 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
     finally:
         release()
         board.stop()
+        for message in watch.after_bars:
+            log(redact_text(message))
         if not given_dir:
             shutil.rmtree(progress_dir, ignore_errors=True)
         else:
@@ -337,6 +353,7 @@ class _Watch:
         self.current = None        # (run_id, phase) of the latest worker call
         self.shown = None          # (run_id, phase) on the board
         self.messages: list[str] = []
+        self.after_bars: list[str] = []  # said once the progress bars are done (a check's outcome)
         self.quiet = False         # set by run_campaign (--quiet)
         self.outputs: dict = {}
 
@@ -347,7 +364,7 @@ class _Watch:
         with self.lock:
             if event.get("action") == "record_failure":
                 self.messages.append(f"  shard {event['shard']} of {event['run_id']}/{event['phase']} failed: "
-                                     f"{service.redact_error(event, _error_text(event.get('error')))}")
+                                     f"{service.redact_error(event, step_error_text(event.get('error')))}")
             else:
                 self.current = (event["run_id"], event["phase"])
 
@@ -356,7 +373,8 @@ class _Watch:
             result = self._planned(result, step=event.get("action") == "next_step")
         if error is None and event.get("action") == "check_merge" and result and result.get("ranges"):
             with self.lock:  # a check can take minutes with nothing on the board: say how it ended
-                self.messages.append(f"  {event['run_id']} {event['stage']} consistency check "
+                # (below the bars, not above them: said as the bars end, in the order of the runs)
+                (self.after_bars if self.board.progress is not None else self.messages).append(f"  {event['run_id']} {event['stage']} consistency check "
                                      f"({result['ranges']} range{'' if result['ranges'] == 1 else 's'} in parallel): "
                                      + ("passed" if result["passed"] else "did not run everywhere (see the result)"
                                         if result.get("error") else
@@ -447,7 +465,7 @@ class _Watch:
 
     def outcome(self, desc, trace, history) -> dict:
         status, error = desc["status"], desc.get("error")
-        cause = _error_text(desc.get("cause"))
+        cause = step_error_text(desc.get("cause"))
         if self.plan is None:
             # the plan step refused the campaign: its own one-line message, as local validation's
             raise DbswarmError(_unwrapped(error, cause) or f"campaign {self.cid}: the state machine ended {status} "
@@ -497,21 +515,6 @@ def _a_phase_incomplete(store, cid) -> bool:
     return any(p.get("status") == "incomplete" for r in result.get("runs", []) for p in r.get("phases", {}).values())
 
 
-def _error_text(err) -> str:
-    """A Step Functions error ({"Error", "Cause"} or a cause string holding Lambda's error JSON)."""
-    if isinstance(err, dict):
-        name, cause = err.get("Error", ""), _error_text(err.get("Cause"))
-        return cause if cause.startswith(name) else f"{name}: {cause}"
-    if isinstance(err, str):
-        try:
-            doc = json.loads(err)
-        except ValueError:
-            return err.strip()
-        if isinstance(doc, dict) and "errorType" in doc:
-            return f"{doc['errorType']}: {doc.get('errorMessage', '')}"
-    return "" if err is None else str(err)
-
-
 def _unwrapped(error, cause: str) -> str:
     """A function's error as the user's message: "ValueError: ValueError: results: ..." (the
     state's error name, then Lambda's errorType and errorMessage) becomes "results: ..."."""
@@ -533,7 +536,7 @@ def _run_error(history) -> str:
     for e in history:
         d = e.get("stateEnteredEventDetails") or {}
         if d.get("name") == "Aggregate":
-            return _error_text(json.loads(d.get("input") or "{}").get("run_error"))
+            return step_error_text(json.loads(d.get("input") or "{}").get("run_error"))
     return "(no detail in the execution history)"
 
 

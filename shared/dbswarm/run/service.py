@@ -37,7 +37,7 @@ from dbswarm.campaign.spec import check_deployed_references, load_campaign, reda
 from dbswarm.credentials import secrets
 from dbswarm.engine import checks, connection_room, lock
 from dbswarm.engine.worker import ShardPhase, make_binding, prepare_target, read_window_edge
-from dbswarm.errors import DbswarmError
+from dbswarm.errors import DbswarmError, step_error_text
 from dbswarm.families import base as families
 from dbswarm.measure.recorder import Measurement
 from dbswarm.results.aggregate import aggregate, failure_key, run_phases, shard_key
@@ -674,7 +674,13 @@ def aggregate_campaign(event: dict) -> dict:
         campaign = store.get_json(store.key(cid, "campaign.json"))
     except KeyError:
         campaign = None
-    result = aggregate(plan, store, campaign, interrupted=event.get("interrupted"))
+    # a step that failed (the state machine caught it: run_error): result.json, summary.md and
+    # report.html name it, not only the execution history
+    run_error = (event.get("state") or {}).get("run_error")
+    failure = " ".join(step_error_text(run_error).split()) if run_error else None
+    for run in plan.runs if failure else ():  # any run's password, as every stored error text
+        failure = redact_error(dict(event, run_id=run.run_id), failure)
+    result = aggregate(plan, store, campaign, interrupted=event.get("interrupted"), failure=failure)
     keys = write_reports(store, cid, result)
     if not event.get("interrupted"):  # an interrupted campaign keeps its tables for `dbswarm resume`
         release_locks(event)

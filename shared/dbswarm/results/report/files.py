@@ -19,6 +19,7 @@ from dbswarm.families.tables import fmt
 from dbswarm.measure.recorder import PERCENTILES, _pname
 from dbswarm.results.peak import search_markdown
 from dbswarm.results.report import markdown
+from dbswarm.results.report.client_note import ACCEPT, MEASURE_DB, client_note, client_phases
 from dbswarm.results.report.html import error_rows, server_lines
 from dbswarm.results.report.html import report_html as page
 
@@ -34,17 +35,11 @@ def white_paper_tables(result) -> str:
 
 
 def client_first_lines(result) -> list[str]:
-    """The phases whose load generator was the bottleneck (client verdict bound), and those
-    near it: the first thing summary.md says after the status (docs/client-health.md)."""
-    bound, near = [], []
-    for r in result["runs"]:
-        for name, p in r["phases"].items():
-            c = p.get("client") or {}
-            if c.get("verdict") == "bound":
-                bound.append(f"- run {r['run_id']}, {name} phase: {c.get('reason', '')}"
-                             + (f" (accepted: {c.get('allowed_by')})" if c.get("allowed") else ""))
-            elif c.get("verdict") == "near":
-                near.append(f"- run {r['run_id']}, {name} phase: {c.get('reason', '')}")
+    """The phases whose load generator was the bottleneck (client verdict bound) and not accepted:
+    the first thing summary.md says after the status, with what the user can do; phases bound and
+    accepted, or near the limit: one note line (client_note; docs/client-health.md)."""
+    unaccepted, _, _, _ = client_phases(result)
+    bound = [f"- run {run_id}, {name} phase: {c.get('reason', '')}" for run_id, name, c in unaccepted]
     out = []
     short = [f"- run {r['run_id']}: {r['fanout']['note']}" for r in result["runs"]
              if (r.get("fanout") or {}).get("short_of_cpus")]
@@ -60,9 +55,11 @@ def client_first_lines(result) -> list[str]:
                 + (f" ({c['stop']})" if c.get("stop") else "") for c in adaptive]
     if bound:
         out += ["", "**The load generator was the bottleneck** (client verdict `bound`): these figures are the "
-                "client's ceiling and its scheduling delay, not the database's:", "", *bound]
-    if near:
-        out += ["", "**The load generator was near its limit** (client verdict `near`):", "", *near]
+                "client's ceiling and its scheduling delay, not the database's:", "", *bound, "",
+                f"To measure the database: {MEASURE_DB}. To accept these figures as they are: `{ACCEPT}`."]
+    note = client_note(result)
+    if note:
+        out += ["", note.replace("Note:", "**Note**:", 1)]
     return out
 
 
@@ -85,10 +82,13 @@ def client_health_table(result) -> list[str]:
                         f"{f(c.get('lock_wait_intervals'), '.2f')} | {f(c.get('loop_share'), '.2f')} | {server} |")
     if not rows:
         return []
+    _, accepted, near, _ = client_phases(result)
+    why = [f"- run {run_id}, {name} phase: {c.get('reason', '')}"
+           + (f" (accepted: {c.get('allowed_by')})" if c.get("allowed") else "") for run_id, name, c in accepted + near]
     return ["", "### Client health (the load generator's own headroom; docs/client-health.md)", "",
             "| run | phase | verdict | CPU share | wake-up delay µs | run-queue wait µs/op | "
             "interpreter-lock wait (switch intervals) | loop share | server µs/op / client mean µs |",
-            "|---|---|---|---|---|---|---|---|---|", *rows]
+            "|---|---|---|---|---|---|---|---|---|", *rows] + (["", *why, ""] if why else [])
 
 
 # what never reaches a terminal or summary.md: control characters (C0 but tab and newline, DEL,
@@ -107,6 +107,12 @@ def _refused_what(run) -> str:
     return "did not run" if not ran else f"stopped after its {' and '.join(ran)} phase{'s' if len(ran) > 1 else ''}"
 
 
+def _failure_said(result) -> str:
+    """The status line's end: why the campaign stopped early (result.json's ``failure``), or "."."""
+    why = (result.get("failure") or "").strip()
+    return f": {why}" + ("" if why[-1] in ".?!" else ".") if why else "."
+
+
 def summary_markdown(result) -> str:
     """summary.md: printable text only (``printable``), every string of the result written as
     literal Markdown (``markdown.escaped``: no HTML, link or code span, no broken table)."""
@@ -115,7 +121,7 @@ def summary_markdown(result) -> str:
 
 def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
     lines = [f"# dbswarm campaign {result['name']} ({result['campaign_id']})", "",
-             f"Status: **{result['status']}**. Seed {result['seed']}."]
+             f"Status: **{result['status']}**" + _failure_said(result) + f" Seed {result['seed']}."]
     lines += [f"\n**Run {r['run_id']} {_refused_what(r)}**: {r['refused']}" for r in result["runs"] if r.get("refused")]
     lines += client_first_lines(result)  # a load generator that was the bottleneck: said before anything else
     caveats = [(r["run_id"], name, p["throughput_caveat"]) for r in result["runs"]
@@ -160,7 +166,12 @@ def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
             for problem in p.get("error_problems") or []:
                 lines.append(f"- run {run_id}, {name} phase ({p['error_rate']:.1%} of calls failed): {problem}")
     checks = [(r["run_id"], stage, c) for r in result["runs"] for stage, c in (r.get("checks") or {}).items()]
-    if checks:
+    if checks and all(c.get("passed") and not c.get("error") and not c.get("failures") for _, _, c in checks):
+        # all passed: one line (the tables come sooner)
+        lines.append("\n**Consistency checks passed**: "
+                     + "; ".join(f"run {run_id}, {stage} ({len(c.get('conditions') or [])} conditions, "
+                                 f"{c.get('seconds', '?')} s)" for run_id, stage, c in checks) + ".")
+    elif checks:
         lines.append("\n**Consistency checks** (the family's conditions on the database, after a stage):\n")
         for run_id, stage, c in checks:
             conds = c.get("conditions") or []

@@ -28,6 +28,7 @@ from dbswarm import __version__
 from dbswarm.families.tables import measured_phase
 from dbswarm.measure.recorder import decode_histogram
 from dbswarm.results.report import markdown
+from dbswarm.results.report.client_note import ACCEPT, MEASURE_DB, client_note, client_phases
 
 MIN_POINTS = 2  # a time chart needs two points; a shorter phase gets a note instead
 MIN_CHART_SECONDS = 3  # throughput over fewer seconds is a stub of a line: the phase gets a note instead
@@ -210,19 +211,17 @@ def client_charts(cid, run_id, phase, p) -> list[dict]:
 
 
 def client_alert_html(result) -> str:
-    """The phases whose load generator was the bottleneck: the first thing the report says."""
-    items = []
-    for r in result["runs"]:
-        for name, p in r["phases"].items():
-            c = p.get("client") or {}
-            if c.get("verdict") == "bound":
-                items.append(f"<li>run {_e(r['run_id'])}, {_e(name)} phase: {_e(c.get('reason', ''))}"
-                             + (f" <i>(accepted: {_e(c.get('allowed_by'))})</i>" if c.get("allowed") else "") + "</li>")
-    if not items:
-        return ""
+    """The phases whose load generator was the bottleneck and not accepted: the first thing the
+    report says, with what the user can do; phases bound and accepted, or near: one note line."""
+    bound, _, _, _ = client_phases(result)
+    if not bound:
+        note = client_note(result)
+        return f"<p class='client-note'>{_e(note)}</p>" if note else ""
+    items = [f"<li>run {_e(run_id)}, {_e(name)} phase: {_e(c.get('reason', ''))}</li>" for run_id, name, c in bound]
     return ("<div class='client-bound'><b>The load generator was the bottleneck</b> (client verdict "
             "<code>bound</code>): these figures are the client's ceiling and its scheduling delay, not the "
-            "database's.<ul>" + "".join(items) + "</ul></div>")
+            "database's.<ul>" + "".join(items) + f"</ul>To measure the database: {_e(MEASURE_DB)}. To accept these "
+            f"figures as they are: <code>{_e(ACCEPT)}</code>.</div>")
 
 
 def scaling_charts(cid, result) -> list[dict]:
@@ -350,7 +349,8 @@ def error_action(run, phase, kind) -> str:
 
 def overview_html(result) -> str:
     items = [("campaign", f"{_e(result['name'])} (<code>{_e(result['campaign_id'])}</code>)"),
-             ("status", f"<b class='status-{_e(result['status'])}'>{_e(result['status'])}</b>"),
+             ("status", f"<b class='status-{_e(result['status'])}'>{_e(result['status'])}</b>"
+              + (f": {_e(result['failure'])}" if result.get("failure") else "")),
              ("created", _e(_when(result.get("created_at")))), ("seed", _e(result.get("seed"))),
              ("dbswarm", f"{_e(__version__)}, result schema {_e(result.get('schema_version'))}"),
              ("runs", f"{len(result['runs'])}" + (f", missing shards: {len(result['missing_shards'])}"
@@ -455,6 +455,7 @@ code{font-size:.9em}
 details{margin:.5em 0}
 pre#dbswarm-render-status{display:none}
 .client-bound{border:2px solid #b91c1c;background:#fef2f2;padding:.6em 1em;margin:1em 0}
+.client-note{color:#374151;border-left:3px solid #9ca3af;padding:.2em .8em;margin:1em 0}
 """
 
 
@@ -492,7 +493,11 @@ def report_html(result, summary_md: str) -> str:
         charts += scaling
         sections.append("<h2>Scaling</h2>" + "".join(f"<div class='chart' id='{s['id']}'></div>" for s in scaling))
     # the title, status and server lines are the overview's
-    skip = set(server_lines(markdown.escaped(result)))  # as summary.md wrote them
+    escaped = markdown.escaped(result)  # summary.md was written from it
+    skip = set(server_lines(escaped))
+    note = client_note(escaped)  # said once, above the overview
+    if note:
+        skip.add(note.replace("Note:", "**Note**:", 1))
     tables = "\n".join(line for line in summary_md.splitlines()[3:] if line not in skip)
     sections.append("<h2>Tables</h2>" + markdown_it.MarkdownIt("commonmark", {"html": False}).enable("table").render(tables))
     sections.append("<h2>Runs</h2>")

@@ -1,0 +1,55 @@
+"""The one line a result says first about its load generator's health when nothing in it fails
+the run: phases judged bound and accepted (an embedded database, the noop engine,
+results.allow_client_bound, DBSWARM_ALLOW_CLIENT_BOUND) and phases near the limit are a note,
+not an alarm; each phase's reason stays in the Client health section (docs/client-health.md).
+A bound phase that is not accepted is the alarm summary.md and report.html open with."""
+from __future__ import annotations
+
+ACCEPT = "results.allow_client_bound: true (or DBSWARM_ALLOW_CLIENT_BOUND=1)"
+MEASURE_DB = "run the load generator on another machine than the database, or use fewer threads per shard"
+SHORT_REMEDY = "the load generator on another machine, or fewer threads per shard"
+
+
+def client_phases(result: dict) -> tuple[list, list, list, int]:
+    """(bound and not accepted, bound and accepted, near), each [(run_id, phase, client)], and
+    how many phases have a client verdict at all."""
+    bound: list[tuple] = []
+    accepted: list[tuple] = []
+    near: list[tuple] = []
+    judged = 0
+    for r in result["runs"]:
+        for name, p in r["phases"].items():
+            c = p.get("client") or {}
+            if c.get("verdict") in (None, "unmeasured"):
+                continue
+            judged += 1
+            if c["verdict"] == "bound":
+                (accepted if c.get("allowed") else bound).append((r["run_id"], name, c))
+            elif c["verdict"] == "near":
+                near.append((r["run_id"], name, c))
+    return bound, accepted, near, judged
+
+
+def _why_accepted(by: str) -> str:
+    if by.startswith("default: an embedded database"):
+        return "accepted: an embedded database runs in the load generator"
+    if by.startswith("default: the noop engine"):
+        return "accepted: the noop engine measures the load generator itself"
+    return f"accepted by {by}; to measure the database alone: {SHORT_REMEDY}"
+
+
+def client_note(result: dict) -> str:
+    """The note (plain text, one line), or "" when no phase was bound and accepted nor near."""
+    _, accepted, near, judged = client_phases(result)
+    if not accepted and not near:
+        return ""
+    said = "Note: the load generator was "
+    if accepted:
+        said += f"the bottleneck in {len(accepted)} of {judged} phases"
+        if near:
+            said += f" and near its limit in {len(near)}"
+        by = sorted({c.get("allowed_by") or "default" for _, _, c in accepted})
+        said += f"; {'; '.join(_why_accepted(b) for b in by)}"
+    else:
+        said += f"near its limit in {len(near)} of {judged} phases; to measure the database alone: {SHORT_REMEDY}"
+    return said + "; details under Client health (docs/client-health.md)."
