@@ -17,6 +17,7 @@ from dbswarm.credentials.secrets import redact_url
 from dbswarm.families import base as families
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Measurement, OperationStats
+from dbswarm.results import stalls as stalling
 from dbswarm.results.documents import RESULT_SCHEMA_VERSION, CampaignResult, Plan, RunPlan, ShardResult
 from dbswarm.results.peak import result_section
 
@@ -203,6 +204,8 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
             we -= 1
     # seconds between two calls of a shard (a resumed or continued shard) are not steady either
     gaps = {sec for lo_t, hi_t in integrity.gaps for sec in range(math.floor(lo_t), math.ceil(hi_t))}
+    # nor the seconds in which a client thread was stalled: the headline is what every thread did
+    gaps |= stalling.stalled_seconds(integrity.stalls)
     seconds = [sec for sec in range(ws, we) if sec not in gaps]
     steady_seconds = len(seconds)
     steady_ops = None
@@ -212,6 +215,11 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
     ops = {name: s.summary() | {"ops_per_s": round(s.count / duration, 2)}
            for name, s in sorted(measurement.operations.items())}
     problems = integrity.problems(tl, totals, span_end, measurement)
+    stalled_s = stalling.stalled_span(integrity.stalls, span_start, span_end) if integrity.stalls else 0.0
+    if integrity.stalls:
+        problems.append(stalling.problem(integrity.stalls, span_start))
+    # without a steady window, the whole phase's operations over its seconds without a stall
+    unstalled = max(duration - stalled_s, 1e-9)
     out.update({
         "status": ("interrupted" if integrity.stopped and not missing else "partial") if missing or partial
         else "incomplete" if problems else "complete",
@@ -221,8 +229,9 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
         "ops_per_s": round(total / duration, 2),
         "steady": {"window": [ws, we], "seconds": steady_seconds,
                    "ops_per_s": round(steady_ops, 2) if steady_ops is not None else None},
-        "throughput": round(steady_ops if steady_ops is not None else total / duration, 2),
-        "throughput_basis": "steady-state window" if steady_ops is not None else "whole phase",
+        "throughput": round(steady_ops if steady_ops is not None else total / unstalled, 2),
+        "throughput_basis": ("steady-state window" if steady_ops is not None else
+                             "whole phase less its stalled seconds" if stalled_s else "whole phase"),
         "operations": ops, "errors": measurement.errors, "counters": measurement.counters,
         "start_skew_s": {"max": round(max(skews.values()), 4) if skews else None,
                          "per_shard": skews},
@@ -231,7 +240,14 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
         "usage": {"worker_calls": worker_calls, "worker_seconds": round(worker_s, 3)},
         "mix": {name: round(s.count / measured, 6) for name, s in measurement.operations.items()} if measured else {},
     })
-    caveat = start_caveat(phase, out["start_skew_s"]["max"], duration, steady_ops is not None, steady_seconds)
+    caveat = start_caveat(phase, out["start_skew_s"]["max"], duration, steady_ops is not None, steady_seconds,
+                          stalled=bool(stalled_s))
+    if integrity.stalls:
+        out["stalls"] = stalling.section(integrity.stalls, span_start, span_end)
+        out["steady"]["stalled_seconds_left_out"] = sorted(
+            sec for sec in stalling.stalled_seconds(integrity.stalls) if ws <= sec < we)
+        said = stalling.caveat(stalled_s, steady_seconds, steady_ops is not None, out["ops_per_s"])
+        caveat = f"{caveat}; {said}" if caveat else said
     if caveat:
         out["throughput_caveat"] = caveat
     if problems:
@@ -292,7 +308,7 @@ START_SKEW_SHARE = 0.1  # a start skew above this share of the phase makes its f
 
 
 def start_caveat(phase: str, max_skew: Optional[float], duration: float, steady: bool,
-                 steady_seconds: int) -> Optional[str]:
+                 steady_seconds: int, stalled: bool = False) -> Optional[str]:
     """Why a phase's throughput is not what every shard did at once (None: nothing to say): the
     start barrier was missed by a large share of the phase (the shards ran partly one after
     another), or no steady window (MIN_STEADY_SECONDS whole seconds with every shard running,
@@ -306,7 +322,8 @@ def start_caveat(phase: str, max_skew: Optional[float], duration: float, steady:
                    "another (a longer start lead: fanout.start_lead_s)")
     if not steady:
         why.append(f"no steady window: {steady_seconds} whole second(s) with every shard running after the warm-up "
-                   f"(at least {MIN_STEADY_SECONDS} needed), so the throughput is the whole phase's")
+                   f"(at least {MIN_STEADY_SECONDS} needed), so the throughput is the whole phase's"
+                   + (" less its stalled seconds" if stalled else ""))
     return "; ".join(why) or None
 
 
@@ -803,6 +820,7 @@ class _Integrity:
         self.stopped = False
         self.lost_seconds = 0.0
         self.gaps: list[tuple[float, float]] = []   # (ended, began again) between a shard's calls
+        self.stalls: dict[int, list[dict]] = {}     # shard -> its client threads' stalls (results.stalls)
 
     @staticmethod
     def interrupted(doc) -> bool:
@@ -814,6 +832,9 @@ class _Integrity:
                   if "was still inside a database call" not in e]  # abandoned threads are reported apart
         if errors:
             self.thread_errors[i] = errors
+        stalls = stalling.shard_stalls(doc.segments)
+        if stalls:
+            self.stalls[i] = stalls
         self.lost_seconds += sum(seg.get("lost_s") or 0 for seg in doc.segments)
         for a, b in zip(doc.segments, doc.segments[1:]):
             if b.get("began_at") and a.get("ended_at") and b["began_at"] - a["ended_at"] > 0.5:
