@@ -93,6 +93,36 @@ def window_deltas(start: Optional[dict], end: Optional[dict]) -> Optional[dict]:
     return out
 
 
+def _cross_check_skew(lost_s: float, partial: list, missing: list) -> Optional[str]:
+    """Why the client/server ratios of a phase read low, when they do: the server counted what
+    the client's figures lost (seconds measured by shard calls that died after their last
+    persisted write, shards that stopped early or wrote nothing); None when nothing was lost."""
+    why = []
+    if lost_s:
+        why.append(f"{lost_s:.1f} s measured by shard calls that died after their last persisted write were lost "
+                   "(their operations done again by the resume: the server counted both)")
+    if missing:
+        why.append(f"{len(missing)} shard(s) wrote nothing")
+    elif partial:
+        why.append(f"{len(partial)} shard(s) stopped before finishing")
+    if not why:
+        return None
+    return ("the client's figures lack what the server counted: " + "; ".join(why)
+            + ": the client/server ratios read low by that much, not from a miscount")
+
+
+def _edge_missing(phase: str, edges: list) -> Optional[str]:
+    """Why a phase that ran has no server-side figures when one edge of its measured window was
+    never read (else None): said in its ``server`` instead of leaving it out without a word."""
+    gone = [name for name, e in zip(("start", "end"), edges) if e is None]
+    if not gone:
+        return None
+    return (f"the {' and '.join(gone)} edge{'s' if len(gone) > 1 else ''} of the {phase} phase's measured window "
+            f"{'were' if len(gone) > 1 else 'was'} never read (the campaign stopped before: interrupted, its runner "
+            "killed, or a step failed; a resume reads the end edge only after shards it ran): no server-side "
+            "counters and no client/server cross-check for this phase")
+
+
 def cross_check(client: Optional[dict], server: Optional[dict]) -> dict:
     """Client-counted against server-counted, for each figure both sides have."""
     out = {}
@@ -293,6 +323,9 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
                     "status, MongoDB serverStatus) include every other client of the server"}
         if window.get("server") is None and not window["warnings"]:
             out["server"]["note"] = "this engine keeps no server-side counters"
+        skew = _cross_check_skew(integrity.lost_seconds, partial, missing)
+        if skew and checks:
+            out["server"]["cross_check_note"] = skew
     extra = fam.phase_summary(model, phase, measurement, duration, window=window)
     if extra is not None:
         out[fam.name] = extra  # the family's own figures (e.g. TPS and QPS as its reference tool counts them)
@@ -608,6 +641,9 @@ def run_phases(plan: Plan, store, run: RunPlan, missing_all: Optional[list] = No
                              plan.max_error_rate, window=window_deltas(*edges),
                              load_counts=[s.load_count for s in run.shards] if phase == "load" else None,
                              failed_at=failed_at, client_settings=client_settings)
+        gone = _edge_missing(phase, edges) if merged.get("status") != "missing" else None
+        if gone:
+            merged["server"] = {**(merged.get("server") or {}), "missing": gone}
         phases[phase] = merged
         for m in merged["shards"]["missing"]:
             missing_all.append({"run_id": run.run_id, "phase": phase, **m})
