@@ -45,10 +45,11 @@ STOP_CHECK_S = 0.05
 # a call can block for hours (a metadata lock, a server that stopped answering). It must stay
 # below service.SAFETY_MARGIN_S, which is what a Lambda has left to write the result.
 STUCK_THREAD_GRACE_S = float(os.environ.get("DBSWARM_STUCK_THREAD_GRACE_S", "10"))
-# A client thread none of whose calls completed for this long, without an error (a failed call
-# and its reconnects are counted as errors), stalled: the server stopped answering (frozen,
-# a lock never released). Each stall is kept (thread, from, to) and the phase that had one is
-# not complete (aggregate); its seconds are out of the steady window
+# A run phase's client thread none of whose calls completed for this long, without an error (a
+# failed call and its reconnects are counted as errors), stalled: the server stopped answering
+# (frozen, a lock never released); so is any thread abandoned at the give-up. Each stall is kept
+# (thread, from, to) and the phase that had one is not complete (aggregate); its seconds are out
+# of the steady window
 STALL_S = float(os.environ.get("DBSWARM_STALL_S", "5"))
 MAX_STALLS_PER_THREAD = 10  # the first ones of each thread and call; more are only counted
 # how long the shard waits, after the grace, for a client thread that has ended its loop to close
@@ -960,8 +961,11 @@ class ShardPhase:
         seen = self._snap_gen
         sched0, perf0 = headroom.thread_sched(), perf()
         # a stall: a call of the loop that completed nothing for STALL_S (its pacing sleep left
-        # out) with no error recorded (a failure and its reconnects are errors, said as such)
-        last, slept_ns, stall_s = perf0, 0, STALL_S
+        # out) with no error recorded (a failure and its reconnects are errors, said as such).
+        # Run phase only: a load's unit can be long by design (a TPC-C district: ~50,000 rows);
+        # a load thread still inside a call at the give-up is a stall (abandoned) all the same
+        last, slept_ns = perf0, 0
+        stall_s = STALL_S if self.phase == "run" else float("inf")
         try:
             while True:
                 if done >= quota:

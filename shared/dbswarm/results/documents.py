@@ -221,7 +221,7 @@ class PhaseResult(_Open):
     lost_seconds: Optional[float] = Field(None, description="seconds of measurement lost by shard calls that died "
                                           "(between their last persisted state and their retry)")
     stalls: Optional[dict[str, Any]] = Field(
-        None, description="client threads that stopped making progress (no call completed for DBSWARM_STALL_S, "
+        None, description="client threads that stopped making progress (a run phase: no call completed for DBSWARM_STALL_S, "
         "default 5 s, without an error; or abandoned inside a call at the give-up): threads, seconds (at least one "
         "stalled, within the phase), per_shard {shard: [{thread, from, to, seconds, stall_s, abandoned}]}; the phase "
         "is then incomplete and its steady window leaves their seconds out (steady.stalled_seconds_left_out)")
