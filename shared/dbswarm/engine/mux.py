@@ -417,7 +417,7 @@ class Multiplexer:
             loop = slot.loop
         loop.record(op, t0, t1, result)
         slot.done += op.units
-        if t1 - t0 >= self.stall_ns:
+        if t1 - t0 >= self.stall_ns and not slot.attempts:  # (a retried event's failures are errors)
             slot.st.stalled(t0 / 1e9, t1 / 1e9)
 
     def _failed(self, slot: Slot, exc: Exception, again: bool = True) -> str:
