@@ -109,3 +109,13 @@ def test_the_problem_names_shards_threads_and_when():
     assert "shard 2 thread 1 from 00:16:42.0 UTC (3.0 s into the phase), up to 1.0 s;" in text
     assert stalling.stalled_seconds(stalls) == {1000, 1001, 1002, 1003}
     assert stalling.stalled_span(stalls, 999.0, 1003.5) == pytest.approx(3.25)
+
+
+def test_without_a_steady_window_the_headline_takes_out_the_stalled_seconds_ops_and_time():
+    """One thread stalled over seconds 1001-1002 of a 4 s phase while the others went on: those
+    seconds' operations and time both left out (ops over the remaining time alone would count
+    the others' work in the stalled seconds over time that no longer includes them)."""
+    stalls = {0: [{"thread": 0, "from": 1001.2, "to": 1002.5, "seconds": 1.3}]}
+    totals = [100, 40, 30, 100]   # seconds 1000..1003
+    rate = stalling.unstalled_rate(stalls, 1000, totals, 1000.0, 1004.0, sum(totals), 4.0)
+    assert rate == pytest.approx(200 / 2.0)

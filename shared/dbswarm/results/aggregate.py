@@ -100,7 +100,7 @@ def _cross_check_skew(lost_s: float, partial: list, missing: list) -> Optional[s
     why = []
     if lost_s:
         why.append(f"{lost_s:.1f} s measured by shard calls that died after their last persisted write were lost "
-                   "(their operations done again by the resume: the server counted both)")
+                   "(the server counted their operations; the client's figures keep none of them)")
     if missing:
         why.append(f"{len(missing)} shard(s) wrote nothing")
     elif partial:
@@ -248,8 +248,9 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
     stalled_s = stalling.stalled_span(integrity.stalls, span_start, span_end) if integrity.stalls else 0.0
     if integrity.stalls:
         problems.append(stalling.problem(integrity.stalls, span_start))
-    # without a steady window, the whole phase's operations over its seconds without a stall
-    unstalled = max(duration - stalled_s, 1e-9)
+    # without a steady window: the whole phase's operations over its seconds without a stall
+    whole = (stalling.unstalled_rate(integrity.stalls, tl.start, totals, span_start, span_end, total, duration)
+             if stalled_s else total / duration)
     out.update({
         "status": ("interrupted" if integrity.stopped and not missing else "partial") if missing or partial
         else "incomplete" if problems else "complete",
@@ -259,7 +260,7 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
         "ops_per_s": round(total / duration, 2),
         "steady": {"window": [ws, we], "seconds": steady_seconds,
                    "ops_per_s": round(steady_ops, 2) if steady_ops is not None else None},
-        "throughput": round(steady_ops if steady_ops is not None else total / unstalled, 2),
+        "throughput": round(steady_ops if steady_ops is not None else whole, 2),
         "throughput_basis": ("steady-state window" if steady_ops is not None else
                              "whole phase less its stalled seconds" if stalled_s else "whole phase"),
         "operations": ops, "errors": measurement.errors, "counters": measurement.counters,

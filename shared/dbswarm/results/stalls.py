@@ -38,6 +38,23 @@ def stalled_span(per_shard: dict[int, list[dict]], start: float, end: float) -> 
     return total
 
 
+def unstalled_rate(per_shard: dict[int, list[dict]], tl_start, totals: list, start: float, end: float,
+                   total_ops: int, duration: float) -> float:
+    """Operations per second over the phase less its stalled seconds (the headline when no
+    steady window exists): the whole seconds a stall overlaps taken out, their operations (the
+    threads that went on) and their time both, so that neither a stalled thread's idle seconds
+    nor the others' work in them moves the figure."""
+    out_ops, out_s = 0, 0.0
+    for sec in stalled_seconds(per_shard):
+        overlap = min(end, sec + 1) - max(start, sec)
+        if overlap <= 0:
+            continue
+        out_s += overlap
+        if tl_start is not None and 0 <= sec - tl_start < len(totals):
+            out_ops += totals[sec - tl_start]
+    return max(total_ops - out_ops, 0) / max(duration - out_s, 1e-9)
+
+
 def _clock(t: float) -> str:
     return time.strftime("%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 10)}"
 
