@@ -98,5 +98,5 @@ def caveat(stalled_s: float, steady_seconds: int, steady: bool, ops_per_s: float
     (its stalled seconds included) said beside it, never mixed in silently."""
     where = (f"the throughput is over the {steady_seconds} s of the steady window in which no client thread was "
              "stalled; " if steady else "")
-    return (f"client threads stalled for {stalled_s:.1f} s of the phase: {where}ops_per_s ({ops_per_s:,.2f}) "
-            "divides by the whole phase, the stalled seconds included")
+    return (f"client threads stalled for {stalled_s:.1f} s of the phase: {where}ops_per_s ({ops_per_s:,.2f}), "
+            "each operation's and the family's rates divide by the whole phase, the stalled seconds included")
