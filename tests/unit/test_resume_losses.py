@@ -100,3 +100,16 @@ def test_resume_counts_the_seconds_lost_until_the_dead_call_was_last_alive(tmp_p
     final = json.loads(path.read_text())
     assert answer["status"] == "done" and answer["ops"] == 3000
     assert final["segments"][1]["lost_s"] == pytest.approx(0.25, abs=0.002)
+
+
+def test_a_sign_of_life_of_another_call_is_not_taken(tmp_path):
+    """A later call that died before its first write left its own sign of life: it says nothing
+    of when the call that wrote the last segment died."""
+    from dbswarm.run import alive
+    store = LocalStore(tmp_path)
+    key = "c/runs/000/run/shard-0.json"
+    with alive.Alive(store, key, 3):
+        time.sleep(0.05)
+    assert alive.last_alive(store, key, 3) is not None
+    assert alive.last_alive(store, key, 2) is None
+    assert alive.last_alive(LocalStore(tmp_path / "other"), key, 3) is None

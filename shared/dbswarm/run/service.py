@@ -448,16 +448,16 @@ def _stored_state(store, key, checkpoint):
             return None, None, 0.0, False
     lost = 0.0
     if last.get("persisted") == "interval" and checkpoint.get("segment") == last_segment + 1:
-        lost = _lost_since(store, key, doc, float(last["ended_at"]), last.get("persist_interval_s"))
+        lost = _lost_since(store, key, doc, last_segment, float(last["ended_at"]), last.get("persist_interval_s"))
     return doc, checkpoint, round(lost, 3), False
 
 
-def _lost_since(store, key: str, doc, persisted_at: float, interval: Optional[float]) -> float:
+def _lost_since(store, key: str, doc, segment: int, persisted_at: float, interval: Optional[float]) -> float:
     """Seconds a call that died measured after its last persisted write (``persisted_at``):
     until its last sign of life (``alive``: a local results folder), else until the recorded
     failure (the state machine's), at most one persistence interval when neither says when it
     died (the call's process was dead by now, which bounds it)."""
-    seen = alive.last_alive(store, key)
+    seen = alive.last_alive(store, key, segment)  # the sign of life of the call that wrote ``segment``
     if seen is not None and seen >= persisted_at:
         return max(0.0, seen - persisted_at)
     died_by = time.time()
@@ -513,7 +513,7 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
     edge = _warmup_edge(event, run, phase, index, ev.start_at)
     try:
         with lock.heartbeat(run, password, cid, enabled=index == 0), \
-                alive.Alive(store, key):  # shard 0 keeps the campaign's lock fresh; a sign of life
+                alive.Alive(store, key, (checkpoint or {}).get("segment", 0)):  # (lock by shard 0; sign of life)
             outcome, measurement, interrupted = _run_segment(run, shard, phase, index, ev, key, store, password, doc,
                                                              measurement, checkpoint, lost, deadline, interval,
                                                              progress, stop_event)
