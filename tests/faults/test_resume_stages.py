@@ -14,8 +14,9 @@ import os
 import pytest
 
 from dbswarm.run import service
+from dbswarm.run.alive import ALIVE_S
 from tests import servers
-from tests.faults.conftest import wait_gone
+from tests.faults.conftest import dbswarm_env, wait_gone
 
 FAULT_DIR = os.environ.get("DBSWARM_FAULT_SERVERS_DIR") or "/tmp/dbswarm-faults-servers"
 TABLES = 4
@@ -80,3 +81,54 @@ def test_resume_leaves_a_finished_after_load_alone(tmp_path, own_pg, spawn):
     out, err = proc.communicate(timeout=180)
     assert proc.returncode == 0, err
     assert "after_load" not in out + err
+
+
+def test_a_killed_runner_s_lost_seconds_are_counted_not_bounded(tmp_path, spawn):
+    """Issue 57, item 8: `dbswarm run` SIGKILLed about 1 s after a shard's persisted write (every
+    6 s here), resumed 6 s later: the shard lost the ~1 s (up to its death, within 2 s of the
+    runner's) it measured after that write, and the resume says so, not the whole 6 s interval
+    it charged before (nothing recorded when the shard died: it is counted to the call's last
+    sign of life)."""
+    import signal
+    import time
+    interval = 6.0
+    spec = tmp_path / "killed.json"
+    spec.write_text(json.dumps({
+        "name": "faults-lost", "seed": 5,
+        "workload": {"preset": "b", "table": "faults_lost", "recordcount": 500, "operationcount": 0,
+                     "maxexecutiontime": 30, "threads": 1, "target": 2000},
+        "fanout": {"shards": 1}, "phases": ["prepare", "load", "run"]}))
+    env = dbswarm_env(DBSWARM_PERSIST_INTERVAL_S=interval)
+    proc = spawn(["run", str(spec), "--results", str(tmp_path / "r"), "--quiet"], env=env)
+    deadline = time.monotonic() + 120
+    while True:   # the run phase's first write of its running call (persisted: interval)
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run phase never persisted"
+        found = list((tmp_path / "r").glob("*/runs/*/run/shard-0.json"))
+        try:
+            doc = json.loads(found[0].read_text()) if found else None
+        except ValueError:
+            doc = None
+        if doc and doc["segments"][-1].get("persisted") == "interval":
+            break
+        time.sleep(0.05)
+    written = doc["segments"][-1]["ended_at"]
+    time.sleep(max(0.0, written + 1.0 - time.time()))
+    os.kill(proc.pid, signal.SIGKILL)
+    killed = time.time()
+    proc.wait(timeout=30)
+    assert wait_gone(proc.pid, 10) == []   # its shard died with it
+    kept = json.loads(found[0].read_text())
+    assert kept["segments"][-1]["ended_at"] == written, "another write came before the kill"
+    time.sleep(max(0.0, written + interval + 0.5 - time.time()))   # the old bound would now be the whole interval
+    again = spawn(["resume", kept["campaign_id"], "--results", str(tmp_path / "r")], env=env)
+    out, err = again.communicate(timeout=180)
+    assert again.returncode == 0, err
+    resumed = json.loads(found[0].read_text())
+    lost = [s["lost_s"] for s in resumed["segments"] if s.get("lost_s")]
+    # to its last sign of life: set every ALIVE_S, so at most that before it died
+    assert len(lost) == 1 and killed - written - ALIVE_S - 0.1 <= lost[0] <= killed - written + 2.5, \
+        (lost, killed - written)
+    assert lost[0] < interval - 1
+    result = json.loads(next((tmp_path / "r").glob("*/result.json")).read_text())
+    assert result["runs"][0]["phases"]["run"]["lost_seconds"] == lost[0]
