@@ -16,6 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # campaigns of tests about other things; tests of the verdict set results.allow_client_bound
 # themselves (it wins over this default) or remove the variable.
 os.environ.setdefault("DBSWARM_ALLOW_CLIENT_BOUND", "1")
+# Likewise a client thread that completes no call for DBSWARM_STALL_S (default 5 s) makes its phase
+# incomplete: on a loaded 2-CPU runner a thread can wait that long for a CPU. The tests of stalls
+# (tests/faults/test_stalled_server.py, tests/unit/test_stalls.py) set their own bound.
+os.environ.setdefault("DBSWARM_STALL_S", "30")
 
 
 @pytest.fixture(scope="session")

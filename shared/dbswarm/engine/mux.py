@@ -105,9 +105,11 @@ class Multiplexer:
     client threads each either ``hand_in`` a client or ``decline``; the thread ends when every
     one has and every handed-in client is given back."""
 
-    def __init__(self, phase, expected: int, grace_s: float):
+    def __init__(self, phase, expected: int, grace_s: float, stall_s: float = float("inf")):
         self.phase = phase
         self.grace_ns = int(grace_s * 1e9)
+        # an answer this long after its call was sent: a stall of its client (worker.STALL_S)
+        self.stall_ns = int(stall_s * 1e9) if stall_s != float("inf") else sys.maxsize
         self._lock = threading.Lock()
         self._new: list[Slot] = []
         self._left = expected  # client threads that have neither handed in nor declined
@@ -415,6 +417,8 @@ class Multiplexer:
             loop = slot.loop
         loop.record(op, t0, t1, result)
         slot.done += op.units
+        if t1 - t0 >= self.stall_ns and not slot.attempts:  # (a retried event's failures are errors)
+            slot.st.stalled(t0 / 1e9, t1 / 1e9)
 
     def _failed(self, slot: Slot, exc: Exception, again: bool = True) -> str:
         """An operation raised: its policy (``OperationLoop._failed``: recorded, a lost
@@ -493,6 +497,8 @@ class Multiplexer:
     def _abandon(self) -> None:
         """The grace after the stop instant has passed: every client still waiting for an
         answer is given back as abandoned (its connection is closed by its thread)."""
+        now = time.perf_counter()
         for slot in list(self._by_fd.values()):
             slot.abandoned = True
+            slot.st.stalled(slot.t0 / 1e9, now, abandoned=True)  # its call in flight since it was sent
             self._release(slot)

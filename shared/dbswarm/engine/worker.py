@@ -45,6 +45,13 @@ STOP_CHECK_S = 0.05
 # a call can block for hours (a metadata lock, a server that stopped answering). It must stay
 # below service.SAFETY_MARGIN_S, which is what a Lambda has left to write the result.
 STUCK_THREAD_GRACE_S = float(os.environ.get("DBSWARM_STUCK_THREAD_GRACE_S", "10"))
+# A run phase's client thread none of whose calls completed for this long, without an error (a
+# failed call and its reconnects are counted as errors), stalled: the server stopped answering
+# (frozen, a lock never released); so is any thread abandoned at the give-up. Each stall is kept
+# (thread, from, to) and the phase that had one is not complete (aggregate); its seconds are out
+# of the steady window
+STALL_S = float(os.environ.get("DBSWARM_STALL_S", "5"))
+MAX_STALLS_PER_THREAD = 10  # the first ones of each thread and call; more are only counted
 # how long the shard waits, after the grace, for a client thread that has ended its loop to close
 # its connection: STUCK_THREAD_GRACE_S + CLOSE_WAIT_S stays below service.SAFETY_MARGIN_S too
 CLOSE_WAIT_S = 2.0
@@ -251,6 +258,20 @@ class ThreadState:
     # seconds it has spent refused a connection at its start, summed over its shard's calls
     # (checkpointed): RECONNECT_GIVE_UP_S counts them, not each call's alone
     refused_s: float = 0.0
+    # when its last call returned (perf_counter s; this segment): where a stall that is still
+    # under way at the give-up began
+    progress_at: Optional[float] = None
+    # [from, to, abandoned] (perf_counter s) of each stall (STALL_S) this segment; stalls_more:
+    # those past MAX_STALLS_PER_THREAD
+    stalls: list = field(default_factory=list)
+    stalls_more: int = 0
+
+    def stalled(self, began: float, ended: float, abandoned: bool = False) -> None:
+        """A stall of this thread: no call of it completed from ``began`` to ``ended``."""
+        if len(self.stalls) < MAX_STALLS_PER_THREAD:
+            self.stalls.append([began, ended, abandoned])
+        else:
+            self.stalls_more += 1
 
 
 @dataclass
@@ -288,6 +309,7 @@ class ShardPhase:
         self.server_settings: Optional[dict] = None
         # set by _arm when the threads are released; before that (connecting) nothing stops on time
         self._stop_perf = self._deadline_perf = float("inf")
+        self._wall_of_perf = time.time() - time.perf_counter()  # perf_counter s + this = wall s (_arm sets it again)
         self._warm_until_ns = self._warm_end_ns = 0
         self._cap_limited = False
         # snapshots (``snapshot_every`` seconds, handed to ``on_snapshot``): the measurement and
@@ -349,6 +371,8 @@ class ShardPhase:
                 time.sleep(delay)
             skew = time.time() - self.start_at
         began_wall, began_perf = time.time(), time.perf_counter()
+        self._wall_of_perf = began_wall - began_perf
+        self._began_perf = began_perf
         # the phase's elapsed clock (segments end to end, the gaps between them left out) in
         # perf_counter_ns: a paced thread's schedule is kept on it across segments and calls
         self._elapsed_zero_ns = int((began_perf - self.cp.get("elapsed", 0.0)) * 1e9)
@@ -396,7 +420,7 @@ class ShardPhase:
         if self.run.client_model == "multiplexed" and self.phase == "run" and not rate:
             # one thread drives the connections of the clients that can be multiplexed; paced
             # runs and the load phase keep a thread per connection (engine.mux)
-            self._mux = Multiplexer(self, len(self.states), STUCK_THREAD_GRACE_S)
+            self._mux = Multiplexer(self, len(self.states), STUCK_THREAD_GRACE_S, STALL_S)
 
         def on_ready(st: ThreadState, wait: bool = True):
             if not st.ready:
@@ -644,7 +668,27 @@ class ShardPhase:
                 "cpu_s": round(time.process_time() - self._cpu0, 4)}
         if skew is not None:
             info["start_skew_s"] = round(skew, 4)
+        stalls = self._stalls()
+        if stalls:
+            info["stalls"] = stalls
         return info
+
+    def _stalls(self) -> list[dict]:
+        """The client threads' stalls so far (``STALL_S``), in wall-clock seconds: thread (within
+        the shard), from, to, seconds, abandoned (still inside its call when given up); a
+        thread's stalls past MAX_STALLS_PER_THREAD as one entry's ``more``."""
+        out = []
+        wall = self._wall_of_perf
+        for st in self.states:
+            for began, ended, abandoned in list(st.stalls):
+                entry = {"thread": st.index, "from": round(began + wall, 3), "to": round(ended + wall, 3),
+                         "seconds": round(ended - began, 3), "stall_s": STALL_S}
+                if abandoned:
+                    entry["abandoned"] = True
+                out.append(entry)
+            if st.stalls_more and out:
+                out[-1]["more"] = st.stalls_more
+        return out
 
     @staticmethod
     def _thread_checkpoint(st: ThreadState) -> dict:
@@ -677,8 +721,13 @@ class ShardPhase:
         # a stuck call that returns later finds the stop instant passed and ends its thread
         # after at most one more record; its recorder is read now, while it is blocked
         if stuck:
+            now = time.perf_counter()
             for st in stuck:
                 st.abandoned = True
+                # stalled since its last call returned (or the armed instant), still at the give-up;
+                # a multiplexed client's stall is the multiplexer's to record (Multiplexer._abandon)
+                if not st.multiplexed:
+                    st.stalled(st.progress_at or getattr(self, "_began_perf", now), now, abandoned=True)
                 st.error = (f"client thread {st.index} was still inside a database call "
                             f"{STUCK_THREAD_GRACE_S:g} s after the stop time: abandoned (its connection stays open "
                             "until the process ends)")
@@ -925,6 +974,12 @@ class ShardPhase:
         done = st.done
         seen = self._snap_gen
         sched0, perf0 = headroom.thread_sched(), perf()
+        # a stall: a call of the loop that completed nothing for STALL_S (its pacing sleep left
+        # out) with no error recorded (a failure and its reconnects are errors, said as such).
+        # Run phase only: a load's unit can be long by design (a TPC-C district: ~50,000 rows);
+        # a load thread still inside a call at the give-up is a stall (abandoned) all the same
+        last, slept_ns = perf0, 0
+        stall_s = STALL_S if self.phase == "run" else float("inf")
         try:
             while True:
                 if done >= quota:
@@ -941,12 +996,19 @@ class ShardPhase:
                         seen = self._snap_gen
                         deposit(seen, done, schedule)
                     check_perf = min(now + STOP_CHECK_S, stop_perf)
+                m.last_error_kind = None
                 try:
                     done += run(0 if wait else int(check_perf * 1e9), quota - done if not wait else 1)
                 except BaseException:
                     done += loop.units  # what it did before the exception (a fatal error) counts
                     raise
                 st.done = done
+                now = perf()
+                if now - last >= stall_s:
+                    self._stall_seen(st, m, last, now, schedule, slept_ns)
+                if wait:
+                    slept_ns = schedule[3]
+                last = st.progress_at = now
                 if loop.exhausted:
                     st.finished = True
                     break
@@ -966,6 +1028,17 @@ class ShardPhase:
                 st.finished = True
             client.close()
 
+    @staticmethod
+    def _stall_seen(st: ThreadState, m: Measured, last: float, now: float, schedule: Optional[list],
+                    slept_ns: int) -> None:
+        """A call of ``_drive``'s loop returned ``now``, STALL_S or more after the one before
+        (``last``): a stall of the thread unless it slept for its schedule (paced: ``schedule``'s
+        ns slept, ``slept_ns`` of them before this call) or an error was recorded in it (a
+        failure and its reconnects are errors, said as such)."""
+        slept = (schedule[3] - slept_ns) / 1e9 if schedule is not None else 0.0
+        if now - last - slept >= STALL_S and m.last_error_kind is None:
+            st.stalled(last + slept, now)
+
     def _mux_drive(self, st: ThreadState, client, m: Measured, mux: Multiplexer, quota: Optional[int],
                    deposit: Callable) -> None:
         """``_drive``'s work done by the shard's multiplexer (engine.mux): the client handed in,
@@ -977,7 +1050,7 @@ class ShardPhase:
         finally:
             st.done, st.health, st.blocking_calls = slot.done, slot.health, slot.blocking_calls
             if slot.abandoned:
-                st.abandoned = True
+                st.abandoned = True  # (its stall recorded by the multiplexer: Multiplexer._abandon)
                 st.error = (f"client {st.index} was still waiting for a database answer "
                             f"{STUCK_THREAD_GRACE_S:g} s after the stop time: abandoned")
                 st.finished = self._cap_reached()

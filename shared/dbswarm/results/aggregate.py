@@ -17,6 +17,7 @@ from dbswarm.credentials.secrets import redact_url
 from dbswarm.families import base as families
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Measurement, OperationStats
+from dbswarm.results import stalls as stalling
 from dbswarm.results.documents import RESULT_SCHEMA_VERSION, CampaignResult, Plan, RunPlan, ShardResult
 from dbswarm.results.peak import result_section
 
@@ -100,6 +101,36 @@ def window_deltas(start: Optional[dict], end: Optional[dict]) -> Optional[dict]:
     if isinstance(start.get("family"), dict) and isinstance(end.get("family"), dict):
         out["family_start"] = start["family"]
     return out
+
+
+def _cross_check_skew(lost_s: float, partial: list, missing: list) -> Optional[str]:
+    """Why the client/server ratios of a phase read low, when they do: the server counted what
+    the client's figures lost (seconds measured by shard calls that died after their last
+    persisted write, shards that stopped early or wrote nothing); None when nothing was lost."""
+    why = []
+    if lost_s:
+        why.append(f"{lost_s:.1f} s measured by shard calls that died after their last persisted write were lost "
+                   "(the server counted their operations; the client's figures keep none of them)")
+    if missing:
+        why.append(f"{len(missing)} shard(s) wrote nothing")
+    elif partial:
+        why.append(f"{len(partial)} shard(s) stopped before finishing")
+    if not why:
+        return None
+    return ("the client's figures lack what the server counted: " + "; ".join(why)
+            + ": the client/server ratios read low by that much, not from a miscount")
+
+
+def _edge_missing(phase: str, edges: list) -> Optional[str]:
+    """Why a phase that ran has no server-side figures when one edge of its measured window was
+    never read (else None): said in its ``server`` instead of leaving it out without a word."""
+    gone = [name for name, e in zip(("start", "end"), edges) if e is None]
+    if not gone:
+        return None
+    return (f"the {' and '.join(gone)} edge{'s' if len(gone) > 1 else ''} of the {phase} phase's measured window "
+            f"{'were' if len(gone) > 1 else 'was'} never read (the campaign stopped before: interrupted, its runner "
+            "killed, or a step failed; a resume reads the end edge only after shards it ran): no server-side "
+            "counters and no client/server cross-check for this phase")
 
 
 def cross_check(client: Optional[dict], server: Optional[dict]) -> dict:
@@ -232,6 +263,8 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
             we -= 1
     # seconds between two calls of a shard (a resumed or continued shard) are not steady either
     gaps = {sec for lo_t, hi_t in integrity.gaps for sec in range(math.floor(lo_t), math.ceil(hi_t))}
+    # nor the seconds in which a client thread was stalled: the headline is what every thread did
+    gaps |= stalling.stalled_seconds(integrity.stalls)
     seconds = [sec for sec in range(ws, we) if sec not in gaps]
     steady_seconds = len(seconds)
     steady_ops = None
@@ -244,6 +277,12 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
     ops = {name: s.summary() | {"ops_per_s": round(s.count / measured_s, 2)}
            for name, s in sorted(measurement.operations.items())}
     problems = integrity.problems(tl, totals, span_end, measurement)
+    stalled_s = stalling.stalled_span(integrity.stalls, span_start, span_end) if integrity.stalls else 0.0
+    if integrity.stalls:
+        problems.append(stalling.problem(integrity.stalls, span_start))
+    # without a steady window: the whole phase's operations over its seconds without a stall
+    whole = (stalling.unstalled_rate(integrity.stalls, tl.start, totals, span_start, span_end, total, duration)
+             if stalled_s else total / duration)
     out.update({
         "status": ("interrupted" if integrity.stopped and not missing else "partial") if missing or partial
         else "incomplete" if problems else "complete",
@@ -253,8 +292,9 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
         "ops_per_s": round(total / duration, 2),
         "steady": {"window": [ws, we], "seconds": steady_seconds,
                    "ops_per_s": round(steady_ops, 2) if steady_ops is not None else None},
-        "throughput": round(steady_ops if steady_ops is not None else total / duration, 2),
-        "throughput_basis": "steady-state window" if steady_ops is not None else "whole phase",
+        "throughput": round(steady_ops if steady_ops is not None else whole, 2),
+        "throughput_basis": ("steady-state window" if steady_ops is not None else
+                             "whole phase less its stalled seconds" if stalled_s else "whole phase"),
         "operations": ops, "errors": measurement.errors, "counters": measurement.counters,
         "start_skew_s": {"max": round(max(skews.values()), 4) if skews else None,
                          "per_shard": skews},
@@ -265,7 +305,14 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
     })
     if exports:
         out["metrics_export"] = metrics_export_summary(exports)
-    caveat = start_caveat(phase, out["start_skew_s"]["max"], duration, steady_ops is not None, steady_seconds)
+    caveat = start_caveat(phase, out["start_skew_s"]["max"], duration, steady_ops is not None, steady_seconds,
+                          stalled=bool(stalled_s))
+    if integrity.stalls:
+        out["stalls"] = stalling.section(integrity.stalls, span_start, span_end)
+        out["steady"]["stalled_seconds_left_out"] = sorted(
+            sec for sec in stalling.stalled_seconds(integrity.stalls) if ws <= sec < we)
+        said = stalling.caveat(stalled_s, steady_seconds, steady_ops is not None, out["ops_per_s"])
+        caveat = f"{caveat}; {said}" if caveat else said
     if caveat:
         out["throughput_caveat"] = caveat
     if problems:
@@ -313,6 +360,9 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
                     "status, MongoDB serverStatus) include every other client of the server"}
         if window.get("server") is None and not window["warnings"]:
             out["server"]["note"] = "this engine keeps no server-side counters"
+        skew = _cross_check_skew(integrity.lost_seconds, partial, missing)
+        if skew and checks:
+            out["server"]["cross_check_note"] = skew
     extra = fam.phase_summary(model, phase, measurement, duration, window=window)
     if extra is not None:
         out[fam.name] = extra  # the family's own figures (e.g. TPS and QPS as its reference tool counts them)
@@ -341,7 +391,7 @@ START_SKEW_SHARE = 0.1  # a start skew above this share of the phase makes its f
 
 
 def start_caveat(phase: str, max_skew: Optional[float], duration: float, steady: bool,
-                 steady_seconds: int) -> Optional[str]:
+                 steady_seconds: int, stalled: bool = False) -> Optional[str]:
     """Why a phase's throughput is not what every shard did at once (None: nothing to say): the
     start barrier was missed by a large share of the phase (the shards ran partly one after
     another), or no steady window (MIN_STEADY_SECONDS whole seconds with every shard running,
@@ -356,7 +406,8 @@ def start_caveat(phase: str, max_skew: Optional[float], duration: float, steady:
                    "another (a longer start lead: fanout.start_lead_s)")
     if not steady and phase == "run":
         why.append(f"no steady window: {steady_seconds} whole second(s) with every shard running after the warm-up "
-                   f"(at least {MIN_STEADY_SECONDS} needed), so the throughput is the whole phase's")
+                   f"(at least {MIN_STEADY_SECONDS} needed), so the throughput is the whole phase's"
+                   + (" less its stalled seconds" if stalled else ""))
     return "; ".join(why) or None
 
 
@@ -641,6 +692,9 @@ def run_phases(plan: Plan, store, run: RunPlan, missing_all: Optional[list] = No
                              plan.max_error_rate, window=window_deltas(*edges),
                              load_counts=[s.load_count for s in run.shards] if phase == "load" else None,
                              failed_at=failed_at, client_settings=client_settings)
+        gone = _edge_missing(phase, edges) if merged.get("status") != "missing" else None
+        if gone:
+            merged["server"] = {**(merged.get("server") or {}), "missing": gone}
         phases[phase] = merged
         for m in merged["shards"]["missing"]:
             missing_all.append({"run_id": run.run_id, "phase": phase, **m})
@@ -856,6 +910,7 @@ class _Integrity:
         self.stopped = False
         self.lost_seconds = 0.0
         self.gaps: list[tuple[float, float]] = []   # (ended, began again) between a shard's calls
+        self.stalls: dict[int, list[dict]] = {}     # shard -> its client threads' stalls (results.stalls)
 
     @staticmethod
     def interrupted(doc) -> bool:
@@ -867,6 +922,9 @@ class _Integrity:
                   if "was still inside a database call" not in e]  # abandoned threads are reported apart
         if errors:
             self.thread_errors[i] = errors
+        stalls = stalling.shard_stalls(doc.segments)
+        if stalls:
+            self.stalls[i] = stalls
         self.lost_seconds += sum(seg.get("lost_s") or 0 for seg in doc.segments)
         for a, b in zip(doc.segments, doc.segments[1:]):
             if b.get("began_at") and a.get("ended_at") and b["began_at"] - a["ended_at"] > 0.5:

@@ -225,6 +225,11 @@ class PhaseResult(_Open):
                                                      "the figures here are complete either way")
     lost_seconds: Optional[float] = Field(None, description="seconds of measurement lost by shard calls that died "
                                           "(between their last persisted state and their retry)")
+    stalls: Optional[dict[str, Any]] = Field(
+        None, description="client threads that stopped making progress (a run phase: no call completed for DBSWARM_STALL_S, "
+        "default 5 s, without an error; or abandoned inside a call at the give-up): threads, seconds (at least one "
+        "stalled, within the phase), per_shard {shard: [{thread, from, to, seconds, stall_s, abandoned}]}; the phase "
+        "is then incomplete and its steady window leaves their seconds out (steady.stalled_seconds_left_out)")
     paused_s: Optional[float] = Field(None, description="seconds between started_at and ended_at in which no shard "
                                       "measured (an interrupted phase resumed later): not in duration_s, so not in "
                                       "any rate")

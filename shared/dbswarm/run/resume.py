@@ -72,30 +72,9 @@ def resume_campaign(campaign_id: str, results: Optional[str] = None, log: Callab
                     log(f"resume {campaign_id}: run {run.run_id}: prepare")
                     cloud.invoke("PrepareFunction", dict(base, run_id=run.run_id, stage="before_load"))
                 for ph in phases:
-                    todo = [(i, cp) for i, (state, cp) in enumerate(states[ph]) if state != "done"]
-                    if not todo:
-                        continue
                     if stopper.requested:
                         break
-                    log(f"resume {campaign_id}: run {run.run_id}, {ph} phase: shards "
-                        f"{', '.join(str(i) for i, _ in todo)}")
-                    work += len(todo)
-                    # the phase's measured window: its start edge as first read (a phase that never
-                    # began reads it now), its end edge once the resumed shards ended
-                    edge = dict(base, run_id=run.run_id, phase=ph, action="window")
-                    if not _has(store, service.window_key(store, campaign_id, run.run_id, ph, "start")):
-                        cloud.invoke("PrepareFunction", dict(edge, edge="start"))
-                    start_at = service.arm({"lead_seconds": lead_seconds})["start_at"]
-                    errors = _run_shards(cloud, dict(base, run_id=run.run_id, phase=ph, start_at=start_at), todo)
-                    for e in errors:
-                        log(f"resume {campaign_id}: {e}")
-                    if not stopper.requested:
-                        cloud.invoke("PrepareFunction", dict(edge, edge="end"))
-                    if ph == "load" and not stopper.requested:
-                        step = cloud.invoke("PrepareFunction", dict(base, run_id=run.run_id, stage="after_load"))
-                        # the stage's consistency check, as the state machine's CheckRanges + CheckMerge
-                        checks.drive(lambda ev: cloud.invoke("PrepareFunction", ev),
-                                     dict(base, run_id=run.run_id, stage="after_load"), step.get("check_ranges") or [])
+                    work += _resume_phase(cloud, store, base, run, ph, states, stopper, log, lead_seconds)
                 if stopper.requested:
                     break
             event = dict(base, interrupted=stopper.requested) if stopper.requested else base
@@ -107,6 +86,54 @@ def resume_campaign(campaign_id: str, results: Optional[str] = None, log: Callab
     if stopper.requested:
         out["signal"] = stopper.requested
     return out
+
+
+def _resume_phase(cloud, store, base: dict, run, ph: str, states: dict, stopper, log: Callable,
+                  lead_seconds: float) -> int:
+    """One phase of a run resumed: its shards not done run (from their checkpoints), between
+    the phase's window edges; after the load, its after_load step. Returns the shards run."""
+    campaign_id = base["campaign_id"]
+    todo = [(i, cp) for i, (state, cp) in enumerate(states[ph]) if state != "done"]
+    if not todo:
+        if ph == "load" and _after_load_missing(store, campaign_id, run, states.get("run")):
+            # every load shard done, but the step after the load never finished (the runner
+            # stopped inside it: Ctrl-C twice during the index build): done now
+            log(f"resume {campaign_id}: run {run.run_id}: after_load (secondary indexes)")
+            _after_load(cloud, base, run.run_id)
+        return 0
+    log(f"resume {campaign_id}: run {run.run_id}, {ph} phase: shards {', '.join(str(i) for i, _ in todo)}")
+    # the phase's measured window: its start edge as first read (a phase that never began reads
+    # it now), its end edge once the resumed shards ended
+    edge = dict(base, run_id=run.run_id, phase=ph, action="window")
+    if not _has(store, service.window_key(store, campaign_id, run.run_id, ph, "start")):
+        cloud.invoke("PrepareFunction", dict(edge, edge="start"))
+    start_at = service.arm({"lead_seconds": lead_seconds})["start_at"]
+    errors = _run_shards(cloud, dict(base, run_id=run.run_id, phase=ph, start_at=start_at), todo)
+    for e in errors:
+        log(f"resume {campaign_id}: {e}")
+    if not stopper.requested:
+        cloud.invoke("PrepareFunction", dict(edge, edge="end"))
+    if ph == "load" and not stopper.requested:
+        _after_load(cloud, base, run.run_id)
+    return len(todo)
+
+
+def _after_load(cloud, base: dict, run_id: str) -> None:
+    """The step after the load (secondary indexes: each family builds those that do not exist)
+    and its consistency check, as the state machine's CheckRanges + CheckMerge."""
+    step = cloud.invoke("PrepareFunction", dict(base, run_id=run_id, stage="after_load"))
+    checks.drive(lambda ev: cloud.invoke("PrepareFunction", ev),
+                 dict(base, run_id=run_id, stage="after_load"), step.get("check_ranges") or [])
+
+
+def _after_load_missing(store, campaign_id: str, run, run_states: Optional[list]) -> bool:
+    """The load is done but its after_load step never finished: no ``prepare-after_load.json``
+    (the prepare function writes it once the stage's work is done, never before), and the run
+    phase has not begun (a run phase that already ran without the indexes measured what it
+    measured: building them now would not make it right)."""
+    if run_states and any(state is not None for state, _ in run_states):
+        return False
+    return not _has(store, store.key(campaign_id, "runs", run.run_id, "prepare-after_load.json"))
 
 
 def _has(store, key) -> bool:

@@ -53,7 +53,7 @@ from dbswarm.results.documents import (
 from dbswarm.results.report.files import write_reports
 from dbswarm.results.store import LocalStore, cache_plan, load_plan, open_store, redact_error
 from dbswarm.results.verdict.regression import compare_with_baseline
-from dbswarm.run import interrupt, metrics
+from dbswarm.run import alive, interrupt, metrics
 
 DEFAULT_LEAD_SECONDS = 2.0
 LEAD_PER_SHARD_ENV = "DBSWARM_LEAD_PER_SHARD_S"  # seconds of start lead per shard (default: lead_per_shard)
@@ -471,16 +471,26 @@ def _stored_state(store, key, checkpoint):
             return None, None, 0.0, False
     lost = 0.0
     if last.get("persisted") == "interval" and checkpoint.get("segment") == last_segment + 1:
-        died_by = time.time()
-        try:  # the state machine recorded the shard's failure: its process was dead by then
-            failed = store.get_json(failure_key(store, doc.campaign_id, doc.run_id, doc.phase, doc.shard))
-            died_by = min(died_by, float(failed["at"]))
-        except (KeyError, ValueError, TypeError):
-            pass
-        lost = max(0.0, died_by - float(last["ended_at"]))
-        if last.get("persist_interval_s"):
-            lost = min(lost, float(last["persist_interval_s"]))
+        lost = _lost_since(store, key, doc, last_segment, float(last["ended_at"]), last.get("persist_interval_s"))
     return doc, checkpoint, round(lost, 3), False
+
+
+def _lost_since(store, key: str, doc, segment: int, persisted_at: float, interval: Optional[float]) -> float:
+    """Seconds a call that died measured after its last persisted write (``persisted_at``):
+    until its last sign of life (``alive``: a local results folder), else until the recorded
+    failure (the state machine's), at most one persistence interval when neither says when it
+    died (the call's process was dead by now, which bounds it)."""
+    seen = alive.last_alive(store, key, segment)  # the sign of life of the call that wrote ``segment``
+    if seen is not None and seen >= persisted_at:
+        return max(0.0, seen - persisted_at)
+    died_by = time.time()
+    try:  # the state machine recorded the shard's failure: its process was dead by then
+        failed = store.get_json(failure_key(store, doc.campaign_id, doc.run_id, doc.phase, doc.shard))
+        died_by = min(died_by, float(failed["at"]))
+    except (KeyError, ValueError, TypeError):
+        pass
+    lost = max(0.0, died_by - persisted_at)
+    return min(lost, float(interval)) if interval else lost
 
 
 def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = None,
@@ -525,7 +535,8 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
     measurement = Measurement.from_dict(doc.measurement) if doc is not None else None
     edge = _warmup_edge(event, run, phase, index, ev.start_at)
     try:
-        with lock.heartbeat(run, password, cid, enabled=index == 0):  # shard 0 keeps the campaign's lock fresh
+        with lock.heartbeat(run, password, cid, enabled=index == 0), \
+                alive.Alive(store, key, (checkpoint or {}).get("segment", 0)):  # (lock by shard 0; sign of life)
             outcome, measurement, interrupted = _run_segment(run, shard, phase, index, ev, key, store, password, doc,
                                                              measurement, checkpoint, lost, deadline, interval,
                                                              progress, stop_event)

@@ -262,7 +262,8 @@ def server_counters_table(result) -> list[str]:
                 ratio = f"{c['ratio']:.4f}" if c.get("ratio") is not None else "–"
                 rows.append(f"| {r['run_id']} | {name} | {figure} | {c['client']:,} | {c['server']:,} | {ratio} "
                             f"| {srv['window_s']:g} |")
-            warnings += [f"- run {r['run_id']}, {name} phase: {w}" for w in srv.get("warnings") or []]
+            said = [*(srv.get("warnings") or []), *(srv[k] for k in ("missing", "cross_check_note") if srv.get(k))]
+            warnings += [f"- run {r['run_id']}, {name} phase: {w}" for w in said]
     if not rows and not warnings:
         return []
     out = ["", "### Client-counted against server-counted (the server's own counters over the phase)", ""]
