@@ -166,3 +166,22 @@ def test_docs_ci_shows_the_workflow_file_as_it_is():
     doc = (root / "docs" / "ci.md").read_text()
     block = doc.split("```yaml\n")[-1].split("```")[0]
     assert block == (root / "examples" / "github-actions.yml").read_text()
+
+
+def test_a_custom_workload_s_statements_are_compared_one_by_one():
+    """Per statement (the custom family's section), beside the transactions: a statement three
+    times slower is flagged worse under its own name, the others not."""
+    def with_statements(side, slow: float):
+        doc, cid = side
+        rng = random.Random(cid)
+        for run in doc["runs"]:
+            stmts = [{"statement": i, "latency": {"p50_ms": ms * rng.uniform(0.98, 1.02), "p95_ms": ms * 1.5,
+                                                   "p99_ms": ms * 2 * rng.uniform(0.98, 1.02)}}
+                     for i, ms in enumerate((0.5, 1.0 * slow, 0.4))]
+            run["phases"]["run"]["custom"] = {"transactions": {"tpcb": {"statements": stmts}}}
+        return doc, cid
+    doc = C.compare([with_statements(_side("a", 5, 1.0, seed=3), 1.0)],
+                    [with_statements(_side("b", 5, 1.0, seed=4), 3.0)])
+    f = _figures(doc)
+    assert f["tpcb.1 p99"]["verdict"] == "worse" and f["tpcb.1 p50"]["verdict"] == "worse"
+    assert f["tpcb.0 p99"]["verdict"] != "worse" and f["tpcb.2 p50"]["verdict"] != "worse"

@@ -197,6 +197,24 @@ def figure_values(samples: list[dict]) -> dict:
             for name, key in PERCENTILES:
                 if lat.get(key) is not None:
                     out.setdefault((name, op), []).append(float(lat[key]))
+        for op, lat in statement_latencies(p).items():
+            for name, key in PERCENTILES:
+                if lat.get(key) is not None:
+                    out.setdefault((name, op), []).append(float(lat[key]))
+    return out
+
+
+def statement_latencies(phase: dict) -> dict:
+    """The per-statement latencies of a family that has them (custom workloads: its ``custom``
+    section), as operations' figures: {"<transaction>.<n>": {"p50_us", "p95_us", "p99_us"}} (the
+    section keeps milliseconds and no p99.9)."""
+    out = {}
+    section = phase.get("custom") or {}
+    for name, txn in sorted((section.get("transactions") or {}).items()):
+        for st in txn.get("statements") or []:
+            lat = st.get("latency") or {}
+            out[f"{name}.{st.get('statement')}"] = {f"{k}_us": lat[f"{k}_ms"] * 1000 for k in ("p50", "p95", "p99")
+                                                    if lat.get(f"{k}_ms") is not None}
     return out
 
 
@@ -316,6 +334,7 @@ def compare(baseline: list[tuple[dict, str]], candidate: list[tuple[dict, str]],
             pair["not_comparable"] = not_comparable(b, c)
             pair["config"] = b["configs"][0]
             bv, cv = figure_values(b["samples"]), figure_values(c["samples"])
+            statements = {op for p in b["samples"] + c["samples"] for op in statement_latencies(p)}
             for fkey in list(dict.fromkeys(list(bv) + list(cv))):
                 metric, op = fkey
                 if fkey not in bv or fkey not in cv:
@@ -325,6 +344,8 @@ def compare(baseline: list[tuple[dict, str]], candidate: list[tuple[dict, str]],
                     continue
                 pair["figures"].append(judge_figure(metric, op, bv[fkey], cv[fkey],
                                                     threshold_of(thresholds, metric, op), alpha, seed))
+                if op in statements:  # a drill-down: corrected among the statements (finish)
+                    pair["figures"][-1]["level"] = "statement"
         pair["comparable"] = not pair["not_comparable"]
         if spectra:
             pair["spectra"] = side_spectra(b, c)
@@ -362,8 +383,13 @@ def _phase_order(name: str) -> int:
 
 def finish(pairs: list[dict], baseline, candidate, thresholds: dict, alpha: float) -> dict:
     figures = [d for p in pairs if p["comparable"] for d in p["figures"]]
-    _holm(figures, "p_worse")
-    _holm(figures, "p_better")
+    # Holm's correction within two families: the phase's own figures (throughput, errors, each
+    # operation's percentiles), and its statements' (a custom workload's drill-down), so that a
+    # workload of many statements does not take the power to see a change of its transactions
+    for family in ([d for d in figures if d.get("level") != "statement"],
+                   [d for d in figures if d.get("level") == "statement"]):
+        _holm(family, "p_worse")
+        _holm(family, "p_better")
     for d in figures:
         _decide(d, alpha)
     for p in pairs:
