@@ -274,6 +274,7 @@ def _plugins_present() -> bool:
     if os.environ.get("DBSWARM_PLUGINS", "").strip():
         return True
     from importlib.metadata import entry_points  # noqa: PLC0415
+
     from dbswarm.plugins import ENTRY_POINT_GROUP  # noqa: PLC0415
     return bool(list(entry_points(group=ENTRY_POINT_GROUP)))
 

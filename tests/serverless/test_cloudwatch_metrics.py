@@ -7,9 +7,9 @@ import re
 import pytest
 from moto import mock_aws
 
+from dbswarm.results.store import open_store
 from dbswarm.run import metrics, service
 from dbswarm.run.template import load_yaml
-from dbswarm.results.store import open_store
 
 from .conftest import ROOT
 

@@ -15,7 +15,7 @@ def _log(msg: str) -> None:
 
 
 def cmd_coordinate(args: argparse.Namespace) -> int:
-    from dbswarm.run import indexed
+    from dbswarm.run import indexed  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
     if args.phase_timeout <= 0:
         raise DbswarmError(f"--phase-timeout: expected seconds > 0, got {args.phase_timeout:g}")
     if args.workers is not None and args.workers < 1:
@@ -26,9 +26,9 @@ def cmd_coordinate(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    import signal
+    import signal  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
 
-    from dbswarm.run import indexed, interrupt
+    from dbswarm.run import indexed, interrupt  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
     index = indexed.shard_index(args.shard)
     # SIGTERM (a pod evicted, a job cancelled): the shard stops between operations and writes what it
     # measured; started again, the index continues from that file
@@ -43,7 +43,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def _steps() -> dict[str, Callable[[dict], Any]]:
-    from dbswarm.run import service
+    from dbswarm.run import service  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
     return {"plan": service.plan_campaign, "prepare": service.prepare_run, "arm": service.arm,
             "window": service.window, "shard": service.run_shard, "record-failure": service.record_shard_failure,
             "check": service.check_call, "next": service.next_step, "aggregate": service.aggregate_campaign,
@@ -67,9 +67,9 @@ def cmd_step(args: argparse.Namespace) -> int:
 
 
 def cmd_kubernetes(args: argparse.Namespace) -> int:
-    from dbswarm.run import kubernetes
-    from dbswarm.run.service import new_campaign_id
-    from dbswarm.campaign.spec import load_campaign
+    from dbswarm.campaign.spec import load_campaign  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
+    from dbswarm.run import kubernetes  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
+    from dbswarm.run.service import new_campaign_id  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
     cid = args.campaign_id or new_campaign_id(load_campaign(args.campaign)[0].name)
     manifests = kubernetes.render(args.campaign, args.results, cid, args.image, namespace=args.namespace,
                                   db_secret=args.db_secret, aws_secret=args.aws_secret, s3_endpoint=args.s3_endpoint,
