@@ -16,10 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # campaigns of tests about other things; tests of the verdict set results.allow_client_bound
 # themselves (it wins over this default) or remove the variable.
 os.environ.setdefault("DBSWARM_ALLOW_CLIENT_BOUND", "1")
-# Likewise a client thread that completes no call for DBSWARM_STALL_S (default 5 s) makes its phase
-# incomplete: on a loaded 2-CPU runner a thread can wait that long for a CPU. The tests of stalls
+# Likewise a client thread that completes no call for DBSWARM_STALL_S (default 30 s) makes its phase
+# incomplete: on a loaded 2-CPU runner a thread can wait long for a CPU. The tests of stalls
 # (tests/faults/test_stalled_server.py, tests/unit/test_stalls.py) set their own bound.
-os.environ.setdefault("DBSWARM_STALL_S", "30")
+os.environ.setdefault("DBSWARM_STALL_S", "60")
 
 
 @pytest.fixture(scope="session")
@@ -31,7 +31,8 @@ def demo_run(tmp_path_factory):
     mode, the progress bars and final tables in the terminal): the demo takes about a minute,
     once is enough."""
     results = tmp_path_factory.mktemp("demo")
-    env = {k: v for k, v in os.environ.items() if k != "DBSWARM_PROGRESS_DIR"}
+    # as a user runs it: the suite's own DBSWARM_STALL_S (below) is not the demo's
+    env = {k: v for k, v in os.environ.items() if k not in ("DBSWARM_PROGRESS_DIR", "DBSWARM_STALL_S")}
     env["COLUMNS"] = "160"
     proc = subprocess.run([sys.executable, "-m", "dbswarm", "run", str(ROOT / "examples" / "demo.yaml"),
                            "--results", str(results)], capture_output=True, text=True, env=env,

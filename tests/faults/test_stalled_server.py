@@ -21,7 +21,7 @@ from tests import servers
 from tests.faults.conftest import dbswarm_env, wait_gone
 
 FAULT_DIR = os.environ.get("DBSWARM_FAULT_SERVERS_DIR") or "/tmp/dbswarm-faults-servers"
-STALL_S = 1.0   # DBSWARM_STALL_S of these runs (default 5): the stalls here last a few seconds
+STALL_S = 1.0   # DBSWARM_STALL_S of these runs (default 30): the stalls here last a few seconds
 GRACE_S = 1.0   # DBSWARM_STUCK_THREAD_GRACE_S (default 10)
 
 

@@ -311,3 +311,26 @@ def test_summary_md_writes_every_string_as_literal_markdown():
     assert row[1].strip().startswith("&lt;script&gt;") and row[1].strip().endswith("a\\|b \\`c"), row
     rendered_rows = re.findall(r"<tr>\s*<td>(.*?)</td>", page, re.S)
     assert any(r.startswith("&lt;script&gt;") and r.endswith("a|b `c") for r in rendered_rows), rendered_rows
+
+
+def test_an_average_above_p99_is_said_under_its_table():
+    result = _result()
+    p = result["runs"][0]["phases"]["run"]
+    p["read_latency"] = dict(p["read_latency"] or {}, calls=1000, avg_us=125.0, p99_us=37, max_us=90_000)
+    md = summary_markdown(result)
+    assert "An average above p99 means fewer than 1 %" in md and "average 125 µs above p99 37 µs" in md
+    p["read_latency"]["avg_us"] = 20.0
+    assert "An average above p99" not in summary_markdown(result)
+
+
+def test_the_report_shows_its_charts_before_its_tables_and_trims_empty_seconds():
+    from dbswarm.results.report.files import report_html
+    result = _result()
+    tl = result["runs"][0]["phases"]["run"]["timeline"]
+    tl["ops"] = {op: [0, 0] + seq + [0, 0] for op, seq in tl["ops"].items()}  # idle seconds at both ends
+    page = report_html(result)
+    first_chart = page.index("class='chart'")
+    assert first_chart < page.index(">Tables</h2>") and first_chart < page.index("class='ops'")
+    assert first_chart < page.index("<h2>Targets") and page.index("<h2>Overview") < first_chart
+    tput = next(c for c in _charts(page) if c["id"].endswith("000_S2-run-tput"))
+    assert tput["x"] == [2, 3, 4, 5] and all(v > 0 for v in tput["series"][0]["values"])

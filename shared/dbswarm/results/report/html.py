@@ -73,24 +73,27 @@ def throughput_chart(cid, run_id, phase, p) -> dict | None:
     if tl.get("start") is None or not ops:
         return None
     n = max(len(v) for v in ops.values())
-    if n < max(MIN_POINTS, MIN_CHART_SECONDS):
-        return None
+    errs = (list(tl.get("errors") or []) + [0] * n)[:n]
     totals = [sum(v[i] for v in ops.values() if i < len(v)) for i in range(n)]
+    # the seconds the phase measured in: none before its first operation or error, none after its last
+    # (a 6-s phase is drawn over 6 s, not over the timeline's whole seconds with zeros at its ends)
+    busy = [i for i in range(n) if totals[i] or errs[i]]
+    lo, hi = busy[0], busy[-1] + 1
+    if hi - lo < max(MIN_POINTS, MIN_CHART_SECONDS):
+        return None
     series = []
     if len(ops) > 1:
-        series.append({"label": "all operations", "values": totals, "color": COLORS["total"], "width": 2})
+        series.append({"label": "all operations", "values": totals[lo:hi], "color": COLORS["total"], "width": 2})
     for op, seq in sorted(ops.items()):
-        series.append({"label": op, "values": list(seq) + [0] * (n - len(seq))})
-    errs = tl.get("errors") or []
+        series.append({"label": op, "values": (list(seq) + [0] * (n - len(seq)))[lo:hi]})
     if any(errs):
-        series.append({"label": "errors", "values": (list(errs) + [0] * n)[:n], "color": COLORS["errors"],
-                       "dash": [4, 3]})
+        series.append({"label": "errors", "values": errs[lo:hi], "color": COLORS["errors"], "dash": [4, 3]})
     steady = (p.get("steady") or {}).get("window")
     note = ""
     if steady and steady[1] > steady[0]:
         note = f"; steady window {steady[0] - tl['start']}–{steady[1] - tl['start']} s"
     return {"id": _slug(cid, run_id, phase, "tput"), "title": f"{run_id} · {phase}: throughput, all shards{note}",
-            "x": list(range(n)), "xlabel": "seconds since the phase started", "ylabel": "operations / s",
+            "x": list(range(lo, hi)), "xlabel": "seconds since the phase started", "ylabel": "operations / s",
             "yunit": " /s", "series": series}
 
 
@@ -357,6 +360,19 @@ def overview_html(result) -> str:
                                                   if result.get("missing_shards") else ""))]
     out = ["<h2>Overview</h2><table class='kv'>"
            + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in items) + "</table>"]
+    errs = error_rows(result)
+    if errs:
+        out.append("<h3>Errors by class</h3>" + _table(
+            ["run", "phase", "operation", "kind", "class", "count", "what dbswarm did"],
+            [(_e(a), _e(b), _e(c), _e(d), _e(e), _fmt(f), _e(g) + (" <b>(retried)</b>" if d in ("retryable", "connection") else ""))
+             for a, b, c, d, e, f, g in errs]))
+    else:
+        out.append("<p>No database errors in any phase.</p>")
+    return "\n".join(out)
+
+
+def targets_html(result) -> str:
+    """The targets' server version and settings: a detail, after the figures."""
     targets: dict = {}
     for r in result["runs"]:
         t = r["target"]
@@ -374,17 +390,8 @@ def overview_html(result) -> str:
         server = ", ".join(f"{_e(k)} <code>{_e(v)}</code>" for k, v in e["server"].items()) or "–"
         rows.append((_e(label), _e(engine), f"<code>{_e(e['url'] or '–')}</code>",
                      _e(", ".join(sorted(e["driver"])) or "–"), server + (f" <i>{_e(e['note'])}</i>" if e.get("note") else "")))
-    out.append("<h3>Targets: server version and durability settings, as the server reported them</h3>"
-               + _table(["instance", "engine", "URL (redacted)", "client driver", "server settings"], rows, "left"))
-    errs = error_rows(result)
-    if errs:
-        out.append("<h3>Errors by class</h3>" + _table(
-            ["run", "phase", "operation", "kind", "class", "count", "what dbswarm did"],
-            [(_e(a), _e(b), _e(c), _e(d), _e(e), _fmt(f), _e(g) + (" <b>(retried)</b>" if d in ("retryable", "connection") else ""))
-             for a, b, c, d, e, f, g in errs]))
-    else:
-        out.append("<p>No database errors in any phase.</p>")
-    return "\n".join(out)
+    return ("<h2>Targets: server version and durability settings, as the server reported them</h2>"
+            + _table(["instance", "engine", "URL (redacted)", "client driver", "server settings"], rows, "left"))
 
 
 def phase_html(cid, r, name, p, charts) -> str:
@@ -405,12 +412,7 @@ def phase_html(cid, r, name, p, charts) -> str:
         facts.append(("start skew", f"max {skew['max'] * 1000:.1f} ms" + (f" <small>({per})</small>" if per else "")))
     out = [head, "<p class='facts'>" + " · ".join(f"{k} <b>{v}</b>" for k, v in facts) + "</p>"]
     ops = p.get("operations") or {}
-    if ops:
-        cols = ["count", "errors", "avg_us", "p50_us", "p90_us", "p95_us", "p99_us", "p99_9_us", "max_us"]
-        out.append(_table(["operation", "count", "errors", "avg µs", "p50", "p90", "p95", "p99", "p99.9", "max µs"],
-                          [(_e(op),) + tuple(_fmt(s.get(c), 1 if c == "avg_us" else 0) for c in cols)
-                           for op, s in sorted(ops.items())], "ops"))
-    for maker in (throughput_chart, latency_chart, spectrum_chart):
+    for maker in (throughput_chart, latency_chart, spectrum_chart):  # the charts first, the table after
         spec = maker(cid, r["run_id"], name, p)
         if spec:
             charts.append(spec)
@@ -418,6 +420,11 @@ def phase_html(cid, r, name, p, charts) -> str:
         elif maker is throughput_chart and (p.get("timeline") or {}).get("start") is not None:
             out.append(f"<p class='note'>The phase lasted {p.get('duration_s')} s: too short for a chart over "
                        "time (one point per second).</p>")
+    if ops:
+        cols = ["count", "errors", "avg_us", "p50_us", "p90_us", "p95_us", "p99_us", "p99_9_us", "max_us"]
+        out.append(_table(["operation", "count", "errors", "avg µs", "p50", "p90", "p95", "p99", "p99.9", "max µs"],
+                          [(_e(op),) + tuple(_fmt(s.get(c), 1 if c == "avg_us" else 0) for c in cols)
+                           for op, s in sorted(ops.items())], "ops"))
     spec = shard_chart(cid, r["run_id"], name, p)
     if spec:
         charts.append(spec)
@@ -499,13 +506,17 @@ def report_html(result, summary_md: str) -> str:
     if note:
         skip.add(note.replace("Note:", "**Note**:", 1))
     tables = "\n".join(line for line in summary_md.splitlines()[3:] if line not in skip)
-    sections.append("<h2>Tables</h2>" + markdown_it.MarkdownIt("commonmark", {"html": False}).enable("table").render(tables))
+    # the figures first (each phase's charts), the white-paper tables and the details after
     sections.append("<h2>Runs</h2>")
     toc = []
     for r in result["runs"]:
         for name, p in r["phases"].items():
             toc.append(f"<a href='#{_slug(cid, r['run_id'], name)}'>{_e(r['run_id'])} · {_e(name)}</a>")
             sections.append(phase_html(cid, r, name, p, charts))
+    sections.append(targets_html(result))
+    toc.append(f"<a href='#{_slug(cid, 'tables')}'>Tables</a>")
+    sections.append(f"<h2 id='{_slug(cid, 'tables')}'>Tables</h2>"
+                    + markdown_it.MarkdownIt("commonmark", {"html": False}).enable("table").render(tables))
     sections.insert(1, "<p class='toc'>" + " · ".join(toc) + "</p>")
     data = json.dumps(charts, separators=(",", ":")).replace("</", "<\\/")
     return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
