@@ -102,6 +102,7 @@ def test_promql_counts_equal_result_json_per_operation_and_shard(prometheus, tmp
     assert p99 and all(float(s["value"][1]) > 0 for s in p99)
 
 
+
 def test_an_endpoint_that_is_down_costs_nothing_measured(tmp_path):
     down = f"http://127.0.0.1:{_free_port()}/api/v1/write"  # nothing listens there
     out = run_campaign(_campaign(down, "prom-down"), str(tmp_path), show_progress=False, log=lambda *_: None)

@@ -37,6 +37,45 @@ def test_good_settings_reach_the_plan():
     assert plan.metrics["prometheus"]["password"] == {"env": "PROM_PW"}  # a reference, never the value
 
 
+def _unsnappy(block: bytes) -> bytes:
+    pos, shift, length = 0, 0, 0
+    while True:
+        b = block[pos]
+        pos += 1
+        length |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            break
+    out = bytearray()
+    while pos < len(block):
+        m = block[pos] >> 2
+        pos += 1
+        size = m + 1 if m < 60 else int.from_bytes(block[pos:pos + m - 59], "little") + 1
+        pos += 0 if m < 60 else m - 59
+        out += block[pos:pos + size]
+        pos += size
+    assert len(out) == length
+    return bytes(out)
+
+
+def test_errors_per_operation_and_class_and_the_counters_are_pushed():
+    from dbswarm.measure.recorder import Measurement
+    m = Measurement()
+    m.timeline.start = 1000
+    m.timeline.ops = {"UPDATE": [5, 7]}
+    m.timeline.errors = [1, 2]
+    m.errors = {"UPDATE:retryable:deadlock": 3}
+    m.counters = {"retries": 3}
+    push = metrics.PrometheusPush({"remote_write": "http://127.0.0.1:9/api/v1/write"}, {"campaign": "c"})
+    try:
+        raw = _unsnappy(push.encode(metrics.Figures(m, 1000, 1002, True, 1003.0)))
+    finally:
+        push.close(wait_s=0.1)
+    for text in (b"dbswarm_errors_by_class_total", b"UPDATE", b"retryable", b"deadlock", b"dbswarm_counter",
+                 b"retries", b"dbswarm_operations_total", b"dbswarm_errors_total"):
+        assert text in raw, text
+
+
 def test_a_snappy_block_of_literals_frames_any_length():
     for n in (0, 1, 59, 60, 61, 255, 256, 257, 65536, 65537, 200_000):
         data = bytes(i % 251 for i in range(n))

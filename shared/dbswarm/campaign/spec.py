@@ -233,7 +233,8 @@ class PrometheusExport(_Strict):
         return v
 
 
-METRIC_LABELS = ("campaign", "run", "phase", "shard", "operation", "engine", "family", "quantile")
+METRIC_LABELS = ("campaign", "run", "phase", "shard", "operation", "engine", "family", "quantile", "kind",
+                 "error_class", "counter")
 
 
 class Metrics(_Strict):

@@ -13,7 +13,9 @@ campaign's own):
 - ``dbswarm_latency_mean_us``: the mean latency of the second's operations;
 - ``dbswarm_latency_us{quantile}``: the shard phase's latency percentiles so far (0.5 … 0.999);
 - ``dbswarm_measured_operations``: at the shard's end, its measured count per operation (warm-up
-  excluded): what result.json's shard files hold. ``sum by (operation)`` gives the campaign's.
+  excluded): what result.json's shard files hold. ``sum by (operation)`` gives the campaign's;
+- ``dbswarm_errors_by_class_total{operation, kind, error_class}`` and ``dbswarm_counter{counter}``
+  (``retries`` among them): so far, at each push.
 
 The push runs on a thread of its own with a timeout: a slow or absent endpoint never blocks or
 fails the shard; the shard file says what was not exported (``metrics_export``).
@@ -124,6 +126,11 @@ class Figures:
         self.stamp = max(now, end)
         self.quantiles: dict[str, list[tuple[str, float]]] = {}
         self.measured: dict[str, int] = {}
+        # so far: failed calls per operation and error class ("OP:kind:name"), and the recorder's
+        # counters (retries among them)
+        self.error_classes = {k: int(v) for k, v in (getattr(m, "errors", None) or {}).items()}
+        self.counters = {k: float(v) for k, v in (getattr(m, "counters", None) or {}).items()
+                         if isinstance(v, (int, float)) and not isinstance(v, bool)}
         for op, stats in m.operations.items():
             h = stats.histogram
             if h.get_total_count():
@@ -132,7 +139,7 @@ class Figures:
                 self.measured[op] = stats.count
 
     def empty(self) -> bool:
-        return not self.seconds and not self.quantiles and not self.measured
+        return not self.seconds and not self.quantiles and not self.measured and not self.error_classes
 
 
 # ---- the pushers --------------------------------------------------------------------------------
@@ -250,6 +257,13 @@ class PrometheusPush(Push):
             series += [(self._series("dbswarm_latency_us", operation=op, quantile=q), [(v, stamp)]) for q, v in values]
         for op, count in f.measured.items():
             series.append((self._series("dbswarm_measured_operations", operation=op), [(float(count), stamp)]))
+        for key, count in f.error_classes.items():
+            op, _, rest = key.partition(":")
+            kind, _, name = rest.partition(":")
+            series.append((self._series("dbswarm_errors_by_class_total", operation=op, kind=kind, error_class=name),
+                           [(float(count), stamp)]))
+        for name, value in f.counters.items():
+            series.append((self._series("dbswarm_counter", counter=name), [(value, stamp)]))
         self.samples += sum(len(s) for _, s in series)
         return snappy_block(encode_write_request(series))
 
