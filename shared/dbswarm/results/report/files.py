@@ -170,7 +170,9 @@ def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
         # all passed: one line (the tables come sooner)
         lines.append("\n**Consistency checks passed**: "
                      + "; ".join(f"run {run_id}, {stage} ({len(c.get('conditions') or [])} conditions, "
-                                 f"{c.get('seconds', '?')} s)" for run_id, stage, c in checks) + ".")
+                                 f"{c.get('seconds', '?')} s"
+                                 + (f", in {c['ranges']} ranges at once" if (c.get("ranges") or 0) > 1 else "") + ")"
+                                 for run_id, stage, c in checks) + ".")
     elif checks:
         lines.append("\n**Consistency checks** (the family's conditions on the database, after a stage):\n")
         for run_id, stage, c in checks:
