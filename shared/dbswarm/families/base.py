@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import math
 import random
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Generic, Optional, Protocol, TypeVar
 
@@ -439,3 +440,14 @@ def names() -> list[str]:
 
 def all_families() -> list[Family[Any]]:
     return [_REGISTRY[n] for n in names()]
+
+
+def sleep_unless_stopped(seconds: float, should_stop: Callable[[], bool]) -> None:
+    """A client's think or keying time, slept in slices of at most 0.2 s so that a stop (the
+    phase's end, an interrupt) is heard within that: families' clients pause with it."""
+    end = time.perf_counter() + seconds
+    while not should_stop():
+        left = end - time.perf_counter()
+        if left <= 0:
+            return
+        time.sleep(min(left, 0.2))

@@ -31,7 +31,7 @@ from pydantic_core import PydanticCustomError
 from dbswarm.bindings.protocols import SqlSession
 from dbswarm.errors import RETRYABLE, FamilyError
 from dbswarm.families import base as families
-from dbswarm.families.base import CALL, BatchLoader, Client, Family, Op, RunLimits, ThreadContext
+from dbswarm.families.base import CALL, BatchLoader, Client, Family, Op, RunLimits, ThreadContext, sleep_unless_stopped
 from dbswarm.families.custom import documents as D
 from dbswarm.families.custom import model as M
 from dbswarm.families.custom.generators import Draws, think_seconds
@@ -284,13 +284,7 @@ class _RunClient(Client):
         return txn.op, self._body, (self.m.binding, _Call(txn, self.picker.values(i)))
 
     def _sleep(self, seconds: float) -> None:
-        end = time.perf_counter() + seconds
-        stop = self.m.should_stop
-        while not stop():
-            left = end - time.perf_counter()
-            if left <= 0:
-                return
-            time.sleep(min(left, 0.2))
+        sleep_unless_stopped(seconds, self.m.should_stop)
 
     def _body(self, b: SqlSession, call: _Call) -> None:
         """One transaction: its attempts, the same values each time, until one commits; a

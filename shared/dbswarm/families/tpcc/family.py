@@ -47,6 +47,7 @@ from dbswarm.families.base import (
     RunLimits,
     ThreadContext,
     WorkloadModel,
+    sleep_unless_stopped,
     split,
     stepwise,
 )
@@ -753,13 +754,7 @@ class _RunClient(Client):
         self.multiplexable = not self.pause
 
     def _sleep(self, seconds: float):
-        end = time.perf_counter() + seconds
-        stop = self.m.should_stop
-        while not stop():
-            left = end - time.perf_counter()
-            if left <= 0:
-                return
-            time.sleep(min(left, 0.2))
+        sleep_unless_stopped(seconds, self.m.should_stop)
 
     def next_operation(self):
         if self.pause and self.think is not None:  # the last transaction's think time
