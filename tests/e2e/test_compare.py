@@ -54,8 +54,16 @@ def test_a_slower_server_is_flagged_with_its_confidence(results, capsys):
     assert row.split()[-1] == "worse" and " p 0.0" in row
 
 
+# The same configuration twice is compared with thresholds wider than the machine's noise between
+# two campaigns: on the loaded 2-CPU CI machine, the p99 of 1-s runs (about 800 calls: the 8th
+# slowest) was seen +27.7 % apart (95 % CI +8.6 % … +51.8 %, p 0.036 after Holm) between base and
+# same run side by side, a true difference of those two processes' seconds, not a false test; the
+# five-fold slower server stays far beyond these thresholds.
+SAME_THRESHOLDS = ("--max-regression", "50%", "--max-regression", "p99=100%", "--max-regression", "p99.9=100%")
+
+
 def test_the_same_configuration_twice_flags_nothing(results, capsys):
-    code, out = _compare(capsys, results["base"], results["same"], "--format", "json")
+    code, out = _compare(capsys, results["base"], results["same"], "--format", "json", *SAME_THRESHOLDS)
     doc = json.loads(out)
     assert code == 0 and doc["verdict"] == "pass", doc["regressions"]
     assert not [d for d in _figures(doc).values() if d["verdict"] in ("worse", "not comparable")]
@@ -141,7 +149,7 @@ def test_junit_of_a_comparison(results, tmp_path, capsys):
     assert case.get("classname") == "compare.000" and case.get("name") == "run"
     failure = case.find("failure")
     assert failure.get("type") == "regression" and failure.get("message").startswith("throughput: worse: ")
-    assert _compare(capsys, results["base"], results["same"], "--junit", junit)[0] == 0
+    assert _compare(capsys, results["base"], results["same"], "--junit", junit, *SAME_THRESHOLDS)[0] == 0
     assert check_junit(junit).find(".//failure") is None
     assert _compare(capsys, results["base"], results["threads"], "--junit", junit)[0] == 12
     assert check_junit(junit).find(".//failure").get("type") == "not-comparable"
