@@ -29,8 +29,13 @@ def test_search_finds_the_peak_of_a_noop_server_with_a_capacity(tmp_path):
     cell, = result["search"]["cells"]
     order = cell["order"]
     assert order[:5] == [1, 2, 4, 8, 16]                       # geometric steps, one run each
+    # the plateau rests on three runs of each value it compared (stop.peak_samples), interleaved
+    assert order[5:9] == [8, 16, 8, 16]
+    assert [r["search_step"]["kind"] for r in result["runs"]][5:9] == ["confirm"] * 4
     assert cell["stop"]["rule"] == "plateau" and "gain below 10%" in cell["stop"]["reason"]
-    assert len(order) == 6 and 4 < order[5] < 8                 # one narrowing step below the knee
+    assert "3 samples" in cell["stop"]["reason"]
+    assert len(order) == 10 and 4 < order[9] < 8                # one narrowing step below the knee
+    assert cell["peak"]["samples"] == 3
     # the peak: within one step of the true capacity
     assert CAPACITY / 2 < cell["knee"]["value"] <= CAPACITY * 2
     assert cell["knee"]["value"] == CAPACITY
@@ -38,7 +43,7 @@ def test_search_finds_the_peak_of_a_noop_server_with_a_capacity(tmp_path):
     assert 0.7 * best < cell["peak"]["throughput"] <= 1.05 * best
     # every step is a run of the result, with its shard data kept
     steps = {s["run_id"]: s for s in cell["curve"]}
-    assert [r["run_id"] for r in result["runs"]] == [s["run_id"] for s in sorted(cell["curve"], key=lambda s: order.index(s["value"]))]
+    assert [r["run_id"] for r in result["runs"]] == [s["run_id"] for s in sorted(cell["curve"], key=lambda s: s["run_id"])]
     for run in result["runs"]:
         assert run["search_step"]["value"] == steps[run["run_id"]]["value"]
         assert (tmp_path / cid / "runs" / run["run_id"] / "run" / "shard-0.json").is_file()
@@ -77,7 +82,7 @@ def test_search_on_mariadb_point_select_stops_with_its_reason(tmp_path):
                      "time": 2},
         "phases": ["prepare", "load", "run"],
         "search": {"key": "threads", "start": 1, "factor": 2, "max": 16, "max_steps": 5, "refine": 0,
-                   "stop": {"gain_below": 0.05, "gain_steps": 1, "p99_ms": 50}},
+                   "stop": {"gain_below": 0.05, "gain_steps": 1, "p99_ms": 50, "peak_samples": 1}},
     }
     out = run_campaign(campaign, str(tmp_path), show_progress=False, lead_seconds=0.3, log=lambda *a: None)
     assert out["execution"]["status"] == "SUCCEEDED", out
@@ -107,7 +112,7 @@ def test_search_on_a_noisy_noop_server_measures_a_noisy_step_again(tmp_path):
         "workload": {"preset": "S6", "recordcount": 1000, "operationcount": 0, "maxexecutiontime": 6},
         "fanout": {"shards": 1},
         "search": {"key": "threads", "start": 1, "factor": 2, "max": 64, "refine": 0,
-                   "stop": {"gain_below": 0.1, "gain_steps": 1}},
+                   "stop": {"gain_below": 0.1, "gain_steps": 1, "peak_samples": 1}},
     }
     out = run_campaign(campaign, str(tmp_path / "results"), show_progress=False, lead_seconds=0.3,
                        log=lambda *a: None)

@@ -21,7 +21,7 @@ def _decide(search, figures):
 
 
 def test_the_p99_slo_stops_the_growth_and_narrows_below_it():
-    search = S.Search(stop={"p99_ms": 50})
+    search = S.Search(stop={"p99_ms": 50, "peak_samples": 1})
     nxt, state = _decide(search, [(1, 100, 10), (2, 190, 20)])
     assert nxt == 4 and "stop" not in state                          # passing, still gaining: grow
     nxt, state = _decide(search, [(1, 100, 10), (2, 190, 20), (4, 350, 80)])
@@ -31,14 +31,14 @@ def test_the_p99_slo_stops_the_growth_and_narrows_below_it():
 
 
 def test_the_error_rate_stops_the_growth():
-    search = S.Search(stop={"error_rate": 0.01})
+    search = S.Search(stop={"error_rate": 0.01, "peak_samples": 1})
     nxt, state = _decide(search, [(1, 100), (2, 190), (4, 380, 1.0, 0.05)])
     assert state["stop"]["rule"] == "failure" and "error rate 5.00% > 1.00%" in state["stop"]["reason"]
     assert nxt == 3
 
 
 def test_a_rate_search_grows_the_target_and_stops_when_the_rate_is_not_achieved():
-    search = S.Search(key="target", start=1000, max=100_000, stop={"achieved_below": 0.9})
+    search = S.Search(key="target", start=1000, max=100_000, stop={"achieved_below": 0.9, "peak_samples": 1})
     assert not search.integer
     nxt, state = _decide(search, [(1000, 995), (2000, 1990)])
     assert nxt == 4000 and state["steps"][1]["achieved"] == pytest.approx(0.995)
@@ -48,7 +48,7 @@ def test_a_rate_search_grows_the_target_and_stops_when_the_rate_is_not_achieved(
 
 
 def test_an_incomplete_step_counts_as_failing():
-    search = S.Search()
+    search = S.Search(stop={"peak_samples": 1})
     step = _step(search, 4, 380, status="incomplete")
     assert step["failed"] == "the run did not complete (incomplete)"
     nxt, state = _decide(search, [(1, 100), (2, 190), step])

@@ -101,68 +101,118 @@ def gain_tests(search: Search, steps: list[dict]) -> list[dict]:
     z = NormalDist().inv_cdf(search.stop.confidence)
     groups = by_value(steps)
     order = list(dict.fromkeys(s["value"] for s in steps))
-    out, best = [], None  # best: (throughput, standard error) of the best passing value so far
+    out, best = [], None  # best: (throughput, standard error, value) of the best passing value so far
     for v in order:
         samples = groups.get(v)
         if not samples:
-            out.append({"value": v, "samples": 0, "gain": None, "upper": None, "test": None})
+            out.append({"value": v, "samples": 0, "gain": None, "upper": None, "test": None, "against": None})
             continue
         mean, se = pooled(samples)
         row = {"value": v, "samples": len(samples), "throughput": mean, "se": se, "gain": None, "upper": None,
-               "test": None}
+               "test": None, "against": None}
         if best is not None and best[0]:
             gain = mean / best[0] - 1
-            rel = math.sqrt(sum((e / t) ** 2 for t, e in ((mean, se), best) if e is not None and t))
+            rel = math.sqrt(sum((e / t) ** 2 for t, e in ((mean, se), best[:2]) if e is not None and t))
             upper = gain + z * (1 + gain) * rel
-            row.update(gain=gain, upper=upper, test="below" if upper < search.stop.gain_below
+            row.update(gain=gain, upper=upper, against=best[2], test="below" if upper < search.stop.gain_below
                        else "inconclusive" if gain < search.stop.gain_below else "above")
         out.append(row)
         if best is None or mean > best[0]:
-            best = (mean, se)
+            best = (mean, se, v)
     return out
+
+
+def _unconfirmed(search: Search, state: dict, values: list) -> Optional[Any]:
+    """The value among ``values`` with the fewest runs, while it has fewer than
+    ``stop.peak_samples`` and steps remain (None: every one has its runs). Taking the fewest
+    first interleaves the repeats of two values, so a load that comes or goes meets both."""
+    groups = by_value(state["steps"])
+    counts = [(len(groups.get(v, [])), v) for v in dict.fromkeys(values) if groups.get(v)]
+    if not counts or len(state["steps"]) >= search.max_steps:
+        return None
+    n, value = min(counts, key=lambda c: c[0])
+    return value if n < search.stop.peak_samples else None
+
+
+_CONTINUE = object()  # the growth goes on: decide() returns the growth's own answer
+
+
+def _annotated_tests(search: Search, grow: list[dict]) -> list[dict]:
+    """gain_tests, and every sample of a value showing the value's pooled gain and test."""
+    tests = gain_tests(search, grow)
+    by = {t["value"]: t for t in tests}
+    for s in grow:
+        t = by[s["value"]]
+        s["gain"] = None if t["gain"] is None else round(t["gain"], 4)
+        s["gain_upper"] = None if t["upper"] is None else round(t["upper"], 4)
+        s["gain_test"] = t["test"]
+    return tests
+
+
+def _grow(search: Search, state: dict):
+    """The growth's next value, or ``_CONTINUE`` once a stop rule fired and the values it rests
+    on have their runs (``state`` gains ``stop`` and the refine phase)."""
+    steps = state["steps"]
+    grow = [s for s in steps if s.get("kind") in ("grow", "repeat", "confirm")]
+    # the growth's frontier: the last value stepped to (repeats and confirmations of earlier
+    # values run after it do not move it)
+    last = next(s for s in reversed(steps) if s.get("kind", "grow") == "grow")
+    tests = _annotated_tests(search, grow)
+    reason = rule = None
+    k = search.stop.gain_steps
+    recent = tests[-k:]
+    if last["failed"]:
+        rule = "client-bound" if last.get("client_bound") else "failure"
+        reason = f"{search.key} {last['value']:g}: {last['failed']}"
+    elif tests[-1]["test"] == "inconclusive" and tests[-1]["samples"] <= search.stop.repeats \
+            and len(steps) < search.max_steps:
+        state["next_kind"] = "repeat"  # the same value again: one more sample of it
+        return last["value"]
+    elif len(tests) > k and all(t["test"] == "below" for t in recent):
+        rule = "plateau"
+        reason = (f"throughput gain below {search.stop.gain_below:.0%} for {k} step(s), surely (upper "
+                  f"{search.stop.confidence:.0%} bound): "
+                  + ", ".join(f"{t['value']:g} → {t['gain']:+.1%} (≤ {t['upper']:+.1%}"
+                              + (f", {t['samples']} samples)" if t["samples"] > 1 else ")") for t in recent))
+    elif _round(search, last["value"] * search.factor) > search.max:
+        rule, reason = "max", f"the next step would exceed max {search.max:g}"
+    elif len(steps) >= search.max_steps:
+        rule, reason = "max_steps", f"{search.max_steps} steps run (max_steps)"
+    if rule is None:
+        return _round(search, last["value"] * search.factor)
+    # before stopping: the values the decision rests on have their runs (a plateau: the steps it
+    # tested and the values they were compared with; and the peak)
+    rests_on = [v for t in recent for v in (t["against"], t["value"]) if v is not None] if rule == "plateau" else []
+    confirm = _confirm(search, state, rests_on)
+    if confirm is not None:
+        return confirm
+    state["stop"] = {"rule": rule, "reason": reason, "at": last["value"]}
+    state["phase"] = "refine"
+    return _CONTINUE
+
+
+def _confirm(search: Search, state: dict, values: list) -> Optional[Any]:
+    """A value among ``values`` and the peak still short of its runs (its next run is a
+    ``confirm``), or None."""
+    peak = summarize(search, state)["peak"]
+    confirm = _unconfirmed(search, state, values + ([peak["value"]] if peak else []))
+    if confirm is not None:
+        state["next_kind"] = "confirm"
+    return confirm
 
 
 def decide(search: Search, state: dict) -> Optional[Any]:
     """The next value for this cell's search, or None when it is done (``state`` gains
     ``stop``). ``state``: {"steps": [...], "phase": "grow" | "refine", "stop"?: {...}}."""
     steps = state["steps"]
-    last = steps[-1]
     if state.get("phase", "grow") == "grow":
-        grow = [s for s in steps if s.get("kind") in ("grow", "repeat")]
-        tests = gain_tests(search, grow)
-        by = {t["value"]: t for t in tests}
-        for s in grow:  # every sample of a value shows the value's pooled gain and test
-            t = by[s["value"]]
-            s["gain"] = None if t["gain"] is None else round(t["gain"], 4)
-            s["gain_upper"] = None if t["upper"] is None else round(t["upper"], 4)
-            s["gain_test"] = t["test"]
-        reason = rule = None
-        k = search.stop.gain_steps
-        recent = tests[-k:]
-        if last["failed"]:
-            rule = "client-bound" if last.get("client_bound") else "failure"
-            reason = f"{search.key} {last['value']:g}: {last['failed']}"
-        elif tests[-1]["test"] == "inconclusive" and tests[-1]["samples"] <= search.stop.repeats \
-                and len(steps) < search.max_steps:
-            state["next_kind"] = "repeat"  # the same value again: one more sample of it
-            return last["value"]
-        elif len(tests) > k and all(t["test"] == "below" for t in recent):
-            rule = "plateau"
-            reason = (f"throughput gain below {search.stop.gain_below:.0%} for {k} step(s), surely (upper "
-                      f"{search.stop.confidence:.0%} bound): "
-                      + ", ".join(f"{t['value']:g} → {t['gain']:+.1%} (≤ {t['upper']:+.1%}"
-                                  + (f", {t['samples']} samples)" if t["samples"] > 1 else ")") for t in recent))
-        elif _round(search, last["value"] * search.factor) > search.max:
-            rule, reason = "max", f"the next step would exceed max {search.max:g}"
-        elif len(steps) >= search.max_steps:
-            rule, reason = "max_steps", f"{search.max_steps} steps run (max_steps)"
-        if rule is None:
-            return _round(search, last["value"] * search.factor)
-        state["stop"] = {"rule": rule, "reason": reason, "at": last["value"]}
-        state["phase"] = "refine"
-    # narrowing: between the last passing value and the first failing one, or below the knee
+        value = _grow(search, state)
+        if value is not _CONTINUE:
+            return value
+    # narrowing: between the last passing value and the first failing one, or below the knee;
+    # then the peak (a narrowing step may be it) gets its runs
     if len([s for s in steps if s.get("kind") == "refine"]) >= search.refine or len(steps) >= search.max_steps:
-        return None
+        return _confirm(search, state, [])
     lo, hi = _edge(search, state)
     if lo is None or hi is None:
         return None
@@ -274,9 +324,7 @@ def advance(doc: dict, plan, last_run, phases: dict, campaign_doc: dict, max_sha
                                         "results": {"max_error_rate": plan.max_error_rate}})
     while True:
         value = decide(search, cell)
-        kind = "grow" if cell["phase"] == "grow" else "refine"
-        if cell.pop("next_kind", None) == "repeat":
-            kind = "repeat"
+        kind = cell.pop("next_kind", None) or ("grow" if cell["phase"] == "grow" else "refine")
         if value is None:
             cell["phase"] = "done"
             doc["current"] += 1

@@ -32,6 +32,10 @@ class Stop(_Strict):
     repeats: int = Field(2, ge=0, le=10, description="a step whose gain is below gain_below but not surely "
                          "(inconclusive: within the noise) is run again up to this many times, its samples pooled; "
                          "still inconclusive, it does not stop the growth")
+    peak_samples: int = Field(3, ge=1, le=10, description="before the search stops, the values its decision "
+                              "rests on (the peak, and the steps a plateau compared with it) are run again until each "
+                              "has this many runs: repeated runs of one step differ far more than one run's seconds "
+                              "say, so a peak never rests on one run")
 
 
 class Search(_Strict):
@@ -56,9 +60,11 @@ class Search(_Strict):
 
 
 def pooled(samples: list[dict]) -> tuple[float, Optional[float]]:
-    """One value's throughput from its samples (runs; a search repeats an inconclusive step):
-    their mean, and its standard error: the larger of the runs' own (each from its per-second
-    spread, ``se``) pooled and, from two samples on, the spread between the runs."""
+    """One value's throughput from its samples (runs; a search repeats steps): their mean, and
+    its standard error: the larger of the runs' own (each from its per-second spread, ``se``)
+    pooled and, from two samples on, the spread between its runs — which the values a search's
+    decision rests on always have (``stop.peak_samples``): seconds of one run are correlated,
+    and repeated runs of one step differ more than one run's seconds say."""
     k = len(samples)
     mean = sum(s["throughput"] for s in samples) / k
     within = [s["se"] for s in samples if s.get("se") is not None]
@@ -90,8 +96,11 @@ def summarize(search: Search, state: dict) -> dict:
         first = samples[0]
         out = {k: first[k] for k in ("value", "run_id", "throughput", "p99_us")}
         if len(samples) > 1:
-            out["throughput"] = round(pooled(samples)[0], 2)
+            mean, se = pooled(samples)
+            out["throughput"] = round(mean, 2)
             out["samples"] = len(samples)
+            if se is not None:
+                out["se"] = round(se, 2)
         return out
     marks = sorted((mark(v) for v in groups.values()), key=lambda m: m["value"])
     peak = max(marks, key=lambda m: m["throughput"])
@@ -153,7 +162,10 @@ def search_markdown(section: dict) -> list[str]:
         lines += ["", f"### Peak search over {key}: {c['cell']}", "",
                   f"Stopped: **{stop.get('rule', 'not finished')}**: {stop.get('reason', '')}."]
         if c.get("peak"):
-            lines.append(f"Peak: {c['peak']['throughput']:,.0f} ops/s at {key} {c['peak']['value']:g}; knee (the "
+            pk = c["peak"]
+            runs = f" (± {pk['se']:,.0f}, {pk['samples']} runs)" if pk.get("samples") and pk.get("se") is not None \
+                else " (one run)" if not pk.get("samples") else f" ({pk['samples']} runs)"
+            lines.append(f"Peak: {pk['throughput']:,.0f} ops/s{runs} at {key} {pk['value']:g}; knee (the "
                          f"smallest {key} within the gain threshold of the peak): {c['knee']['value']:g} "
                          f"({c['knee']['throughput']:,.0f} ops/s).")
         lines += ["", f"| {key} | run | shards | ops/s | gain | worst p99 ms | error rate | achieved | step | "

@@ -263,8 +263,11 @@ def search_charts(cid, result) -> list[dict]:
         key = c.get("key") or "value"
 
         def mark(name, field, c=c, curve=curve):
+            # one point per mark, at its value's first run: a value run several times (its
+            # samples pooled) is marked with the pooled figure, not once per run
             m = c.get(name)
-            return [(s.get(field) if m and s["value"] == m["value"] else None) for s in curve]
+            first = next((k for k, s in enumerate(curve) if m and s["value"] == m["value"]), None)
+            return [(m.get(field, s.get(field)) if k == first else None) for k, s in enumerate(curve)]
         tput = [{"label": "throughput", "values": [s["throughput"] for s in curve]}]
         tput += [{"label": name, "values": mark(name, "throughput")} for name in ("peak", "knee") if c.get(name)]
         out.append({"id": _slug(cid, "search", str(i), "tput"), "x": x, "xlabel": key, "ylabel": "operations / s",
