@@ -334,6 +334,19 @@ def _sb_state(engine, env, tables) -> dict:
         c.close()
 
 
+def _max_connections(engine, env) -> int:
+    if engine == "postgresql":
+        with servers.pg_admin(env) as c:
+            return int(c.execute("SHOW max_connections").fetchone()[0])
+    c = servers.mysql_admin(env)
+    try:
+        cur = c.cursor()
+        cur.execute("SELECT @@max_connections")
+        return int(cur.fetchone()[0])
+    finally:
+        c.close()
+
+
 @pytest.mark.parametrize("engine", ("postgresql", "mysql"))
 def test_sysbench_campaign(engine, env, tmp_path):
     """oltp_read_write: 4 shards load 2 tables in parallel, k_N is built after the load,
@@ -374,7 +387,23 @@ def test_sysbench_campaign(engine, env, tmp_path):
     assert after["commit"] - state["commit"] == trx
     assert after["begin"] - state["begin"] == trx + failed
     assert after["rows"] == [(size, size)] * tables  # DELETE + INSERT of the same id keeps the count
-    assert_no_password(Path(out["store"]) / out["campaign_id"], password, logs)
+    # the RDS paper's columns (issue 56 item 6): max connections as the server said it; IOPS from
+    # the server's own I/O counters where it keeps them (InnoDB), else unavailable, saying why
+    folder = Path(out["store"]) / out["campaign_id"]
+    summary = (folder / "summary.md").read_text()
+    head = next(line for line in summary.splitlines() if line.startswith("| instance | test | threads |"))
+    row = next(line for line in summary.splitlines() if line.startswith("| ") and "| oltp_read_write |" in line)
+    cells = dict(zip([c.strip() for c in head.strip("|").split("|")], [c.strip() for c in row.strip("|").split("|")]))
+    assert int(cells["max connections"].replace(",", "")) == _max_connections(engine, env)
+    if engine == "mysql":
+        counters = phase["server"]["counters"]
+        assert counters["innodb_log_writes"] > 0  # commits write the redo log (grouped: fewer than commits)
+        iops = sum(counters[k] for k in ("innodb_data_reads", "innodb_data_writes", "innodb_log_writes")) \
+            / phase["server"]["window_s"]
+        assert cells["IOPS"] == f"{iops:,.0f}" and iops > 0
+    else:
+        assert cells["IOPS"] == "–" and "IOPS unavailable: PostgreSQL before 16 keeps no count of I/O" in summary
+    assert_no_password(folder, password, logs)
     print(f"\n{engine}: sysbench oltp_read_write 4 threads: {sb['tps']} TPS, {sb['qps']} QPS, "
           f"p95 {sb['latency_p95_ms']} ms, retries {retries}, errors {errors}")
 

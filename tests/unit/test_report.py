@@ -334,3 +334,17 @@ def test_the_report_shows_its_charts_before_its_tables_and_trims_empty_seconds()
     assert first_chart < page.index("<h2>Targets") and page.index("<h2>Overview") < first_chart
     tput = next(c for c in _charts(page) if c["id"].endswith("000_S2-run-tput"))
     assert tput["x"] == [2, 3, 4, 5] and all(v > 0 for v in tput["series"][0]["values"])
+
+
+def test_a_row_per_workload_with_its_records_threads_ops_ral_and_wal():
+    """Issue 56 item 6: the ApsaraDB papers' shape, one row per read:write ratio with its record
+    count, threads, throughput, RAL and WAL (dbswarm printed one-column tables, no record count)."""
+    result = _result(presets=("95:5", "50:50"))
+    md = summary_markdown(result)
+    section = md.split("### One row per workload: records, threads, OPS, RAL, WAL")[1].split("###")[0]
+    assert "| instance | workload | records | threads | OPS | RAL µs | WAL µs |" in section
+    for run in result["runs"]:
+        p = run["phases"]["run"]
+        row = (f"| 4 vCPUs 16 GB | {run['workload']['name']} | 1,000 | 8 | {p['throughput']:,.0f} | "
+               f"{p['read_latency']['avg_us']:,.0f} | {p['write_latency']['avg_us']:,.0f} |")
+        assert row in section, (row, section)

@@ -296,12 +296,13 @@ class MysqlBinding(SqlBinding):
         return out
 
     DURABILITY = ("innodb_flush_log_at_trx_commit", "sync_binlog", "log_bin", "innodb_doublewrite",
-                  "transaction_isolation", "tx_isolation", "version")
+                  "transaction_isolation", "tx_isolation", "version", "max_connections")
 
     STATUS_COUNTERS = ("Questions", "Com_select", "Com_insert", "Com_update", "Com_delete", "Com_begin",
                        "Com_commit", "Com_rollback", "Com_stmt_execute", "Innodb_rows_read",
                        "Innodb_rows_inserted", "Innodb_rows_updated", "Innodb_rows_deleted",
-                       "Handler_commit", "Handler_rollback")
+                       "Handler_commit", "Handler_rollback", "Innodb_data_reads", "Innodb_data_writes",
+                       "Innodb_log_writes")
 
     def connection_room(self):
         """max_connections against Threads_connected (an account with SUPER or CONNECTION ADMIN

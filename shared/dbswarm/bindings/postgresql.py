@@ -199,7 +199,7 @@ class PostgresBinding(SqlBinding):
         return out
 
     DURABILITY = ("synchronous_commit", "fsync", "wal_sync_method", "full_page_writes", "wal_level",
-                  "default_transaction_isolation")
+                  "default_transaction_isolation", "max_connections")
 
     def server_settings(self):
         # one transaction in the server's counters, read inside the measured window (a statement

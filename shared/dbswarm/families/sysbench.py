@@ -600,29 +600,58 @@ class Sysbench(Family[SysbenchWorkload]):
             return ""
         lines = ["### sysbench OLTP", "",
                  "| instance | test | threads | tables x rows | TPS | QPS | read / write / other queries "
-                 "| latency avg ms | p95 ms | errors | reconnects |",
-                 "|---|---|---|---|---|---|---|---|---|---|---|"]
+                 "| latency avg ms | p95 ms | errors | reconnects | max connections | IOPS |",
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         notes: list[str] = []
         for r in runs:
             p = r["phases"].get("run", {})
             s = p.get("sysbench")
             w = r["workload"]
             if not s:
-                lines.append(f"| {r['target']['label']} | {w['test']} | {r['threads']} | | missing | | | | | | |")
+                lines.append(f"| {r['target']['label']} | {w['test']} | {r['threads']} | | missing | | | | | | | | |")
                 continue
+            iops, why = server_iops(p)
             lines.append(
                 f"| {r['target']['label']} | {w['test']} | {r['threads']} | {w['tables']}x{w['table_size']:,} "
                 f"| {fmt(s['tps'], 1)} | {fmt(s['qps'], 1)} | {s['queries_read']:,} / {s['queries_write']:,} / "
                 f"{s['queries_other']:,} | {s['latency_avg_ms']} | {s['latency_p95_ms']} | {s['errors']} "
-                f"| {s['reconnects']} |")
+                f"| {s['reconnects']} | {max_connections(p)} | {fmt(iops, 0) if iops is not None else '–'} |")
             if s.get("qps_note"):
                 notes.append(f"- {r['target']['label']} ({r.get('run_id', '?')}): {s['qps_note']}")
+            if why:
+                notes.append(f"- {r['target']['label']} ({r.get('run_id', '?')}): IOPS unavailable: {why}")
+        lines += ["", "Max connections: the server's max_connections setting (the papers' column is the connections "
+                  "each class sustained under stress). IOPS: the server's own I/O counters over the measured window "
+                  "(MariaDB/MySQL: InnoDB data file reads and writes and redo log writes a second), not the "
+                  "storage device's."]
         if notes:
             lines += ["", *notes]
         published = published_family_table(
             "sysbench", runs, "sysbench TPS / QPS; the papers' transaction: oltp_legacy, 18 statements, QPS 20 a "
             "transaction", [("TPS", "TPS", lambda s: s.get("tps")), ("QPS", "QPS", lambda s: s.get("qps"))])
         return "\n".join(lines) + "\n" + ("\n" + published if published else "")
+
+
+def max_connections(phase: dict) -> str:
+    """The server's max_connections as it reported it at the phase (``Binding.server_settings``)."""
+    server = (phase.get("binding_settings") or {}).get("server") or {}
+    value = server.get("max_connections") if isinstance(server, dict) else None
+    return f"{int(value):,}" if value not in (None, "") and str(value).isdigit() else "–"
+
+
+def server_iops(phase: dict) -> tuple[Optional[float], Optional[str]]:
+    """(I/O requests a second from the server's own counters over the window, or None and why)."""
+    srv = phase.get("server") or {}
+    counters, seconds = srv.get("counters") or {}, srv.get("window_s")
+    io = ("innodb_data_reads", "innodb_data_writes", "innodb_log_writes")
+    if all(k in counters for k in io) and seconds:
+        return sum(counters[k] for k in io) / seconds, None
+    if not srv:
+        return None, "the server's counters were not read over this phase"
+    if "xact_commit" in counters:  # pg_stat_database's
+        return None, ("PostgreSQL before 16 keeps no count of I/O operations (pg_stat_io is 16's); "
+                      "read the device's from the host")
+    return None, "this engine's counters hold no I/O operations"
 
 
 families.register(Sysbench())

@@ -427,6 +427,26 @@ class _RunClient(Client):
 
 # ---- the family ---------------------------------------------------------------------------------
 
+def per_workload_table(runs) -> str:
+    """The ApsaraDB papers' shape: one row per workload (a read:write ratio, a service model)
+    and instance, with its record count, threads, throughput and average read / write latency
+    (RAL / WAL, µs) side by side."""
+    lines = ["### One row per workload: records, threads, OPS, RAL, WAL (average, µs)", "",
+             "| instance | workload | records | threads | OPS | RAL µs | WAL µs |", "|---|---|---|---|---|---|---|"]
+    for r in runs:
+        name, p = measured_phase(r)
+        w = r["workload"]
+
+        def avg(kind, p=p):
+            s = p and p.get(f"{kind}_latency")
+            return fmt(s["avg_us"]) if s and s.get("calls") and s.get("avg_us") is not None else "–"
+        ops = "missing" if p is None else fmt(p["throughput"]) + ("" if name == "run" else " (load)") + (
+            "" if p["status"] == "complete" else " (partial)")
+        lines.append(f"| {r['target']['label']} | {w['name']} | {w['recordcount']:,} | {r['threads']} | {ops} | "
+                     f"{avg('read')} | {avg('write')} |")
+    return "\n".join(lines) + "\n"
+
+
 def _row_key(run):
     w = run["workload"]
     return run["target"]["label"], f"{run['threads']} threads", f"{w['recordcount']:,} records"
@@ -567,7 +587,8 @@ class Ycsb(Family[YcsbWorkload]):
             return text
         return "\n".join([table("Throughput (OPS, operations per second)", ops), published_table(rows, cols),
                           latency_table("Read latency (RAL), µs: average / p99 (READ and SCAN)", "read"),
-                          latency_table("Write latency (WAL), µs: average / p99", "write")])
+                          latency_table("Write latency (WAL), µs: average / p99", "write"),
+                          per_workload_table(runs)])
 
 
 families.register(Ycsb())
