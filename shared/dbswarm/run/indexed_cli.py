@@ -66,10 +66,22 @@ def cmd_step(args: argparse.Namespace) -> int:
     return 0
 
 
+KUBERNETES_ACTIONS = ("follow", "delete")
+
+
 def cmd_kubernetes(args: argparse.Namespace) -> int:
+    if args.poll <= 0:
+        raise DbswarmError(f"--poll: expected seconds > 0, got {args.poll:g}")
+    if args.campaign in KUBERNETES_ACTIONS:
+        return _kubernetes_action(args)
+    if args.id:
+        raise DbswarmError(f"dbswarm kubernetes {args.campaign} {args.id}: one campaign file, or `follow ID` / "
+                           "`delete ID`")
     from dbswarm.campaign.spec import load_campaign  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
     from dbswarm.run import kubernetes  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
     from dbswarm.run.service import new_campaign_id  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
+    if not args.results:
+        raise DbswarmError("--results: give the s3://bucket/prefix the pods share")
     cid = args.campaign_id or new_campaign_id(load_campaign(args.campaign)[0].name)
     manifests = kubernetes.render(args.campaign, args.results, cid, args.image, namespace=args.namespace,
                                   db_secret=args.db_secret, aws_secret=args.aws_secret, s3_endpoint=args.s3_endpoint,
@@ -78,11 +90,41 @@ def cmd_kubernetes(args: argparse.Namespace) -> int:
     if args.output and args.output != "-":
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)
-        _log(f"campaign {cid}: {len(manifests)} manifests written to {args.output}; `kubectl apply -f "
-             f"{args.output}`, then `dbswarm show {args.results.rstrip('/')}/campaigns/{cid}` when the coordinator ends")
-    else:
+        if not args.apply:
+            _log(f"campaign {cid}: {len(manifests)} manifests written to {args.output}; `kubectl apply -f "
+                 f"{args.output}` (or --apply), then `dbswarm kubernetes follow {cid} --results {args.results} "
+                 f"--namespace {args.namespace}`")
+    elif not args.apply:
         sys.stdout.write(text)
-    return 0
+    if not args.apply:
+        if args.follow:
+            raise DbswarmError("--follow: follows what --apply submits (or `dbswarm kubernetes follow ID`)")
+        return 0
+    from dbswarm.run import kubernetes_api  # noqa: PLC0415 (the optional Kubernetes client: when submitting)
+    cluster = kubernetes_api.connect(args.namespace, args.kubeconfig, args.context)
+    kubernetes_api.apply(cluster, manifests, _log)
+    _log(f"campaign {cid} submitted to {cluster.host}, namespace {args.namespace}"
+         + ("" if args.follow else f"; follow it: `dbswarm kubernetes follow {cid} --results {args.results} "
+            f"--namespace {args.namespace}`"))
+    if not args.follow:
+        return 0
+    return kubernetes_api.follow(cluster, cid, args.results, args.report_outcome_text, _log, poll_s=args.poll)
+
+
+def _kubernetes_action(args: argparse.Namespace) -> int:
+    """`dbswarm kubernetes follow ID` and `dbswarm kubernetes delete ID`."""
+    if not args.id:
+        raise DbswarmError(f"dbswarm kubernetes {args.campaign}: name the campaign id (ID)")
+    from dbswarm.run import kubernetes_api  # noqa: PLC0415 (the optional Kubernetes client: when asked for)
+    if args.campaign == "delete":
+        cluster = kubernetes_api.connect(args.namespace, args.kubeconfig, args.context)
+        kubernetes_api.delete(cluster, args.id, _log)
+        _log(f"campaign {args.id}: its results stay in the results store")
+        return 0
+    if not args.results:
+        raise DbswarmError("--results: follow reads the campaign's progress and result from its s3://bucket/prefix")
+    cluster = kubernetes_api.connect(args.namespace, args.kubeconfig, args.context)
+    return kubernetes_api.follow(cluster, args.id, args.results, args.report_outcome_text, _log, poll_s=args.poll)
 
 
 def add_indexed_commands(sub: Any, report_outcome: Callable[[dict, bool], int]) -> None:
@@ -117,10 +159,13 @@ def add_indexed_commands(sub: Any, report_outcome: Callable[[dict, bool], int]) 
     s.add_argument("event", help="the step's input as JSON, or - for stdin")
     s.set_defaults(fn=cmd_step)
 
-    k = sub.add_parser("kubernetes", help="render Kubernetes manifests for a campaign: a coordinator Job and an "
-                       "Indexed Job of workers (docs/kubernetes.md)")
-    k.add_argument("campaign", help="campaign file (YAML or JSON)")
-    k.add_argument("--results", required=True, help="s3://bucket/prefix the pods share")
+    k = sub.add_parser("kubernetes", help="render Kubernetes manifests for a campaign (a coordinator Job and an "
+                       "Indexed Job of workers), submit them (--apply), follow the campaign (--follow, or `follow ID`) "
+                       "and clean up (`delete ID`) (docs/kubernetes.md)")
+    k.add_argument("campaign", metavar="CAMPAIGN|follow|delete", help="campaign file (YAML or JSON), or the word "
+                   "follow or delete followed by a campaign id")
+    k.add_argument("id", nargs="?", metavar="ID", help="with follow or delete: the campaign id")
+    k.add_argument("--results", help="s3://bucket/prefix the pods share (to render; follow reads it too)")
     k.add_argument("--image", default="dbswarm:latest", help="the container image (Dockerfile at the repository's "
                    "root)")
     k.add_argument("--campaign-id", help="default: the campaign's name and the time")
@@ -130,8 +175,16 @@ def add_indexed_commands(sub: Any, report_outcome: Callable[[dict, bool], int]) 
                    "campaign's {env: NAME}")
     k.add_argument("--aws-secret", help="the Secret holding AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (default: "
                    "the pods' service account)")
-    k.add_argument("--s3-endpoint", help="an S3-compatible endpoint URL (MinIO, Ceph, GCS interoperability)")
+    k.add_argument("--s3-endpoint", help="an S3-compatible endpoint URL for the pods (MinIO, Ceph, GCS "
+                   "interoperability); here: DBSWARM_S3_ENDPOINT or AWS_ENDPOINT_URL_S3")
     k.add_argument("--region", default="us-east-1")
     k.add_argument("--phase-timeout", type=float, default=3600.0)
-    k.add_argument("-o", "--output", help="file to write (default: stdout)")
-    k.set_defaults(fn=cmd_kubernetes)
+    k.add_argument("-o", "--output", help="file to write (default: stdout, or none with --apply)")
+    k.add_argument("--apply", action="store_true", help="create the objects through the Kubernetes API (the "
+                   "optional extra: pip install 'dbswarm[kubernetes]')")
+    k.add_argument("--follow", action="store_true", help="with --apply: follow the Jobs and the campaign's progress "
+                   "until the coordinator ends; exit with the campaign's status (Ctrl-C stops following only)")
+    k.add_argument("--kubeconfig", help="default: KUBECONFIG, ~/.kube/config, or in a pod its service account")
+    k.add_argument("--context", help="the kubeconfig's context (default: its current one)")
+    k.add_argument("--poll", type=float, default=5.0, help="seconds between two looks when following (default 5)")
+    k.set_defaults(fn=cmd_kubernetes, report_outcome_text=lambda out: report_outcome(out, False))

@@ -9,7 +9,8 @@ continues from its shard file's checkpoint; bad input (exit 2) fails the index a
 
 Credentials never appear inline: the object store's keys and the database password come from
 Kubernetes Secrets by name (``secretKeyRef``), or from the pods' service account (IRSA, workload
-identity) when no Secret is named.
+identity) when no Secret is named. Submitting, following and deleting them through the API:
+``dbswarm.run.kubernetes_api``.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ WORKER_BACKOFF_PER_INDEX = 3
 BAD_INPUT_EXIT = 2  # the CLI's exit status for input it refuses: retrying cannot help
 
 
-def _name(text: str) -> str:
+def object_base(text: str) -> str:
     """A DNS-1123 label from a campaign id (lower case, [a-z0-9-], at most 52 characters: Job
     names leave room for the pods' suffixes)."""
     out = "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")
@@ -67,7 +68,7 @@ def render(campaign_path: str, results: str, campaign_id: str, image: str, names
     # a run's shards: its fanout's, else one per worker (the coordinator plans with the same count)
     shards = max(len(plan_run(campaign, run, cpu_count=workers)) for run in runs)
     memory_mb = int(estimate(campaign, runs, cpu_count=workers)["lambda"]["worker_memory_mb"])
-    base = _name(campaign_id)
+    base = object_base(campaign_id)
     labels = {"app.kubernetes.io/name": "dbswarm", "dbswarm/campaign": base}
     env: list[dict[str, Any]] = [{"name": "AWS_DEFAULT_REGION", "value": region}]
     if s3_endpoint:
