@@ -107,8 +107,9 @@ def report_outcome(out: dict, as_json: bool = False) -> int:
         return 3
     bound = client_bound_phases(result)
     if bound:
-        print("campaign finished complete, but the load generator was the bottleneck (client verdict bound; "
-              "docs/client-health.md): its figures are the client's ceiling, not the database's. To measure the "
+        print("campaign finished complete, but the load generator was the bottleneck (client verdict bound, or "
+              "contended under results.strict_client_health; docs/client-health.md): its figures are the client's "
+              "ceiling or the host's contention, not the database's. To measure the "
               "database: run the load generator on another machine, or use fewer threads per shard; to accept "
               "them: results.allow_client_bound: true (or DBSWARM_ALLOW_CLIENT_BOUND=1)", file=sys.stderr)
         for line in bound:
@@ -121,12 +122,14 @@ def report_outcome(out: dict, as_json: bool = False) -> int:
 
 
 def client_bound_phases(result) -> list[str]:
-    """One line per phase whose client verdict is bound and not allowed (exit 9)."""
+    """One line per phase whose client verdict fails the run (exit 9: bound and not allowed;
+    contended under results.strict_client_health)."""
+    from dbswarm.measure.headroom import fails_run  # noqa: PLC0415
     lines = []
     for r in (result or {}).get("runs", []):
         for name, p in r.get("phases", {}).items():
             c = p.get("client") or {}
-            if c.get("verdict") == "bound" and not c.get("allowed"):
+            if fails_run(c):
                 lines.append(f"  run {r['run_id']}, {name} phase: {c.get('reason', '')}")
     return lines
 

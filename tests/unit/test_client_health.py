@@ -270,7 +270,7 @@ def test_summary_says_a_bound_phase_first():
 
 
 def test_a_client_bound_step_stops_the_search_and_is_never_its_peak():
-    search = Search.model_validate({"key": "threads", "start": 1, "factor": 2, "max": 64})
+    search = Search.model_validate({"key": "threads", "start": 1, "factor": 2, "max": 64, "stop": {"peak_samples": 1}})
     state = {"steps": [], "phase": "grow"}
     ok_client = {"verdict": "ok", "allowed": False}
     bound_client = {"verdict": "bound", "allowed": False, "reason": "the load generator was the bottleneck in shard 0"}
@@ -398,7 +398,8 @@ def test_a_shard_that_waited_while_using_little_of_its_cpu_waited_for_other_proc
     # the 8-thread PostgreSQL case pinned on a loaded host: CPU share 0.1, run-queue share 0.6
     starved = headroom.shard_figures([_segment(runqueue_wait_s=24.0)])
     c = _phase_client({0: starved, 1: starved})
-    assert c["verdict"] == "bound" and c["waited_for_others"] is True
+    assert c["verdict"] == "contended" and c["waited_for_others"] is True
+    assert c["reason"].startswith("the host was contended: the load generator was the bottleneck in shards 0, 1")
     # fewer threads per shard is not the remedy there: the reason does not advise it
     assert "use at most" not in c["reason"] and c["max_threads_per_shard"] is not None
     assert c["reason"].endswith("the shards used at most 10% of the CPU they may use: their threads waited for "
@@ -428,3 +429,44 @@ def test_shard_figures_name_the_client_model():
     assert _client_model({"0": {"model": "threads"}, "1": {"model": "threads"}}) == "threads"
     assert _client_model({"0": {"model": "threads"}, "1": {"model": "multiplexed"}}) == "mixed"
     assert _client_model({"0": {"verdict": "unmeasured"}}) is None
+
+
+def test_a_contended_host_has_its_own_word_fails_nothing_and_is_never_a_peak_or_a_baseline(tmp_path):
+    """Issue 56 item 5: shards that used little of their own CPU and waited for CPUs the database
+    server held carry the host's contention whichever client runs: verdict contended, one note
+    line, kept out of peaks and baselines, exit 0 unless results.strict_client_health; a client
+    that is itself the limit stays bound (exit 9)."""
+    from dbswarm.cli import report_outcome
+    from dbswarm.results.report.client_note import client_note
+    from dbswarm.results.report.junit import phase_failures
+    from dbswarm.results.store import open_store
+    from dbswarm.results.verdict.regression import client_bound_reasons
+    starved = headroom.shard_figures([_segment(runqueue_wait_s=24.0)])
+    contended = _phase_client({0: starved})
+    assert contended["verdict"] == "contended" and contended["strict"] is False
+    strict = aggregate.client_section({0: starved}, {}, Measurement(), None,
+                                      {"allow": False, "allow_source": "test", "strict": True})
+    assert strict["verdict"] == "contended" and strict["strict"] is True
+    store = open_store(str(tmp_path))
+    for cid, client in (("contended-1", contended), ("strict-1", strict),
+                        ("bound-1", _phase_client({0: headroom.shard_figures([_segment(cpu_s=9.6)])}))):
+        result = _result(client)
+        result["campaign_id"] = cid
+        store.put_json(store.key(cid, "result.json"), result)
+    assert report_outcome({"store": str(tmp_path), "campaign_id": "contended-1", "status": "complete"}, True) == 0
+    assert report_outcome({"store": str(tmp_path), "campaign_id": "strict-1", "status": "complete"}, True) == 9
+    assert report_outcome({"store": str(tmp_path), "campaign_id": "bound-1", "status": "complete"}, True) == 9
+    # said in one line; JUnit fails only the strict one
+    note = client_note(_result(contended))
+    assert note.startswith("Note: the host was contended in 1 of 1 phases") and "\n" not in note
+    def failures(client):
+        result = _result(client)
+        run = result["runs"][0]
+        return [f for f in phase_failures(result, run, "run", run["phases"]["run"]) if f[0] == "client-bound"]
+    assert not failures(contended) and failures(strict)
+    # never a nightly baseline, never a search's peak
+    assert client_bound_reasons(_result(contended)) and not client_bound_reasons(_result({"verdict": "near"}))
+    search = Search.model_validate({"key": "threads", "start": 1, "max": 64, "stop": {"peak_samples": 1}})
+    step = step_figures(search, 4, "r4", {"status": "complete", "throughput": 400.0, "error_rate": 0.0,
+                                          "client": contended}, 1)
+    assert step["failed"].startswith("client-bound: the host was contended")

@@ -23,6 +23,7 @@ from dbswarm.campaign.plan import check_shard_limit, make_plan
 from dbswarm.campaign.spec import Campaign, Run, Target, _slug
 from dbswarm.errors import CampaignError
 from dbswarm.families import base as families
+from dbswarm.measure.headroom import limits_figures
 from dbswarm.results.peak import Search, by_value, pooled, summarize
 
 # ---- one step's figures ------------------------------------------------------------------------
@@ -42,9 +43,9 @@ def step_figures(search: Search, value, run_id: str, phase: dict, shard_count: i
     out["se"], out["intervals"] = interval_spread(phase)
     client = phase.get("client") or {}
     out["client"] = client.get("verdict")
-    if client.get("verdict") == "bound" and not client.get("allowed"):
-        # the load generator's ceiling, not the database's: never a peak, and the growth stops here
-        # (docs/client-health.md)
+    if limits_figures(client):
+        # the load generator's ceiling or the host's contention, not the database's: never a peak,
+        # and the growth stops here (docs/client-health.md)
         out["client_bound"] = client.get("reason") or "the load generator was the bottleneck"
     out["failed"] = _failure(search, out)
     return out

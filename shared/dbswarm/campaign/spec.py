@@ -270,6 +270,11 @@ class Results(_Strict):
                                                "(client verdict bound) makes dbswarm run exit 9 and is never a "
                                                "search's peak, unless true; default: false for a real database, "
                                                "true for the noop engine (it measures the load generator itself)")
+    strict_client_health: bool = Field(False, description="a contended phase (client verdict contended: its shards "
+                                       "used little of their CPU and waited for CPUs other processes held, such as "
+                                       "the database server on the same host) makes dbswarm run exit 9 as a bound "
+                                       "one does; by default it is said in one line, kept out of peaks and "
+                                       "baselines, and fails nothing")
 
 
 class RepeatBaseline(_Strict):

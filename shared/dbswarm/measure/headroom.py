@@ -349,6 +349,22 @@ PROBE_SIGNALS = ("wakeup_share", "lock_wait_intervals")
 VERDICT_ORDER = {"ok": 0, "near": 1, "bound": 2, "unmeasured": -1}
 
 
+def limits_figures(client: dict) -> bool:
+    """A phase whose figures are the load generator's or the host's, not the database's alone:
+    client verdict ``bound`` (the client itself was the limit) or ``contended`` (its shards
+    waited for CPUs other processes held: the server on the same host ...), not accepted
+    (results.allow_client_bound). Never a search's peak, never a nightly baseline."""
+    return client.get("verdict") in ("bound", "contended") and not client.get("allowed")
+
+
+def fails_run(client: dict) -> bool:
+    """A phase that makes ``dbswarm run`` exit 9: bound and not accepted; contended only when the
+    campaign asks for strict client health (results.strict_client_health)."""
+    if client.get("allowed"):
+        return False
+    return client.get("verdict") == "bound" or (client.get("verdict") == "contended" and bool(client.get("strict")))
+
+
 def thresholds_of(settings: Optional[dict]) -> dict:
     out = dict(DEFAULT_THRESHOLDS)
     for k, v in (settings or {}).items():

@@ -429,7 +429,8 @@ def _client_settings(store, cid, run: RunPlan) -> dict:
     env = os.environ.get(ALLOW_CLIENT_BOUND_ENV, "").strip().lower()
     if allow is None and env in ("1", "true", "yes"):
         # the host's default (a shared CI machine whose load is not the campaign's): the campaign's own wins
-        return {"thresholds": results.get("client_thresholds"), "allow": True, "allow_source": ALLOW_CLIENT_BOUND_ENV}
+        return {"thresholds": results.get("client_thresholds"), "allow": True, "allow_source": ALLOW_CLIENT_BOUND_ENV,
+                "strict": bool(results.get("strict_client_health"))}
     try:
         embedded = bindings.engine(run.target["engine"]).embedded
     except Exception:
@@ -437,7 +438,7 @@ def _client_settings(store, cid, run: RunPlan) -> dict:
     # the noop engine measures the load generator itself; an embedded database (SQLite) runs
     # inside it: their client figures are the database's too, so a bound one fails nothing
     own = not run.is_real_database or embedded
-    return {"thresholds": results.get("client_thresholds"),
+    return {"thresholds": results.get("client_thresholds"), "strict": bool(results.get("strict_client_health")),
             "allow": own if allow is None else bool(allow),
             "allow_source": "results.allow_client_bound" if allow is not None else
             ("default: the noop engine" if not run.is_real_database else
@@ -543,6 +544,7 @@ def client_section(figs: dict, series: dict, measurement: Measurement, window: O
            "model": _client_model(shards),
            "thresholds": {k: list(v) for k, v in thresholds.items()},
            "allowed": bool(settings.get("allow")), "allowed_by": settings.get("allow_source", "default"),
+           "strict": bool(settings.get("strict")),
            "shards": shards}
     judged = [(int(i), s) for i, s in shards.items() if s["verdict"] in ("bound", "near")]
     if verdict in ("bound", "near"):
@@ -563,6 +565,10 @@ def client_section(figs: dict, series: dict, measurement: Measurement, window: O
                          f"client scheduling ({first[0]['reason']})" + (f"; {remedy}" if remedy else ""))
         if others:
             out["waited_for_others"] = True
+            if verdict == "bound":
+                # the host's contention, whichever client ran: its own word (docs/client-health.md)
+                out["verdict"] = "contended"
+                out["reason"] = "the host was contended: " + out["reason"]
         out["max_threads_per_shard"] = advice
         out["client_scheduling_us"] = round(delay, 1)
     elif verdict == "ok":

@@ -298,9 +298,10 @@ class PhaseResult(_Open):
 
 class ClientHealth(_Open):
     """A phase's ``client``: its shards' load-generator signals and verdict (measure/headroom.py)."""
-    verdict: Literal["ok", "near", "bound", "unmeasured"] = Field(
+    verdict: Literal["ok", "near", "bound", "contended", "unmeasured"] = Field(
         description="the worst shard's: bound (the load generator was the bottleneck: a signal at its bound "
-        "threshold), near (a signal at its near threshold), ok, unmeasured (no shard recorded the figures)")
+        "threshold), contended (bound, but the shards used little of their CPU and waited for CPUs other "
+        "processes held: the host's contention, whichever client runs), near (a signal at its near threshold), ok, unmeasured (no shard recorded the figures)")
     reason: str = Field(description="which shards, how much of each latency is client scheduling, and what to do")
     cpu_share: Optional[float] = Field(None, description="the largest shard's process CPU time over the CPU it may "
                                        "use (affinity, cgroup quota or Lambda memory; at most one CPU per process)")
@@ -339,6 +340,8 @@ class ClientHealth(_Open):
         None, description="how the shards drove their connections (fanout.client_model): a thread each, one thread "
         "multiplexing them (engine.mux), or mixed (some shards or calls fell back to threads)")
     thresholds: dict[str, list[float]] = Field(default_factory=dict, description="[near, bound] per signal")
+    strict: Optional[bool] = Field(None, description="results.strict_client_health: a contended phase fails "
+                                   "the run (exit 9)")
     allowed: bool = Field(False, description="a bound verdict does not fail the run (results.allow_client_bound, "
                           "or the noop engine by default)")
     allowed_by: Optional[str] = None

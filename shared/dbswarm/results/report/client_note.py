@@ -23,11 +23,18 @@ def client_phases(result: dict) -> tuple[list, list, list, int]:
             if c.get("verdict") in (None, "unmeasured"):
                 continue
             judged += 1
-            if c["verdict"] == "bound":
+            if c["verdict"] == "bound" or (c["verdict"] == "contended" and c.get("strict")):
                 (accepted if c.get("allowed") else bound).append((r["run_id"], name, c))
             elif c["verdict"] == "near":
                 near.append((r["run_id"], name, c))
     return bound, accepted, near, judged
+
+
+def contended_phases(result: dict) -> list[tuple]:
+    """Phases whose shards waited for CPUs other processes held (client verdict contended) and
+    that fail nothing (no results.strict_client_health): [(run_id, phase, client)]."""
+    return [(r["run_id"], name, p["client"]) for r in result["runs"] for name, p in r["phases"].items()
+            if (p.get("client") or {}).get("verdict") == "contended" and not p["client"].get("strict")]
 
 
 def _why_accepted(by: str) -> str:
@@ -41,9 +48,15 @@ def _why_accepted(by: str) -> str:
 def client_note(result: dict) -> str:
     """The note (plain text, one line), or "" when no phase was bound and accepted nor near."""
     _, accepted, near, judged = client_phases(result)
+    contended = contended_phases(result)
+    host = (f"Note: the host was contended in {len(contended)} of {judged} phases (their shards used little of "
+            "their CPU and waited for CPUs other processes held, such as the database server on the same host): "
+            "those figures carry the host's contention, whichever client runs, and are kept out of peaks and "
+            "baselines; to measure the database alone, run the load generator on another machine."
+            if contended else "")
     if not accepted and not near:
-        return ""
-    said = "Note: the load generator was "
+        return host
+    said = (host + " " if host else "") + "Note: the load generator was "
     if accepted:
         said += f"the bottleneck in {len(accepted)} of {judged} phases"
         if near:

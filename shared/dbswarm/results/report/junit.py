@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 from dbswarm.credentials.redact import redact_text
+from dbswarm.measure.headroom import fails_run
 
 OK_STATUSES = ("complete", None)
 
@@ -58,7 +59,7 @@ def phase_failures(result: dict, run: dict, name: str, p: dict) -> list[tuple[st
         out.append(("incomplete", f"the phase is {status}"
                     + (": " + "; ".join(p.get("problems") or []) if p.get("problems") else "")))
     c = p.get("client") or {}
-    if c.get("verdict") == "bound" and not c.get("allowed"):
+    if fails_run(c):
         out.append(("client-bound", "the load generator was the bottleneck (client verdict bound; "
                     f"docs/client-health.md): {c.get('reason', '')}".rstrip(": ")))
     for d in ((result.get("compare") or {}).get("deltas") or []):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from typing import Optional
 
+from dbswarm.measure.headroom import limits_figures
 from dbswarm.results.report.files import MODEL_NOT_RECORDED, write_reports
 from dbswarm.results.report.files import short_number as _num
 from dbswarm.results.verdict import stats as V
@@ -395,7 +396,7 @@ def client_bound_reasons(result: dict) -> list[str]:
     for r in result.get("runs", []):
         p = (r.get("phases") or {}).get("run") or {}
         c = p.get("client") or {}
-        if c.get("verdict") == "bound" and not c.get("allowed"):
+        if limits_figures(c):
             out.append(f"run {r['run_id']}: {c.get('reason', 'the load generator was the bottleneck')}")
     return out
 
