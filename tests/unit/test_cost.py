@@ -81,7 +81,8 @@ def test_validate_prints_the_estimate_and_refuses_over_max_cost(tmp_path, capsys
 
 
 def test_a_search_is_estimated_over_every_step_it_could_run():
-    """threads 1, 2, 4, ... 64 (7 geometric steps) and 2 refine steps counted at 64: 9 runs
+    """threads 1, 2, 4, ... 64 (7 geometric steps), 2 refine steps and 4 confirmations (two
+    values run 3 times each: stop.peak_samples) counted at 64, the 12 largest (max_steps): runs
     of 8 shards at most (threads_per_shard 8), each the run's 600 s; the sum of the same
     campaigns without a search at those thread counts is the estimate."""
     base = {"name": "peak", "target": {"engine": "noop"}, "phases": ["run"],
@@ -89,13 +90,13 @@ def test_a_search_is_estimated_over_every_step_it_could_run():
             "fanout": {"threads_per_shard": 8}}
     campaign, cells = load_campaign({**base, "search": {"key": "threads", "start": 1, "max": 64, "refine": 2}})
     est = estimate(campaign, cells, worker_memory_mb=1024, worker_timeout_s=900, price_table=PRICES)
-    values = [1, 2, 4, 8, 16, 32, 64, 64, 64]
+    values = [64] * 7 + [32, 16, 8, 4, 2]
     shards = sum(max(1, t // 8) for t in values)
     assert est["lambda"]["worker_calls"] == shards                     # 601 s fits one call
     assert est["lambda"]["worker_seconds"] == shards * (600 + 1 + 1)
-    assert any("peak search" in a and "upper bound" in a and "9 runs" in a for a in est["assumptions"])
+    assert any("peak search" in a and "upper bound" in a and "12 runs" in a for a in est["assumptions"])
     one_step = estimate(*_one(base, 1), worker_memory_mb=1024, worker_timeout_s=900, price_table=PRICES)
-    assert est["price"]["total"] > 9 * one_step["price"]["total"]      # not step 1 only
+    assert est["price"]["total"] > 12 * one_step["price"]["total"]     # not step 1 only
     # max_steps caps it: 4 steps reach 8 threads at most (1, 2, 4, 8), each within one shard
     campaign, cells = load_campaign({**base, "search": {"key": "threads", "start": 1, "max": 64, "refine": 2,
                                                        "max_steps": 4}})

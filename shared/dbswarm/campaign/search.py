@@ -265,11 +265,13 @@ def geometric_values(search: Search) -> list:
 
 def possible_steps(campaign, cells: list) -> list:
     """Every run the search could make, as an upper bound for the cost estimate: per cell the
-    geometric values up to max, plus ``refine`` narrowing steps counted at the largest value,
-    the ``max_steps`` largest of those."""
+    geometric values up to max, plus ``refine`` narrowing steps and the confirmations (two
+    values run ``peak_samples`` times each) counted at the largest value, the ``max_steps``
+    largest of those."""
     search = Search.model_validate(campaign.search.model_dump())
     values = geometric_values(search)
-    values = sorted(values + [values[-1]] * search.refine, reverse=True)[:search.max_steps]
+    extra = search.refine + 2 * (search.stop.peak_samples - 1)
+    values = sorted(values + [values[-1]] * extra, reverse=True)[:search.max_steps]
     out: list = []
     for c in cells:
         cell = {"cell": c.run_id, "index": c.index, "axes": c.axes,
