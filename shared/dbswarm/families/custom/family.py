@@ -404,7 +404,7 @@ class _RunClient(Client):
                     raise
                 self.retries[txn.name] = self.retries.get(txn.name, 0) + 1
 
-    def _attempt(self, b: SqlSession, txn: _Txn, drawn: dict) -> None:
+    def _attempt(self, b: SqlSession, txn: _Txn, drawn: dict) -> None:  # noqa: C901 (one frame a transaction: a call per statement is its cost)
         values = dict(drawn) if txn.captures else drawn
         perf, rec = self.perf, self.m.rec
         if txn.transaction:
@@ -452,7 +452,7 @@ class _RunClient(Client):
         if txn.transaction:
             b.commit()
 
-    def _steps(self, b: SqlSession, call: _Call):
+    def _steps(self, b: SqlSession, call: _Call):  # noqa: C901 (likewise)
         """``_body``'s transaction a statement at a time (families.base.stepwise): each call
         yielded to the multiplexer, which sends it and gives its answer back (a failure as a
         ``_Failed``); the same statements, values, latencies, captures, counts, rollbacks and
