@@ -7,9 +7,11 @@ client process: dbswarm's one shard), `-n` (no vacuum between runs), `-r` (per-s
 latency). dbswarm runs `dbswarm run` (run_campaign, one shard of all the clients). With
 `--pinned`, the server runs on CPU 0 and both clients on CPU 1. Reports TPS (dbswarm's over its
 steady window; pgbench's excludes connection time), the ratio, and both tools' per-statement
-mean latencies side by side; writes bench/results/vs_pgbench-<date>.json.
+mean latencies side by side; writes bench/results/vs_pgbench-<date>.json. ``--client-models
+threads,multiplexed`` runs dbswarm in each client model after every pgbench run (one ratio each).
 
-    python bench/vs_pgbench.py --clients 16,64 --time 20 --rounds 3 --scale 10 --pinned
+    python bench/vs_pgbench.py --clients 16,64 --time 20 --rounds 3 --scale 10 --pinned \
+        --client-models threads,multiplexed
 """
 from __future__ import annotations
 
@@ -56,7 +58,7 @@ def _pgbench_run(env: dict, clients: int, seconds: int, pinned: bool) -> dict:
     return {"tps": tps, "statement_ms": statements, "cpu_s": res["cpu_s"]}
 
 
-def _dbswarm_run(env: dict, clients: int, seconds: int, pinned: bool, scale: int) -> dict:
+def _dbswarm_run(env: dict, clients: int, seconds: int, pinned: bool, scale: int, model: str) -> dict:
     doc = yaml.safe_load(EXAMPLE.read_text())
     w = copy.deepcopy(doc["workload"])
     w["generators"]["aid"]["max"] = 100000 * scale
@@ -65,13 +67,14 @@ def _dbswarm_run(env: dict, clients: int, seconds: int, pinned: bool, scale: int
     w.update(time=seconds, threads=clients)
     campaign = {"name": f"vs-pgbench-{clients}", "seed": doc.get("seed", 0),
                 "target": C.target("postgresql", env), "workload": w, "phases": ["run"],
-                "fanout": {"shards": 1}, "results": {"allow_client_bound": True}}
+                "fanout": {"shards": 1, "client_model": model}, "results": {"allow_client_bound": True}}
     summary = C.run_dbswarm(campaign, pinned=pinned, timeout=seconds * 4 + 300)
     phase = summary["phase"]
     custom = phase.get("custom") or {}
     txn = (custom.get("transactions") or {}).get("tpcb_like") or {}
     statements = [(s["latency"]["avg_ms"], s["sql"]) for s in txn.get("statements") or [] if s.get("latency")]
-    return {"tps": phase["throughput"], "tps_whole_phase": txn.get("tps"), "statement_ms": statements,
+    return {"tps": phase["throughput"], "client_model": (phase.get("client") or {}).get("model"),
+            "tps_whole_phase": txn.get("tps"), "statement_ms": statements,
             "shard_cpu_s": summary.get("shard_cpu_s"), "errors": phase.get("errors_total"),
             "retries": txn.get("retries"), "transactions": txn.get("count")}
 
@@ -83,7 +86,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--scale", type=int, default=10)
     ap.add_argument("--pinned", action="store_true")
+    ap.add_argument("--client-models", default=None,
+                    help="fanout.client_model of dbswarm's runs, comma-separated: each alternates with pgbench in "
+                         "every round (default: the example's, else auto)")
     args = ap.parse_args()
+    models = C.csv_list(args.client_models, str) if args.client_models else [
+        (yaml.safe_load(EXAMPLE.read_text()).get("fanout") or {}).get("client_model", "auto")]
     env = C.start_servers()
     conn, penv = _conn(env)
     C.log(f"pgbench -i -s {args.scale}")
@@ -91,19 +99,23 @@ def main() -> None:
                    capture_output=True)
     data = C.base_record("vs_pgbench", args)
     data["rows"] = []
+    data["client_models"] = models
     with C.Pinning(env, args.pinned, engines=("postgresql",)):
         for clients in C.csv_list(args.clients, int):
-            pg, ds = [], []
-            for r in range(args.rounds):  # alternating: pgbench, dbswarm, pgbench, dbswarm, ...
+            pg: list = []
+            ds: dict = {m: [] for m in models}
+            for r in range(args.rounds):  # alternating: pgbench, dbswarm (each model), pgbench, ...
                 pg.append(_pgbench_run(env, clients, args.time, args.pinned))
-                ds.append(_dbswarm_run(env, clients, args.time, args.pinned, args.scale))
-                C.log(f"{clients} clients, round {r + 1}: pgbench {pg[-1]['tps']:.0f} tps, dbswarm "
-                      f"{ds[-1]['tps']:.0f} tps ({ds[-1]['tps'] / pg[-1]['tps']:.2f})")
-            ratio = C.ratios([d["tps"] for d in ds], [p["tps"] for p in pg])
-            data["rows"].append({"clients": clients, "pgbench": pg, "dbswarm": ds, "ratio": ratio,
-                                 "pgbench_tps_median": statistics.median(p["tps"] for p in pg),
-                                 "dbswarm_tps_median": statistics.median(d["tps"] for d in ds)})
-            C.log(f"{clients} clients: dbswarm ÷ pgbench {C.fmt_ratio(ratio)}")
+                for m in models:
+                    ds[m].append(_dbswarm_run(env, clients, args.time, args.pinned, args.scale, m))
+                    C.log(f"{clients} clients, round {r + 1}: pgbench {pg[-1]['tps']:.0f} tps, dbswarm ({m}) "
+                          f"{ds[m][-1]['tps']:.0f} tps ({ds[m][-1]['tps'] / pg[-1]['tps']:.2f})")
+            for m in models:
+                ratio = C.ratios([d["tps"] for d in ds[m]], [p["tps"] for p in pg])
+                data["rows"].append({"clients": clients, "client_model": m, "pgbench": pg, "dbswarm": ds[m],
+                                     "ratio": ratio, "pgbench_tps_median": statistics.median(p["tps"] for p in pg),
+                                     "dbswarm_tps_median": statistics.median(d["tps"] for d in ds[m])})
+                C.log(f"{clients} clients, {m}: dbswarm ÷ pgbench {C.fmt_ratio(ratio)}")
     data["loadavg_after"] = C.loadavg()
     path = C.write_json("vs_pgbench", data)
     print(f"record: {path}")

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import random
 import time
+from functools import partial
+from operator import itemgetter
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import yaml
 from pydantic import ValidationError
@@ -36,7 +38,7 @@ from dbswarm.families.custom import documents as D
 from dbswarm.families.custom import model as M
 from dbswarm.families.custom.generators import Draws, think_seconds
 from dbswarm.families.tables import fmt
-from dbswarm.measure.recorder import hist_bucket_floor, new_histogram
+from dbswarm.measure.recorder import HIST_EXACT_BELOW, HIST_SUB_BUCKET_BITS, new_histogram
 
 LOAD_OP = "INSERT"
 RECORD_PREFIX = "custom:"  # records "custom:<transaction>.<statement>": (µs bucket, count) pairs
@@ -154,7 +156,7 @@ QUERY, CAPTURE, WRITE, DOC = 0, 1, 2, 3
 
 
 class _Stmt:
-    __slots__ = ("sql", "params", "mode", "capture", "lat", "record", "doc")
+    __slots__ = ("sql", "params", "mode", "capture", "lat", "record", "doc", "pick", "one")
 
     def __init__(self, b: SqlSession, st: M.Statement, dialect: str, record: str):
         self.capture = tuple(st.capture)
@@ -167,11 +169,16 @@ class _Stmt:
             self.mode = CAPTURE if st.capture else QUERY if M.statement_kind(st) == "read" else WRITE
         self.lat: dict[int, int] = {}  # µs bucket -> count, this call's
         self.record = record
+        # the parameters' values as a tuple, without a comprehension's frame a statement:
+        # itemgetter's for two or more, (values[one],) for one, () for none
+        n = len(self.params)
+        self.pick: Optional[Callable[[dict], tuple]] = itemgetter(*self.params) if n > 1 else None
+        self.one: Optional[str] = self.params[0] if n == 1 else None
 
 
 class _Txn:
-    def __init__(self, b: SqlSession, name: str, tx: M.Transaction, w: M.CustomWorkload):
-        self.name, self.tx = name, tx
+    def __init__(self, b: SqlSession, name: str, tx: M.Transaction, w: M.CustomWorkload, index: int = 0):
+        self.name, self.tx, self.index = name, tx, index
         self.op = Op(name, CALL)
         self.writes = M.transaction_kind(tx) == "write"
         self.transaction = tx.transaction and not w.documents  # MongoDB: each operation on its own
@@ -201,6 +208,48 @@ def as_param(value: Any) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat(sep=" ") if hasattr(value, "hour") and hasattr(value, "day") else value.isoformat()
     return str(value)
+
+
+class _Failed:
+    """A statement's failure as the multiplexed steps see it (``_guarded``): the exception."""
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: Exception):
+        self.exc = exc
+
+
+def _guarded(fn, on_send_error: Optional[Any] = None):
+    """A binding's call of this connection (``statement_runner``'s, ``transaction_calls``'...)
+    whose failure comes back to the transaction's steps as a ``_Failed`` value, so that they
+    roll back and try again as ``_RunClient._body`` does: the call made here, and its split
+    form (engine.mux) where it has one, whose ``finish`` returns the failure. A ``send`` that
+    raises (the connection lost before the statement left) raises still, ending the steps: the
+    engine records it and reconnects, as for a thread (``on_send_error()`` first: the
+    statement's error count)."""
+    def call(*args):
+        try:
+            return fn(*args)
+        except Exception as exc:
+            return _Failed(exc)
+    send = getattr(fn, "send", None)
+    if send is not None:
+        finish = fn.finish
+
+        def guarded_send(*args):
+            try:
+                send(*args)
+            except Exception:
+                if on_send_error is not None:
+                    on_send_error()
+                raise
+
+        def guarded_finish():
+            try:
+                return finish()
+            except Exception as exc:
+                return _Failed(exc)
+        call.send, call.finish = guarded_send, guarded_finish  # type: ignore[attr-defined]
+    return call
 
 
 class _Call:
@@ -261,7 +310,7 @@ class _RunClient(Client):
         self.picker = Picker(w, ctx.rng, ctx.thread, ctx.threads, ctx.saved.get("counters"))
         # the session's prepared statements: kept by the binding across reconnects (a new
         # connection prepares them again at their first use)
-        self.txns = [_Txn(b, name, tx, w) for name, tx in w.transactions.items()]
+        self.txns = [_Txn(b, name, tx, w, i) for i, (name, tx) in enumerate(w.transactions.items())]
         for txn in self.txns:  # prepared before the measured window where the engine can (best effort)
             for s in txn.stmts:
                 if s.mode == DOC:
@@ -274,6 +323,55 @@ class _RunClient(Client):
         self.errors: dict[str, int] = {}
         self.no_row: dict[str, int] = {}
         self.perf = time.perf_counter_ns
+        # the transactions' statements as the session's calls (stepwise): the shard's
+        # multiplexer may drive them where the session offers its socket (engine.mux); not with
+        # think times (a sleep would hold every connection) nor MongoDB's operations
+        self.multiplexable = not w.documents and all(t.tx.think_time is None for t in self.txns)
+        self._bound: Optional[list] = None  # the calls of this connection (_bind), None: taken again
+        ctx.m.on_reconnect.append(self._unbind)
+        self.body = self._body_fn()
+
+    def _body_fn(self):
+        """``_body``, carrying ``steps`` (``_steps``: the same transaction, a statement at a time,
+        for the multiplexer)."""
+        body = self._body
+
+        def run(b: SqlSession, call: _Call) -> None:
+            body(b, call)
+        run.steps = self._steps  # type: ignore[attr-defined]
+        return run
+
+    def _unbind(self) -> None:
+        self._bound = None  # the calls belong to the connection replaced
+
+    def _bind(self, b: SqlSession) -> list:
+        """Per transaction: (its BEGIN calls, COMMIT, each statement's call), and the rollback
+        last, as the session's calls of this connection (split where it multiplexes; BEGIN with
+        an isolation level and the rollback are not: made in the multiplexer's thread)."""
+        out: list = []
+        for txn in self.txns:
+            begins: list = []
+            commit = None
+            if txn.transaction:
+                begin, commit = b.transaction_calls(txn.writes)
+                if txn.begin is not None:
+                    begins.append(partial(b.execute, txn.begin))
+                    if b.dialect != "postgresql":
+                        begins.append(begin)
+                else:
+                    begins.append(begin)
+            stmts = []
+            for s in txn.stmts:
+                fn = (b.row_fetcher if s.mode == CAPTURE else b.row_counter if s.mode == QUERY
+                      else b.statement_runner)(s.sql)
+                stmts.append(_guarded(fn, partial(self._count_error, s.record)))
+            out.append(([_guarded(c) for c in begins], _guarded(commit) if commit is not None else None, stmts))
+        out.append(_guarded(b.rollback))
+        self._bound = out
+        return out
+
+    def _count_error(self, record: str) -> None:
+        self.errors[record] = self.errors.get(record, 0) + 1
 
     def next_operation(self):
         i = self.picker.pick()
@@ -281,7 +379,7 @@ class _RunClient(Client):
         think = txn.tx.think_time
         if think is not None:
             self._sleep(think_seconds(think, self.random))
-        return txn.op, self._body, (self.m.binding, _Call(txn, self.picker.values(i)))
+        return txn.op, self.body, (self.m.binding, _Call(txn, self.picker.values(i)))
 
     def _sleep(self, seconds: float) -> None:
         sleep_unless_stopped(seconds, self.m.should_stop)
@@ -306,7 +404,7 @@ class _RunClient(Client):
                     raise
                 self.retries[txn.name] = self.retries.get(txn.name, 0) + 1
 
-    def _attempt(self, b: SqlSession, txn: _Txn, drawn: dict) -> None:
+    def _attempt(self, b: SqlSession, txn: _Txn, drawn: dict) -> None:  # noqa: C901 (one frame a transaction: a call per statement is its cost)
         values = dict(drawn) if txn.captures else drawn
         perf, rec = self.perf, self.m.rec
         if txn.transaction:
@@ -317,7 +415,8 @@ class _RunClient(Client):
             else:
                 b.begin(txn.writes)
         for s in txn.stmts:
-            params = tuple([values[p] for p in s.params])
+            pick = s.pick
+            params = pick(values) if pick is not None else (values[s.one],) if s.one is not None else ()
             t0 = perf()
             try:
                 if s.mode == QUERY:
@@ -342,11 +441,75 @@ class _RunClient(Client):
                 raise
             t1 = perf()
             if t1 >= rec.warm_until_ns:
-                us = hist_bucket_floor(max((t1 - t0) // 1000, 1))
+                us = (t1 - t0) // 1000  # its histogram bucket's floor (hist_bucket_floor, inlined)
+                if us >= HIST_EXACT_BELOW:
+                    shift = us.bit_length() - HIST_SUB_BUCKET_BITS
+                    us = us >> shift << shift
+                elif us < 1:
+                    us = 1
                 lat = s.lat
                 lat[us] = lat.get(us, 0) + 1
         if txn.transaction:
             b.commit()
+
+    def _steps(self, b: SqlSession, call: _Call):  # noqa: C901 (likewise)
+        """``_body``'s transaction a statement at a time (families.base.stepwise): each call
+        yielded to the multiplexer, which sends it and gives its answer back (a failure as a
+        ``_Failed``); the same statements, values, latencies, captures, counts, rollbacks and
+        retries as ``_body`` and ``_attempt``."""
+        txn, tries, perf, rec = call.txn, 0, self.perf, self.m.rec
+        while True:
+            bound = self._bound or self._bind(b)
+            begins, commit, stmts = bound[txn.index]
+            values = dict(call.values) if txn.captures else call.values
+            failure: Any = None
+            for c in begins:
+                got = yield c, ()
+                if got.__class__ is _Failed:
+                    failure = got
+                    break
+            else:
+                for s, c in zip(txn.stmts, stmts):
+                    pick = s.pick
+                    params = pick(values) if pick is not None else (values[s.one],) if s.one is not None else ()
+                    t0 = perf()
+                    got = yield c, (params,)
+                    t1 = perf()
+                    if got.__class__ is _Failed:
+                        self._count_error(s.record)
+                        failure = got
+                        break
+                    if s.mode == CAPTURE:
+                        row = got[0] if got else None
+                        if row is None:
+                            self.no_row[s.record] = self.no_row.get(s.record, 0) + 1
+                        for i, v in enumerate(s.capture):
+                            values[v] = as_param(row[i]) if row is not None and i < len(row) else None
+                    if t1 >= rec.warm_until_ns:
+                        us = (t1 - t0) // 1000
+                        if us >= HIST_EXACT_BELOW:
+                            shift = us.bit_length() - HIST_SUB_BUCKET_BITS
+                            us = us >> shift << shift
+                        elif us < 1:
+                            us = 1
+                        lat = s.lat
+                        lat[us] = lat.get(us, 0) + 1
+                else:
+                    if commit is not None:
+                        got = yield commit, ()
+                        if got.__class__ is _Failed:
+                            failure = got
+                    if failure is None:
+                        return None
+            exc = failure.exc
+            # the session's rollback as _body's (where it is needed: PostgreSQL's status, an open
+            # MySQL connection), made in the multiplexer's thread (an error's path; no lock to
+            # wait for), its failure ignored: a lost connection is the engine's to reconnect
+            yield bound[-1], ()
+            tries += 1
+            if tries >= txn.tx.max_tries or self.m.should_stop() or b.classify(exc).kind != RETRYABLE:
+                raise exc
+            self.retries[txn.name] = self.retries.get(txn.name, 0) + 1
 
     def state(self) -> dict:
         return {"counters": self.picker.draws.state()}
