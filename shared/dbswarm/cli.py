@@ -194,6 +194,7 @@ def cmd_validate(args):
     # plans them: the estimate is the one its result.json's Cloud usage table shows
     cost = estimate(campaign, runs, cpu_count=None)
     check_max_cost(cost, campaign.max_cost)  # refused before anything says "valid"
+    notes = [] if args.sample or args.offline else _check_statements(campaign, runs)
     print(f"{args.campaign}: valid, {_n(len(runs), 'run')}")
     for run in runs:
         shards = plan_run(campaign, run)
@@ -209,9 +210,30 @@ def cmd_validate(args):
           f"the other {lam['requests'] - lam['worker_calls']:,} requests: the plan, prepare, aggregate and compare steps")
     for a in cost["assumptions"]:
         print(f"  assumed: {a}")
+    for note in notes:
+        print(f"  statements: {note}")
     if args.sample:
         _print_samples(campaign, runs, args.sample)
     return 0
+
+
+def _check_statements(campaign, runs) -> list[str]:
+    """Each run's statements prepared on one connection to a reachable target (the custom
+    family's; the tables it creates made as temporary ones first): refused (exit 2) when the
+    server rejects one, naming it; notes otherwise (checked, or why not)."""
+    import tempfile  # noqa: PLC0415
+
+    from dbswarm.campaign.plan import make_plan  # noqa: PLC0415
+    from dbswarm.errors import CampaignError  # noqa: PLC0415
+    from dbswarm.families import base as families  # noqa: PLC0415
+    from dbswarm.run.statements import check_runs  # noqa: PLC0415
+    if not any(families.get(r.workload.family).checks_statements(r.workload) for r in runs):
+        return []
+    plan = make_plan(campaign, runs, "validate", sqlite_url=os.path.join(tempfile.gettempdir(), "dbswarm-validate-none"))
+    problems, notes = check_runs(plan.runs, temporary=True)
+    if problems:
+        raise CampaignError(problems)
+    return notes
 
 
 def _print_samples(campaign, runs, n: int) -> None:
@@ -337,6 +359,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--sample", type=int, default=0, metavar="N",
                    help="print the first N operations of each run's first client thread with their values "
                         "(a dry run: nothing connects; custom workloads)")
+    v.add_argument("--offline", action="store_true",
+                   help="do not connect to the target (custom workloads: their statements are not prepared "
+                        "on the server to check them)")
     v.set_defaults(fn=cmd_validate)
     ck = sub.add_parser("check", help="TPC-C's consistency conditions (clause 3.3.2) on the target of every "
                         "TPC-C run of a campaign, on the database as it is now (exit 1 when one fails)")

@@ -126,6 +126,14 @@ def test_one_shard_and_four_shards_leave_the_same_rows(engine, env, tmp_path):
         # the SQL-looking value went in as a value: the table is there, the string stored verbatim
         assert db["accounts"] == ACCOUNTS and db["evil"] > 0
         assert db["notes"] == sorted(["plain", EVIL, ODD])
+        # the client's count of each statement against the server's own (pg_stat_statements)
+        server = custom["server_statements"]
+        if engine == "postgresql":
+            rows = {tuple(r["statements"]): (r["client"], r["server"]) for r in server["statements"]}
+            assert set(rows) == {("pay.0",), ("pay.1",), ("pay.2",), ("look.0",)}, rows
+            assert all(c == s for c, s in rows.values()) and rows[("pay.0",)][0] == counts["pay"], rows
+        else:
+            assert server["unavailable"].startswith("unavailable because ") and "per-statement" in server["unavailable"]
         seen[shards] = (counts, db["tables"])
     assert seen[1] == seen[4]
 
@@ -191,3 +199,34 @@ def test_captured_values_of_every_column_type_go_back_as_parameters(engine, env,
     assert result["status"] == "complete" and phase["errors_total"] == 0, phase.get("problems") or phase["errors"]
     # every update matched its row by the captured values
     assert _rows(engine, env, target, "SELECT SUM(copies) FROM cw_types")[0][0] == 60
+
+
+def test_the_server_counts_each_statement_as_the_client_over_the_window_warm_up_included(env, tmp_path):
+    """PostgreSQL's pg_stat_statements calls per statement against the client's executions over
+    the measured window, with a warm-up (counted by both), a constant in a statement (the server
+    keeps it as $n) and two statements of one shape (one entry there: compared together); the
+    summary shows the table."""
+    workload = {
+        "family": "custom", "threads": 3, "time": 4, "warmuptime": 1,
+        "tables": {"cw_pair": {"columns": [{"name": "id", "type": "int", "key": True}, {"name": "v", "type": "int"}],
+                               "load": {"rows": 50, "key": "id", "columns": {"v": "row"}}}},
+        "generators": {"row": {"type": "uniform", "min": 1, "max": 50}},
+        "transactions": {
+            "bump": {"statements": [{"sql": "SELECT v FROM cw_pair WHERE id = :row", "capture": ["v"]},
+                                    {"sql": "UPDATE cw_pair SET v = v + 1 WHERE id = :row"}]},
+            "look": {"statements": [{"sql": "SELECT v FROM cw_pair WHERE id = :row LIMIT 1"},
+                                    {"sql": "select v  FROM cw_pair WHERE id = :row"}]}},
+    }
+    campaign = {"name": "custom-server-calls", "seed": 3, "target": servers.target("postgresql", env),
+                "workload": workload, "fanout": {"shards": 2}, "phases": ["prepare", "load", "run"]}
+    out = run_campaign(campaign, str(tmp_path), show_progress=False, lead_seconds=0.5, log=lambda *a: None)
+    folder = Path(out["store"]) / out["campaign_id"]
+    result = json.loads((folder / "result.json").read_text())
+    custom = result["runs"][0]["phases"]["run"]["custom"]
+    rows = {tuple(r["statements"]): r for r in custom["server_statements"]["statements"]}
+    assert set(rows) == {("bump.0", "look.1"), ("bump.1",), ("look.0",)}, rows
+    assert all(r["client"] == r["server"] > 0 and r["ratio"] == 1 for r in rows.values()), rows
+    measured = {f"{n}.{s['statement']}": s["count"] for n, t in custom["transactions"].items() for s in t["statements"]}
+    assert rows[("bump.1",)]["client"] > measured["bump.1"]  # the warm-up's executions are in the window too
+    summary = (folder / "summary.md").read_text()
+    assert "statements counted by the client and by the server" in summary and "| bump.1 |" in summary

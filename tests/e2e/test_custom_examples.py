@@ -19,7 +19,8 @@ from dbswarm.run.local import run_campaign
 from tests import servers
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ["custom-orders.yaml", "custom-pgbench-tpcb.yaml", "custom-mongodb.yaml"]
+EXAMPLES = ["custom-orders.yaml", "custom-pgbench-tpcb.yaml", "custom-mongodb.yaml",
+            "custom-sysbench-point-select.yaml", "custom-sysbench-read-only.yaml"]
 
 pytestmark = [pytest.mark.servers]
 
@@ -121,3 +122,31 @@ def test_pgbench_tpcb_like_runs_on_pgbench_tables(env, tmp_path):
     assert {k: int(v) for k, v in calls.items()} == {
         "UPDATE pgbench_accounts": transactions, "SELECT abalance": transactions, "UPDATE pgbench_tellers": transactions,
         "UPDATE pgbench_branches": transactions, "INSERT INTO": transactions}, calls
+
+
+SYSBENCH_ROWS = 1000
+
+
+@pytest.mark.parametrize("engine", ["postgresql", "mysql"])
+def test_the_sysbench_examples_run_on_the_sysbench_familys_tables(engine, env, tmp_path):
+    """oltp_point_select and oltp_read_only as custom files, on the tables the built-in sysbench
+    family loaded (sbtest1..4): every statement of every transaction once per transaction, the
+    four tables drawn alike, and the statements per transaction sysbench's (1; 14 + BEGIN/COMMIT)."""
+    target = servers.target(engine, env)
+    load = _run({"name": "sb-load", "target": target, "phases": ["prepare", "load"],
+                 "workload": {"family": "sysbench", "test": "oltp_read_only", "tables": 4,
+                              "table_size": SYSBENCH_ROWS}}, tmp_path / "load")
+    assert load["status"] == "complete", load["status"]
+    for name, per_txn, txns in (("custom-sysbench-point-select.yaml", 1, 400), ("custom-sysbench-read-only.yaml", 14, 120)):
+        data = _shrunk(name, target, operations=txns)
+        data["workload"]["generators"]["id"]["max"] = SYSBENCH_ROWS
+        result = _run(data, tmp_path / name)
+        assert result["status"] == "complete", result["status"]
+        phase = result["runs"][0]["phases"]["run"]
+        assert phase["errors_total"] == 0, phase["errors"]
+        tx = phase["custom"]["transactions"]
+        assert set(tx) == {f"{name.split('-', 2)[2].split('.')[0].replace('-', '_')}_{i}" for i in (1, 2, 3, 4)}
+        assert sum(t["count"] for t in tx.values()) == txns and all(t["count"] > 0 for t in tx.values()), tx
+        for t in tx.values():
+            assert [s["count"] for s in t["statements"]] == [t["count"]] * per_txn, t
+        assert phase["read_latency"]["calls"] == txns and not phase.get("write_latency")

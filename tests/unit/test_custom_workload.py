@@ -127,10 +127,13 @@ def test_the_good_workload_is_valid_and_its_kinds_inferred():
     assert fam.read_operations(fam.workload(read_only)) == ("pay",)
 
 
-def test_engines_without_sql_are_refused():
+def test_engines_without_sql_are_refused_naming_the_sql_fields():
     with pytest.raises(CampaignError) as err:
         load_campaign({"name": "c", "target": {"engine": "mongodb", "url": "mongodb://h/db"}, "workload": GOOD})
-    assert any(p.startswith("target.engine") for p in err.value.problems), err.value.problems
+    assert err.value.problems == [
+        "workload.tables.accounts: a SQL table: target.engine mongodb has no SQL (write collections)",
+        *(f"workload.{STMTS}[{i}].sql: a SQL statement: target.engine mongodb has no SQL (write it as a MongoDB "
+          "operation: op, collection, filter, ...)" for i in (0, 1))], err.value.problems
 
 
 # ---- statements ---------------------------------------------------------------------------------
@@ -378,8 +381,29 @@ def test_a_malformed_document_workload_is_refused_naming_its_field(change, field
     assert any(p.startswith(field) for p in err.value.problems), err.value.problems
 
 
-def test_a_document_workload_needs_mongodb_and_an_sql_one_sql():
+@pytest.mark.parametrize("target", [{"engine": "sqlite"}, {"engine": "postgresql", "url": "postgresql://u@h/db"},
+                                    {"engine": "mysql", "url": "mysql://u@h/db"}])
+def test_a_document_workload_at_a_sql_engine_is_refused_naming_its_fields(target):
     load_campaign({"name": "c", "target": {"engine": "mongodb", "url": "mongodb://h/db"}, "workload": DOCS})
     with pytest.raises(CampaignError) as err:
-        load_campaign({"name": "c", "target": {"engine": "mongodb", "url": "mongodb://h/db"}, "workload": GOOD})
-    assert any(p.startswith("target.engine: custom workloads need") for p in err.value.problems)
+        load_campaign({"name": "c", "target": target, "workload": DOCS})
+    problems = err.value.problems
+    engine = target["engine"]
+    assert problems[0].startswith(f"workload.collections.accounts: a MongoDB collection: target.engine {engine} is "
+                                  "a SQL engine"), problems
+    assert [p.split(":")[0] for p in problems[1:]] == [f"workload.transactions.get.statements[{i}].op" for i in (0, 1)]
+    assert all(f"a MongoDB operation: target.engine {engine} is a SQL engine" in p for p in problems[1:])
+
+
+def test_a_matrix_over_workload_files_names_the_mismatch_at_its_axis(tmp_path, monkeypatch):
+    """A matrix over workload files, one of them a document workload, at a SQL engine: the
+    problem names the matrix's entry and the field."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sql.json").write_text(json.dumps({k: v for k, v in GOOD.items() if k != "family"}))
+    (tmp_path / "docs.json").write_text(json.dumps({k: v for k, v in DOCS.items() if k != "family"}))
+    with pytest.raises(CampaignError) as err:
+        load_campaign({"name": "c", "target": {"engine": "sqlite"}, "workload": {"family": "custom"},
+                       "matrix": {"file": ["sql.json", "docs.json"]}})
+    assert any(p.startswith("matrix.file[1] (docs.json): workload.transactions.get.statements[0].op: a MongoDB "
+                            "operation: target.engine sqlite") for p in err.value.problems), err.value.problems
+    assert not any("sql.json" in p for p in err.value.problems)

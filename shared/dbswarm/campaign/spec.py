@@ -517,6 +517,14 @@ def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
         if target is None:
             continue
         engine = bindings.engine(target.engine)
+        mismatch = fam.engine_problems(workload, engine)
+        for loc, msg in mismatch:  # named at the workload's own fields (a document workload at a SQL engine)
+            where = origin.get(loc[0]) or (f"{origin['file']} ({wl['file']}): workload.{loc[0]}"
+                                           if "file" in origin and isinstance(wl.get("file"), str)
+                                           else f"workload.{loc[0]}")  # a key of the workload's file
+            problems.append(where + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:]) + f": {msg}")
+        if mismatch:
+            continue
         requires = fam.requires_for(workload)
         if requires not in engine.capabilities:
             problems.append(f"{target_path}.engine: {family} workloads need "

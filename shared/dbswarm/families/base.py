@@ -344,6 +344,24 @@ class Family(Generic[W]):
         ``window["family_start"]``. None: nothing."""
         return None
 
+    def engine_problems(self, w: W, engine) -> list[tuple[tuple, str]]:
+        """What of the workload this engine (``bindings.Engine``) cannot run, each as (the field's
+        location in the workload, e.g. ("transactions", "pay", "statements", 0, "sql"), why):
+        validation names those fields instead of ``target.engine`` alone; []: none."""
+        return []
+
+    def checks_statements(self, w: W) -> bool:
+        """Whether ``check_statements`` has statements to check for this workload (when not,
+        validate and the plan step do not connect for it)."""
+        return False
+
+    def check_statements(self, binding, w: W, temporary: bool = False) -> list[str]:
+        """The workload's statements prepared on ``binding`` (connected), none run: a problem
+        ("workload.<field path>: the server's message") per statement the server rejects; []
+        when all were accepted. ``temporary``: the tables the workload creates do not exist
+        yet; made as the session's temporary tables first (``dbswarm validate``)."""
+        return []
+
     def client_statements(self, w: W, phase: str, measurement) -> Optional[dict]:
         """What the client sent, in the server counters' terms (``statements``,
         ``transactions``), for the client/server cross-check; None: not comparable."""

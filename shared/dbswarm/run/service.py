@@ -37,7 +37,7 @@ from dbswarm.campaign.spec import check_deployed_references, load_campaign, reda
 from dbswarm.credentials import secrets
 from dbswarm.engine import checks, connection_room, lock
 from dbswarm.engine.worker import ShardPhase, make_binding, prepare_target, read_window_edge
-from dbswarm.errors import DbswarmError, step_error_text
+from dbswarm.errors import CampaignError, DbswarmError, step_error_text
 from dbswarm.families import base as families
 from dbswarm.measure.recorder import Measurement
 from dbswarm.results.aggregate import aggregate, failure_key, run_phases, shard_key
@@ -53,7 +53,7 @@ from dbswarm.results.documents import (
 from dbswarm.results.report.files import write_reports
 from dbswarm.results.store import LocalStore, cache_plan, load_plan, open_store, redact_error
 from dbswarm.results.verdict.regression import compare_with_baseline
-from dbswarm.run import alive, interrupt, metrics
+from dbswarm.run import alive, interrupt, metrics, statements
 
 DEFAULT_LEAD_SECONDS = 2.0
 LEAD_PER_SHARD_ENV = "DBSWARM_LEAD_PER_SHARD_S"  # seconds of start lead per shard (default: lead_per_shard)
@@ -104,6 +104,7 @@ def plan_campaign(event: dict) -> dict:
     check_shard_limit({run.run_id: run.shard_count for run in plan.runs}, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
     cost = estimate(campaign, cells, cpu_count=event.get("cpu_count"))
     check_max_cost(cost, campaign.max_cost)  # refused before anything is written or run
+    check_plan_statements(plan, "prepare" in plan.phases)
     store.put_json(store.key(cid, "campaign.json"), redacted_campaign(campaign))
     store.put_json(store.key(cid, "plan.json"), plan.to_dict())
     store.put_json(store.key(cid, "cost-estimate.json"), cost)  # beside the result: what the cloud would use
@@ -129,6 +130,17 @@ def plan_campaign(event: dict) -> dict:
             "max_call_seconds": positive_number(event.get("max_call_seconds"), "max_call_seconds", MAX_CALL_SECONDS),
             "lead_seconds": positive_number(event.get("lead_seconds"), "lead_seconds", MAX_LEAD_SECONDS)
             or DEFAULT_LEAD_SECONDS}
+
+
+def check_plan_statements(plan, prepares: bool) -> None:
+    """The runs' statements prepared on one connection before anything is written or run
+    (``run.statements``), for the workloads whose tables this campaign does not create: those it
+    creates are checked by the prepare phase's before_load step, once they exist."""
+    runs = [r for r in plan.runs if not (prepares and families.get(r.family).has_stage(
+        families.get(r.family).workload(r.workload), "before_load"))]
+    problems, _ = statements.check_runs(runs, temporary=False)
+    if problems:
+        raise CampaignError(problems)
 
 
 def _run_item(store, cid, run) -> dict:

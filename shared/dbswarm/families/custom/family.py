@@ -36,6 +36,8 @@ from dbswarm.families import base as families
 from dbswarm.families.base import CALL, BatchLoader, Client, Family, Op, RunLimits, ThreadContext, sleep_unless_stopped
 from dbswarm.families.custom import documents as D
 from dbswarm.families.custom import model as M
+from dbswarm.families.custom import preflight
+from dbswarm.families.custom import server as S
 from dbswarm.families.custom.generators import Draws, think_seconds
 from dbswarm.families.tables import fmt
 from dbswarm.measure.recorder import HIST_EXACT_BELOW, HIST_SUB_BUCKET_BITS, new_histogram
@@ -156,7 +158,7 @@ QUERY, CAPTURE, WRITE, DOC = 0, 1, 2, 3
 
 
 class _Stmt:
-    __slots__ = ("sql", "params", "mode", "capture", "lat", "record", "doc", "pick", "one")
+    __slots__ = ("sql", "params", "mode", "capture", "lat", "record", "doc", "pick", "one", "warm")
 
     def __init__(self, b: SqlSession, st: M.Statement, dialect: str, record: str):
         self.capture = tuple(st.capture)
@@ -168,6 +170,7 @@ class _Stmt:
             self.sql = b.prepare(text)
             self.mode = CAPTURE if st.capture else QUERY if M.statement_kind(st) == "read" else WRITE
         self.lat: dict[int, int] = {}  # µs bucket -> count, this call's
+        self.warm = 0  # executions that returned during the warm-up (the server's window counts them)
         self.record = record
         # the parameters' values as a tuple, without a comprehension's frame a statement:
         # itemgetter's for two or more, (values[one],) for one, () for none
@@ -449,6 +452,8 @@ class _RunClient(Client):
                     us = 1
                 lat = s.lat
                 lat[us] = lat.get(us, 0) + 1
+            else:
+                s.warm += 1
         if txn.transaction:
             b.commit()
 
@@ -494,6 +499,8 @@ class _RunClient(Client):
                             us = 1
                         lat = s.lat
                         lat[us] = lat.get(us, 0) + 1
+                    else:
+                        s.warm += 1  # the server's window counts the warm-up's executions too
                 else:
                     if commit is not None:
                         got = yield commit, ()
@@ -523,6 +530,9 @@ class _RunClient(Client):
                     for us, n in s.lat.items():
                         out += (us, n)
                     s.lat = {}
+                if s.warm:
+                    rec.count(f"custom_warm:{s.record.removeprefix(RECORD_PREFIX)}", s.warm)
+                    s.warm = 0
         rec.count("retries", sum(self.retries.values()))
         for prefix, counts in (("retries", self.retries), ("errors", self.errors), ("no_row", self.no_row)):
             for k, v in counts.items():
@@ -574,6 +584,28 @@ def _latency(h) -> dict:
     return {"avg_ms": _ms(h.get_mean_value()), "p50_ms": _ms(h.get_value_at_percentile(50)),
             "p95_ms": _ms(h.get_value_at_percentile(95)), "p99_ms": _ms(h.get_value_at_percentile(99)),
             "max_ms": _ms(h.get_max_value())}
+
+
+def _server_lines(runs) -> list[str]:
+    """The client-vs-server statement cross-check of each run, or why there is none."""
+    rows, why = [], []
+    for r in runs:
+        s = (r["phases"].get("run", {}).get("custom") or {}).get("server_statements") or {}
+        label = r["target"]["label"]
+        if s.get("unavailable"):
+            why.append(f"- {label}, threads {r['threads']}: {s['unavailable']}")
+        for row in s.get("statements") or []:
+            ratio = f"{row['ratio']:.4f}" if row.get("ratio") is not None else "–"
+            rows.append(f"| {label} | {r['threads']} | {', '.join(row['statements'])} | {row['client']:,} "
+                        f"| {row['server']:,} | {ratio} |")
+    if not rows and not why:
+        return []
+    out = ["", "### Custom workload: statements counted by the client and by the server", ""]
+    if rows:
+        out += ["| instance | threads | statements (transaction.#) | client | server | client/server |",
+                "|---|---|---|---|---|---|", *rows, "", f"Server: {S.SOURCE}; the client's count includes the "
+                "warm-up, as the window does.", ""]
+    return out + why
 
 
 class Custom(Family[M.CustomWorkload]):
@@ -639,7 +671,23 @@ class Custom(Family[M.CustomWorkload]):
                         b.execute(INDEX[b.dialect].format(t=name, c=c.name))
                 for sql in table.indexes:
                     b.execute(sql)
+        if stage == "before_load":  # the tables are there: every statement prepared before the load
+            found = self.check_statements(b, w)
+            if found:
+                raise FamilyError("statements the server rejects (nothing was loaded or run): " + "; ".join(found))
         return None
+
+    def window_snapshot(self, binding, w, phase):
+        return S.read_calls(binding, w) if phase == "run" else None
+
+    def engine_problems(self, w, engine):
+        return M.engine_problems(w, engine.name, "sql" in engine.capabilities)
+
+    def checks_statements(self, w):
+        return not w.documents
+
+    def check_statements(self, binding, w, temporary=False):
+        return preflight.check_statements(binding, w, create_table_sql, temporary)
 
     @staticmethod
     def _index_exists(b: SqlSession, table: str, index: str) -> bool:
@@ -695,7 +743,7 @@ class Custom(Family[M.CustomWorkload]):
             return None
         c, recs = measurement.counters, measurement.records
         seconds = max(duration - float(w.warmuptime or 0), 1e-9)
-        txns, total = {}, 0
+        txns, total, executed = {}, 0, {}
         for name, tx in w.transactions.items():
             s = measurement.operations.get(name)
             n = s.count if s else 0
@@ -708,6 +756,7 @@ class Custom(Family[M.CustomWorkload]):
                 for j in range(0, len(pairs) - 1, 2):
                     h.record_value(pairs[j], pairs[j + 1])
                 calls = h.get_total_count()
+                executed[key] = calls + c.get(f"custom_warm:{key}", 0)
                 stmts.append({"statement": i, "sql": M.statement_text(st)[:200], "kind": M.statement_kind(st),
                               "count": calls, "errors": c.get(f"custom_errors:{key}", 0),
                               "no_row": c.get(f"custom_no_row:{key}", 0),
@@ -720,7 +769,8 @@ class Custom(Family[M.CustomWorkload]):
         return {"transactions": txns, "total": total, "tps": round(total / seconds, 2), "seconds": round(seconds, 3),
                 "basis": "committed transactions per second of the phase after the warm-up; statement latencies are "
                          "each statement's service time (every execution that returned, retried attempts included)",
-                "published": "not applicable: a custom workload has no published figures"}
+                "published": "not applicable: a custom workload has no published figures",
+                "server_statements": S.cross_check(w, executed, window)}
 
     def report_tables(self, runs):
         if not runs:
@@ -748,7 +798,7 @@ class Custom(Family[M.CustomWorkload]):
                     stmt_lines.append(f"| {label} | {name} | {st['statement']} | `{sql}` | {st['kind']} "
                                       f"| {st['count']:,} | {sl.get('avg_ms', '')} | {sl.get('p95_ms', '')} "
                                       f"| {sl.get('p99_ms', '')} | {st['errors']} |")
-        return "\n".join(lines + stmt_lines) + "\n"
+        return "\n".join(lines + stmt_lines + _server_lines(runs)) + "\n"
 
 
 families.register(Custom())

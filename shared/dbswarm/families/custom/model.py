@@ -592,3 +592,30 @@ def problems(w: CustomWorkload) -> list[tuple[tuple[Any, ...], str]]:  # noqa: C
         if tx.think_time and tx.think_time.distribution == "uniform" and tx.think_time.max < tx.think_time.min:
             out.append((loc + ("think_time", "max"), "below min"))
     return out
+
+
+MAX_ENGINE_PROBLEMS = 5  # fields named per workload aimed at the wrong kind of engine (the rest counted)
+
+
+def engine_problems(w: CustomWorkload, engine: str, sql: bool) -> list[tuple[tuple[Any, ...], str]]:
+    """A document workload (collections, op statements) aimed at a SQL engine, or SQL statements
+    aimed at one without SQL (MongoDB): each field that says so, as (location, why)."""
+    out: list[tuple[tuple[Any, ...], str]] = []
+    if w.documents and sql:
+        why = (f"a MongoDB operation: target.engine {engine} is a SQL engine (a document workload runs on "
+               "engine mongodb; on a SQL engine write the statement as sql)")
+        out += [(("collections", c), f"a MongoDB collection: target.engine {engine} is a SQL engine (a document "
+                 "workload runs on engine mongodb; on a SQL engine write tables)") for c in w.collections]
+        out += [(("transactions", n, "statements", i, "op"), why) for n, tx in w.transactions.items()
+                for i, st in enumerate(tx.statements) if st.op is not None]
+    elif not w.documents and not sql:
+        why = (f"a SQL statement: target.engine {engine} has no SQL (write it as a MongoDB operation: op, "
+               "collection, filter, ...)")
+        out += [(("tables", t), f"a SQL table: target.engine {engine} has no SQL (write collections)")
+                for t in w.tables]
+        out += [(("transactions", n, "statements", i, "sql"), why) for n, tx in w.transactions.items()
+                for i, st in enumerate(tx.statements) if st.sql is not None]
+    if len(out) > MAX_ENGINE_PROBLEMS:
+        out = out[:MAX_ENGINE_PROBLEMS] + [(out[MAX_ENGINE_PROBLEMS][0], f"and {len(out) - MAX_ENGINE_PROBLEMS} "
+                                            "more fields of the same kind")]
+    return out
