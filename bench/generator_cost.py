@@ -153,7 +153,11 @@ CATEGORIES = (
         "of '_mysql", "Transformer' objects", "of 'psycopg_binary", "of 'psycopg_c")),
     ("workload generator (dbswarm/workloads)", ("dbswarm/workloads",)),
     ("measurement (dbswarm/measure/recorder.py)", ("dbswarm/measure/recorder.py",)),
-    ("worker loop (dbswarm/engine/worker.py)", ("dbswarm/engine/worker.py",)),
+    # the shard's worker (engine/worker.py) and the parts it coordinates: its thread's loop and set-up,
+    # its clock, its snapshots
+    ("worker loop (dbswarm/engine/worker.py)", ("dbswarm/engine/worker.py", "dbswarm/engine/drive.py",
+                                                "dbswarm/engine/client_thread.py", "dbswarm/engine/phase_clock.py",
+                                                "dbswarm/engine/snapshots.py")),
     ("binding (dbswarm/bindings)", ("dbswarm/bindings",)),
     ("driver, Python code (PyMySQL / psycopg / pymongo)", ("pymysql", "psycopg", "pymongo", "bson")),
     ("random (stdlib random.py + _random)", ("random.py", "_random")),

@@ -443,14 +443,14 @@ def test_a_multiplexed_shard_s_snapshots_agree_with_their_checkpoints(engine, en
     phase = ShardPhase(run, run.shards[0], "run", Path(env["DBSWARM_TEST_PASSWORD_FILE"]).read_text().strip(),
                        snapshot_every=0.15, on_snapshot=snapshots.append)
     own_parts = []  # the operations of the parts the clients' own recorders handed over
-    real_deposit = phase._deposit
+    real_deposit = phase.snapshots.deposit
 
     def deposit(gen, index, rec, extra, checkpoint):
         own_parts.append(copy.deepcopy(rec).measurement().total_ops)  # what the deposit hands over
         return real_deposit(gen, index, rec, extra, checkpoint)
-    phase._deposit = deposit
+    phase.snapshots.deposit = deposit
     outcome = phase.execute()
-    assert outcome.info["client"]["model"] == "multiplexed" and phase._mux.recorder is not None
+    assert outcome.info["client"]["model"] == "multiplexed" and phase.mux.recorder is not None
     assert not [st.error for st in phase.states if st.error]
     assert len(snapshots) >= 4, len(snapshots)
     done = []

@@ -1,5 +1,5 @@
 """A client thread blocked inside a database call must not hold the shard hostage: after
-the stop instant plus worker.STUCK_THREAD_GRACE_S it is abandoned and reported, and what
+the stop instant plus shard_state.STUCK_THREAD_GRACE_S it is abandoned and reported, and what
 every thread measured until then is written. Real PostgreSQL: another session holds an
 ACCESS EXCLUSIVE lock on the table in an open transaction, so reads wait on it (lock_timeout
 is 0: they would wait for ever)."""
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from dbswarm.engine import worker
+from dbswarm.engine import shard_state
 from dbswarm.results.store import open_store
 from dbswarm.run import service
 from tests import servers
@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.servers]
 
 def test_thread_stuck_on_a_lock_is_abandoned_and_the_rest_is_kept(tmp_path, monkeypatch):
     env = servers.start()
-    monkeypatch.setattr(worker, "STUCK_THREAD_GRACE_S", 1.5)
+    monkeypatch.setattr(shard_state, "STUCK_THREAD_GRACE_S", 1.5)
     table = f"stuck_{int(time.time() * 1000) % 10**9}"
     campaign = {"name": "stuck", "seed": 5, "target": servers.target("postgresql", env),
                 "workload": {"preset": "c", "recordcount": 500, "operationcount": 0, "maxexecutiontime": 2,

@@ -133,8 +133,8 @@ def test_tpcc_load_killed_resumes_checks_pass_and_nopm_matches(engine, env, tmp_
     # the load's 0.5 s calls: on a loaded machine one district takes seconds (8-10 s seen under two CPU
     # hogs); a call waits for its unit instead of abandoning the thread after 10 s (whose unit the next
     # call would then find committed and skip: one skip more than the killed shard's)
-    from dbswarm.engine import worker
-    monkeypatch.setattr(worker, "STUCK_THREAD_GRACE_S", timing.timeout(60))
+    from dbswarm.engine import shard_state
+    monkeypatch.setattr(shard_state, "STUCK_THREAD_GRACE_S", timing.timeout(60))
     workload = {"family": "tpcc", "warehouses": WAREHOUSES, "threads": 2, "check": ["after_load"]}
 
     # ---- load: shard 1 killed after its first district, then all shards resumed in 0.5 s calls

@@ -286,7 +286,7 @@ def test_the_address_connected_to_is_checked_before_anything_runs(servers_env, e
     reached and closes a connection outside AllowedTargets before the workload runs on it."""
     from types import SimpleNamespace
 
-    from dbswarm.engine import worker
+    from dbswarm.engine.target import make_binding
     from dbswarm.errors import TargetNotAllowed
     from tests import servers
     base, extra = servers.variant(engine)
@@ -294,7 +294,7 @@ def test_the_address_connected_to_is_checked_before_anything_runs(servers_env, e
     password = servers.password(servers_env)
     run = SimpleNamespace(target=target)
     monkeypatch.setenv("DBSWARM_ALLOWED_TARGETS", "10.0.0.0/8")
-    b = worker.make_binding(run, password)
+    b = make_binding(run, password)
     with pytest.raises(TargetNotAllowed) as err:
         b.connect()
     assert "not in the networks this deployment may reach (template parameter AllowedTargets: 10.0.0.0/8)" \
@@ -302,7 +302,7 @@ def test_the_address_connected_to_is_checked_before_anything_runs(servers_env, e
     assert password not in str(err.value)
     # the same target under networks that hold it: connects, and says where
     monkeypatch.setenv("DBSWARM_ALLOWED_TARGETS", "127.0.0.0/8,::1/128,localhost")
-    b = worker.make_binding(run, password)
+    b = make_binding(run, password)
     b.connect()
     try:
         assert b.peer_addresses() and all(p in ("127.0.0.1", "::1", "localhost") for p in b.peer_addresses())

@@ -42,9 +42,9 @@ def limited():
 
 
 def _binding(engine, env):
-    from dbswarm.engine import worker
+    from dbswarm.engine.target import make_binding
     url = _as_role(env["DBSWARM_TEST_PG_URL" if engine == "postgresql" else "DBSWARM_TEST_MYSQL_URL"])
-    return worker.make_binding(SimpleNamespace(target={"engine": engine, "url": url}), ROLE_PW)
+    return make_binding(SimpleNamespace(target={"engine": engine, "url": url}), ROLE_PW)
 
 
 @pytest.mark.parametrize("engine,limit_name", [("postgresql", f"role {ROLE}'s CONNECTION LIMIT"),

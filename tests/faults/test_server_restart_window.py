@@ -17,8 +17,8 @@ def env():
 def test_each_edge_says_when_the_server_started(env, engine):
     from types import SimpleNamespace
 
-    from dbswarm.engine import worker
-    b = worker.make_binding(SimpleNamespace(target=servers.target(engine, env)), servers.password(env))
+    from dbswarm.engine.target import make_binding
+    b = make_binding(SimpleNamespace(target=servers.target(engine, env)), servers.password(env))
     b.connect()
     try:
         first, second = b.server_counters(), b.server_counters()

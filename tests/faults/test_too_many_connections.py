@@ -22,12 +22,13 @@ def limited_role():
 def test_too_many_connections_is_named_as_such(limited_role, monkeypatch):
     from types import SimpleNamespace
 
-    from dbswarm.engine import calls, worker
+    from dbswarm.engine import calls
+    from dbswarm.engine.target import make_binding
     from dbswarm.measure.recorder import Recorder
     url = limited_role["DBSWARM_TEST_PG_URL"]
     user_at = url.split("://", 1)[1].split("@", 1)[0]
     url = url.replace(f"{user_at}@", "faults_limited@", 1)
-    binding = worker.make_binding(SimpleNamespace(target={"engine": "postgresql", "url": url}), "faults-limited-pw")
+    binding = make_binding(SimpleNamespace(target={"engine": "postgresql", "url": url}), "faults-limited-pw")
     with pytest.raises(Exception) as err:
         binding.connect()
     cls = binding.classify(err.value)
@@ -52,7 +53,7 @@ def test_threads_refused_until_the_time_cap_end_the_phase(model, limited_role, m
 
     from dbswarm.campaign.plan import make_plan
     from dbswarm.campaign.spec import load_campaign
-    from dbswarm.engine import calls, worker
+    from dbswarm.engine import calls, shard_state, worker
     from dbswarm.run.local import run_campaign
     env, table = limited_role, f"faults_refused_{model}"
     target = servers.target("postgresql", env)
@@ -69,7 +70,7 @@ def test_threads_refused_until_the_time_cap_end_the_phase(model, limited_role, m
     try:
         url = target["url"]
         limited = dict(target, url=url.replace(url.split("://", 1)[1].split("@", 1)[0] + "@", "faults_two@", 1))
-        monkeypatch.setattr(worker, "READY_TIMEOUT_S", 0.5)      # the shard starts without the refused two
+        monkeypatch.setattr(shard_state, "READY_TIMEOUT_S", 0.5)      # the shard starts without the refused two
         monkeypatch.setattr(calls, "RECONNECT_GIVE_UP_S", 120.0)  # who still try at the time cap
         campaign, runs = load_campaign({"name": "refused", "target": limited, "workload": wl, "phases": ["run"],
                                         "fanout": {"shards": 1, "client_model": model}})
@@ -98,7 +99,7 @@ def test_a_count_limited_phase_of_short_calls_ends_when_its_threads_stay_refused
     server kept refusing answered ``continue`` for ever."""
     from dbswarm.campaign.plan import make_plan
     from dbswarm.campaign.spec import load_campaign
-    from dbswarm.engine import calls, worker
+    from dbswarm.engine import calls, shard_state, worker
     env = limited_role
     target = servers.target("postgresql", env, connection_limit_check=False)
     with servers.pg_admin(env) as db:
@@ -109,7 +110,7 @@ def test_a_count_limited_phase_of_short_calls_ends_when_its_threads_stay_refused
     import psycopg
     held = psycopg.connect(full["url"], password="faults-full-pw")  # the role's one slot: every thread refused
     try:
-        monkeypatch.setattr(worker, "READY_TIMEOUT_S", 0.3)
+        monkeypatch.setattr(shard_state, "READY_TIMEOUT_S", 0.3)
         monkeypatch.setattr(calls, "RECONNECT_GIVE_UP_S", 4.0)
         wl = {"preset": "c", "recordcount": 200, "operationcount": 400, "threads": 3, "table": "faults_full_none"}
         campaign, runs = load_campaign({"name": "full", "target": full, "workload": wl, "phases": ["run"],

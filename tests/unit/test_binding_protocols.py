@@ -11,7 +11,7 @@ from dbswarm.campaign.spec import load_campaign
 from dbswarm.cli import main
 from dbswarm.errors import BindingError, CampaignError, FamilyError
 from dbswarm.families import base as families
-from dbswarm.families import sysbench
+from dbswarm.families import sysbench_sql
 from dbswarm.families.tpcc import sql as tpcc_sql
 
 
@@ -167,7 +167,7 @@ OPTIONAL = {"index_exists", "INDEX_EXISTS", "ANALYZE"}
 def test_the_declared_dialects_are_the_rows_of_every_sql_table():
     fam = families.get("sysbench")
     assert fam.dialects == ("sqlite", "mysql", "postgresql")
-    for kind, sql in sysbench.SQL.items():
+    for kind, sql in sysbench_sql.SQL.items():
         if isinstance(sql, dict) and kind not in OPTIONAL:
             assert set(sql) == set(fam.dialects), kind
     fam = families.get("tpcc")

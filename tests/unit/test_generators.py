@@ -174,7 +174,7 @@ def test_a_pool_draws_its_alphabet_uniformly(alphabet):
 def test_every_client_thread_shares_its_process_s_pools_and_draws_nothing_for_them():
     from dbswarm.families.stream import RandomStream
     from dbswarm.families.sysbench import SysbenchClient, SysbenchWorkload
-    from dbswarm.families.tpcc.family import Strings
+    from dbswarm.families.tpcc.model import Strings
     from dbswarm.families.ycsb import YcsbClient, YcsbWorkload
 
     w = YcsbWorkload.model_validate({"family": "ycsb", "recordcount": 10, "requestdistribution": "uniform"})

@@ -65,7 +65,7 @@ def test_allowed_targets_passes_a_target_it_holds(tmp_path, monkeypatch):
     from dbswarm.run.local import local_parameters
     monkeypatch.setenv("DBSWARM_ALLOWED_TARGETS", "127.0.0.0/8")
     _, runs = load_campaign(str(_spec(tmp_path, 5432)))
-    # the functions get the list too: each connection is checked on its socket (worker.make_binding)
+    # the functions get the list too: each connection is checked on its socket (target.make_binding)
     assert local_parameters(runs)["AllowedTargets"] == "127.0.0.0/8"
     monkeypatch.delenv("DBSWARM_ALLOWED_TARGETS")
     assert local_parameters(runs)["AllowedTargets"] == "*"

@@ -111,8 +111,7 @@ def test_shards_write_their_error_classes_into_the_progress_file(tmp_path, monke
     monkeypatch.setenv("DBSWARM_PROGRESS_DIR", str(tmp_path))
     write = service._progress_writer("000-S2", "run", 0)
 
-    import threading
-
+    from dbswarm.engine.snapshots import Snapshots
     from dbswarm.engine.worker import ShardPhase
 
     class Recorder:
@@ -121,11 +120,11 @@ def test_shards_write_their_error_classes_into_the_progress_file(tmp_path, monke
 
     class Phase:  # what ShardPhase.error_counts reads: a thread's recorder, a part handed over
         states = [type("State", (), {"recorder": Recorder({"READ:retryable:deadlock": 2})})()]
-        _moved = [Recorder({"READ:retryable:deadlock": 3})]
-        _accumulated = _mux = None
-        _accumulated_lock, _snap_cond = threading.Lock(), threading.Condition()
+        snapshots = Snapshots(None, None)
+        mux = None
         error_counts = ShardPhase.error_counts
     shard_phase = Phase()
+    shard_phase.snapshots.moved.append(Recorder({"READ:retryable:deadlock": 3}))
     service._with_error_classes(write, shard_phase)(100, 5)
     doc = json.loads((tmp_path / "000-S2.run.0.json").read_text())
     assert doc["errors"] == 5 and doc["error_classes"] == {"READ:retryable:deadlock": 5}

@@ -1,5 +1,5 @@
 """Issue 57, item 2, on the noop target: a call that blocks without failing is a stall of its
-thread (worker.STALL_S); the shard's segment keeps it (thread, from, to), and the phase is
+thread (shard_state.STALL_S); the shard's segment keeps it (thread, from, to), and the phase is
 incomplete, names it, and keeps its seconds out of the steady window. A slow phase whose calls
 fail and reconnect is not called a stall (its errors say it), nor is a paced thread's sleep.
 The stalled-server fault test (tests/faults/test_stalled_server.py) does it with real servers."""
@@ -9,7 +9,7 @@ import time
 import pytest
 
 from dbswarm.bindings import noop
-from dbswarm.engine import worker
+from dbswarm.engine import shard_state
 from dbswarm.errors import CONNECTION, ErrorClass
 from dbswarm.results import stalls as stalling
 from dbswarm.results.aggregate import shard_key
@@ -53,7 +53,7 @@ def _one_blocked_call(monkeypatch, after_s: float, block_s: float, thread_name: 
 
 @pytest.mark.parametrize("paced", [False, True])
 def test_a_blocked_call_is_a_stall_of_its_thread(tmp_path, monkeypatch, paced):
-    monkeypatch.setattr(worker, "STALL_S", 0.5)
+    monkeypatch.setattr(shard_state, "STALL_S", 0.5)
     state = _one_blocked_call(monkeypatch, after_s=0.8, block_s=1.5)
     result, shard = _run(tmp_path, {"maxexecutiontime": 5, "threads": 2, **({"target": 2000} if paced else {})})
     stalls = [s for seg in shard["segments"] for s in seg.get("stalls", [])]
@@ -71,7 +71,7 @@ def test_a_blocked_call_is_a_stall_of_its_thread(tmp_path, monkeypatch, paced):
 def test_a_paced_threads_sleep_is_no_stall(tmp_path, monkeypatch):
     """20 operations a second per thread: 50 ms between two, slept; with STALL_S at 0.04 s only a
     call that blocked counts, not the schedule's sleep."""
-    monkeypatch.setattr(worker, "STALL_S", 0.04)
+    monkeypatch.setattr(shard_state, "STALL_S", 0.04)
     result, shard = _run(tmp_path, {"maxexecutiontime": 1.5, "threads": 2, "target": 40})
     assert not [s for seg in shard["segments"] for s in seg.get("stalls", [])], shard["segments"]
     assert result["runs"][0]["phases"]["run"]["status"] == "complete"
@@ -80,7 +80,7 @@ def test_a_paced_threads_sleep_is_no_stall(tmp_path, monkeypatch):
 def test_failed_calls_and_reconnects_are_errors_not_stalls(tmp_path, monkeypatch):
     """Every call of thread 0 after 0.5 s fails on its connection for 1 s (the reconnects
     succeed at once): its seconds without a completed call are errors, counted as such."""
-    monkeypatch.setattr(worker, "STALL_S", 0.3)
+    monkeypatch.setattr(shard_state, "STALL_S", 0.3)
     real, t0 = noop.NoopBinding.read, []
 
     def read(self, *a, **k):

@@ -11,18 +11,13 @@ import pytest
 from pydantic import ValidationError
 
 from dbswarm.families import base as families
-from dbswarm.families.tpcc import family as tpcc
-from dbswarm.families.tpcc.family import (
-    C_LAST_LOAD,
-    DISTRICTS,
-    ITEM_UNITS,
-    Deck,
-    Population,
-    c_delta_ok,
-    last_name,
-    nurand,
-    run_constants,
-)
+from dbswarm.families.tpcc import check as tpcc_check
+from dbswarm.families.tpcc import load as tpcc_load
+from dbswarm.families.tpcc import model as tpcc
+from dbswarm.families.tpcc import transactions as tpcc_tx
+from dbswarm.families.tpcc.load import Population
+from dbswarm.families.tpcc.model import C_LAST_LOAD, DISTRICTS, ITEM_UNITS, c_delta_ok, last_name, nurand, run_constants
+from dbswarm.families.tpcc.transactions import Deck
 from dbswarm.measure.recorder import Measurement, OperationStats
 
 FAMILY = families.get("tpcc")
@@ -71,11 +66,11 @@ def test_run_constants_satisfy_the_c_delta_rule():
 
 def test_run_constants_are_shared_by_the_run_and_follow_the_load_constant():
     w = FAMILY.workload({"family": "tpcc", "warehouses": 2})
-    a = run_constants(w.c_last_load, tpcc._run_rng(w))
-    b = run_constants(w.c_last_load, tpcc._run_rng(FAMILY.workload({"family": "tpcc", "warehouses": 2})))
+    a = run_constants(w.c_last_load, tpcc_tx.run_rng(w))
+    b = run_constants(w.c_last_load, tpcc_tx.run_rng(FAMILY.workload({"family": "tpcc", "warehouses": 2})))
     assert a == b
     other = FAMILY.workload({"family": "tpcc", "warehouses": 2, "c_last_load": 40})
-    assert c_delta_ok(40, run_constants(40, tpcc._run_rng(other))["c_last"])
+    assert c_delta_ok(40, run_constants(40, tpcc_tx.run_rng(other))["c_last"])
 
 
 def test_last_names_from_syllables():
@@ -217,7 +212,7 @@ def _sqlite_session(tmp_path):
                                           display="sqlite"))
     b.connect()
     FAMILY.prepare(b, FAMILY.workload({"family": "tpcc", "warehouses": 2}), "before_load")
-    loader = tpcc.Loader(b, 100)
+    loader = tpcc_load.Loader(b, 100)
     b.begin(True)
     loader.insert("warehouse", [(w, "w", "s", "s", "c", "ST", "123411111", "0.1000", "300000.00") for w in (1, 2)])
     loader.insert("district", [(1, 1, "d", "s", "s", "c", "ST", "123411111", "0.0500", "30000.00", 3001)])
@@ -227,14 +222,14 @@ def _sqlite_session(tmp_path):
     loader.insert("stock", [(i, w, q, *[f"dist{d:02d}-{w}-{i}" for d in range(1, 11)], 0, 0, 0, "data")
                             for w in (1, 2) for i, q in ((11, 20), (12, 12), (13, 50))])
     b.commit()
-    st = tpcc.Session(b)
+    st = tpcc_tx.Session(b)
     assert "FOR UPDATE" not in S.new_order_stock(2, 1, "sqlite")
     return b, st
 
 
 def _client():
     w = FAMILY.workload({"family": "tpcc", "warehouses": 2, "threads": 1})
-    return tpcc.TpccClient(w, random.Random(1), 0, run_constants(w.c_last_load, tpcc._run_rng(w)))
+    return tpcc_tx.TpccClient(w, random.Random(1), 0, run_constants(w.c_last_load, tpcc_tx.run_rng(w)))
 
 
 def test_batched_new_order_applies_the_stock_rule_line_by_line(tmp_path):
@@ -344,7 +339,7 @@ def test_home_warehouses_spread_evenly_over_the_shards_global_threads(tmp_path, 
     homes = []
     for shard in run.shards:
         for g in range(shard.thread_offset, shard.thread_offset + shard.threads):
-            c = tpcc.TpccClient(w, random.Random(g), g, {"c_last": 0, "c_id": 0, "ol_i_id": 0})
+            c = tpcc_tx.TpccClient(w, random.Random(g), g, {"c_last": 0, "c_id": 0, "ol_i_id": 0})
             homes.append((c.home_w, c.home_d))
     assert len(homes) == threads
     per_w = Counter(h for h, _ in homes)
@@ -622,7 +617,7 @@ def loaded(tmp_path_factory):
     b.connect()
     w = FAMILY.workload({"family": "tpcc", "warehouses": 1})
     FAMILY.prepare(b, w, "before_load")
-    loader, pop = tpcc.Loader(b, 1000), Population(random.Random(1), w.c_last_load)
+    loader, pop = tpcc_load.Loader(b, 1000), Population(random.Random(1), w.c_last_load)
     for unit in range(ITEM_UNITS + DISTRICTS):
         loader.write(unit, pop)
     FAMILY.prepare(b, w, "after_load")
@@ -651,7 +646,7 @@ BREAKS = {
 def test_every_condition_has_a_break_and_the_load_passes_them_all(loaded):
     from dbswarm.families.tpcc import sql as S
     assert set(BREAKS) == set(S.CONDITIONS) and len(BREAKS) == 13
-    assert tpcc.check_warehouse(loaded, 1, after_load=True) == []
+    assert tpcc_check.check_warehouse(loaded, 1, after_load=True) == []
 
 
 @pytest.mark.parametrize("condition", list(BREAKS))
@@ -660,7 +655,7 @@ def test_each_condition_fails_when_broken_and_names_the_place(loaded, condition)
     b.begin(True)
     try:
         b.execute(BREAKS[condition])
-        failures = tpcc.check_warehouse(b, 1, after_load=True)
+        failures = tpcc_check.check_warehouse(b, 1, after_load=True)
     finally:
         b.rollback()
     mine = [f for f in failures if f["condition"] == condition]
@@ -679,7 +674,7 @@ def test_the_check_fails_on_empty_tables(tmp_path):
     b.connect()
     try:
         FAMILY.prepare(b, FAMILY.workload({"family": "tpcc", "warehouses": 1}), "before_load")
-        result = tpcc.check(b, [1], after_load=True)
+        result = tpcc_check.check(b, [1], after_load=True)
     finally:
         b.close()
     assert not result["passed"]

@@ -234,16 +234,16 @@ def test_the_warm_up_end_is_known_in_every_call_on_the_start_barriers_clock(tmp_
     at = time.time() - 5 if start_at else None  # the barrier was 5 s ago (a late shard, a continuation)
     cp = {"segment": 1, "elapsed": elapsed, "threads": [{}]} if elapsed else None
     sp = ShardPhase(run, run.shards[0], "run", None, start_at=at, checkpoint=cp)
-    began_wall, began_perf, _ = sp._arm()
-    end_wall = began_wall + (sp._warm_end_ns / 1e9 - began_perf)
+    began_wall, began_perf, _ = sp.arm()
+    end_wall = began_wall + (sp.clock.warm_end_ns / 1e9 - began_perf)
     if start_at:
         assert end_wall == pytest.approx(at + 10, abs=0.01)
     else:
         assert end_wall == pytest.approx(began_wall + 10 - elapsed, abs=0.01)
     if not elapsed:  # the first call: the warm-up's own end is the same instant
-        assert sp._warm_until_ns == pytest.approx(sp._warm_end_ns, abs=10 ** 7)
+        assert sp.clock.warm_until_ns == pytest.approx(sp.clock.warm_end_ns, abs=10 ** 7)
     else:
-        assert sp._warm_until_ns == 0  # no warm-up left in this call
+        assert sp.clock.warm_until_ns == 0  # no warm-up left in this call
 
 
 def test_a_running_shard_persists_while_its_threads_go_on(tmp_path, monkeypatch):
@@ -292,7 +292,7 @@ def test_a_running_shard_persists_while_its_threads_go_on(tmp_path, monkeypatch)
 
 def test_snapshots_go_on_while_a_thread_that_ended_early_waits_to_close(tmp_path, monkeypatch):
     """A client thread whose loop has ended keeps its connection until every loop has ended
-    (worker._teardown_after_loops); the snapshots meanwhile take its final state, as an
+    (ClientPool.loop_ended); the snapshots meanwhile take its final state, as an
     ended thread's, and do not wait for it to hand one in (each would give up after
     SNAPSHOT_WAIT_S: no snapshot for the rest of the call)."""
     from dbswarm.engine import worker
@@ -300,7 +300,7 @@ def test_snapshots_go_on_while_a_thread_that_ended_early_waits_to_close(tmp_path
     from dbswarm.results.store import LocalStore
     monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", "0.2")
     writes = []
-    real_put, real_client = LocalStore.put_json, worker.ShardPhase._client
+    real_put, real_client = LocalStore.put_json, worker.ShardPhase.client
 
     def put_json(self, key, obj):
         if "/run/shard-" in key:
@@ -313,7 +313,7 @@ def test_snapshots_go_on_while_a_thread_that_ended_early_waits_to_close(tmp_path
             ctx.quota = 100  # 0.1 s at its 1,000 a second; the other thread goes on for 2 s
         return client
     monkeypatch.setattr(LocalStore, "put_json", put_json)
-    monkeypatch.setattr(worker.ShardPhase, "_client", first_thread_ends_early)
+    monkeypatch.setattr(worker.ShardPhase, "client", first_thread_ends_early)
     store, out = _run_noop(tmp_path, "early", {"recordcount": 100, "operationcount": 4000, "target": 2000,
                                                "threads": 2})
     snapshots, final = writes[:-1], writes[-1]
@@ -330,13 +330,14 @@ def test_what_a_skipped_snapshot_was_handed_is_in_the_next_and_in_the_end(tmp_pa
     threads have handed over their parts to it by then (Recorder.detach): those parts are in
     the next snapshot and in the end, never lost nor counted twice."""
     from dbswarm.bindings import noop
-    from dbswarm.engine import worker
+    from dbswarm.engine import shard_state
+    from dbswarm.engine.snapshots import Snapshots
     from dbswarm.measure.recorder import Measurement
     from dbswarm.results.store import LocalStore
     monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", "0.2")
-    monkeypatch.setattr(worker, "SNAPSHOT_WAIT_S", 0.3)
+    monkeypatch.setattr(shard_state, "SNAPSHOT_WAIT_S", 0.3)
     writes, deposited = [], []
-    real_put, real_read, real_deposit = LocalStore.put_json, noop.NoopBinding.read, worker.ShardPhase._deposit
+    real_put, real_read, real_deposit = LocalStore.put_json, noop.NoopBinding.read, Snapshots.deposit
     reads = {"n": 0}
 
     def put_json(self, key, obj):
@@ -356,7 +357,7 @@ def test_what_a_skipped_snapshot_was_handed_is_in_the_next_and_in_the_end(tmp_pa
         return real_deposit(self, gen, index, rec, extra, checkpoint)
     monkeypatch.setattr(LocalStore, "put_json", put_json)
     monkeypatch.setattr(noop.NoopBinding, "read", read)
-    monkeypatch.setattr(worker.ShardPhase, "_deposit", deposit)
+    monkeypatch.setattr(Snapshots, "deposit", deposit)
     store, out = _run_noop(tmp_path, "skip", {"recordcount": 100, "operationcount": 6000, "target": 2000,
                                               "threads": 2})
     snapshots, final = writes[:-1], writes[-1]
@@ -377,12 +378,12 @@ def test_the_progress_error_count_never_falls_when_parts_are_handed_over(tmp_pat
     each one), and ends at the run's error count."""
     from dbswarm.bindings import noop
     from dbswarm.bindings.base import ErrorClass
-    from dbswarm.engine import worker
+    from dbswarm.engine import shard_state, worker
     from dbswarm.errors import RETRYABLE
     monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", "0.2")
     monkeypatch.setenv("DBSWARM_PROGRESS_DIR", str(tmp_path / "progress"))
     (tmp_path / "progress").mkdir()
-    monkeypatch.setattr(worker, "PROGRESS_INTERVAL_S", 0.02)
+    monkeypatch.setattr(shard_state, "PROGRESS_INTERVAL_S", 0.02)
     real_read, real_counts = noop.NoopBinding.read, worker.ShardPhase.error_counts
     calls, seen, handed = {"n": 0}, [], []
     lock = threading.Lock()
@@ -398,7 +399,7 @@ def test_the_progress_error_count_never_falls_when_parts_are_handed_over(tmp_pat
     def counts(self):
         total, classes = real_counts(self)
         seen.append(total)
-        handed.append(self._accumulated is not None)
+        handed.append(self.snapshots.accumulated is not None)
         return total, classes
     monkeypatch.setattr(noop.NoopBinding, "read", read)
     monkeypatch.setattr(noop.NoopBinding, "classify", lambda self, exc: ErrorClass(RETRYABLE, type(exc).__name__))
@@ -415,7 +416,7 @@ def test_a_thread_abandoned_at_a_calls_deadline_continues_the_shard(tmp_path, mo
     """A client thread still inside a call STUCK_THREAD_GRACE_S after a call's deadline is
     abandoned, and the shard continues in the next call: not "done" with its work left (a
     TPC-C load on a loaded machine was declared done with 7 of its districts unloaded)."""
-    from dbswarm.engine import worker
+    from dbswarm.engine import shard_state
     out = service.plan_campaign({"campaign": {
         "name": "abandon", "seed": 3, "phases": ["run"], "fanout": {"shards": 1},
         "target": {"engine": "noop", "options": {"capacity": 1, "service_time_ms": 1500}},
@@ -423,12 +424,12 @@ def test_a_thread_abandoned_at_a_calls_deadline_continues_the_shard(tmp_path, mo
         "results": str(tmp_path)})
     event = {"store": out["store"], "campaign_id": out["campaign_id"], "run_id": out["runs"][0]["run_id"],
              "shard": 0, "phase": "run", "max_call_seconds": 0.1}
-    monkeypatch.setattr(worker, "STUCK_THREAD_GRACE_S", 0.2)
+    monkeypatch.setattr(shard_state, "STUCK_THREAD_GRACE_S", 0.2)
     first = service.run_shard(event)   # stops at 0.5 s inside a 1.5 s call: abandoned 0.2 s later
     doc = open_store(out["store"]).get_json(first["result_key"])
     assert doc["segments"][-1].get("abandoned_threads") == 1, doc["segments"]
     assert first["status"] == "continue" and first["checkpoint"], first
-    monkeypatch.setattr(worker, "STUCK_THREAD_GRACE_S", 30.0)  # now every call waits for its operation
+    monkeypatch.setattr(shard_state, "STUCK_THREAD_GRACE_S", 30.0)  # now every call waits for its operation
     answer, calls = _run_until_done(dict(event, checkpoint=first["checkpoint"], max_call_seconds=None), max_calls=5)
     assert answer["status"] == "done" and answer["ops"] >= 3, answer
 

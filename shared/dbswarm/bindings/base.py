@@ -250,7 +250,7 @@ class Binding:
     prepare_is_transaction = False  # a server-side prepare counts as a transaction in the server's counters
     # an autocommit statement counts as a transaction in the server's counters (PostgreSQL's
     # xact_commit; MariaDB counts COMMIT statements): dbswarm's own reads inside a measured
-    # window then go in one transaction and are counted (worker.read_window_edge, TPC-C's TPM)
+    # window then go in one transaction and are counted (engine.target.read_window_edge, TPC-C's TPM)
     statement_is_transaction = False
 
     def in_transaction(self) -> bool:

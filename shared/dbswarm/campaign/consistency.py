@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 from dbswarm.errors import did_you_mean
-from dbswarm.families.tpcc.family import PRESETS as TPCC_PRESETS
+from dbswarm.families.tpcc.model import PRESETS as TPCC_PRESETS
 from dbswarm.results.verdict.regression import METRICS
 
 THRESHOLD_KEYS = (*METRICS, "default")

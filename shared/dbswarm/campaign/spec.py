@@ -498,43 +498,17 @@ def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
         try:
             workload = fam.workload(wl)
         except ValidationError as err:
-            for e in err.errors():
-                loc = [p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
-                key = loc[0] if loc else None
-                path = origin.get(key, f"workload.{key}") if key else _workload_origin(origin, combo, axes)
-                if len(loc) > 1:
-                    path += "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:])
-                msg = _choice_message(e) or e["msg"].removeprefix("Value error, ")
-                if not loc:  # between keys: a matrix axis's value among them is where to look
-                    path = next((o for k, o in origin.items() if o.startswith("matrix.")
-                                 and re.search(rf"\b{re.escape(k)}\b", msg)), path)
-                if msg.startswith("preset: "):
-                    path, msg = origin.get("preset", "workload.preset"), msg[len("preset: "):]
-                if e["type"] == "extra_forbidden":
-                    msg = f"unknown key for a {family} workload" + did_you_mean(loc[0], _model_keys(fam.model, []))
-                problems.append(f"{path}: {msg}")
+            problems += _workload_errors(err, fam, family, origin, combo, axes)
             continue
         if target is None:
             continue
-        engine = bindings.engine(target.engine)
-        mismatch = fam.engine_problems(workload, engine)
-        for loc, msg in mismatch:  # named at the workload's own fields (a document workload at a SQL engine)
-            where = origin.get(loc[0]) or (f"{origin['file']} ({wl['file']}): workload.{loc[0]}"
-                                           if "file" in origin and isinstance(wl.get("file"), str)
-                                           else f"workload.{loc[0]}")  # a key of the workload's file
-            problems.append(where + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:]) + f": {msg}")
+        mismatch = _workload_engine_mismatch(fam, workload, target, origin, wl)
         if mismatch:
+            problems += mismatch
             continue
-        requires = fam.requires_for(workload)
-        if requires not in engine.capabilities:
-            problems.append(f"{target_path}.engine: {family} workloads need "
-                            f"{bindings.CAPABILITIES.get(requires, requires)} (capability "
-                            f"{requires}), not {target.engine} ({', '.join(engine.capabilities) or 'none'})")
-            continue
-        if requires == bindings.SQL and engine.dialect not in fam.dialects:
-            # found here, not as a KeyError in the family's SQL tables at prepare time
-            problems.append(f"{target_path}.engine: family {family} has no SQL for engine {engine.name} (its "
-                            f"dialect {engine.dialect!r}; the family's dialects: {', '.join(fam.dialects)})")
+        engine_problem = _engine_problem(fam, family, workload, target, target_path)
+        if engine_problem:
+            problems.append(engine_problem)
             continue
         run_id = f"{index:03d}-" + "-".join(_slug(v) for v in label.values()) if label else f"{index:03d}"
         runs.append(Run(index=index, run_id=run_id[:80], target=target, workload=workload, axes=label))
@@ -548,6 +522,55 @@ def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
     if campaign.repeat:
         runs = repeat_runs(campaign, runs)
     return runs
+
+
+def _workload_errors(err: ValidationError, fam, family: str, origin: dict, combo: tuple, axes: list) -> list[str]:
+    """A run's workload that did not validate: each error named by where its key came from (the
+    workload or a matrix axis's value, ``origin``)."""
+    problems = []
+    for e in err.errors():
+        loc = [p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
+        key = loc[0] if loc else None
+        path = origin.get(key, f"workload.{key}") if key else _workload_origin(origin, combo, axes)
+        if len(loc) > 1:
+            path += "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:])
+        msg = _choice_message(e) or e["msg"].removeprefix("Value error, ")
+        if not loc:  # between keys: a matrix axis's value among them is where to look
+            path = next((o for k, o in origin.items() if o.startswith("matrix.")
+                         and re.search(rf"\b{re.escape(k)}\b", msg)), path)
+        if msg.startswith("preset: "):
+            path, msg = origin.get("preset", "workload.preset"), msg[len("preset: "):]
+        if e["type"] == "extra_forbidden":
+            msg = f"unknown key for a {family} workload" + did_you_mean(loc[0], _model_keys(fam.model, []))
+        problems.append(f"{path}: {msg}")
+    return problems
+
+
+def _workload_engine_mismatch(fam, workload, target: Target, origin: dict, wl: dict) -> list[str]:
+    """A workload of the wrong kind for the engine (a document workload at a SQL engine, SQL at
+    MongoDB), named at the workload's own fields (or its file's keys)."""
+    out = []
+    for loc, msg in fam.engine_problems(workload, bindings.engine(target.engine)):
+        where = origin.get(loc[0]) or (f"{origin['file']} ({wl['file']}): workload.{loc[0]}"
+                                       if "file" in origin and isinstance(wl.get("file"), str)
+                                       else f"workload.{loc[0]}")  # a key of the workload's file
+        out.append(where + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:]) + f": {msg}")
+    return out
+
+
+def _engine_problem(fam, family: str, workload, target: Target, target_path: str) -> Optional[str]:
+    """Why the run's engine cannot run its workload (a capability, an SQL dialect), or None."""
+    engine = bindings.engine(target.engine)
+    requires = fam.requires_for(workload)
+    if requires not in engine.capabilities:
+        return (f"{target_path}.engine: {family} workloads need "
+                f"{bindings.CAPABILITIES.get(requires, requires)} (capability "
+                f"{requires}), not {target.engine} ({', '.join(engine.capabilities) or 'none'})")
+    if requires == bindings.SQL and engine.dialect not in fam.dialects:
+        # found here, not as a KeyError in the family's SQL tables at prepare time
+        return (f"{target_path}.engine: family {family} has no SQL for engine {engine.name} (its "
+                f"dialect {engine.dialect!r}; the family's dialects: {', '.join(fam.dialects)})")
+    return None
 
 
 def warmup_problems(runs: list[Run]) -> list[str]:

@@ -29,7 +29,7 @@ from dbswarm.campaign.admission import MAX_CALL_SECONDS, positive_number
 from dbswarm.campaign.plan import INLINE_MAP_LIMIT, split
 from dbswarm.credentials import secrets
 from dbswarm.engine.parallel import run_in_threads
-from dbswarm.engine.worker import make_binding
+from dbswarm.engine.target import make_binding
 from dbswarm.errors import DbswarmError
 from dbswarm.families import base as families
 from dbswarm.results.documents import CheckEvent, Plan, RunPlan

@@ -2,7 +2,7 @@
 
 A phase of more client threads than the server has connection slots for (max_connections, an
 account's or a database's limit, less the connections already open) does not fail by itself:
-each shard waits ``worker.READY_TIMEOUT_S`` (60 s) for its refused threads, starts without
+each shard waits ``shard_state.READY_TIMEOUT_S`` (60 s) for its refused threads, starts without
 them, and the run ends ``incomplete``, its figures those of fewer threads than asked. The arm
 step (``run.service.arm``) reads the server's room on one connection first
 (``Binding.connection_room``) and refuses the phase at once, naming the limit, the count and
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from dbswarm.engine.worker import make_binding
+from dbswarm.engine.target import make_binding
 from dbswarm.errors import DbswarmError
 
 OPTION = "connection_limit_check"

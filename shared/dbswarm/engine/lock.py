@@ -34,7 +34,7 @@ import threading
 import time
 from typing import Optional
 
-from dbswarm.engine.worker import make_binding
+from dbswarm.engine.target import make_binding
 from dbswarm.errors import DUPLICATE, DbswarmError
 from dbswarm.families import base as families
 

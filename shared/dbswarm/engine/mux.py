@@ -101,14 +101,16 @@ class Slot:
 
 class Multiplexer:
     """The multiplexing thread of one shard phase (``phase``: the ``worker.ShardPhase``, whose
-    stop instant, stop event, snapshot generation and time cap it follows). ``expected``
+    stop instant and time cap (its ``clock``), stop event and snapshot generation (its
+    ``snapshots``) it follows). ``expected``
     client threads each either ``hand_in`` a client or ``decline``; the thread ends when every
     one has and every handed-in client is given back."""
 
     def __init__(self, phase, expected: int, grace_s: float, stall_s: float = float("inf")):
         self.phase = phase
+        self._snaps = phase.snapshots  # (read for each operation: one attribute less)
         self.grace_ns = int(grace_s * 1e9)
-        # an answer this long after its call was sent: a stall of its client (worker.STALL_S)
+        # an answer this long after its call was sent: a stall of its client (shard_state.STALL_S)
         self.stall_ns = int(stall_s * 1e9) if stall_s != float("inf") else sys.maxsize
         self._lock = threading.Lock()
         self._new: list[Slot] = []
@@ -127,7 +129,7 @@ class Multiplexer:
         # what every driven client's operations are recorded into (made at the first admission,
         # as its client thread's), and the snapshot generation it was last copied for
         self.recorder: Optional[Recorder] = None
-        self._copy_gen = phase._snap_gen
+        self._copy_gen = phase.snapshots.gen
         self._copied = threading.Condition(self._lock)
 
     # -- the client threads' side ------------------------------------------------------------
@@ -182,7 +184,7 @@ class Multiplexer:
         connection for as long as it took), and from now on each client's operations go to its
         own recorder until it deposits (``_record``)."""
         if self.recorder is not None:
-            self.phase._hand_over(self.recorder)
+            self.phase.snapshots.hand_over(self.recorder)
         with self._copied:
             self._copy_gen = gen
             self._copied.notify_all()
@@ -214,9 +216,10 @@ class Multiplexer:
                 self._release(slot)
 
     def _loop(self) -> None:  # noqa: C901 (the loop in one frame: a call per answer is its cost)
-        phase = self.phase
+        phase, snaps = self.phase, self._snaps
         perf = time.perf_counter_ns
-        stop_ns = self._stop_ns = int(phase._stop_perf * 1e9) if phase._stop_perf != float("inf") else sys.maxsize
+        stop_perf = phase.clock.stop_perf
+        stop_ns = self._stop_ns = int(stop_perf * 1e9) if stop_perf != float("inf") else sys.maxsize
         stopped = phase.stop_event.is_set
         poll, by_fd, wake = self._ep.poll, self._by_fd, self._wake
         give_up = sys.maxsize
@@ -231,8 +234,8 @@ class Multiplexer:
                 return
             now = perf()
             if now >= check_ns:
-                if phase._snap_gen != self._copy_gen:  # no client has reached its next operation yet
-                    self._hand_over_recorder(phase._snap_gen)
+                if snaps.gen != self._copy_gen:  # no client has reached its next operation yet
+                    self._hand_over_recorder(snaps.gen)
                 if not self._stopping and (now >= stop_ns or stopped()):
                     self._stopping = True
                 if self._stopping and give_up == sys.maxsize:
@@ -268,8 +271,7 @@ class Multiplexer:
                 self._next(slot, t1)
 
     def _admit(self, slot: Slot) -> None:
-        phase = self.phase
-        slot.seen = phase._snap_gen
+        slot.seen = self._snaps.gen
         slot.began = time.perf_counter()
         slot.sched0 = headroom.thread_sched()
         self._admitted += 1
@@ -309,18 +311,18 @@ class Multiplexer:
         """The slot's next operation sent, or the slot given back: its quota, the stop instant,
         a stop, the client's end. A snapshot asked for is answered first (between two
         operations: the recorder and the checkpoint agree)."""
-        phase, st = self.phase, slot.st
+        snaps, st = self._snaps, slot.st
         while True:
             if slot.done >= slot.quota:
                 st.finished = True
                 return self._release(slot)
             if now_ns >= self._stop_ns:
-                st.finished = phase._cap_reached()
+                st.finished = self.phase.clock.cap_reached()
                 return self._release(slot, hold=True)
             if self._stopping:
                 return self._release(slot, hold=True)
-            if phase._snap_gen != slot.seen and slot.deposit is not None:
-                self._deposit(slot, phase._snap_gen)
+            if snaps.gen != slot.seen and slot.deposit is not None:
+                self._deposit(slot, snaps.gen)
             try:
                 op, fn, args = slot.client.next_operation()
             except Exhausted:

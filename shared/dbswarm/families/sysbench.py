@@ -30,7 +30,8 @@ from dbswarm.families.base import (
 )
 from dbswarm.families.generators import SysbenchUniform, shared_pool, sysbench_rand
 from dbswarm.families.presets import SYSBENCH_TESTS
-from dbswarm.families.tables import fmt, published_family_table
+from dbswarm.families.sysbench_sql import PER_OPERATION, SELECTS, SQL, sql_text
+from dbswarm.families.tables import fmt, max_connections, published_family_table, server_iops
 
 _DIGITS = "0123456789"
 _POOL = 1 << 20  # the process's pool of digits (generators.shared_pool)
@@ -77,54 +78,6 @@ class SysbenchWorkload(WorkloadModel):
     @property
     def recordcount(self):
         return self.tables * self.table_size
-
-
-# ---- the tables and statements, per dialect (sysbench 1.0 oltp_common.lua) --------------------
-# {t}: the table's name, {n}: its number, {options}: the session's table options (MySQL's
-# ENGINE=), %s: a parameter. A string is every dialect's; a dict names each dialect.
-SQL = {
-    "create": {
-        "sqlite": "CREATE TABLE {t} (id INTEGER PRIMARY KEY AUTOINCREMENT, k INTEGER DEFAULT 0 NOT NULL, "
-                  "c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL)",
-        "mysql": "CREATE TABLE {t} (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, "
-                 "c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)){options}",
-        "postgresql": "CREATE TABLE {t} (id SERIAL, k INTEGER DEFAULT '0' NOT NULL, "
-                      "c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id))",
-    },
-    "drop": "DROP TABLE IF EXISTS {t}",
-    "count": "SELECT COUNT(*) FROM {t}",
-    # built again by a resumed campaign: no error when it exists (MySQL has no IF NOT EXISTS)
-    "create_index": {"sqlite": "CREATE INDEX IF NOT EXISTS k_{n} ON {t}(k)",
-                     "postgresql": "CREATE INDEX IF NOT EXISTS k_{n} ON {t}(k)",
-                     "mysql": "CREATE INDEX k_{n} ON {t}(k)"},
-    "index_exists": {"mysql": "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() "
-                              "AND table_name = %s AND index_name = %s"},
-    # the load: rows of (id, k, c, pad), existing ids skipped (a resumed load is idempotent)
-    "load": {"sqlite": "INSERT OR IGNORE INTO {t} (id, k, c, pad) VALUES {rows}",
-             "mysql": "INSERT IGNORE INTO {t} (id, k, c, pad) VALUES {rows}",
-             "postgresql": "INSERT INTO {t} (id, k, c, pad) VALUES {rows} ON CONFLICT DO NOTHING"},
-    "point_select": "SELECT c FROM {t} WHERE id=%s",
-    "simple_range": "SELECT c FROM {t} WHERE id BETWEEN %s AND %s",
-    "sum_range": "SELECT SUM(k) FROM {t} WHERE id BETWEEN %s AND %s",
-    "order_range": "SELECT c FROM {t} WHERE id BETWEEN %s AND %s ORDER BY c",
-    "distinct_range": "SELECT DISTINCT c FROM {t} WHERE id BETWEEN %s AND %s ORDER BY c",
-    "index_update": "UPDATE {t} SET k=k+1 WHERE id=%s",
-    "non_index_update": "UPDATE {t} SET c=%s WHERE id=%s",
-    "delete": "DELETE FROM {t} WHERE id=%s",
-    "insert": "INSERT INTO {t} (id, k, c, pad) VALUES (%s, %s, %s, %s)",
-}
-
-
-# the per-operation statements: prepared on a session, one per table, at their first use
-PER_OPERATION = ("point_select", "simple_range", "sum_range", "order_range", "distinct_range", "index_update",
-                 "non_index_update", "delete", "insert")
-# the SELECTs, run by the session's query_counter (the others, writes, by its statement_runner)
-SELECTS = frozenset(("point_select", "simple_range", "sum_range", "order_range", "distinct_range"))
-
-
-def sql_text(kind: str, dialect: str) -> str:
-    s = SQL[kind]
-    return s if isinstance(s, str) else s[dialect]
 
 
 class _PerTable(dict):
@@ -630,28 +583,6 @@ class Sysbench(Family[SysbenchWorkload]):
             "sysbench", runs, "sysbench TPS / QPS; the papers' transaction: oltp_legacy, 18 statements, QPS 20 a "
             "transaction", [("TPS", "TPS", lambda s: s.get("tps")), ("QPS", "QPS", lambda s: s.get("qps"))])
         return "\n".join(lines) + "\n" + ("\n" + published if published else "")
-
-
-def max_connections(phase: dict) -> str:
-    """The server's max_connections as it reported it at the phase (``Binding.server_settings``)."""
-    server = (phase.get("binding_settings") or {}).get("server") or {}
-    value = server.get("max_connections") if isinstance(server, dict) else None
-    return f"{int(value):,}" if value not in (None, "") and str(value).isdigit() else "–"
-
-
-def server_iops(phase: dict) -> tuple[Optional[float], Optional[str]]:
-    """(I/O requests a second from the server's own counters over the window, or None and why)."""
-    srv = phase.get("server") or {}
-    counters, seconds = srv.get("counters") or {}, srv.get("window_s")
-    io = ("innodb_data_reads", "innodb_data_writes", "innodb_log_writes")
-    if all(k in counters for k in io) and seconds:
-        return sum(counters[k] for k in io) / seconds, None
-    if not srv:
-        return None, "the server's counters were not read over this phase"
-    if "xact_commit" in counters:  # pg_stat_database's
-        return None, ("PostgreSQL before 16 keeps no count of I/O operations (pg_stat_io is 16's); "
-                      "read the device's from the host")
-    return None, "this engine's counters hold no I/O operations"
 
 
 families.register(Sysbench())

@@ -3,7 +3,7 @@ report.html use them too): the number format, the phase a run measured, and the 
 published figures beside a measurement (``dbswarm.families.published``)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from dbswarm.families.published import fields_text, matches, reference_engine, rows_of
 
@@ -94,3 +94,25 @@ def published_family_table(family: str, runs, title: str, columns: list[tuple[st
     if notes:
         lines += ["", *notes]
     return ("\n".join(lines) + "\n") if lines else ""
+
+
+def max_connections(phase: dict) -> str:
+    """The server's max_connections as it reported it at the phase (``Binding.server_settings``)."""
+    server = (phase.get("binding_settings") or {}).get("server") or {}
+    value = server.get("max_connections") if isinstance(server, dict) else None
+    return f"{int(value):,}" if value not in (None, "") and str(value).isdigit() else "–"
+
+
+def server_iops(phase: dict) -> tuple[Optional[float], Optional[str]]:
+    """(I/O requests a second from the server's own counters over the window, or None and why)."""
+    srv = phase.get("server") or {}
+    counters, seconds = srv.get("counters") or {}, srv.get("window_s")
+    io = ("innodb_data_reads", "innodb_data_writes", "innodb_log_writes")
+    if all(k in counters for k in io) and seconds:
+        return sum(counters[k] for k in io) / seconds, None
+    if not srv:
+        return None, "the server's counters were not read over this phase"
+    if "xact_commit" in counters:  # pg_stat_database's
+        return None, ("PostgreSQL before 16 keeps no count of I/O operations (pg_stat_io is 16's); "
+                      "read the device's from the host")
+    return None, "this engine's counters hold no I/O operations"

@@ -55,7 +55,7 @@ def server_restarted(start: Optional[dict], end: Optional[dict]) -> Optional[str
 
 
 def window_deltas(start: Optional[dict], end: Optional[dict]) -> Optional[dict]:
-    """The measured window from its two edge documents (``worker.read_window_edge``):
+    """The measured window from its two edge documents (``engine.target.read_window_edge``):
     after - before of every counter both edges have; None unless both were read.
 
     Beside the deltas, for the family's summary only (``Family.phase_summary``; not copied into
@@ -68,7 +68,7 @@ def window_deltas(start: Optional[dict], end: Optional[dict]) -> Optional[dict]:
                  "warnings": list(start.get("warnings", [])) + list(end.get("warnings", [])),
                  "edges_at": [start["at"], end["at"]]}
     own = [e["own_transactions"] for e in (start, end) if e.get("own_transactions") is not None]
-    if own:  # the edges' own transactions counted in the window (worker.read_window_edge)
+    if own:  # the edges' own transactions counted in the window (engine.target.read_window_edge)
         out["own_transactions"] = sum(own)
     if start.get("after_warmup_s"):  # the start edge was read when the warm-up ended (service._warmup_edge)
         out["after_warmup_s"] = start["after_warmup_s"]

@@ -1,6 +1,6 @@
 """Client threads that stopped making progress (issue 57, item 2): a server frozen mid-run
 (SIGSTOP, a lock never released) leaves every call blocked and no error raised. The worker
-records each stall (``worker.STALL_S``: no call of a thread completed for that long without an
+records each stall (``engine.shard_state.STALL_S``: no call of a thread completed for that long without an
 error; a thread abandoned at the give-up is one still under way) in its segment's ``stalls``;
 here they are named (which shard and thread, from when, for how long), and their seconds are
 kept out of the phase's headline, which is over the seconds in which every thread ran."""

@@ -710,25 +710,14 @@ class LocalCloud:
             self._processes.close()
 
     def history(self, arn: str) -> list[dict]:
-        events, token = [], None
-        while True:
-            kw = {"nextToken": token} if token else {}
-            page = self.sfn.get_execution_history(executionArn=arn, maxResults=1000, **kw)
-            events += page["events"]
-            token = page.get("nextToken")
-            if not token:
-                return events
+        return _history(self.sfn, arn)
 
     def trace(self, arn: str) -> dict:
         """What proves the state machine ran: the execution and a summary of its history."""
         import moto
         desc = self.describe(arn)
         events = self.history(arn)
-        entered = Counter(e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e)
-        kinds = Counter(e["type"] for e in events)
-        failures = [{"type": e["type"], **{k: v for k, v in d.items() if k in ("error", "cause")}}
-                    for e in events for key, d in e.items()
-                    if key.endswith("FailedEventDetails") and isinstance(d, dict)]
+        entered, kinds, failures = _history_summary(events)
         return {
             "kind": "dbswarm-execution-trace", "schema_version": 1,
             "engine": f"moto {moto.__version__} Step Functions (ASL interpreter, execute_state_machine)",
@@ -747,6 +736,29 @@ class LocalCloud:
             "function_peak_concurrency": dict(sorted(self.peak.items())),
             "failures": failures[:50],
         }
+
+
+def _history(sfn, arn: str) -> list[dict]:
+    """An execution's whole history, page by page."""
+    events, token = [], None
+    while True:
+        kw = {"nextToken": token} if token else {}
+        page = sfn.get_execution_history(executionArn=arn, maxResults=1000, **kw)
+        events += page["events"]
+        token = page.get("nextToken")
+        if not token:
+            return events
+
+
+def _history_summary(events: list[dict]) -> tuple[Counter, Counter, list[dict]]:
+    """The states entered (a count per name), the event types (a count per type) and the
+    failures (type, error, cause) of an execution's history."""
+    entered = Counter(e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e)
+    kinds = Counter(e["type"] for e in events)
+    failures = [{"type": e["type"], **{k: v for k, v in d.items() if k in ("error", "cause")}}
+                for e in events for key, d in e.items()
+                if key.endswith("FailedEventDetails") and isinstance(d, dict)]
+    return entered, kinds, failures
 
 
 def _iso(value):

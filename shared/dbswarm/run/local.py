@@ -28,7 +28,7 @@ from rich.text import Text
 from dbswarm.campaign.admission import allowed_targets, check_targets
 from dbswarm.campaign.spec import load_campaign, local_reference_problems, read_campaign_data
 from dbswarm.credentials.redact import redact_message, redact_text
-from dbswarm.engine.worker import STUCK_THREAD_GRACE_S
+from dbswarm.engine.shard_state import STUCK_THREAD_GRACE_S
 from dbswarm.errors import CONNECTION, RETRYABLE, DbswarmError, NotRunnableHere, step_error_text
 from dbswarm.families import base as families
 from dbswarm.results.store import S3Store, open_store

@@ -36,7 +36,8 @@ from dbswarm.campaign.search import advance, first_step
 from dbswarm.campaign.spec import check_deployed_references, load_campaign, redacted_campaign
 from dbswarm.credentials import secrets
 from dbswarm.engine import checks, connection_room, lock
-from dbswarm.engine.worker import ShardPhase, make_binding, prepare_target, read_window_edge
+from dbswarm.engine.target import make_binding, prepare_target, read_window_edge
+from dbswarm.engine.worker import ShardPhase
 from dbswarm.errors import CampaignError, DbswarmError, step_error_text
 from dbswarm.families import base as families
 from dbswarm.measure.recorder import Measurement

@@ -17,7 +17,7 @@ from typing import Any
 from dbswarm import bindings
 from dbswarm.bindings.sqlite import sqlite_path
 from dbswarm.credentials import secrets
-from dbswarm.engine.worker import make_binding
+from dbswarm.engine.target import make_binding
 from dbswarm.families import base as families
 
 CONNECT_TIMEOUT_S = 5  # an unreachable target costs validate and the plan step this, not the binding's default

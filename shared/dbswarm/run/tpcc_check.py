@@ -23,7 +23,8 @@ from dbswarm.credentials import secrets
 from dbswarm.credentials.secrets import redact_url
 from dbswarm.engine.checks import range_bounds
 from dbswarm.engine.parallel import run_in_threads
-from dbswarm.families.tpcc.family import Tpcc, check_result, check_warehouse, refresh_statistics
+from dbswarm.families.tpcc.check import check_result, check_warehouse, refresh_statistics
+from dbswarm.families.tpcc.family import Tpcc
 
 DEFAULT_JOBS = 4
 
