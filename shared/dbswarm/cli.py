@@ -177,6 +177,20 @@ def cmd_compare(args):
     return doc["exit_status"]
 
 
+def cmd_baseline_accept(args):
+    """dbswarm baseline accept NAME: the flagged night's level is the new normal
+    (docs/peak-search-and-verdicts.md, "A flagged night")."""
+    from dbswarm.results.store import open_store  # noqa: PLC0415
+    from dbswarm.results.verdict.regression import accept_level  # noqa: PLC0415
+    out = accept_level(open_store(args.results), args.name, args.campaign, args.note or "")
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(f"accepted the level of {out['campaign_id']} ({', '.join(out['flags']) or 'no flag'}) as the "
+              f"reference of {out['name']} from the next night on")
+    return 0
+
+
 def cmd_validate(args):
     from dbswarm.campaign.cost import check_max_cost, estimate, summary  # noqa: PLC0415
     from dbswarm.campaign.plan import plan_run  # noqa: PLC0415
@@ -329,6 +343,16 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--results", default="results", help="where campaign ids are looked up (default ./results)")
     cp.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (docs/ci.md)")
     cp.set_defaults(fn=cmd_compare)
+    bl = sub.add_parser("baseline", help="the nightly reference: `baseline accept NAME` takes a flagged "
+                        "night's level as the new normal")
+    bls = bl.add_subparsers(dest="baseline_command", required=True)
+    ba = bls.add_parser("accept", help="the flagged night's level (newest, or --campaign) re-enters the reference")
+    ba.add_argument("name", help="the campaign's name (its history is history/<name>/)")
+    ba.add_argument("--campaign", metavar="ID", help="the flagged campaign to accept (default: the newest flagged)")
+    ba.add_argument("--note", help="why (kept in the history document)")
+    ba.add_argument("--results", default="results", help="results folder or s3://bucket/prefix (default ./results)")
+    ba.add_argument("--json", action="store_true")
+    ba.set_defaults(fn=cmd_baseline_accept)
     v = sub.add_parser("validate", help="validate a campaign file and show its runs and shards")
     v.add_argument("campaign")
     v.add_argument("--sample", type=int, default=0, metavar="N",
