@@ -87,7 +87,9 @@ def report_outcome(out: dict, as_json: bool = False) -> int:
     for line in _reasons(result, out):
         print(line, file=sys.stderr)
     if status == "interrupted":
-        print(f"campaign {cid} interrupted: what every shard measured is kept; continue it with "
+        # `dbswarm cancel ID` (run.interrupt.cancel_local) stops it as a first Ctrl-C does
+        how = "CANCELLED (dbswarm cancel)" if str(out.get("signal")).startswith("cancelled") else "interrupted"
+        print(f"campaign {cid} {how}: what every shard measured is kept; continue it with "
               f"`dbswarm resume {cid}{' --results ' + out['store'] if out.get('store') else ''}`", file=sys.stderr)
         return 143 if out.get("signal") == "SIGTERM" else 130
     if status == "complete_with_errors":
