@@ -87,7 +87,9 @@ def report_outcome(out: dict, as_json: bool = False) -> int:
     for line in _reasons(result, out):
         print(line, file=sys.stderr)
     if status == "interrupted":
-        print(f"campaign {cid} interrupted: what every shard measured is kept; continue it with "
+        # `dbswarm cancel ID` (run.interrupt.cancel_local) stops it as a first Ctrl-C does
+        how = "CANCELLED (dbswarm cancel)" if str(out.get("signal")).startswith("cancelled") else "interrupted"
+        print(f"campaign {cid} {how}: what every shard measured is kept; continue it with "
               f"`dbswarm resume {cid}{' --results ' + out['store'] if out.get('store') else ''}`", file=sys.stderr)
         return 143 if out.get("signal") == "SIGTERM" else 130
     if status == "complete_with_errors":
@@ -178,6 +180,20 @@ def cmd_compare(args):
         junit.write_junit(args.junit, junit.compare_junit(doc))
     junit.append_step_summary(compare_view.markdown(doc))
     return doc["exit_status"]
+
+
+def cmd_baseline_accept(args):
+    """dbswarm baseline accept NAME: the flagged night's level is the new normal
+    (docs/peak-search-and-verdicts.md, "A flagged night")."""
+    from dbswarm.results.store import open_store  # noqa: PLC0415
+    from dbswarm.results.verdict.regression import accept_level  # noqa: PLC0415
+    out = accept_level(open_store(args.results), args.name, args.campaign, args.note or "")
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(f"accepted the level of {out['campaign_id']} ({', '.join(out['flags']) or 'no flag'}) as the "
+              f"reference of {out['name']} from the next night on")
+    return 0
 
 
 def cmd_validate(args):
@@ -354,6 +370,16 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--results", default="results", help="where campaign ids are looked up (default ./results)")
     cp.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (docs/ci.md)")
     cp.set_defaults(fn=cmd_compare)
+    bl = sub.add_parser("baseline", help="the nightly reference: `baseline accept NAME` takes a flagged "
+                        "night's level as the new normal")
+    bls = bl.add_subparsers(dest="baseline_command", required=True)
+    ba = bls.add_parser("accept", help="the flagged night's level (newest, or --campaign) re-enters the reference")
+    ba.add_argument("name", help="the campaign's name (its history is history/<name>/)")
+    ba.add_argument("--campaign", metavar="ID", help="the flagged campaign to accept (default: the newest flagged)")
+    ba.add_argument("--note", help="why (kept in the history document)")
+    ba.add_argument("--results", default="results", help="results folder or s3://bucket/prefix (default ./results)")
+    ba.add_argument("--json", action="store_true")
+    ba.set_defaults(fn=cmd_baseline_accept)
     v = sub.add_parser("validate", help="validate a campaign file and show its runs and shards")
     v.add_argument("campaign")
     v.add_argument("--sample", type=int, default=0, metavar="N",

@@ -42,11 +42,54 @@ def test_a_sysbench_run_is_matched_on_engine_and_instance_class_and_says_what_di
     md = published_family_table("sysbench", [run], "sysbench", [("TPS", "TPS", lambda s: s["tps"]),
                                                                   ("QPS", "QPS", lambda s: s["qps"])])
     assert "| **measured: 2 vCPUs 4 GB, 4 threads (000)** | 300 | 6,000 | |" in md
-    assert "| 362 | 7,239 | matched: engine, instance class; differs: threads (4 measured" in md
+    assert "| 362 | 7,239 | matched: engine, instance class, test; differs: threads (4 measured" in md
+    assert "not stated: version" in md  # the run did not read its server's version
     # the same label on PostgreSQL: only PostgreSQL's rows; a class the paper lacks: none
     assert {g["engine"] for g in matches("sysbench", _run("postgresql", "2 vCPUs 4 GB", "sysbench", {}, {}))} \
         == {"RDS for PostgreSQL"}
     assert matches("sysbench", _run("mysql", "3 vCPUs 5 GB", "sysbench", {}, {})) == []
+
+
+def test_a_run_of_another_test_is_not_a_match():
+    """Issue 56 item 2: the papers' sysbench TPS and QPS are oltp_read_write's; a point_select
+    or read_only run was shown "matched" against them. It is not compared, and the table says why."""
+    for test in ("oltp_point_select", "oltp_read_only"):
+        run = _run("mysql", "2 vCPUs 4 GB", "sysbench", {"test": test, "tables": 4, "table_size": 2000},
+                   {"tps": 9000.0, "qps": 9000.0})
+        assert matches("sysbench", run) == []
+        md = published_family_table("sysbench", [run], "sysbench", [("TPS", "TPS", lambda s: s["tps"])])
+        assert f"the papers measured oltp_read_write, this run {test}: another test is not a match" in md
+        assert "| 9,000 |" not in md
+    same = _run("mysql", "2 vCPUs 4 GB", "sysbench", {"test": "oltp_read_write"}, {})
+    assert all(g["fields"]["test"] == ("matched", "oltp_read_write") for g in matches("sysbench", same))
+
+
+def _measured(run, **settings):
+    run["phases"]["run"]["binding_settings"] = settings
+    return run
+
+
+def test_mariadb_and_ferretdb_are_not_presented_as_mysql_and_mongodb():
+    """MariaDB is matched with RDS for MySQL's rows and FerretDB with DDS (MongoDB)'s (their
+    protocol), but each row says the engine and the version differ, with both."""
+    maria = _measured(_run("mysql", "2 vCPUs 4 GB", "sysbench", {}, {}), server_version="10.11.6-MariaDB-0+deb12u1")
+    g = next(g for g in matches("sysbench", maria) if g["version"] == "5.6")
+    assert g["fields"]["engine"] == ("differs", "MariaDB 10.11.6 measured (MySQL-compatible, not MySQL), "
+                                                "the paper's RDS for MySQL")
+    assert g["fields"]["version"] == ("differs", "MariaDB 10.11.6 measured, the paper's 5.6")
+    ferret = _measured(_run("mongodb", "4 vCPUs 16 GB", "ycsb", {"recordcount": 10}, {}),
+                       server_version="7.0.42", ferretdb_version="v1.24.0")
+    found = matches("ycsb", ferret, ["S1", "S6"])
+    assert found and all(g["fields"]["engine"][0] == "differs" for g in found)
+    assert "FerretDB 1.24.0 measured (MongoDB-compatible, not MongoDB)" in found[0]["fields"]["engine"][1]
+    # a PostgreSQL 15 run beside the paper's 9.6: the engine is the paper's, the version is not
+    pg = _measured(_run("postgresql", "2 vCPUs 4 GB", "sysbench", {}, {}), server_version="15.4")
+    g = next(g for g in matches("sysbench", pg) if g["version"] == "9.6")
+    assert g["fields"]["engine"] == ("matched", "RDS for PostgreSQL")
+    assert g["fields"]["version"] == ("differs", "PostgreSQL 15.4 measured, the paper's 9.6")
+    pg96 = _measured(_run("postgresql", "2 vCPUs 4 GB", "sysbench", {}, {}), server_version="9.6")
+    assert next(g for g in matches("sysbench", pg96) if g["version"] == "9.6")["fields"]["version"] == \
+        ("matched", "9.6")
 
 
 def test_a_noop_run_is_never_compared_with_a_database():
@@ -76,7 +119,9 @@ def test_a_sysbench_campaign_labelled_like_the_papers_instance(tmp_path):
     section = summary.split("### Published figures for the same instance class (sysbench")[1].split("###")[0]
     assert f"| **measured: 2 vCPUs 4 GB, 2 threads (000)** | {sb['tps']:,.0f} | {sb['qps']:,.0f} | |" in section
     assert "RDS for MySQL 5.7, general-purpose" in section and "RDS for PostgreSQL" not in section
-    assert "| 7,239 | matched: engine, instance class; differs: threads (2 measured" in section
+    # the test servers' MySQL is MariaDB: matched on the protocol, and said to differ
+    assert "| 7,239 | matched: instance class, test; differs: engine (MariaDB 10." in section
+    assert "(MySQL-compatible, not MySQL), the paper's RDS for MySQL); version (MariaDB 10." in section
 
 
 def test_a_tpcc_campaign_set_beside_the_sql_server_figures_by_name(tmp_path):
@@ -98,7 +143,8 @@ def test_a_tpcc_campaign_set_beside_the_sql_server_figures_by_name(tmp_path):
     rows = [line for line in section.splitlines() if line.startswith("| RDS for SQL Server 2014")]
     assert len(rows) == 2 and all("differs: engine (sqlite measured, the paper's RDS for SQL Server" in r
                                   for r in rows), rows
-    assert all("matched: instance class" in r and "not stated: threads, data volume" in r for r in rows)
+    assert all("matched: instance class, test" in r and "threads, data volume" in r.split("not stated: ")[1]
+               for r in rows), rows
     assert any("| 550,000 | – | 10,083 |" in r for r in rows), rows  # 2014 Enterprise / Standard, single
     # without the name, the engines differ and nothing is compared (a run on the warehouse the
     # first campaign loaded: its 600,000 rows are not loaded again)

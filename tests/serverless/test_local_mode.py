@@ -167,3 +167,40 @@ def test_cli_run_on_the_demo_campaign_goes_through_the_state_machine(demo_run):
     tpcc, = [r for r in result["runs"] if r["workload"]["family"] == "tpcc"]
     assert tpcc["phases"]["run"]["tpcc"]["NOPM"] > 0 and tpcc["checks"]["after_run"]["passed"]
     assert result["status"] == "complete"
+
+
+def test_dbswarm_cancel_stops_a_local_campaign_and_keeps_what_was_measured(tmp_path, capsys):
+    """Issue 56 item 7: `dbswarm cancel ID` had no local campaign to cancel (it asked for a
+    deployment). Now it asks the runner of a `dbswarm run` on this machine to stop: every shard
+    stops at its next operation, what they measured is aggregated, and the runner says CANCELLED."""
+    from dbswarm.cli import main
+    from tests import timing
+    spec = tmp_path / "long.yaml"
+    spec.write_text("name: long-local\ntarget: {engine: noop}\nphases: [run]\n"
+                    "workload: {preset: S6, operationcount: 0, maxexecutiontime: 120, threads: 2}\n"
+                    "fanout: {shards: 2}\n")
+    results = tmp_path / "results"
+    proc = subprocess.Popen([sys.executable, "-m", "dbswarm", "run", str(spec), "--results", str(results), "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + timing.timeout(90)
+        while not list(results.glob("long-local-*/plan.json")):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.2)
+        cid = next(results.glob("long-local-*")).name
+        time.sleep(timing.timeout(4))  # the shards are measuring
+        assert main(["cancel", cid]) == 0
+        assert f"{cid}: CANCELLED" in capsys.readouterr().out
+        t0 = time.monotonic()
+        out, err = proc.communicate(timeout=timing.timeout(60))
+        stopped_after = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and f"campaign {cid} CANCELLED (dbswarm cancel)" in err, (proc.returncode, err)
+    assert stopped_after < 90  # the run phase would have lasted 120 s
+    result = json.loads((results / cid / "result.json").read_text())
+    assert result["status"] == "interrupted" and result["interrupted"]["by"] == "cancelled (dbswarm cancel)"
+    assert result["runs"][0]["phases"]["run"]["operations_total"] > 0
+    assert main(["cancel", cid]) == 2  # it has ended
+    assert "is not running on this machine" in capsys.readouterr().err

@@ -3,6 +3,7 @@ series with this machine's noise (BENCHMARKS.md: min–max spreads of ±20 % bet
 modelled as uniform noise of ±20 % around the true figure)."""
 import itertools
 import random
+import statistics
 
 import pytest
 
@@ -171,24 +172,22 @@ def test_one_run_against_too_short_a_history_is_inconclusive_not_a_failure():
 
 def test_a_single_drop_fails_its_night_only():
     """History at 1,000, then a drop to 600 that stays. The night of the drop is flagged; the
-    nights after it, each at the new level, are not (the change point is no longer tonight's,
-    and the level is compared from the reported night on)."""
+    nights after it, each at the new level, are not (at the level already reported), and stay
+    out of the reference with it until a change point at the drop says the level moved; from
+    then on the nights are compared with the new level."""
     rng = random.Random(11)
     history = _history(noisy(rng, 1000, 30, 0.05))
-    verdicts = []
-    for night in range(8):
-        result = _result(noisy(rng, 600, 1, 0.05))
-        result["campaign_id"] = f"after-{night}"
-        doc = judge_campaign(result, history, None, {}, SETTINGS)
+    verdicts, starts = [], []
+    for night in range(9):
+        doc = _nightly(history, _one(f"after-{night}", noisy(rng, 600, 1, 0.05)[0]))
         verdicts.append(doc["verdict"])
-        history.append({"campaign_id": result["campaign_id"], "verdict": doc["verdict"],
-                        "samples": {"000": {"throughput": [result["runs"][0]["phases"]["run"]["throughput"]]}}})
-        if night:
-            d, = doc["deltas"]
-            assert "since after-" in d["reference"] and not any(c["regressed"] for c in doc["change_points"])
-    # the drop's night fails; the next four have too little of the new level to be judged; from
-    # the fifth on, a run is judged against the new level (at alpha, like any night)
-    assert verdicts[0] == "regressed" and verdicts[1:5] == ["inconclusive"] * 4, verdicts
+        starts.append(doc["series"][0]["reference_from"])
+        assert not any(c["regressed"] for c in doc["change_points"]) or not night
+    # the drop's night fails; the next is at the reported level (held out with it); once a
+    # change point marks the drop the new level is the reference: too short to judge one run
+    # until it has five nights, then judged like any night (at alpha: the next night is at -2.4 %)
+    assert verdicts[0] == "regressed" and verdicts[1] == "pass" and verdicts[2:5] == ["inconclusive"] * 3, verdicts
+    assert starts[3:] == [30] * 6 and "regressed" not in verdicts[6:], (starts, verdicts)
     # with three runs a night the change point lands on tonight's runs and fails that night only
     history = _history(noisy(rng, 1000, 30, 0.05))
     doc = judge_campaign(_result(noisy(rng, 600, 3, 0.05)), history, None, {}, SETTINGS)
@@ -327,3 +326,101 @@ def test_a_change_of_client_model_is_said_and_recorded_in_the_history(tmp_path):
     assert judge_campaign(tonight("multiplexed"), history, None, {}, SETTINGS)["client_model_changes"] == []
     change, = client_model_changes(tonight("threads"), history)
     assert (change["before"], change["now"]) == ("multiplexed", "threads")
+
+
+def _nightly(history, result, rng=None):
+    """Judge a night and append it as compare_with_baseline does (what regressed, what was held)."""
+    from dbswarm.results.verdict.regression import held_of, regressions_of
+    doc = judge_campaign(result, history, None, {}, SETTINGS)
+    history.append({"campaign_id": result["campaign_id"], "verdict": doc["verdict"],
+                    "samples": {"000": {"throughput": [r["phases"]["run"]["throughput"] for r in result["runs"]]}},
+                    "regressed": regressions_of(doc), "held": held_of(doc)})
+    return doc
+
+
+def _one(campaign_id, value):
+    result = _result([value])
+    result["campaign_id"] = campaign_id
+    return result
+
+
+def test_a_flagged_night_stays_out_of_the_reference():
+    """Issue 56 item 3: 30 nights around 2,000/s (sd ~200), then a -49 % night, flagged. The
+    nights after it, back at the level, are compared with the same reference (mean and sd
+    those of the unflagged nights: the flagged night never re-enters it), the chart marks exactly those samples,
+    and a later real drop of -30 % is still flagged (on main the -49 % night re-entered the
+    reference after five nights: its sd grew and the drop passed)."""
+    rng = random.Random(56)
+    history = [{"campaign_id": f"n-{i:03d}", "verdict": "pass", "regressed": [], "held": [],
+                "samples": {"000": {"throughput": [v]}}} for i, v in enumerate(noisy(rng, 2000, 30, 0.17))]
+    base = [h["samples"]["000"]["throughput"][0] for h in history]
+    first = _nightly(history, _one("crash", 1020.0))
+    d, = first["deltas"]
+    assert first["verdict"] == "regressed" and d["method"] == "prediction"
+    mean, sd = d["mean_reference"], d["sd_reference"]
+    assert mean == pytest.approx(sum(base) / 30)
+    for night in range(8):
+        doc = _nightly(history, _one(f"after-{night}", noisy(rng, 2000, 1, 0.05)[0]))
+        d, = doc["deltas"]
+        assert doc["verdict"] == "pass" and d["method"] == "prediction", d
+        clean = [h["samples"]["000"]["throughput"][0] for h in history[:-1] if h["campaign_id"] != "crash"]
+        assert d["mean_reference"] == pytest.approx(statistics.mean(clean)), night
+        assert d["sd_reference"] == pytest.approx(statistics.stdev(clean)) and d["sd_reference"] < 1.1 * sd, night
+        s, = doc["series"]
+        assert s["held_out"] == [30] and 30 not in s["reference"] and len(s["reference"]) == 30 + night
+        assert "1 flagged night sample(s) held out" in d["reference"]
+    drop = _nightly(history, _one("drop-30", 1400.0))
+    d, = drop["deltas"]
+    assert drop["verdict"] == "regressed" and d["regressed"] and d["sd_reference"] < 1.1 * sd, d
+
+
+def test_a_level_stays_held_until_accepted_or_a_change_point(tmp_path):
+    """Nights at a flagged level are not new regressions and stay out of the reference too;
+    `dbswarm baseline accept` (or a change point at the drop) makes the level the reference."""
+    from dbswarm.cli import main
+    from dbswarm.results.store import open_store
+    from dbswarm.results.verdict.regression import append_history, read_history
+    rng = random.Random(3)
+    history = [{"campaign_id": f"n-{i:03d}", "verdict": "pass", "regressed": [], "held": [],
+                "samples": {"000": {"throughput": [v]}}} for i, v in enumerate(noisy(rng, 1000, 30, 0.05))]
+    assert _nightly(history, _one("drop", 600.0))["verdict"] == "regressed"
+    doc = _nightly(history, _one("same", 605.0))
+    d, = doc["deltas"]
+    assert doc["verdict"] == "pass" and d["held"] and "baseline accept nightly" in d["why"]
+    assert doc["series"][0]["held_out"] == [30]
+    # accepting the level through the command, on the history as compare writes it
+    store = open_store(str(tmp_path))
+    for i, h in enumerate(history):
+        append_history(store, "nightly", {"campaign_id": h["campaign_id"], "created_at": 1000.0 + i, "runs": []},
+                       h["samples"], h["verdict"], h["regressed"], h["held"])
+    assert main(["baseline", "accept", "nightly", "--results", str(tmp_path)]) == 0
+    stored = read_history(store, "nightly", 60)
+    assert [h["campaign_id"] for h in stored if h.get("accepted")] == ["drop"]
+    doc = judge_campaign(_one("later", 598.0), stored, None, {}, SETTINGS)
+    s, = doc["series"]
+    assert s["reference_from"] == 30 and s["reference"] == [30, 31] and s["held_out"] == []
+    assert doc["verdict"] == "inconclusive"  # two nights of the accepted level: too few to judge one run
+    assert main(["baseline", "accept", "other", "--results", str(tmp_path)]) == 2
+    assert main(["baseline", "accept", "nightly", "--campaign", "nope", "--results", str(tmp_path)]) == 2
+    # without acceptance, a change point at the drop readmits the held run of nights at the new level
+    for night in range(4):
+        _nightly(history, _one(f"low-{night}", noisy(rng, 600, 1, 0.05)[0]))
+    doc = judge_campaign(_one("tonight", 600.0), history, None, {}, SETTINGS)
+    s, = doc["series"]
+    assert s["reference_from"] == 30 and s["held_out"] == [] and s["reference"] == list(range(30, 36))
+    assert doc["verdict"] == "pass"
+
+
+def test_the_history_chart_labels_what_it_plots():
+    """A mean latency is labelled mean, not p99; the chart draws exactly the compared samples."""
+    from dbswarm.results.report.html import history_charts
+    series = {"run_id": "000", "metric": "read_avg_us", "values": [5.0, 6.0, 50.0, 5.5, 6.0], "campaigns": list("abcde"),
+              "tonight_from": 4, "reference_from": 0, "reference": [0, 1, 3], "held_out": [2], "change_points": []}
+    chart, = history_charts("c", {"compare": {"series": [series]}})
+    assert chart["ylabel"] == "read mean latency, µs" and "p99" not in chart["ylabel"]
+    lines = {x["label"]: x["values"] for x in chart["series"]}
+    assert lines["reference (compared)"] == [5.0, 6.0, None, 5.5, None]
+    assert lines["flagged, held out"] == [None, None, 50.0, None, None]
+    assert "reference: 3 run(s) from run 1, 1 flagged held out" in chart["title"]
+    series["metric"] = "write_p99_us"
+    assert history_charts("c", {"compare": {"series": [series]}})[0]["ylabel"] == "write p99 latency, µs"

@@ -10,8 +10,11 @@ Server's TPC-C), is compared only when its target names the paper's engine in
 ``options.reference.engine``, and the table says the engines differ. A run that measures no
 database (noop) is never compared. ``options.reference`` may
 narrow the rows: any of engine, version, tier, topology, data_volume. Beside every row the
-report says which of engine, instance class, threads and data volume matched, which differ
-(with both values) and which the paper does not state.
+report says which of engine, version, instance class, threads, data volume and test matched,
+which differ (with both values) and which the paper does not state. The server the run
+measured is read from its phase's binding settings: MariaDB (its version says so) is not MySQL
+and FerretDB not MongoDB, and the row says so. A run of another test than the paper's (sysbench
+oltp_point_select or oltp_read_only against the papers' oltp_read_write) is not compared.
 """
 from __future__ import annotations
 
@@ -27,7 +30,9 @@ ENGINES = {"mongodb": "DDS (MongoDB)", "mysql": "RDS for MySQL", "postgresql": "
 # what each paper states of its test conditions (README of the reference folder)
 SYSBENCH_THREADS = 200          # "up to 200 threads" (the stress level of its TPS/QPS)
 SYSBENCH_TABLES, SYSBENCH_TABLE_SIZE = 64, 10_000_000
-FIELDS = ("engine", "instance class", "threads", "data volume")
+FIELDS = ("engine", "version", "instance class", "threads", "data volume", "test")
+PAPER_TESTS = {"sysbench": "oltp_read_write"}  # the test the papers' TPS and QPS are of (README)
+PAPER_PRODUCTS = {"mysql": "MySQL", "mongodb": "MongoDB", "postgresql": "PostgreSQL"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -55,13 +60,63 @@ def published_for(label: str, workloads: list[str], filters: dict | None = None)
     return out
 
 
-def reference_engine(run: dict) -> tuple[Optional[str], Optional[str]]:
-    """(the paper's engine to compare the run with, why not when None). A noop run has none."""
+def reference_engine(run: dict, family: Optional[str] = None) -> tuple[Optional[str], Optional[str]]:
+    """(the paper's engine to compare the run with, why not when None). A noop run has none;
+    nor has a run of another test than the paper's."""
     target = run["target"]
     if not target.get("is_real_database", True) or target.get("engine") == "noop":
         return None, f"the run measured no database ({target.get('engine')}: the load generator alone)"
+    test = run_test(family, run) if family else None
+    if family in PAPER_TESTS and test != PAPER_TESTS[family]:
+        return None, f"the papers measured {PAPER_TESTS[family]}, this run {test}: another test is not a match"
     named = ((target.get("options") or {}).get("reference") or {}).get("engine")
     return (named or ENGINES.get(target.get("engine"))), None
+
+
+def run_test(family: Optional[str], run: dict) -> str:
+    """The test the run measured (sysbench's ``test``, its default oltp_read_write)."""
+    if family == "sysbench":
+        return str(run["workload"].get("test") or "oltp_read_write")
+    return family or ""
+
+
+def measured_server(run: dict) -> tuple[Optional[str], Optional[str]]:
+    """(product, version) of the server the run measured, from its phases' binding settings
+    (MariaDB and FerretDB by name); (None, None) when the run did not read them."""
+    engine = run["target"].get("engine")
+    for phase in ("run", "load"):
+        settings = ((run.get("phases") or {}).get(phase) or {}).get("binding_settings") or {}
+        info = {**(settings.get("server") or {}), **settings}
+        if info.get("ferretdb_version"):
+            return "FerretDB", str(info["ferretdb_version"]).lstrip("v")
+        version = info.get("server_version")
+        if version:
+            version = str(version)
+            if "mariadb" in version.lower():
+                return "MariaDB", version.split("-")[0]
+            return PAPER_PRODUCTS.get(engine, engine), version.split("-")[0]
+    return None, None
+
+
+def _engine_and_version(engine: str, own: Optional[str], run: dict, row: dict) -> tuple[tuple, tuple]:
+    target = run["target"]
+    product, version = measured_server(run)
+    paper = PAPER_PRODUCTS.get(target.get("engine"))
+    if engine != own:
+        field = ("differs", f"{product or target.get('engine')} measured, the paper's {engine} "
+                            "(named by options.reference.engine)")
+    elif product and paper and product != paper:
+        field = ("differs", f"{product} {version} measured ({paper}-compatible, not {paper}), the paper's {engine}")
+    else:
+        field = ("matched", engine)
+    if not version:
+        ver = ("not stated", f"the run did not read its server's version; the paper's {row['version']}")
+    elif engine == own and (not product or product == paper) and (
+            version == row["version"] or version.startswith(row["version"] + ".")):
+        ver = ("matched", row["version"])
+    else:
+        ver = ("differs", f"{product} {version} measured, the paper's {row['version']}")
+    return field, ver
 
 
 def _threads(family: str, run: dict) -> tuple[str, str]:
@@ -94,7 +149,7 @@ def matches(family: str, run: dict, workloads: Optional[list[str]] = None) -> li
     "engine", "version", "tier", "topology", "instance_class", "data_volume", "figures": {metric
     (or workload): value}, "fields": {field: (matched | differs | not stated, detail)}}]. Empty
     for a run that measured no database, or whose engine and instance class the papers lack."""
-    engine, _ = reference_engine(run)
+    engine, _ = reference_engine(run, family)
     if engine is None:
         return []
     target = run["target"]
@@ -114,11 +169,10 @@ def matches(family: str, run: dict, workloads: Optional[list[str]] = None) -> li
                row.get("data_volume", ""))
         g = groups.get(key)
         if g is None:
-            fields = {"engine": ("matched", engine) if engine == own else
-                      ("differs", f"{target.get('engine')} measured, the paper's {engine} "
-                                  "(named by options.reference.engine)"),
-                      "instance class": ("matched", label),
-                      "threads": _threads(family, run), "data volume": _volume(family, run, row)}
+            engine_field, version_field = _engine_and_version(engine, own, run, row)
+            fields = {"engine": engine_field, "version": version_field, "instance class": ("matched", label),
+                      "threads": _threads(family, run), "data volume": _volume(family, run, row),
+                      "test": ("matched", PAPER_TESTS.get(family) or run_test(family, run))}
             g = groups[key] = {"source": f"{row['source']} table {row['table']}", "engine": row["engine"],
                                "version": row["version"], "tier": row["tier"], "topology": row["topology"],
                                "instance_class": label, "data_volume": row.get("data_volume", ""),

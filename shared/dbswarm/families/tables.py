@@ -32,7 +32,7 @@ def _not_compared(family: str, runs) -> list[str]:
     out = []
     for r in runs:
         if r["target"].get("label") in classes:
-            engine, why = reference_engine(r)
+            engine, why = reference_engine(r, family)
             if engine is None:
                 out.append(f"Not compared: run {r['run_id']} ({r['target']['label']}): {why}.")
     return list(dict.fromkeys(out))

@@ -21,6 +21,7 @@ import base64
 import json
 import os
 import re
+import time
 from dataclasses import dataclass
 from typing import Optional
 
@@ -138,6 +139,19 @@ def status(dep: Deployment, campaign_id: str) -> dict:
         result = (json.loads(desc.get("output") or "{}").get("result") or {})
         out["result"] = {"status": result.get("status"), "missing_shards": result.get("missing_shards"),
                          "verdict": (result.get("compare") or {}).get("verdict")}
+    cancelled = _cancelled(dep.store, campaign_id) if desc["status"] in ("ABORTED", "FAILED") else None
+    if cancelled:
+        # stopped by a DELETE: AWS says ABORTED, the local emulation FAILED (States.Runtime, an
+        # internal message of its engine); either way the campaign was cancelled, and what its
+        # shards measured is kept (the emulation aggregates it into result.json)
+        out["status"] = "CANCELLED"
+        out["cancelled"] = cancelled
+        try:
+            result = dep.store.get_json(dep.store.key(campaign_id, "result.json"))
+            out["result"] = {"status": result.get("status"), "missing_shards": result.get("missing_shards"),
+                             "verdict": None}
+        except KeyError:
+            out["note"] = "shard files written so far stay in the results store"
     elif desc["status"] == "FAILED":
         out["error"] = {"error": desc.get("error"), "cause": desc.get("cause")}
         if desc.get("error") == "dbswarm.Regressed":
@@ -171,6 +185,8 @@ def list_campaigns(dep: Deployment, limit: int = LIST_LIMIT, token: Optional[str
 def cancel(dep: Deployment, campaign_id: str) -> dict:
     desc = _describe(dep, campaign_id)
     if desc["status"] == "RUNNING":
+        dep.store.put_json(dep.store.key(campaign_id, CANCELLED_FILE),
+                           {"at": time.time(), "by": f"DELETE /campaigns/{campaign_id}"})
         dep.sfn.stop_execution(executionArn=desc["executionArn"], error="dbswarm.Cancelled",
                                cause="cancelled through the dbswarm API")
         # a stopped execution never reaches its aggregate step, which releases the campaign lock:
@@ -179,8 +195,20 @@ def cancel(dep: Deployment, campaign_id: str) -> dict:
             release_locks({"store": dep.store.url, "campaign_id": campaign_id})
         except Exception:  # no plan yet, a target gone: the lock goes stale on its own
             pass
+        return {"id": campaign_id, "status": "CANCELLED",
+                "note": "the shards stop at their next operation; what they measured stays in the results store"}
     return {"id": campaign_id, "status": _describe(dep, campaign_id)["status"],
-            "note": "shard files written so far stay in the results store"}
+            "note": "not running: nothing to cancel"}
+
+
+CANCELLED_FILE = "cancelled.json"  # written by a DELETE before it stops the execution
+
+
+def _cancelled(store: Store, campaign_id: str) -> Optional[dict]:
+    try:
+        return store.get_json(store.key(campaign_id, CANCELLED_FILE))
+    except (KeyError, ValueError):
+        return None
 
 
 def progress(store: Store, campaign_id: str) -> dict:

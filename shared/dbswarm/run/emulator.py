@@ -55,6 +55,8 @@ from dbswarm.errors import DbswarmError
 from dbswarm.run.interrupt import FENCE_ENV, hold_fence, in_function_process
 from dbswarm.run.template import FunctionSpec, SamApp
 
+_INHERITED = object()
+CANCEL_WAIT_S = 60.0  # a cancelled campaign's shards get this long to stop at their next operation
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 FAKE_KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
@@ -266,6 +268,7 @@ class FunctionProcesses:
         finally:
             os.environ.pop("DBSWARM_FORKSERVER_WARM", None)
         self.active: dict[int, mp.Process] = {}
+        self.jobs: dict[int, dict] = {}
         self.lock = threading.Lock()
         self.closed = False
 
@@ -279,6 +282,7 @@ class FunctionProcesses:
                 return "error", _error("Runtime.Cancelled", "the local emulation is shutting down", job)
             proc.start()
             self.active[proc.pid] = proc
+            self.jobs[proc.pid] = job
         child.close()
         try:
             msg = None
@@ -307,11 +311,29 @@ class FunctionProcesses:
         finally:
             with self.lock:
                 self.active.pop(proc.pid, None)
+                self.jobs.pop(proc.pid, None)
             parent.close()
 
     def running(self) -> int:
         with self.lock:
             return sum(p.is_alive() for p in self.active.values())
+
+    def of_campaign(self, campaign_id: str) -> list[mp.Process]:
+        """The calls under way of one campaign (its events name it)."""
+        with self.lock:
+            return [p for pid, p in self.active.items()
+                    if p.is_alive() and (self.jobs.get(pid) or {}).get("event", {}).get("campaign_id") == campaign_id]
+
+    def stop_campaign(self, campaign_id: str) -> int:
+        """SIGTERM to a campaign's calls: each shard stops at its next operation and writes what
+        it measured (``interrupt.in_function_process``)."""
+        procs = self.of_campaign(campaign_id)
+        for p in procs:
+            try:
+                os.kill(p.pid, signal.SIGTERM)
+            except OSError:
+                pass
+        return len(procs)
 
     def close(self):
         with self.lock:
@@ -472,6 +494,9 @@ class LocalCloud:
         self._saved_log_level = None
         self.base_env: dict = {}
         self.refusing = False   # a graceful stop: the engine's calls fail fast, direct invokes run
+        self.cancelled: dict[str, threading.Thread] = {}  # campaign id -> its cancel's aggregation
+        self._closing = False
+        self._saved_stop = None
 
     # -- lifecycle --------------------------------------------------------------------------
     def __enter__(self) -> "LocalCloud":
@@ -497,6 +522,16 @@ class LocalCloud:
             from moto.stepfunctions.parser.models import StepFunctionsParserBackend as _Backend
             self._saved_validate = _Backend.__dict__["_validate_definition"]
             _Backend._validate_definition = staticmethod(lambda definition: None)
+        from moto.stepfunctions.parser.models import StepFunctionsParserBackend as _Stopper
+        # (defined on its base class in moto 5.2.5: restored by removing the override)
+        self._saved_stop = _Stopper.__dict__.get("stop_execution", _INHERITED)
+        saved, cloud = _Stopper.stop_execution, self
+
+        def stop_execution(backend, execution_arn):
+            out = saved(backend, execution_arn)
+            cloud._stopped(execution_arn)
+            return out
+        _Stopper.stop_execution = stop_execution
         try:
             self._processes = FunctionProcesses()
             if self.emulate_for_functions:
@@ -512,9 +547,19 @@ class LocalCloud:
         self.close()
 
     def close(self):
+        self._closing = True
+        for thread in list(self.cancelled.values()):
+            thread.join(CANCEL_WAIT_S + 10)
         if self._processes:
             self._processes.close()   # from now on calls fail fast (Runtime.Cancelled)
         self._drain()
+        if self._saved_stop is not None:
+            from moto.stepfunctions.parser.models import StepFunctionsParserBackend as _Stopper
+            if self._saved_stop is _INHERITED:
+                del _Stopper.stop_execution
+            else:
+                _Stopper.stop_execution = self._saved_stop
+            self._saved_stop = None
         _unregister(self)
         if self._server is not None:
             self._server.stop()
@@ -553,6 +598,37 @@ class LocalCloud:
                 running = [a for a in running if sfn.describe_execution(executionArn=a)["status"] == "RUNNING"]
         except Exception:  # closing must not fail
             pass
+
+    def _stopped(self, arn: str) -> None:
+        """An execution stopped by someone else than this emulation (the API's DELETE, `dbswarm
+        cancel`): its shards stop at their next operation and write what they measured (moto
+        alone let them run to their end), and what was measured is aggregated, as a deployment's
+        shards' files stay (api.status then says CANCELLED)."""
+        if self._closing or self.refusing:
+            return  # the runner's own stop (an interrupt, the emulation closing): it handles its end
+        cid = arn.rsplit(":", 1)[-1]
+        if cid in self.cancelled:
+            return
+        thread = threading.Thread(target=self._cancel, args=(arn, cid), name=f"dbswarm-cancel-{cid}", daemon=True)
+        self.cancelled[cid] = thread
+        thread.start()
+
+    def _cancel(self, arn: str, cid: str) -> None:
+        try:
+            request = json.loads(self.sfn.describe_execution(executionArn=arn).get("input") or "{}")
+            if not request.get("store"):
+                return  # started by the local runner (which stops its executions itself)
+            self._processes.stop_campaign(cid)
+            deadline = time.monotonic() + CANCEL_WAIT_S
+            while self._processes.of_campaign(cid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            self._processes.stop_campaign(cid)  # a call that started meanwhile
+            while self._processes.of_campaign(cid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            self.invoke("AggregateFunction", {"store": request["store"], "campaign_id": cid,
+                                              "interrupted": "cancelled"})
+        except Exception as err:  # no plan yet (nothing measured), the emulation closing
+            logging.getLogger(__name__).info("campaign %s cancelled; not aggregated: %s", cid, err)
 
     def _set_env(self, key, value):
         self._saved_env.setdefault(key, os.environ.get(key))
@@ -651,6 +727,8 @@ class LocalCloud:
         event = json.loads(body) if body else {}
         if self.refusing and not direct:
             return None, _error("Runtime.Cancelled", "the campaign is stopping (interrupted)", {"request_id": ""})
+        if not direct and event.get("campaign_id") in self.cancelled:
+            return None, _error("Runtime.Cancelled", "the campaign was cancelled", {"request_id": ""})
         if self.on_call:
             self.on_call(spec.logical_id, event)
         job = {"logical_id": spec.logical_id, "name": spec.name, "arn": spec.arn, "memory": spec.memory,

@@ -122,6 +122,12 @@ def claim_campaign(campaign_id: str) -> Callable[[], None]:
         os.close(runner)
         raise CampaignBusy(f"campaign {campaign_id} is being run by another dbswarm process on this machine "
                            "(`dbswarm run` or `dbswarm resume`): wait for it to end") from None
+    os.ftruncate(runner, 0)
+    os.pwrite(runner, str(os.getpid()).encode(), 0)  # whom `dbswarm cancel` asks to stop
+    try:
+        os.unlink(_cancel_marker(campaign_id))
+    except OSError:
+        pass
     fd = os.open(shards, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -141,12 +147,48 @@ def claim_campaign(campaign_id: str) -> Callable[[], None]:
     return release
 
 
+def _cancel_marker(campaign_id: str) -> str:
+    return fence_path(campaign_id)[:-len(".shards")] + ".cancel"
+
+
+CANCELLED = "cancelled (dbswarm cancel)"
+
+
+def cancel_local(campaign_id: str) -> int:
+    """``dbswarm cancel ID`` for a campaign `dbswarm run` or `dbswarm resume` is running on
+    this machine: its runner stops it as at a first Ctrl-C (every shard at its next operation,
+    what was measured aggregated), and says it was cancelled. Returns the runner's pid."""
+    from dbswarm.errors import DbswarmError  # noqa: PLC0415
+    path = fence_path(campaign_id)[:-len(".shards")] + ".runner"
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        raise DbswarmError(f"campaign {campaign_id!r} is not running on this machine (no `dbswarm run` of it); "
+                           "a deployed campaign: --api URL or --state-machine ARN") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = int(os.pread(fd, 32, 0).decode() or 0)
+        else:
+            raise DbswarmError(f"campaign {campaign_id!r} is not running on this machine (it has ended)")
+    finally:
+        os.close(fd)
+    if pid <= 0:
+        raise DbswarmError(f"campaign {campaign_id!r}: its runner did not record its process id")
+    with open(_cancel_marker(campaign_id), "w") as fh:
+        fh.write(str(pid))
+    os.kill(pid, signal.SIGTERM)
+    return pid
+
+
 class GracefulStop:
     """Installed by the local runner in its main thread: the first SIGINT/SIGTERM sets
     ``requested`` (and creates the stop file), the second raises KeyboardInterrupt."""
 
-    def __init__(self, stop_file: str):
+    def __init__(self, stop_file: str, campaign_id: Optional[str] = None):
         self.stop_file = stop_file
+        self.campaign_id = campaign_id
         self.requested: Optional[str] = None
         self._saved: dict = {}
 
@@ -165,6 +207,8 @@ class GracefulStop:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = signal.Signals(signum).name
+        if self.campaign_id and os.path.exists(_cancel_marker(self.campaign_id)):
+            self.requested = CANCELLED  # `dbswarm cancel` sent it
         try:
             with open(self.stop_file, "w") as fh:
                 fh.write(self.requested)

@@ -277,7 +277,7 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
     interrupted = None
     release = claim_campaign(cid)  # a resume of this campaign waits until this runner and its shards end
     try:
-        with GracefulStop(stop_file) as stopper, \
+        with GracefulStop(stop_file, cid) as stopper, \
                 LocalCloud(template_path(), parameters,
                            extra_env={"DBSWARM_PROGRESS_DIR": progress_dir, FENCE_ENV: fence_path(cid), STOP_FILE_ENV: stop_file},
                            on_call=watch.on_call, after_call=watch.after_call, validate_definition=False) as cloud:

@@ -224,6 +224,15 @@ def _print_status(doc, args):
 
 
 def cmd_cancel(args):
+    if not (args.api or args.state_machine or os.environ.get("DBSWARM_API")
+            or os.environ.get("DBSWARM_STATE_MACHINE")):
+        # no deployment named: a campaign `dbswarm run` is running on this machine
+        from dbswarm.run.interrupt import cancel_local  # noqa: PLC0415
+        pid = cancel_local(args.id)
+        doc = {"id": args.id, "status": "CANCELLED", "runner_pid": pid,
+               "note": "its shards stop at their next operation; what they measured is aggregated"}
+        print(json.dumps(doc, indent=1) if args.json else f"{doc['id']}: {doc['status']} ({doc['note']})")
+        return 0
     doc = _remote(args).cancel(args.id)
     print(json.dumps(doc, indent=1) if args.json else f"{doc['id']}: {doc['status']}")
     return 0
@@ -269,7 +278,8 @@ def add_remote_commands(sub):
     target(st)
     st.set_defaults(fn=cmd_status)
 
-    c = sub.add_parser("cancel", help="stop a deployed campaign")
+    c = sub.add_parser("cancel", help="stop a campaign: deployed (--api / --state-machine), or one `dbswarm run` "
+                       "is running on this machine")
     c.add_argument("id")
     target(c)
     c.set_defaults(fn=cmd_cancel)

@@ -57,7 +57,7 @@ def resume_campaign(campaign_id: str, results: Optional[str] = None, log: Callab
     stop_file = os.path.join(progress_dir, "STOP")
     work = 0
     try:
-        with GracefulStop(stop_file) as stopper, \
+        with GracefulStop(stop_file, campaign_id) as stopper, \
                 LocalCloud(template_path(), local_parameters(),
                            extra_env={"DBSWARM_PROGRESS_DIR": progress_dir, FENCE_ENV: fence_path(campaign_id),
                                       STOP_FILE_ENV: stop_file}) as cloud:

@@ -284,10 +284,16 @@ def search_charts(cid, result) -> list[dict]:
     return out
 
 
+HISTORY_LABELS = {  # the verdict's metrics (regression.METRICS): what the history chart's y axis shows
+    "throughput": ("operations / s", " /s"), "read_p99_us": ("read p99 latency, µs", " µs"),
+    "write_p99_us": ("write p99 latency, µs", " µs"), "read_avg_us": ("read mean latency, µs", " µs"),
+    "write_avg_us": ("write mean latency, µs", " µs")}
+
+
 def history_charts(cid, result) -> list[dict]:
     """The nightly history the verdict compared with (result.compare.series): every run's
-    figure oldest first, tonight's runs, the reference segment and the change points marked as
-    their own points."""
+    figure oldest first, tonight's runs, exactly the reference samples compared with, the
+    flagged nights held out of it and the change points, each as their own points."""
     out = []
     for i, s in enumerate(((result.get("compare") or {}).get("series")) or []):
         values = s.get("values") or []
@@ -295,23 +301,30 @@ def history_charts(cid, result) -> list[dict]:
             continue
         x = list(range(1, len(values) + 1))
         tonight, ref_from, cps = s["tonight_from"], s.get("reference_from", 0), set(s.get("change_points") or [])
+        # a series written before the compared samples were recorded: the segment from its start
+        ref = set(s["reference"]) if "reference" in s else set(range(ref_from, tonight))
+        held = set(s.get("held_out") or [])
 
         def only(keep, values=values):
             return [v if keep(k) else None for k, v in enumerate(values)]
         series = [{"label": "history", "values": only(lambda k, tonight=tonight: k < tonight), "color": "#6b7280"},
-                  {"label": "reference segment", "values": only(lambda k, r=ref_from, t=tonight: r <= k < t),
+                  {"label": "reference (compared)", "values": only(lambda k, r=ref: k in r),
                    "color": "#2563eb", "width": 2.5},
                   {"label": "tonight", "values": only(lambda k, tonight=tonight: k >= tonight), "color": "#16a34a",
                    "width": 2.5}]
+        if held:
+            series.append({"label": "flagged, held out", "values": only(lambda k, h=held: k in h),
+                           "color": "#9333ea"})
         if cps:
             series.append({"label": "change point", "values": only(lambda k, cps=cps: k in cps), "color": "#dc2626"})
-        latency = s["metric"] != "throughput"
+        ylabel, yunit = HISTORY_LABELS.get(s["metric"], (s["metric"], ""))
         where = ", ".join(f"run {k + 1} ({s['campaigns'][k]})" for k in sorted(cps) if k < len(s["campaigns"]))
+        compared = (f"reference: {len(ref)} run(s) from run {ref_from + 1}"
+                    + (f", {len(held)} flagged held out" if held else ""))
         out.append({"id": _slug(cid, "history", str(i), s["metric"]), "x": x, "xlabel": "run (oldest first)",
-                    "ylabel": "p99, µs" if latency else "operations / s", "yunit": " µs" if latency else " /s",
-                    "series": series,
-                    "title": f"History of {s['run_id']} {s['metric']}: {len(values)} runs; change points: "
-                             f"{where or 'none'}"})
+                    "ylabel": ylabel, "yunit": yunit, "series": series,
+                    "title": f"History of {s['run_id']} {s['metric']}: {len(values)} runs; {compared}; "
+                             f"change points: {where or 'none'}"})
     return out
 
 

@@ -142,16 +142,61 @@ def read_history(store, name: str, limit: int) -> list[dict]:
 
 
 def append_history(store, name: str, result: dict, samples: dict, verdict: str,
-                   regressions: Optional[list] = None) -> str:
+                   regressions: Optional[list] = None, held: Optional[list] = None) -> str:
     """The campaign's samples in the history, with its verdict and what regressed and how
-    (``regressions``: [{run_id, metric, method}]; the later nights' reference moves past a
-    reported regression only for that run and metric, and only when a test showed it)."""
+    (``regressions``: [{run_id, metric, method}]) and what was worse than the reference but at
+    a level already reported (``held``: [{run_id, metric}]). Those samples stay out of the
+    later nights' reference until a person accepts the level (``dbswarm baseline accept``) or
+    a change point says it moved."""
     at = result.get("created_at") or time.time()
     key = f"{history_prefix(name)}{at:017.6f}-{result['campaign_id']}.json"
     store.put_json(key, {"schema_version": HISTORY_SCHEMA_VERSION, "campaign_id": result["campaign_id"], "at": at,
                          "verdict": verdict, "samples": samples, "regressed": list(regressions or []),
-                         "client_models": client_models_of(result)})
+                         "held": list(held or []), "client_models": client_models_of(result)})
     return key
+
+
+def history_keys(store, name: str) -> list[str]:
+    return [k for k in store.list(history_prefix(name)) if k.endswith(".json")]
+
+
+def accept_level(store, name: str, campaign_id: Optional[str] = None, note: str = "") -> dict:
+    """``dbswarm baseline accept``: a person says the level of a flagged night is the new normal.
+    Its samples (and the held nights after it at that level) re-enter the reference, which
+    starts there from the next night on. Without ``campaign_id``: the newest night that regressed
+    (the start of the level; the nights held at it after are accepted with it)."""
+    from dbswarm.errors import DbswarmError  # noqa: PLC0415
+    keys = history_keys(store, name)
+    if not keys:
+        raise DbswarmError(f"baseline accept: no history for the campaign name {name!r} "
+                           f"(looked under {store.location(history_prefix(name))})")
+    docs = [(k, store.get_json(k)) for k in keys]
+    flagged = [(k, d) for k, d in docs if d.get("regressed") or ("regressed" not in d and _flags(d))]
+    if campaign_id:
+        chosen = [(k, d) for k, d in docs if d.get("campaign_id") == campaign_id]
+        if not chosen:
+            raise DbswarmError(f"baseline accept: campaign_id: {campaign_id!r} is not in the history of {name!r}")
+    else:
+        chosen = flagged[-1:]
+        if not chosen:
+            raise DbswarmError(f"baseline accept: the history of {name!r} has no flagged night to accept")
+    key, doc = chosen[-1]
+    doc["accepted"] = {"at": time.time(), "note": note}
+    store.put_json(key, doc)
+    return {"name": name, "campaign_id": doc["campaign_id"], "key": key,
+            "flags": [f"{r['run_id']} {r['metric']}" for r in _flags(doc)]}
+
+
+def _flags(doc: dict) -> list[dict]:
+    """What a history document holds out of the reference: [{run_id, metric}] ("*": every one,
+    a document written before what regressed was recorded)."""
+    if "regressed" not in doc:
+        return [{"run_id": "*", "metric": "*"}] if doc.get("verdict") == "regressed" else []
+    return list(doc.get("regressed") or []) + list(doc.get("held") or [])
+
+
+def _held(doc: dict, cell, metric) -> bool:
+    return any(f.get("run_id") in (cell, "*") and f.get("metric") in (metric, "*") for f in _flags(doc))
 
 
 EVIDENCE = ("statistical", "prediction", "change point")  # the methods whose regression moves a reference
@@ -166,6 +211,12 @@ def regressions_of(doc: dict) -> list[dict]:
     return out
 
 
+def held_of(doc: dict) -> list[dict]:
+    """The deltas worse than their reference but at a level already reported (not a new
+    regression): they stay out of the reference as the flagged night does."""
+    return [{"run_id": d["run_id"], "metric": d["metric"]} for d in doc.get("deltas") or [] if d.get("held")]
+
+
 def _series(history: list[dict], cell: str, metric: str):
     """The history's samples of one cell and metric, oldest first: (values, campaign of each)."""
     values, owners = [], []
@@ -174,6 +225,60 @@ def _series(history: list[dict], cell: str, metric: str):
             values.append(v)
             owners.append(h["campaign_id"])
     return values, owners
+
+
+def _reference(hist, owners, history, alpha, seed, cell, metric):
+    """The reference segment of one cell and metric: (its indexes in ``hist``, the index it
+    starts from, the held-out indexes, the level reported by the newest flagged night still
+    held out as (median, campaign) or None).
+
+    It starts at the history's newest change point (found in the history alone: a change at
+    the present must not shrink the reference to its edge) or after the newest night a person
+    accepted (``dbswarm baseline accept``). A night flagged in this run and metric (or held at
+    a reported level) stays out of it: a −49 % night must not widen the reference so that the
+    next drop passes. It re-enters only when the level it showed is the new normal: held nights
+    after the newest change point that are nearer its later level than its earlier one, or the
+    run of held nights that starts at the accepted night."""
+    by_id = {h["campaign_id"]: h for h in history}
+    held = [_held(by_id[o], cell, metric) for o in owners]
+    accepted = [bool(by_id[o].get("accepted")) for o in owners]
+    cps = V.e_divisive(hist, alpha=alpha / 2, seed=seed)
+    newest = max(cps, key=lambda cp: cp["index"]) if cps else None
+    start = newest["index"] if newest else 0
+    readmit = set()
+    if newest and not any(accepted[start:]):
+        # the change point says the level moved: the held nights at its later level are that level
+        before, after = newest["before_median"], newest["after_median"]
+        readmit = {k for k in range(start, len(hist)) if held[k] and abs(hist[k] - after) < abs(hist[k] - before)}
+    if any(accepted):
+        start = max(start, max(k for k, a in enumerate(accepted) if a))
+        k = start
+        while k < len(hist) and (held[k] or accepted[k]):  # the accepted night and the held run after it
+            readmit.add(k)
+            k += 1
+    out = [k for k in range(len(hist)) if held[k] and k not in readmit]
+    ref = [k for k in range(start, len(hist)) if k not in out]
+    known = None
+    later = [k for k in out if k >= start]
+    evidence = [k for k in later if _reported(by_id[owners[k]], cell, metric)]
+    if evidence:
+        first = min(k for k in later if owners[k] == owners[evidence[-1]])
+        if all(k in out for k in range(first, len(hist))):
+            # every night since stayed at the reported level: tonight there is not a new regression;
+            # a night back at the reference's level since ends it (the next drop is a new one)
+            known = (V.median([hist[k] for k in later if k >= first]), owners[evidence[-1]])
+    return ref, start, out, known
+
+
+def _reported(doc, cell, metric) -> bool:
+    """A night whose regression in this run and metric a test showed (its level is the one
+    reported); a fixed-threshold alarm, or one in another metric, sets no level."""
+    if doc.get("verdict") != "regressed":
+        return False
+    if "regressed" not in doc:
+        return True
+    return any(r.get("run_id") == cell and r.get("metric") == metric and r.get("method") in EVIDENCE
+               for r in doc["regressed"])
 
 
 # ---- the verdict ------------------------------------------------------------------------------
@@ -210,23 +315,14 @@ def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict
                     if hist:
                         change_points += _change_points(hist, owners, values, result, cell, metric, history,
                                                         alpha, min_effect, recent, seed)
-                        last, reported = _segment_start(hist, owners, history, alpha, seed, cell, metric)
-                        ref = hist[last:]
-                        series.append(_series_doc(cell, metric, hist, owners, values, result, last,
+                        idx, start, out, known = _reference(hist, owners, history, alpha, seed, cell, metric)
+                        ref = [hist[k] for k in idx]
+                        series.append(_series_doc(cell, metric, hist, owners, values, result, start, idx, out,
                                                   [c for c in change_points if c["run_id"] == cell
                                                    and c["metric"] == metric]))
-                        source = f"history/{result['name']}/ since {owners[last]} ({len(ref)} sample(s))"
-                        if reported and not _testable(values, ref, alpha_test):
-                            # too few nights since a regression reported with evidence to judge
-                            # against its level: against the level before it, and only a drop
-                            # beyond the one reported fails (the nights after it are not blind)
-                            before = _level_before(hist, last, alpha, seed)
-                            if _testable(values, hist[before:last], alpha_test):
-                                known = (V.median(ref), reported)
-                                ref = hist[before:last]
-                                source = (f"history/{result['name']}/ from {owners[before]} to before {reported} "
-                                          f"({len(ref)} sample(s); the level reported there, {_num(known[0])}, has "
-                                          f"{len(hist) - last} sample(s))")
+                        since = owners[start] if start < len(owners) else result["campaign_id"]
+                        source = (f"history/{result['name']}/ since {since} ({len(ref)} sample(s)"
+                                  + (f"; {len(out)} flagged night sample(s) held out" if out else "") + ")")
                 short_history = ref is None or len(hist) < MIN_PREDICTION_REFERENCE
                 if (short_history and not _testable(values, ref, alpha_test)) and cell in base_metrics:
                     ref = base_samples.get(cell, {}).get(metric) or (
@@ -245,7 +341,8 @@ def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict
                 j = V.predict(values[0], ref, METRICS[metric][1])
                 d = {"run_id": cell, "metric": metric, "baseline": j["reference_median"], "value": j["median"],
                      "change": j["change"], "threshold": min_effect, "method": "prediction", "reference": source,
-                     **{k: j[k] for k in ("n", "n_reference", "p", "test", "worse_by")}}
+                     **{k: j[k] for k in ("n", "n_reference", "p", "test", "worse_by", "mean_reference",
+                                          "sd_reference")}}
                 stats.append(d)
             elif source.startswith("history/"):
                 d = {"run_id": cell, "metric": metric, "baseline": V.median(ref), "value": V.median(values),
@@ -270,9 +367,10 @@ def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict
                 level, higher = known["value"], METRICS[d["metric"]][1]
                 beyond = ((level - d["value"]) if higher else (d["value"] - level)) / level if level else 0.0
                 if beyond <= min_effect:
-                    d["regressed"] = False
+                    d["regressed"], d["held"] = False, True
                     d["why"] += (f"; at the level already reported on {known['campaign_id']} ({_num(level)}, "
-                                 f"{-beyond if higher else beyond:+.1%}): not a new regression")
+                                 f"{-beyond if higher else beyond:+.1%}): not a new regression, and held out of "
+                                 f"the reference until `dbswarm baseline accept {result['name']}` or a change point")
                 else:
                     d["why"] += f"; beyond the level reported on {known['campaign_id']} ({_num(level)})"
     for cell in base_metrics:
@@ -335,45 +433,16 @@ def _change_points(hist, owners, values, result, cell, metric, history, alpha, m
     return out
 
 
-def _series_doc(cell, metric, hist, owners, values, result, reference_from, cps) -> dict:
+def _series_doc(cell, metric, hist, owners, values, result, reference_from, reference, held_out, cps) -> dict:
     """The compared series for the report's history chart: every sample oldest first (the
-    history, then tonight's), the campaign of each, where tonight and the reference start, and
-    the change points' indexes."""
+    history, then tonight's), the campaign of each, where tonight and the reference start, the
+    indexes of exactly the samples compared with (``reference``) and of the flagged nights
+    held out of it, and the change points' indexes."""
     return {"run_id": cell, "metric": metric, "values": list(hist) + list(values),
             "campaigns": list(owners) + [result["campaign_id"]] * len(values), "tonight_from": len(hist),
-            "reference_from": reference_from, "change_points": [c["index"] for c in cps],
+            "reference_from": reference_from, "reference": list(reference), "held_out": list(held_out),
+            "change_points": [c["index"] for c in cps],
             "regressed_change_points": [c["index"] for c in cps if c["regressed"]]}
-
-
-def _level_before(hist, last: int, alpha, seed) -> int:
-    """Where the stable segment before index ``last`` starts: after the newest change point of
-    the history before it (0: none)."""
-    return max([cp["index"] for cp in V.e_divisive(hist[:last], alpha=alpha / 2, seed=seed)], default=0)
-
-
-def _segment_start(hist, owners, history, alpha, seed, cell=None, metric=None) -> tuple[int, Optional[str]]:
-    """Where the stable segment the present is compared with starts: after the history's own
-    newest change point (found in the history alone: a change at the present must not shrink
-    the reference to its edge), or at the newest campaign already reported as regressed in this
-    run and metric by a test (its drop was said once: the level from it on is the one to compare
-    with); and that campaign when it moved the start (else None; None too for an older document). A regression found by the
-    fixed threshold, or in another metric, moves nothing: one alarm must not blind the nights
-    after it. History documents without ``regressed`` (written before it was recorded) move it
-    at any regressed verdict, as they always did."""
-    last = max([cp["index"] for cp in V.e_divisive(hist, alpha=alpha / 2, seed=seed)], default=0)
-
-    def evidence(h) -> bool:
-        if h.get("verdict") != "regressed":
-            return False
-        if "regressed" not in h:
-            return True
-        return any(r.get("run_id") == cell and r.get("metric") == metric and r.get("method") in EVIDENCE
-                   for r in h["regressed"])
-    reported = [h for h in history if h["campaign_id"] in owners and evidence(h)]
-    if reported and owners.index(reported[-1]["campaign_id"]) > last:
-        h = reported[-1]
-        return owners.index(h["campaign_id"]), (h["campaign_id"] if "regressed" in h else None)
-    return last, None
 
 
 def _why(d) -> str:
@@ -431,7 +500,7 @@ def compare_with_baseline(store, campaign_id, baseline, thresholds, save_baselin
     samples = samples_of(result).get("candidate", {})
     if use_history and samples and result["status"] in ("complete", "regressed"):
         out["history_key"] = append_history(store, result["name"], result, samples, doc["verdict"],
-                                            regressions_of(doc))
+                                            regressions_of(doc), held_of(doc))
     write_reports(store, campaign_id, result)
     out.update(verdict=doc["verdict"], regressions=sum(bool(d["regressed"]) for d in doc["deltas"])
                + sum(c["regressed"] for c in doc["change_points"]), reasons=doc["reasons"][:5])
