@@ -23,6 +23,14 @@ os.environ.setdefault("DBSWARM_ALLOW_CLIENT_BOUND", "1")
 os.environ.setdefault("DBSWARM_STALL_S", "60")
 
 
+def pytest_collection_modifyitems(items):
+    """The slow tests of tests/tiers.py marked ``slow``: ``-m "not slow"`` is the fast tier."""
+    from tests import tiers
+    for item in items:
+        if tiers.is_slow(item.nodeid):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory):
     """examples/demo.yaml run once per test session, as scripts/demo runs it (``python -m dbswarm

@@ -9,7 +9,8 @@ from dbswarm.results import compare
 from dbswarm.run import tpcc_check
 
 HEAVY = ("pydantic", "boto3", "moto", "psycopg", "pymongo", "MySQLdb", "hdrh", "dbswarm.campaign.spec",
-         "dbswarm.engine.worker", "dbswarm.results.aggregate", "dbswarm.run.service")
+         "dbswarm.engine.worker", "dbswarm.results.aggregate", "dbswarm.run.service",
+         "urllib.request", "http.client")  # the remote commands' HTTP client: imported when they call
 
 
 def test_the_parser_and_help_import_nothing_heavy():

@@ -51,8 +51,27 @@ PERCENTILES = (50, 90, 95, 99, 99.9)
 NS_PER_S = 1_000_000_000
 
 
+class Histogram(HdrHistogram):
+    """HdrHistogram with its mean computed without its recorded-values iterator, which walks
+    every bucket below the highest recorded one through several Python calls each: 0.1-0.3 s a
+    histogram of these bounds (23,552 buckets), paid for every operation of every phase a result
+    merges. The same sum: each recorded bucket's count times its median equivalent value."""
+
+    def get_mean_value(self) -> float:
+        if not self.total_count:
+            return 0.0
+        n = min(self.counts_len, self.encoder.payload.counts_len)  # a decoded one's may be shorter
+        median, highest, value_at = self._hdr_median_equiv_value, self.get_highest_equivalent_value, \
+            self.get_value_from_index
+        total = 0
+        for index, count in enumerate(self.counts[:n]):
+            if count:
+                total += count * median(highest(value_at(index)))
+        return float(total) / self.total_count
+
+
 def new_histogram() -> HdrHistogram:
-    return HdrHistogram(HIST_LOWEST_US, HIST_HIGHEST_US, HIST_DIGITS)
+    return Histogram(HIST_LOWEST_US, HIST_HIGHEST_US, HIST_DIGITS)
 
 
 def decode_histogram(text: str) -> HdrHistogram:
