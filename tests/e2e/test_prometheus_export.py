@@ -55,7 +55,12 @@ def prometheus(tmp_path_factory):
 
 
 def _query(url: str, promql: str) -> list:
-    with urllib.request.urlopen(url + "/api/v1/query?" + urllib.parse.urlencode({"query": promql}), timeout=10) as r:
+    # evaluated a second and a bit after now: each second's figures are stamped at that second's
+    # end, and the final push's last second ends up to a second after the push (a query in the
+    # same second, as a quiet machine makes it right after the campaign, would not see it yet)
+    at = f"{time.time() + 1.1:.3f}"
+    with urllib.request.urlopen(url + "/api/v1/query?" + urllib.parse.urlencode({"query": promql, "time": at}),
+                                timeout=10) as r:
         body = json.loads(r.read())
     assert body["status"] == "success", body
     return body["data"]["result"]
