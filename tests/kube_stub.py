@@ -12,11 +12,9 @@ import contextlib
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -24,18 +22,13 @@ from urllib.parse import parse_qs, urlsplit
 import yaml
 
 from tests import servers, timing
+from tests.moto_server import moto_server
 
 ROOT = Path(__file__).resolve().parents[1]
 K8S_VERSION = "1.33.0"
 TOKEN = "test-token-7"
 PATHS = [(re.compile(r"^/api/v1/namespaces/([^/]+)/(configmaps)(?:/([^/]+))?$"), "ConfigMap"),
          (re.compile(r"^/apis/batch/v1/namespaces/([^/]+)/(jobs)(?:/([^/]+))?(/status)?$"), "Job")]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def ranges(indexes) -> str:
@@ -208,17 +201,11 @@ class _Handler(BaseHTTPRequestHandler):
 @contextlib.contextmanager
 def moto_s3():
     """moto's S3 server in its own process: the results store of the pods and of the follower."""
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + timing.timeout(30)
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.1)
+    with moto_server() as url:
+        yield _store(url)
+
+
+def _store(url: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k not in (
         "DBSWARM_PROGRESS_DIR", "KUBECONFIG", "KUBERNETES_SERVICE_HOST", "DBSWARM_S3_ENDPOINT")}
     env.update(DBSWARM_PERSIST_INTERVAL_S="1")
@@ -226,12 +213,8 @@ def moto_s3():
     import boto3
     boto3.client("s3", endpoint_url=url, region_name="us-east-1", **{k.lower(): v for k, v in keys.items()}
                  ).create_bucket(Bucket="kube")
-    try:
-        yield {"url": url, "pod_env": env, "keys": keys,
-               "env": dict(env, AWS_ENDPOINT_URL_S3=url, AWS_DEFAULT_REGION="us-east-1", **keys)}
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    return {"url": url, "pod_env": env, "keys": keys,
+            "env": dict(env, AWS_ENDPOINT_URL_S3=url, AWS_DEFAULT_REGION="us-east-1", **keys)}
 
 
 @contextlib.contextmanager

@@ -5,7 +5,6 @@ process; the real PostgreSQL of the test servers. Its figures equal `dbswarm run
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,40 +14,23 @@ import pytest
 
 from dbswarm.run.local import run_campaign
 from tests import servers, timing
+from tests.moto_server import moto_server
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def s3():
     """moto's S3 server in its own process; the environment every process of the campaign gets."""
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + timing.timeout(30)
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "DBSWARM_PROGRESS_DIR"}
-    env.update(AWS_ENDPOINT_URL_S3=url, AWS_ACCESS_KEY_ID="array-user", AWS_SECRET_ACCESS_KEY="array-secret",
-               AWS_DEFAULT_REGION="us-east-1", DBSWARM_PERSIST_INTERVAL_S="1")
-    import boto3
-    boto3.client("s3", endpoint_url=url, region_name="us-east-1", aws_access_key_id="a",
-                 aws_secret_access_key="b").create_bucket(Bucket="array")
-    yield env
-    proc.terminate()
-    proc.wait(10)
+    with moto_server() as url:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "DBSWARM_PROGRESS_DIR"}
+        env.update(AWS_ENDPOINT_URL_S3=url, AWS_ACCESS_KEY_ID="array-user", AWS_SECRET_ACCESS_KEY="array-secret",
+                   AWS_DEFAULT_REGION="us-east-1", DBSWARM_PERSIST_INTERVAL_S="1")
+        import boto3
+        boto3.client("s3", endpoint_url=url, region_name="us-east-1", aws_access_key_id="a",
+                     aws_secret_access_key="b").create_bucket(Bucket="array")
+        yield env
 
 
 def _campaign(tmp_path: Path, name: str, workload: dict) -> Path:

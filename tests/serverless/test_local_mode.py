@@ -3,7 +3,6 @@ processes): the execution trace in the results proves it; results may go to a re
 S3-compatible endpoint, which the emulation must not swallow."""
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from dbswarm.run.local import run_campaign
+from tests.moto_server import moto_server
 
 
 def _trace(out):
@@ -92,35 +92,17 @@ def test_a_run_that_fails_outside_its_shards_still_aggregates(tmp_path):
     assert _trace(out)["states_entered"]["RunFailed"] == 1
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def s3_endpoint(monkeypatch):
     """An S3-compatible server of the user's, in its own process (as MinIO or OBS would be)."""
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    for key in [k for k in os.environ if k.startswith("AWS_ENDPOINT_URL") or k == "AWS_PROFILE"]:
-        monkeypatch.delenv(key)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", url)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "minio-user")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "minio-secret")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    yield url
-    proc.terminate()
-    proc.wait(10)
+    with moto_server() as url:
+        for key in [k for k in os.environ if k.startswith("AWS_ENDPOINT_URL") or k == "AWS_PROFILE"]:
+            monkeypatch.delenv(key)
+        monkeypatch.setenv("AWS_ENDPOINT_URL", url)
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "minio-user")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "minio-secret")
+        monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        yield url
 
 
 def test_results_on_a_user_s3_endpoint_are_not_swallowed_by_the_emulation(s3_endpoint, tmp_path):

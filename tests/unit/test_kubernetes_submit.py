@@ -15,6 +15,7 @@ import yaml
 
 from tests import kube_stub as ks
 from tests import timing
+from tests.moto_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,7 +76,7 @@ def test_api_refusals_are_one_clear_line_naming_the_object(tmp_path, kube, s3, c
     ks.no_traceback(refused)
     assert refused.returncode == 2 and "401 Unauthorized" in refused.stderr and "credentials" in refused.stderr
 
-    config["clusters"][0]["cluster"]["server"] = f"http://127.0.0.1:{ks.free_port()}"
+    config["clusters"][0]["cluster"]["server"] = f"http://127.0.0.1:{free_port()}"
     bad.write_text(yaml.safe_dump(config))
     down = cli(*ks.render_args(path, kube, s3, "k8s-down", "--apply", "--kubeconfig", str(bad)), env=s3["env"])
     ks.no_traceback(down)
