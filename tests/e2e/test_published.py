@@ -92,6 +92,29 @@ def test_mariadb_and_ferretdb_are_not_presented_as_mysql_and_mongodb():
         ("matched", "9.6")
 
 
+def test_a_ycsb_run_is_held_to_the_papers_threads_and_data_volume():
+    """Issue 56 item 2: the DDS papers state 100-400 client threads (128 typical) and 1 M-100 M
+    records ("low" / "high" per instance class); YCSB rows said "not stated" for both and never
+    looked at the run's own configuration."""
+    small = _run("mongodb", "4 vCPUs 16 GB", "ycsb", {"recordcount": 10_000}, {}, threads=16)
+    found = matches("ycsb", small, ["S1", "S6"])
+    assert found
+    for g in found:
+        assert g["fields"]["threads"] == ("differs", "16 measured, the papers' 100-400 (128 typical)")
+        state, detail = g["fields"]["data volume"]
+        assert state == "differs" and detail.startswith("10,000 records measured, the papers' 1 M-100 M")
+        assert f"(this row: {g['data_volume']} volume)" in detail
+    like = _run("mongodb", "4 vCPUs 16 GB", "ycsb", {"recordcount": 5_000_000}, {}, threads=128,
+                reference={"data_volume": "low"})
+    found = matches("ycsb", like, ["S1", "S6"])
+    assert found and all(g["fields"]["threads"] == ("matched", "128, within the papers' 100-400") for g in found)
+    assert all(g["fields"]["data volume"] == ("matched", "low") for g in found)
+    # within the range but not saying which volume: not stated, with the paper's
+    unsaid = _run("mongodb", "4 vCPUs 16 GB", "ycsb", {"recordcount": 5_000_000}, {}, threads=400)
+    g = matches("ycsb", unsaid, ["S1"])[0]
+    assert g["fields"]["data volume"][0] == "not stated" and g["fields"]["threads"][0] == "matched"
+
+
 def test_a_noop_run_is_never_compared_with_a_database():
     run = _run("noop", "2 vCPUs 4 GB", "sysbench", {"tables": 1, "table_size": 10}, {"tps": 1e6, "qps": 2e7},
                real=False, reference={"engine": "RDS for MySQL"})

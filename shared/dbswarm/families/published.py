@@ -30,6 +30,10 @@ ENGINES = {"mongodb": "DDS (MongoDB)", "mysql": "RDS for MySQL", "postgresql": "
 # what each paper states of its test conditions (README of the reference folder)
 SYSBENCH_THREADS = 200          # "up to 200 threads" (the stress level of its TPS/QPS)
 SYSBENCH_TABLES, SYSBENCH_TABLE_SIZE = 64, 10_000_000
+# the DDS (YCSB) papers' stated conditions (SPEC 2.1): 100-400 client threads, 128 typical; data
+# volumes of 1 M to 100 M records, "low" and "high" per instance class (the rows say which)
+YCSB_THREADS = (100, 400)
+YCSB_RECORDS = (1_000_000, 100_000_000)
 FIELDS = ("engine", "version", "instance class", "threads", "data volume", "test")
 PAPER_TESTS = {"sysbench": "oltp_read_write"}  # the test the papers' TPS and QPS are of (README)
 PAPER_PRODUCTS = {"mysql": "MySQL", "mongodb": "MongoDB", "postgresql": "PostgreSQL"}
@@ -124,7 +128,21 @@ def _threads(family: str, run: dict) -> tuple[str, str]:
     if family == "sysbench":
         return ("matched", f"{n}") if n == SYSBENCH_THREADS else \
             ("differs", f"{n} measured, the paper's stress level up to {SYSBENCH_THREADS}")
+    if family == "ycsb" and n is not None:
+        low, high = YCSB_THREADS
+        return ("matched", f"{n}, within the papers' {low}-{high}") if low <= n <= high else \
+            ("differs", f"{n} measured, the papers' {low}-{high} (128 typical)")
     return "not stated", ""
+
+
+def _ycsb_records(run: dict, row: dict) -> Optional[tuple[str, str]]:
+    """A differing record count against the papers' stated range, or None when within it."""
+    records = run["workload"].get("recordcount")
+    low, high = YCSB_RECORDS
+    if records is None or low <= int(records) <= high:
+        return None
+    return "differs", (f"{int(records):,} records measured, the papers' {low // 10**6} M-{high // 10**6} M "
+                       f"(this row: {row['data_volume']} volume)")
 
 
 def _volume(family: str, run: dict, row: dict) -> tuple[str, str]:
@@ -136,6 +154,9 @@ def _volume(family: str, run: dict, row: dict) -> tuple[str, str]:
         return "differs", (f"{tables} x {size:,} rows measured, the paper's {SYSBENCH_TABLES} x "
                            f"{SYSBENCH_TABLE_SIZE:,}" if tables and size else "")
     if family == "ycsb" and row.get("data_volume"):
+        outside = _ycsb_records(run, row)
+        if outside is not None:
+            return outside
         said = ((run["target"].get("options") or {}).get("reference") or {}).get("data_volume")
         if said is None:
             return "not stated", f"the run does not say (options.reference.data_volume); the paper's {row['data_volume']}"
