@@ -64,6 +64,21 @@ def run_fanout(campaign: dict, results_dir: str) -> dict:
     return service.run_steps(campaign, results_dir, run_shards, lead_seconds=1.0)
 
 
+VERDICT_KEYS = ("verdict", "reason", "allowed", "allowed_by", "strict", "waited_for_others", "model", "cpu_share",
+                "loop_share", "runqueue_share", "wakeup_share", "lock_wait_intervals", "bound_shards", "near_shards")
+
+
+def client_verdict(client) -> dict:
+    """The phase's client verdict and what it rests on (no per-second series), or
+    ``unmeasured`` where the phase has no client section."""
+    if not isinstance(client, dict):
+        return {"verdict": "unmeasured", "signals": {}}
+    out = {k: client.get(k) for k in VERDICT_KEYS}
+    out["signals"] = {i: {"verdict": s.get("verdict"), "signals": s.get("signals") or {}}
+                      for i, s in (client.get("shards") or {}).items()}
+    return out
+
+
 def main():
     if sys.argv[1:] in (["-h"], ["--help"]):
         print(__doc__)
@@ -92,11 +107,15 @@ def main():
     ph = dict(run["phases"].get(phase_name) or {})
     overall = None
     hists = ph.pop("histograms", None) or {}
+    by_op = {}
     if hists:
         h = new_histogram()
-        for text in hists.values():
+        for op, text in hists.items():
             if text:
-                h.add(decode_histogram(text))
+                one = decode_histogram(text)
+                h.add(one)
+                if one.get_total_count():
+                    by_op[op] = {"p50_us": one.get_value_at_percentile(50), "avg_us": round(one.get_mean_value(), 1)}
         if h.get_total_count():
             overall = {"calls": h.get_total_count(), "avg_us": round(h.get_mean_value(), 1),
                        **{f"p{p}_us": h.get_value_at_percentile(p) for p in (50, 95, 99, 99.9)}}
@@ -107,7 +126,8 @@ def main():
         ops_per_second = [sum(v[i] if i < len(v) else 0 for v in tl["ops"].values()) for i in range(n)]
     self_ru = resource.getrusage(resource.RUSAGE_SELF)
     out = {"mode": mode, "campaign_id": agg["campaign_id"], "status": agg.get("status"),
-           "phase": ph, "overall": overall, "ops_per_second": ops_per_second,
+           "phase": ph, "overall": overall, "latency_by_op": by_op,
+           "client_verdict": client_verdict(ph.get("client")), "ops_per_second": ops_per_second,
            # fanout: the spawned shard processes (waited for here); campaign: the shard calls' own
            # CPU as the workers record it (segments' cpu_s, start-up not included)
            "shard_cpu_s": round(_cpu(c1) - _cpu(c0), 4) if mode == "fanout" else ph.get("client_cpu_s", 0.0),

@@ -97,8 +97,10 @@ def parse_gotpc(text: str) -> dict:
         m = re.match(r"\[Summary\] (\w+)\s+- Takes\(s\): ([\d.]+), Count: (\d+), TPM: ([\d.]+).*?90th\(ms\): ([\d.]+)",
                      line)
         if m and not m.group(1).endswith("_ERR"):
+            p50 = re.search(r"50th\(ms\): ([\d.]+)", line)
             out.setdefault("types", {})[m.group(1)] = {"count": int(m.group(3)), "tpm": float(m.group(4)),
-                                                      "p90_ms": float(m.group(5))}
+                                                      "p90_ms": float(m.group(5)),
+                                                      "p50_ms": float(p50.group(1)) if p50 else None}
         m = re.match(r"\[Summary\] (\w+)_ERR\s+- Takes\(s\): [\d.]+, Count: (\d+)", line)
         if m:
             out.setdefault("errors", {})[m.group(1)] = int(m.group(2))

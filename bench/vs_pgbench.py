@@ -47,7 +47,7 @@ def _conn(env: dict) -> tuple[list[str], dict]:
     return ["-h", host, "-p", port, "-U", user, db], penv
 
 
-def _pgbench_run(env: dict, clients: int, seconds: int, pinned: bool) -> dict:
+def pgbench_run(env: dict, clients: int, seconds: int, pinned: bool) -> dict:
     conn, penv = _conn(env)
     cmd = [*C.client_prefix(pinned), _pgbench(), "-M", "prepared", "-n", "-r", "-c", str(clients), "-j", "1",
            "-T", str(seconds), *conn]
@@ -55,10 +55,20 @@ def _pgbench_run(env: dict, clients: int, seconds: int, pinned: bool) -> dict:
     tps = float(re.search(r"tps = ([\d.]+) \(without initial connection time\)", res["stdout"]).group(1))
     statements = [(float(ms), sql.strip()) for ms, sql in
                   re.findall(r"^\s+([\d.]+)\s+\d+\s+(\S.*)$", res["stdout"], re.M)]
-    return {"tps": tps, "statement_ms": statements, "cpu_s": res["cpu_s"]}
+    avg = re.search(r"latency average = ([\d.]+) ms", res["stdout"])
+    return {"tps": tps, "statement_ms": statements, "cpu_s": res["cpu_s"],
+            "latency_avg_ms": float(avg.group(1)) if avg else None}
 
 
-def _dbswarm_run(env: dict, clients: int, seconds: int, pinned: bool, scale: int, model: str) -> dict:
+def init_tables(env: dict, scale: int) -> None:
+    """pgbench -i -s SCALE: the tables both tools run on."""
+    conn, penv = _conn(env)
+    C.log(f"pgbench -i -s {scale}")
+    subprocess.run([_pgbench(), "-i", "-q", "-s", str(scale), *conn], env=penv, check=True, capture_output=True)
+
+
+def dbswarm_campaign(env: dict, clients: int, seconds: int, scale: int, model: str) -> dict:
+    """The example's workload at ``scale`` with ``clients`` threads in one shard."""
     doc = yaml.safe_load(EXAMPLE.read_text())
     w = copy.deepcopy(doc["workload"])
     w["generators"]["aid"]["max"] = 100000 * scale
@@ -68,6 +78,11 @@ def _dbswarm_run(env: dict, clients: int, seconds: int, pinned: bool, scale: int
     campaign = {"name": f"vs-pgbench-{clients}", "seed": doc.get("seed", 0),
                 "target": C.target("postgresql", env), "workload": w, "phases": ["run"],
                 "fanout": {"shards": 1, "client_model": model}, "results": {"allow_client_bound": True}}
+    return campaign
+
+
+def _dbswarm_run(env: dict, clients: int, seconds: int, pinned: bool, scale: int, model: str) -> dict:
+    campaign = dbswarm_campaign(env, clients, seconds, scale, model)
     summary = C.run_dbswarm(campaign, pinned=pinned, timeout=seconds * 4 + 300)
     phase = summary["phase"]
     custom = phase.get("custom") or {}
@@ -93,10 +108,7 @@ def main() -> None:
     models = C.csv_list(args.client_models, str) if args.client_models else [
         (yaml.safe_load(EXAMPLE.read_text()).get("fanout") or {}).get("client_model", "auto")]
     env = C.start_servers()
-    conn, penv = _conn(env)
-    C.log(f"pgbench -i -s {args.scale}")
-    subprocess.run([_pgbench(), "-i", "-q", "-s", str(args.scale), *conn], env=penv, check=True,
-                   capture_output=True)
+    init_tables(env, args.scale)
     data = C.base_record("vs_pgbench", args)
     data["rows"] = []
     data["client_models"] = models
@@ -105,7 +117,7 @@ def main() -> None:
             pg: list = []
             ds: dict = {m: [] for m in models}
             for r in range(args.rounds):  # alternating: pgbench, dbswarm (each model), pgbench, ...
-                pg.append(_pgbench_run(env, clients, args.time, args.pinned))
+                pg.append(pgbench_run(env, clients, args.time, args.pinned))
                 for m in models:
                     ds[m].append(_dbswarm_run(env, clients, args.time, args.pinned, args.scale, m))
                     C.log(f"{clients} clients, round {r + 1}: pgbench {pg[-1]['tps']:.0f} tps, dbswarm ({m}) "

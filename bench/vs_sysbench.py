@@ -39,7 +39,7 @@ def sysbench_cmd(engine, env, test, a, threads):
                 "--pgsql-user=dbswarm", f"--pgsql-password={pw}", "--pgsql-db=dbswarm"]
     return [C.SYSBENCH, test, *conn, f"--tables={a.tables}", f"--table-size={a.table_size}",
             f"--threads={threads}", f"--time={a.time}", f"--rand-type={RAND_TYPE}", "--report-interval=1",
-            "--percentile=95", "run"]
+            f"--percentile={getattr(a, 'percentile', 95)}", "run"]
 
 
 def redact(cmd):
@@ -52,7 +52,7 @@ def parse_sysbench(text: str) -> dict:
         return float(m.group(1)) if m else None
     return {"transactions": num(r"transactions:\s+(\d+)"), "tps": num(r"transactions:\s+\d+\s+\(([\d.]+) per sec"),
             "queries": num(r"queries:\s+(\d+)"), "qps": num(r"queries:\s+\d+\s+\(([\d.]+) per sec"),
-            "p95_ms": num(r"95th percentile:\s+([\d.]+)"), "avg_ms": num(r"avg:\s+([\d.]+)"),
+            "p95_ms": num(r"95th percentile:\s+([\d.]+)"), "p50_ms": num(r"50th percentile:\s+([\d.]+)"), "avg_ms": num(r"avg:\s+([\d.]+)"),
             "total_time_s": num(r"total time:\s+([\d.]+)s"), "errors": num(r"ignored errors:\s+(\d+)"),
             "reconnects": num(r"reconnects:\s+(\d+)")}
 

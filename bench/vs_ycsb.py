@@ -120,14 +120,15 @@ def run_go(engine, env, w, a, pinned):
     takes = ops.get("TOTAL", {}).get("takes_s") or max(v["takes_s"] for v in good.values())
     errors = sum(v["count"] for k, v in ops.items() if k.endswith("_ERROR"))
     return {"ops": count, "ops_per_s": round(count / takes, 2), "takes_s": takes, "errors": errors,
-            "p99_us": ops.get("TOTAL", {}).get("p99_us"), "per_op": good,
+            "p99_us": ops.get("TOTAL", {}).get("p99_us"), "p50_us": ops.get("TOTAL", {}).get("p50_us"), "per_op": good,
             "cpu_s": round(res["cpu_s"], 3), "wall_s": round(res["wall_s"], 3),
             "cpu_us_per_op": round(res["cpu_s"] / count * 1e6, 1) if count else None,
             "server_cpu_s": round(server_cpu, 2),
             "server_cpu_us_per_op": round(server_cpu / count * 1e6, 1) if count else None}
 
 
-def run_dbswarm(engine, env, w, a, pinned):
+def dbswarm_campaign(engine, env, w, a) -> dict:
+    """The campaign that runs workload ``w`` as run_go does (a.client_model: threads or multiplexed)."""
     wl = {"family": "ycsb", "preset": w, **PROPS[w], "recordcount": a.recordcount, "operationcount": 0,
           "maxexecutiontime": a.time, "threads": a.threads, "table": table_for(w)}
     c = {"name": f"vs-ycsb-{w}", "target": _target(engine, env), "workload": wl, "phases": ["run"]}
@@ -135,6 +136,12 @@ def run_dbswarm(engine, env, w, a, pinned):
         c["fanout"] = {"shards": a.shards}
     if getattr(a, "client_model", None):  # bench/client_model.py: threads or multiplexed
         c["fanout"] = {**c.get("fanout", {}), "client_model": a.client_model}
+    return c
+
+
+def run_dbswarm(engine, env, w, a, pinned):
+    c = dbswarm_campaign(engine, env, w, a)
+    wl = c["workload"]
     srv0 = C.server_cpu_s(env, server_engines(engine))
     s = C.run_dbswarm(c, pinned=pinned, timeout=a.time * 3 + 180)
     server_cpu = C.server_cpu_s(env, server_engines(engine)) - srv0
