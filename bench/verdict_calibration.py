@@ -207,14 +207,12 @@ def run_dbswarm(cfg, env, a) -> dict:
     return figures(cfg, C.run_dbswarm(campaign(cfg, env, a), pinned=cfg["pinned"], timeout=a.time * 4 + 240))
 
 
-def _servers(cfg):
-    return (cfg["engine"], "postgresql") if cfg["engine"] == "mongodb" else (cfg["engine"],)
 
 
 def calibrate(cfg, env, a) -> dict:
     la0 = C.loadavg()
     C.log(f"{cfg['name']}: {a.rounds} rounds x ({TOOLS[cfg['family']]}, dbswarm) x {a.time} s")
-    with C.Pinning(env, cfg["pinned"], engines=_servers(cfg)):
+    with C.Pinning(env, cfg["pinned"], engines=vs_ycsb.server_engines(cfg["engine"])):
         nat, ds = C.interleave(a.rounds, lambda i: run_native(cfg, env, a), lambda i: run_dbswarm(cfg, env, a))
     rounds = [{"native": n, "dbswarm": d, "truth": client_limited(d, n)} for n, d in zip(nat, ds)]
     for r in rounds:
@@ -225,7 +223,7 @@ def calibrate(cfg, env, a) -> dict:
 
 def stability_runs(cfg, env, a) -> dict:
     C.log(f"{cfg['name']}: {a.stability_runs} separate dbswarm campaigns (stability)")
-    with C.Pinning(env, cfg["pinned"], engines=_servers(cfg)):
+    with C.Pinning(env, cfg["pinned"], engines=vs_ycsb.server_engines(cfg["engine"])):
         runs = [run_dbswarm(cfg, env, a) for _ in range(a.stability_runs)]
     return {**cfg, **stability([r["verdict"] for r in runs]), "throughputs": [r["throughput"] for r in runs]}
 
@@ -248,9 +246,14 @@ def markdown(data: dict) -> str:
     lines += ["", f"False alarms (bound, not client-limited): {cf['false_alarms']} of {cf['not_limited']} "
               f"({_pct(cf['false_alarm_rate'])}); misses (client-limited, not bound): {cf['misses']} of "
               f"{cf['limited']} ({_pct(cf['miss_rate'])}); truth unknown: {cf['unknown_truth']}."]
-    failed = [c for c in data["configs"] if c.get("failed")]
-    if failed:
-        lines.append("Failed: " + "; ".join(f"{c['name']}: {c['failed']}" for c in failed))
+    lines += ["", "| configuration | verdicts | client-limited rounds | dbswarm ÷ native throughput |",
+              "| --- | --- | ---: | --- |"]
+    for c in data["configs"]:
+        rs = c.get("rounds") or []
+        lines.append(f"| {c['name']} | failed: {c['failed']} | | |" if c.get("failed") else
+                     f"| {c['name']} | {', '.join(str(r['dbswarm']['verdict']) for r in rs)} "
+                     f"| {sum(bool(r['truth']['limited']) for r in rs)} of {len(rs)} "
+                     f"| {C.fmt_ratio(C.ratios([r['dbswarm']['throughput'] for r in rs], [r['native']['throughput'] for r in rs]))} |")
     if data.get("stability"):
         ok = [s for s in data["stability"] if s.get("stable")]
         lines += ["", f"Stability: {len(ok)} of {len(data['stability'])} configurations kept their verdict's mode "

@@ -98,3 +98,22 @@ def test_bad_options_name_what_is_wrong(capsys):
     with pytest.raises(SystemExit):
         V.main(["--configs", "sysbench-nope"])
     assert "unknown ['sysbench-nope']" in capsys.readouterr().err
+
+
+def test_the_section_renders_from_a_record(tmp_path, capsys):
+    record = {"command": "python bench/verdict_calibration.py --quick", "date": "2026-12-02T02:42:19+00:00",
+              "machine": {"nproc": 2, "cpu_model": "x", "memory_gb": 1, "kernel": "k", "python": "3"},
+              "loadavg": {"before": [1, 1, 1], "after": [2, 2, 2]},
+              "args": {"rounds": 1, "time": 5, "quick": True},
+              "configs": [{"name": V.QUICK[1], "failed": "RuntimeError: pgbench failed"}],
+              "confusion": V.confusion([("bound", False), ("near", True)]),
+              "stability": [{"name": V.QUICK[0], **V.stability(["ok", "ok"])}]}
+    path = tmp_path / "record.json"
+    path.write_text(V.C.record_text(record))
+    V.main(["--render", str(path)])
+    md = capsys.readouterr().out
+    assert "| bound | 0 | 1 |" in md and "| near | 1 | 0 |" in md and "| contended | 0 | 0 |" in md
+    assert "False alarms (bound, not client-limited): 1 of 1 (100.0%)" in md
+    assert "misses (client-limited, not bound): 1 of 1 (100.0%)" in md
+    assert "smoke run" in md and f"| {V.QUICK[1]} | failed: RuntimeError: pgbench failed | | |" in md
+    assert f"| {V.QUICK[0]} | ok, ok | ok (2) | True |" in md
