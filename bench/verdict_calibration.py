@@ -21,12 +21,13 @@ bench/results/verdict_calibration-<date>.json; its section is printed (``--rende
 prints it again).
 
 The full calibration (a quiet machine: nothing else running; about 2 h 15 min on the 2-CPU host:
-23 configurations x 3 rounds x (30 s native + 30 s dbswarm + ~15 s start-up), 5 x 5 stability
-campaigns, the loads ~10 min; go-ycsb and go-tpc are built first when missing, ~5 min):
+23 configurations x 3 rounds x (30 s native + 30 s dbswarm + ~15 s start-up) ~ 90 min, 5 x 5
+stability campaigns ~ 20 min, the loads ~ 20 min; go-ycsb and go-tpc are built first when
+missing: 2-14 min each, as measured under load):
 
     python bench/verdict_calibration.py --configs all --rounds 3 --time 30 --stability-runs 5
 
-The smoke (2 configurations, 1 round, 5-s runs, 2 stability campaigns of the first; ~3 min):
+The smoke (2 configurations, 1 round, 5-s runs, 2 stability campaigns of the first; 2 min):
 
     python bench/verdict_calibration.py --quick --servers-dir /tmp/servers-calib
 """
