@@ -196,7 +196,9 @@ def test_junit_and_step_summary_of_run_and_resume(results, tmp_path):
     """`dbswarm run --junit` of a campaign whose client is its own bottleneck (the noop engine's
     busy_us: CPU per call; exit 9): its phase a failed test case of type client-bound, summary.md
     appended to the step summary; `dbswarm resume --junit` of a finished campaign writes its
-    report too."""
+    report too, and appends its summary.md. Strict client health: on a loaded machine the busy
+    client's verdict can be contended (other processes hold the CPUs), not bound: it once exited
+    0 here; strict, both fail the run."""
     import os
     import subprocess
     import sys
@@ -208,7 +210,7 @@ def test_junit_and_step_summary_of_run_and_resume(results, tmp_path):
     spec.write_text(yaml.safe_dump({
         "name": "bound", "phases": ["run"], "target": {"engine": "noop", "options": {"busy_us": 300}},
         "workload": {"preset": "c", "recordcount": 1000, "operationcount": 0, "maxexecutiontime": 2, "threads": 4},
-        "fanout": {"shards": 1}, "results": {"allow_client_bound": False}}))
+        "fanout": {"shards": 1}, "results": {"allow_client_bound": False, "strict_client_health": True}}))
     proc = subprocess.run([sys.executable, "-m", "dbswarm", "run", str(spec), "--results", str(tmp_path / "r"),
                            "--quiet", "--junit", str(tmp_path / "run.xml")], capture_output=True, text=True, env=env,
                           timeout=600)
@@ -224,3 +226,5 @@ def test_junit_and_step_summary_of_run_and_resume(results, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     root = check_junit(tmp_path / "resume.xml")
     assert [c.get("name") for c in root.iter("testcase")] == ["run"] and root.find(".//failure") is None
+    steps = (tmp_path / "summary.md").read_text()  # resume appended its summary.md after run's
+    assert steps.index("# dbswarm campaign bound") < steps.index("# dbswarm campaign cmp")
