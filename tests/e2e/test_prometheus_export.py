@@ -95,6 +95,14 @@ def test_promql_counts_equal_result_json_per_operation_and_shard(prometheus, tmp
             want[(str(shard), op)] = stats["count"]
     assert got == want
     assert sum(got.values()) == run["operations_total"] == 6000
+    # result.json's own figures: per operation (operations.<op>.count) and per shard (shard_series)
+    per_op = _query(prometheus, f'sum by (operation) (dbswarm_measured_operations{{campaign="{cid}",phase="run"}})')
+    assert {s["metric"]["operation"]: int(float(s["value"][1])) for s in per_op} == {
+        op: stats["count"] for op, stats in run["operations"].items()}
+    per_shard = _query(prometheus, f'sum by (shard) (max_over_time(dbswarm_operations_total{{campaign="{cid}",'
+                                   f'phase="run"}}[1h]))')
+    assert {s["metric"]["shard"]: int(float(s["value"][1])) for s in per_shard} == {
+        shard: sum(seq) for shard, seq in run["shard_series"]["ops"].items()}
     # the live counter's last value per shard and operation: every operation the shard completed
     live = _query(prometheus, f'sum by (operation) (max_over_time(dbswarm_operations_total{{campaign="{cid}",'
                               f'phase="run"}}[1h]))')

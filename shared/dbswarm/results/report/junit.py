@@ -12,6 +12,7 @@ figures); a pair `dbswarm compare` cannot compare is a failure too (type ``not-c
 from __future__ import annotations
 
 import os
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Optional
@@ -20,21 +21,30 @@ from dbswarm.credentials.redact import redact_text
 from dbswarm.measure.headroom import fails_run
 
 OK_STATUSES = ("complete", None)
+# characters XML 1.0 cannot hold, even escaped (a driver's message may carry a NUL or a terminal's ESC)
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(text: str) -> str:
+    """``text`` with what XML 1.0 cannot hold written as Python escapes (``\\x1b``): the report
+    stays a document a parser reads."""
+    return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def _suite(root: ET.Element, name: str, cases: list[tuple[str, str, float, list[tuple[str, str]]]],
            timestamp: Optional[str] = None) -> None:
     """``cases``: (classname, name, seconds, [(failure type, message)])."""
     failed = sum(bool(f) for *_, f in cases)
-    suite = ET.SubElement(root, "testsuite", name=name, tests=str(len(cases)), failures=str(failed), errors="0",
-                          skipped="0", time=f"{sum(c[2] for c in cases):.3f}")
+    suite = ET.SubElement(root, "testsuite", name=xml_text(name), tests=str(len(cases)), failures=str(failed),
+                          errors="0", skipped="0", time=f"{sum(c[2] for c in cases):.3f}")
     if timestamp:
         suite.set("timestamp", timestamp)
     for classname, case_name, seconds, failures in cases:
-        case = ET.SubElement(suite, "testcase", classname=classname, name=case_name, time=f"{seconds:.3f}")
+        case = ET.SubElement(suite, "testcase", classname=xml_text(classname), name=xml_text(case_name),
+                             time=f"{seconds:.3f}")
         if failures:
             kinds = list(dict.fromkeys(k for k, _ in failures))
-            text = "\n".join(redact_text(m) for _, m in failures)
+            text = xml_text("\n".join(redact_text(m) for _, m in failures))
             f = ET.SubElement(case, "failure", message=text.splitlines()[0][:500], type=",".join(kinds))
             f.text = text
 
@@ -118,7 +128,7 @@ def write_junit(path: str, text: str) -> None:
     target = Path(path)
     if target.parent and not target.parent.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text)
+    target.write_text(text, encoding="utf-8")  # as its declaration says
 
 
 def append_step_summary(markdown: str) -> Optional[str]:
