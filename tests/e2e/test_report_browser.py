@@ -106,6 +106,26 @@ def test_demo_report_renders_every_chart(demo):
                                      page.resolve().as_uri()), capture_output=True, timeout=120, check=True)
 
 
+FIRST_CHART = ("<pre id='first-chart'></pre><script>addEventListener('load', function () {"
+               "var r = document.querySelector('.chart').getBoundingClientRect();"
+               "document.getElementById('first-chart').textContent = JSON.stringify("
+               "{top: r.top + scrollY, height: r.height, screen: innerHeight});});</script>")
+
+
+def test_the_demo_reports_first_screen_shows_a_chart(demo, tmp_path):
+    """Issue 58 item 6: report.html's first screen (a laptop's 1280 x 800 window) holds a chart:
+    the first one's title and at least a third of its plot above the fold (its first 3,000 px
+    held none; then its first chart began just above the fold, the overview a row per key)."""
+    page = tmp_path / "report.html"
+    page.write_text(demo[1].read_text().replace("</body>", FIRST_CHART + "</body>"))
+    proc = subprocess.run(chromium_args("--window-size=1280,800", "--dump-dom", page.resolve().as_uri()),
+                          capture_output=True, text=True, timeout=120)
+    m = re.search(r'<pre id="first-chart">(.*?)</pre>', proc.stdout, re.S)
+    assert m and m.group(1).strip(), proc.stderr[-2000:]
+    first = json.loads(html.unescape(m.group(1)))
+    assert first["height"] > 100 and first["top"] + first["height"] / 3 <= first["screen"], first
+
+
 def _break(page: Path, tmp_path: Path, how: str) -> Path:
     text = page.read_text()
     m = re.search(r"<script type='application/json' id='dbswarm-charts'>(.*?)</script>", text, re.S)

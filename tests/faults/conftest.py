@@ -13,6 +13,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _stop_the_fault_set_at_the_end():
+    """The fault tests' own server set (tests/servers.py own_set_dir("faults"), started by the
+    modules that stop servers) is stopped when the session ends, as the alternate set is, unless
+    DBSWARM_FAULT_SERVERS_DIR names a set of the caller's own (scripts/test stops that one)."""
+    yield
+    from tests import servers
+    folder = servers.own_set_dir("faults")
+    if not os.environ.get("DBSWARM_FAULT_SERVERS_DIR") and Path(folder, "env").exists():
+        servers.stop_servers(folder)
+
+
 def dbswarm_env(**extra) -> dict:
     """The environment of a `python -m dbswarm` subprocess running this checkout."""
     env = dict(os.environ)

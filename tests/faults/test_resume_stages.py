@@ -18,7 +18,7 @@ from dbswarm.run.alive import ALIVE_S
 from tests import servers
 from tests.faults.conftest import dbswarm_env, wait_gone
 
-FAULT_DIR = os.environ.get("DBSWARM_FAULT_SERVERS_DIR") or "/tmp/dbswarm-faults-servers"
+FAULT_DIR = servers.own_set_dir("faults")  # DIR-faults: never a path another suite uses
 TABLES = 4
 
 

@@ -20,7 +20,7 @@ import pytest
 from tests import servers
 from tests.faults.conftest import dbswarm_env, wait_gone
 
-FAULT_DIR = os.environ.get("DBSWARM_FAULT_SERVERS_DIR") or "/tmp/dbswarm-faults-servers"
+FAULT_DIR = servers.own_set_dir("faults")  # DIR-faults: never a path another suite uses
 STALL_S = 1.0   # DBSWARM_STALL_S of these runs (default 30): the stalls here last a few seconds
 GRACE_S = 1.0   # DBSWARM_STUCK_THREAD_GRACE_S (default 10)
 

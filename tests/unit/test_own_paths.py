@@ -4,6 +4,7 @@ server sets and the SAM CLI's virtualenv are derived from that DIR (scripts/lib/
 scripts/lib/sam-cli-dir, tests/servers.py alike), never the fixed /tmp/dbswarm-faults-servers,
 /tmp/dbswarm-alt-servers or /opt/sam-cli."""
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -41,3 +42,19 @@ def test_two_suites_with_a_servers_dir_each_share_no_server_and_no_install_folde
     env = dict(os.environ, DBSWARM_TEST_SERVERS_DIR=str(tmp_path / "one"), SAM_CLI_VENV=str(tmp_path / "sam"))
     assert subprocess.run([str(ROOT / "scripts" / "lib" / "sam-cli-dir")], env=env, capture_output=True,
                           text=True).stdout.strip() == str(tmp_path / "sam")
+
+
+FIXED = re.compile(r"/tmp/dbswarm-(faults|pfs|alt)-servers|/opt/sam-cli")
+
+
+def test_no_test_or_script_falls_back_to_a_fixed_shared_path():
+    """A test module run without scripts/test derives its own set's folder (tests/servers.py
+    own_set_dir), never a fixed path another suite uses: /opt/sam-cli is scripts/lib/sam-cli-dir's
+    default only where no DBSWARM_TEST_SERVERS_DIR is given (and said so in scripts/install)."""
+    allowed = {"scripts/lib/sam-cli-dir", "scripts/install", "tests/unit/test_own_paths.py"}
+    files = subprocess.run(["git", "ls-files", "tests", "scripts", ".ci"], cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.split()
+    found = [f"{name}:{n}" for name in files if name not in allowed and (ROOT / name).is_file()
+             for n, line in enumerate((ROOT / name).read_text(errors="replace").splitlines(), 1)
+             if FIXED.search(line)]
+    assert files and not found, found

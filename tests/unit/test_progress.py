@@ -4,9 +4,17 @@ import io
 import json
 import time
 
+import pytest
 from rich.console import Console
 
 from dbswarm.run.local import ProgressBoard
+
+
+@pytest.fixture(autouse=True)
+def _a_terminal_not_dumb(monkeypatch):
+    """Rich takes TERM=dumb (a chroot's, some CI runners') as 80 columns whatever width its
+    Console is given: these tests draw at the widths they name."""
+    monkeypatch.setenv("TERM", "xterm")
 
 
 def _board(tmp_path, width):

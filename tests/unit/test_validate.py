@@ -29,6 +29,35 @@ def test_validate_resolves_an_env_reference_and_names_the_unset_variable(tmp_pat
     assert "valid, 1 run" in out.out and "s3cr3t-value-35" not in out.out + out.err
 
 
+def test_an_unreadable_file_reference_is_exit_10_naming_the_file(tmp_path, capsys):
+    """Issue 58 item 5: a {file: PATH} that cannot be read is the same answer as an unset
+    variable (valid, cannot run here: exit 10 from validate and run), naming the file; nothing ran."""
+    missing = tmp_path / "no-such-password-file"
+    spec = tmp_path / "c.yaml"
+    spec.write_text(CAMPAIGN.replace("{env: DBSWARM_T35_PASS}", f"{{file: {missing}}}"))
+    for command in (["validate", str(spec)], ["run", str(spec), "--results", str(tmp_path / "r"), "--quiet"]):
+        assert main(command) == 10, command
+        err = capsys.readouterr().err
+        assert f"target.password: cannot read secret file {missing}" in err, err
+        assert "valid campaign, but it cannot run here" in err and "invalid" not in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_examples_with_their_variable_unset_are_valid_but_not_runnable_here(monkeypatch, capsys):
+    """Issue 58 item 5: with DBSWARM_PASSWORD unset the examples are not "invalid" (exit 2): each
+    is exit 0 (no password) or 10 naming the variable."""
+    from pathlib import Path
+    monkeypatch.delenv("DBSWARM_PASSWORD", raising=False)
+    paths = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml"))
+    answers = {}
+    for path in paths:
+        answers[path.name] = main(["validate", "--offline", str(path)])
+        err = capsys.readouterr().err
+        if answers[path.name] == 10:
+            assert "environment variable DBSWARM_PASSWORD is not set" in err, (path.name, err)
+    assert set(answers.values()) <= {0, 10} and 10 in answers.values(), answers
+
+
 def test_run_refuses_an_unset_env_reference_before_anything_starts(tmp_path, monkeypatch):
     from dbswarm.run.local import run_campaign
     monkeypatch.delenv("DBSWARM_T35_PASS", raising=False)

@@ -374,8 +374,9 @@ def overview_html(result) -> str:
              ("dbswarm", f"{_e(__version__)}, result schema {_e(result.get('schema_version'))}"),
              ("runs", f"{len(result['runs'])}" + (f", missing shards: {len(result['missing_shards'])}"
                                                   if result.get("missing_shards") else ""))]
-    out = ["<h2>Overview</h2><table class='kv'>"
-           + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in items) + "</table>"]
+    # one row of keys over one of values (was a row each): the first screen keeps room for a chart
+    out = ["<h2>Overview</h2><table class='kv'><tr>" + "".join(f"<th>{k}</th>" for k, _ in items) + "</tr><tr>"
+           + "".join(f"<td>{v}</td>" for _, v in items) + "</tr></table>"]
     errs = error_rows(result)
     if errs:
         out.append("<h3>Errors by class</h3>" + _table(
