@@ -239,6 +239,13 @@ class PrometheusExport(_Strict):
                 raise ValueError(f"label {k}: at most 256 characters, got {len(val):,}")
         return v
 
+    @model_validator(mode="after")
+    def _basic_auth(self):
+        if (self.username is None) != (self.password is None):
+            given, missing = ("username", "password") if self.password is None else ("password", "username")
+            raise ValueError(f"{given} without {missing}: HTTP basic auth takes both (or neither)")
+        return self
+
 
 METRIC_LABELS = ("campaign", "run", "phase", "shard", "operation", "engine", "family", "quantile", "kind",
                  "error_class", "counter")
