@@ -894,17 +894,16 @@ def workload_file_refs(data: Any) -> list[str]:
     its own machine for a caller (the API refuses them before anything is read)."""
     if not isinstance(data, dict):
         return []
-    out = []
+
+    def mapping(value: Any) -> dict:
+        return value if isinstance(value, dict) else {}
+    matrix = mapping(data.get("matrix"))
+    axis = matrix.get("workload") if isinstance(matrix.get("workload"), list) else []
     tops = [("workload", data.get("workload")),
-            ("repeat.baseline.workload", ((data.get("repeat") or {}).get("baseline") or {}).get("workload")
-             if isinstance(data.get("repeat"), dict) and isinstance(data["repeat"].get("baseline"), dict) else None)]
-    matrix = data.get("matrix") if isinstance(data.get("matrix"), dict) else {}
-    tops += [(f"matrix.workload[{i}]", w) for i, w in enumerate(matrix.get("workload") or [])
-             if isinstance(matrix.get("workload"), list)]
-    out += [f"{where}.file" for where, w in tops if isinstance(w, dict) and "file" in w]
-    if "file" in matrix:
-        out.append("matrix.file")
-    return out
+            ("repeat.baseline.workload", mapping(mapping(data.get("repeat")).get("baseline")).get("workload")),
+            *((f"matrix.workload[{i}]", w) for i, w in enumerate(axis))]
+    out = [f"{where}.file" for where, w in tops if isinstance(w, dict) and "file" in w]
+    return out + (["matrix.file"] if "file" in matrix else [])
 
 
 def json_schema() -> dict:

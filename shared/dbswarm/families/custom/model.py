@@ -625,8 +625,10 @@ def _too_long(gen: Any, name: str, table: Any, col: str) -> Optional[str]:
     """A string generator whose longest value is wider than the char(n) / varchar(n) column
     it loads (every such row would be refused by the server, or cut), naming both."""
     column = next((c for c in table.columns or [] if c.name == col), None)
-    width = re.match(r"^(?:var)?char\((\d+)\)$", column.type) if column is not None else None
-    if not isinstance(gen, StringGen) or width is None or gen.max_length <= int(width.group(1)):
+    if column is None or not isinstance(gen, StringGen):
+        return None
+    width = re.match(r"^(?:var)?char\((\d+)\)$", column.type)
+    if width is None or gen.max_length <= int(width.group(1)):
         return None
     return (f"generator {name!r} makes strings of up to {gen.max_length} characters (generators.{name}.max_length), "
             f"wider than column {col} ({column.type}): lower max_length or widen the column")
