@@ -144,6 +144,13 @@ FREE_TEXT = {
     "search.key": ({"search": {"key": RUN}}, "search.key: 200,013 characters; at most 65,536"),
     "repeat.baseline": ({"repeat": {"count": 2, "baseline": {"workload": {"preset": RUN}}}},
                         "repeat.baseline.workload.preset: 200,013 characters; at most 256"),
+    # the round's new free text: a custom workload's statement, live metrics' endpoint and labels
+    "custom.sql": ({"workload": {"family": "custom", "transactions": {"t": {"statements": [{"sql": RUN}]}}}},
+                   "workload.transactions.t.statements[0].sql: 200,013 characters; at most 65,536"),
+    "prometheus.remote_write": ({"results": {"metrics": {"prometheus": {"remote_write": "http://h/" + RUN}}}},
+                                "results.metrics.prometheus.remote_write: 200,022 characters; at most 65,536"),
+    "prometheus.labels": ({"results": {"metrics": {"prometheus": {"remote_write": "http://h/w", "labels": {"team": RUN}}}}},
+                          "results.metrics.prometheus.labels.team: 200,013 characters; at most 65,536"),
     # (YAML reads a key of more than 1,024 characters as a syntax error, naming its line)
     "a-key": ({"workload": {RUN[:1000]: 1}}, "a key of 1,000 characters; at most 256"),
 }
