@@ -168,9 +168,13 @@ def cmd_compare(args):
     from dbswarm.results.report import compare_view, junit  # noqa: PLC0415
     if not 0 < args.alpha < 1:
         raise DbswarmError(f"--alpha: expected a number between 0 and 1, got {args.alpha:g}")
+    if args.output and args.junit and Path(args.output).resolve() == Path(args.junit).resolve():
+        raise DbswarmError(f"--junit {args.junit}: the same file as --output {args.output}: one would overwrite the "
+                           "other")
+    thresholds = comparing.parse_thresholds(args.max_regression)  # refused before a result is read
     doc = comparing.compare(comparing.read_side(args.baseline, args.results),
                             comparing.read_side(args.candidate, args.results),
-                            comparing.parse_thresholds(args.max_regression), args.alpha, spectra=args.format == "html")
+                            thresholds, args.alpha, spectra=args.format == "html")
     text = compare_view.render(doc, args.format)
     if args.output:
         Path(args.output).write_text(text)

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests import servers
+from tests import servers, timing
 from tests.faults.conftest import dbswarm_env, wait_gone
 
 
@@ -38,6 +38,9 @@ def test_the_lock_on_every_engine(engine, tmp_path, monkeypatch):
             on(lock.acquire, "faults-lock-b")
         text = str(err.value)
         assert "in use by campaign faults-lock-a (started " in text and "shared_tables: true" in text
+        # issue 57 item 6: what frees the tables, said on every engine
+        assert "`dbswarm resume faults-lock-a --results <its results folder>` finishes it" in text, text
+        assert "`dbswarm cancel faults-lock-a`" in text and "its lock is taken over in " in text, text
         assert on(lock.refresh, "faults-lock-a") and not on(lock.refresh, "faults-lock-b")
         on(lock.release, "faults-lock-b")                                   # not b's: nothing happens
         with pytest.raises(lock.CampaignLocked):
@@ -85,9 +88,10 @@ def test_a_second_campaign_on_the_same_tables_fails_fast_unless_shared(tmp_path,
     third = spawn(["run", str(_spec(tmp_path, "faults-lock-third", target, ["run"], 4, shared_tables=True)),
                    "--results", str(tmp_path / "r3"), "--quiet"], env=dbswarm_env())
     out, err = second.communicate(timeout=60)
-    assert time.monotonic() - t0 < 30                                  # fast: nothing of it ran
+    assert time.monotonic() - t0 < timing.timeout(30)                  # fast: nothing of it ran
     assert second.returncode == 3, (out, err)
     assert f"in use by campaign {first_id} (started " in err and "shared_tables: true" in err
+    assert f"`dbswarm resume {first_id} --results <its results folder>`" in err, err   # issue 57 item 6
     assert "Traceback" not in err
     assert not list((tmp_path / "r2").glob("*/runs/*/*/shard-*.json"))   # no shard of it ran
     # issue 33: the refusal is stored as the README says (failed) and summary.md gives its reason

@@ -144,6 +144,13 @@ FREE_TEXT = {
     "search.key": ({"search": {"key": RUN}}, "search.key: 200,013 characters; at most 65,536"),
     "repeat.baseline": ({"repeat": {"count": 2, "baseline": {"workload": {"preset": RUN}}}},
                         "repeat.baseline.workload.preset: 200,013 characters; at most 256"),
+    # the round's new free text: a custom workload's statement, live metrics' endpoint and labels
+    "custom.sql": ({"workload": {"family": "custom", "transactions": {"t": {"statements": [{"sql": RUN}]}}}},
+                   "workload.transactions.t.statements[0].sql: 200,013 characters; at most 65,536"),
+    "prometheus.remote_write": ({"results": {"metrics": {"prometheus": {"remote_write": "http://h/" + RUN}}}},
+                                "results.metrics.prometheus.remote_write: 200,022 characters; at most 65,536"),
+    "prometheus.labels": ({"results": {"metrics": {"prometheus": {"remote_write": "http://h/w", "labels": {"team": RUN}}}}},
+                          "results.metrics.prometheus.labels.team: 200,013 characters; at most 65,536"),
     # (YAML reads a key of more than 1,024 characters as a syntax error, naming its line)
     "a-key": ({"workload": {RUN[:1000]: 1}}, "a key of 1,000 characters; at most 256"),
 }
@@ -209,3 +216,71 @@ def test_hostile_input_is_refused_in_under_two_seconds_naming_the_problem(tmp_pa
     assert RUN[:1000] not in answer  # the value is never echoed
     assert took <= bound, f"{interface} answered in {took:.2f} s; bound {bound:.2f} s (start-up {startup[interface]:.2f})"
     assert not (tmp_path / "r").exists() or not any((tmp_path / "r").rglob("*"))  # nothing started
+
+
+# the custom family's workload file (`workload.file`, read when the campaign is validated): the same
+# bounds as the campaign's own text (before, a deep file ended in a RecursionError traceback and its
+# aliases were expanded unbounded); the API reads no file of its machine (before, it read any path
+# it was given: a file's existence and its keys came back in the answer)
+def _file_laughs() -> str:
+    return "\n".join(_laughs().splitlines()[1:-1] + ["label: *a8", ""])
+
+
+FILE_CASES = {
+    "billion-laughs": (_file_laughs(), ["alias *a", "more than 20,000 values"]),
+    "deep": ("label: " + "[" * 100_000 + "]" * 100_000 + "\n", ["line 1", "nested more than 64 levels deep"]),
+    "long-label": (f"label: {RUN}\n", ["label: 200,013 characters; at most 256"]),
+    "long-statement": ("transactions: {t: {statements: [{sql: " + RUN + "}]}}\n",
+                       ["transactions.t.statements[0].sql: 200,013 characters; at most 65,536"]),
+    "20MB-file": (f"label: {HUGE}\n", ["a workload file is at most 1,048,576"]),
+}
+
+
+@pytest.mark.parametrize("interface", ["validate", "run", "api"])
+@pytest.mark.parametrize("case", list(FILE_CASES))
+def test_a_hostile_workload_file_is_refused_in_under_two_seconds(tmp_path, startup, case, interface):
+    content, said = FILE_CASES[case]
+    wfile = tmp_path / "w.yaml"
+    wfile.write_text(content)
+    spec = tmp_path / "c.json"
+    spec.write_text(json.dumps({"name": "faults-wfile", "target": {"engine": "sqlite"},
+                                "workload": {"family": "custom", "file": str(wfile)}}))
+    bound = startup[interface] + timing.timeout(2.0)
+    took, status, answer = _answer(interface, spec, tmp_path / "r", bound + timing.timeout(10))
+    assert status == (400 if interface == "api" else 2), answer[-2000:]
+    if interface == "api":
+        said = ["workload.file: a deployment reads no file of its own machine"]
+    else:
+        assert f"workload.file: {wfile}: " in answer, answer[-2000:]
+    for words in said:
+        assert words in answer, (words, answer[-2000:])
+    assert "Traceback" not in answer and len(answer) < 4000 and RUN[:1000] not in answer, answer[-2000:]
+    assert took <= bound, f"{interface} answered in {took:.2f} s; bound {bound:.2f} s (start-up {startup[interface]:.2f})"
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").rglob("*"))
+
+
+def test_the_api_reads_no_workload_file(tmp_path):
+    """Whether a path exists, and what its keys are, never comes back: the same answer for a
+    YAML file holding keys, a missing path and a matrix or repeat baseline naming one."""
+    from dbswarm.results.store import LocalStore
+    from dbswarm.run import api
+    secret = tmp_path / "app.yaml"
+    secret.write_text("db_password_hint: x\nadmin_user: root\n")
+    dep = api.Deployment("arn:aws:states:us-east-1:123456789012:stateMachine:dbswarm-campaign",
+                         LocalStore(tmp_path / "r"), secret_prefix="dbswarm/", allowed_targets="10.0.0.0/8")
+    answers = []
+    for workload, extra in (({"family": "custom", "file": str(secret)}, {}),
+                            ({"family": "custom", "file": str(tmp_path / "none.yaml")}, {}),
+                            ({}, {"matrix": {"workload": [{"family": "custom", "file": str(secret)}]}}),
+                            ({}, {"repeat": {"count": 2, "baseline": {"workload": {"file": str(secret)}}}})):
+        body = json.dumps({"name": "faults-wfile", "target": {"engine": "postgresql", "url": "postgresql://u@10.0.0.5/db"},
+                           "workload": workload, **extra})
+        out = api.handle({"requestContext": {"http": {"method": "POST"}}, "rawPath": "/campaigns", "body": body}, dep)
+        assert out["statusCode"] == 400, out
+        problems = json.loads(out["body"])["problems"]
+        assert all("a deployment reads no file of its own machine" in p for p in problems), problems
+        assert "admin_user" not in out["body"] and "db_password_hint" not in out["body"]
+        answers.append(problems)
+    assert answers[0] == answers[1] == ["workload.file: a deployment reads no file of its own machine: give the "
+                                        "workload's keys in the campaign itself (the file's content under workload)"]
+    assert answers[2][0].startswith("matrix.workload[0].file: ") and answers[3][0].startswith("repeat.baseline.workload.file: ")

@@ -132,3 +132,59 @@ def test_a_killed_runner_s_lost_seconds_are_counted_not_bounded(tmp_path, spawn)
     assert lost[0] < interval - 1
     result = json.loads(next((tmp_path / "r").glob("*/result.json")).read_text())
     assert result["runs"][0]["phases"]["run"]["lost_seconds"] == lost[0]
+
+
+def test_ctrl_c_twice_inside_the_index_build_then_resume_builds_every_index(tmp_path, own_pg, spawn):
+    """The issue's sequence itself, end to end: `dbswarm run` interrupted twice (SIGINT to its
+    process group) while the step after the load waits to build the second of four indexes (a
+    lock this test holds on sbtest2 keeps it there), then `dbswarm resume`: every index exists
+    before the campaign says complete."""
+    import signal
+    import time
+    with servers.pg_admin(own_pg) as c:   # no table, and no lock a campaign killed before this one left
+        c.execute("DROP TABLE IF EXISTS dbswarm_lock")
+        for n in range(1, TABLES + 1):
+            c.execute(f"DROP TABLE IF EXISTS sbtest{n}")
+    spec = tmp_path / "c.json"
+    spec.write_text(json.dumps({"name": "faults-ctrl-c-index", "seed": 6,
+                                "target": servers.target("postgresql", own_pg),
+                                "workload": {"family": "sysbench", "tables": TABLES, "table_size": 300, "threads": 2,
+                                             "time": 2},
+                                "fanout": {"shards": 2}, "phases": ["prepare", "load", "run"]}))
+    results = str(tmp_path / "r")
+    proc = spawn(["run", str(spec), "--results", results, "--quiet"], env=dbswarm_env())
+    holder, watcher = servers.pg_admin(own_pg), servers.pg_admin(own_pg)   # (the holder's transaction sees one snapshot)
+    try:
+        deadline = time.monotonic() + 120
+        while holder.execute("SELECT to_regclass('sbtest2')").fetchone()[0] is None:   # created: held from now
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.02)
+        holder.execute("BEGIN")
+        holder.execute("LOCK TABLE sbtest2 IN ROW EXCLUSIVE MODE")   # the load's inserts pass, CREATE INDEX waits
+        waiting = "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'CREATE INDEX%k\\_2 %'"
+        while not watcher.execute(waiting).fetchall():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        assert _indexes(own_pg) == ["k_1"]
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130 and "aborted (a second interrupt)" in err, err
+        assert wait_gone(proc.pid, 10) == []
+        for (pid,) in watcher.execute(waiting).fetchall():   # its client is gone: the server would build it later
+            watcher.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        watcher.close()
+    assert _indexes(own_pg) == ["k_1"]
+    assert not list((tmp_path / "r").glob("*/runs/*/prepare-after_load.json"))
+    cid = next((tmp_path / "r").iterdir()).name
+    again = spawn(["resume", cid, "--results", results])
+    out, err = again.communicate(timeout=180)
+    assert again.returncode == 0, err
+    assert _indexes(own_pg) == [f"k_{n}" for n in range(1, TABLES + 1)]   # three were missing, before
+    result = json.loads((tmp_path / "r" / cid / "result.json").read_text())
+    assert result["status"] == "complete" and result["runs"][0]["phases"]["run"]["status"] == "complete", \
+        result["runs"][0]["phases"]

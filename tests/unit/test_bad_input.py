@@ -154,6 +154,125 @@ def test_a_preset_given_checks_do_not_need_every_phase():
     assert runs[0].workload.check == ["after_load", "after_run"]
 
 
+# The round's new keys (issue 57 item 9): custom workloads, live metrics, compare and the indexed
+# path's coordinator, each a pair of keys valid alone but not together, both named. (campaign or
+# workload keys, the field the problem starts with, the words it must hold)
+def _custom(**changes):
+    import copy
+
+    from tests.unit.test_custom_workload import GOOD
+    w = copy.deepcopy(GOOD)
+    for path, value in changes.items():
+        *parents, last = path.split("__")
+        node = w
+        for k in parents:
+            node = node[int(k)] if isinstance(node, list) else node.setdefault(k, {})
+        node[int(last) if isinstance(node, list) else last] = value
+    return {"workload": w, "target": {"engine": "postgresql", "url": PG}}
+
+
+PROM = {"remote_write": "http://127.0.0.1:9/api/v1/write"}
+PAY = "transactions__pay__statements"
+CROSS_ROUND = [
+    # custom workloads: a generator's bounds, a generator against the column it loads
+    (_custom(generators__aid={"type": "gaussian", "mean": 5, "stddev": 1, "min": 10, "max": 1}),
+     "workload.generators.aid.gaussian", ["max (1) is below min (10)"]),
+    (_custom(generators__aid={"type": "exponential", "mean": 5, "min": 10, "max": 2}),
+     "workload.generators.aid.exponential", ["max (2) is below min (10)"]),
+    (_custom(generators__ts={"type": "timestamp", "min": "2025-01-01 00:00:00", "max": "2020-01-01 00:00:00"}),
+     "workload.generators.ts.timestamp", ["max (2020-01-01 00:00:00) is before min (2025-01-01 00:00:00)"]),
+    (_custom(generators__amount={"type": "string", "max_length": 60},
+             tables__accounts__columns__1={"name": "balance", "type": "varchar(10)"}),
+     "workload.tables.accounts.load.columns.balance", ["generators.amount.max_length", "column balance (varchar(10))"]),
+    (_custom(generators__nm={"type": "latest", "counter": "aid"}), "workload.generators.nm.counter",
+     ["'aid' is a uniform generator", "unique or sequential"]),
+    (_custom(**{f"{PAY}__0__sql": "SELECT balance FROM accounts WHERE id = :bal"}), f"workload.{PAY.replace('__', '.')}[0].sql",
+     [":bal is captured by statement 0"]),
+    (_custom(transactions__pay__bind={"zzz": "aid"}), "workload.transactions.pay.bind.zzz",
+     ["no statement of the transaction has a parameter :zzz"]),
+    (_custom(**{f"{PAY}__0__capture": ["aid"]}), f"workload.{PAY.replace('__', '.')}[0].capture",
+     ["'aid' is a generator's name too"]),
+    (_custom(tables__accounts__load__columns={"balance": "amount", "id": "aid"}),
+     "workload.tables.accounts.load.columns.id", ["the key column gets the row number"]),
+    (_custom(transactions__pay__think_time={"distribution": "uniform", "min": 2, "max": 1}),
+     "workload.transactions.pay.think_time.max", ["below min"]),
+    (_custom(operations=0, time=5, warmuptime=5), "workload.warmuptime", ["5 s is not shorter than run 000's 5 s"]),
+    ({**_custom(), "search": {"key": "recordcount"}}, "search.key", ["'recordcount'", "custom workload of run 000"]),
+    ({**_custom(), "target": {"engine": "mongodb", "url": "mongodb://db.internal/app"}}, "workload.tables.accounts",
+     ["a SQL table: target.engine mongodb"]),
+    # live metrics: basic auth in halves
+    ({"results": {"metrics": {"prometheus": {**PROM, "username": "u"}}}}, "results.metrics.prometheus",
+     ["username without password"]),
+    ({"results": {"metrics": {"prometheus": {**PROM, "password": {"env": "PROM_PW"}}}}}, "results.metrics.prometheus",
+     ["password without username"]),
+]
+
+
+@pytest.mark.parametrize("campaign,field,words", CROSS_ROUND,
+                         ids=[f"{i}-{f}" for i, (_, f, _) in enumerate(CROSS_ROUND)])
+def test_the_rounds_keys_valid_alone_but_not_together_name_both(campaign, field, words):
+    with pytest.raises(CampaignError) as err:
+        load_campaign(campaign)
+    hits = [p for p in err.value.problems if p.startswith(field + ": ")]
+    assert hits and any(all(w in p for w in words) for p in hits), err.value.problems
+
+
+@pytest.fixture
+def compared(tmp_path):
+    """Two results to compare (noop campaigns, in-process)."""
+    assert main(["run", _noop_spec(tmp_path, "base"), "--results", str(tmp_path / "r"), "--quiet"]) == 0
+    return [str(p) for p in (tmp_path / "r").glob("*/result.json")][:1] * 2
+
+
+def _noop_spec(tmp_path, name) -> str:
+    spec = tmp_path / f"{name}.json"
+    spec.write_text(json.dumps({"name": name, "target": {"engine": "noop"},
+                                "workload": {"recordcount": 10, "operationcount": 50}}))
+    return str(spec)
+
+
+CROSS_CLI = [
+    # compare: one metric given two shares; the report and the JUnit file on one path
+    (["--max-regression", "p99=10%", "--max-regression", "p99=20%"],
+     ["--max-regression p99=20%: p99 is also given as --max-regression p99=10%"]),
+    (["--max-regression", "5%", "--max-regression", "10%"],
+     ["--max-regression 10%: the default share is also given as --max-regression 5%"]),
+    (["--format", "json", "--output", "{tmp}/out.xml", "--junit", "{tmp}/out.xml"],
+     ["--junit {tmp}/out.xml: the same file as --output {tmp}/out.xml"]),
+]
+
+
+@pytest.mark.parametrize("args,words", CROSS_CLI, ids=[a[1] for a, _ in CROSS_CLI])
+def test_compare_options_valid_alone_but_not_together_name_both(tmp_path, capsys, compared, args, words):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    assert main(["compare", *compared, *args]) == 2
+    err = capsys.readouterr().err
+    assert all(w.replace("{tmp}", str(tmp_path)) in err for w in words), err
+    assert not (tmp_path / "out.xml").exists()
+
+
+def test_a_coordinator_with_fewer_workers_than_shards_is_refused_naming_both(tmp_path, capsys):
+    """The indexed path: a worker runs the shard of its index only; with fanout.shards 4 and
+    --workers 2, shards 2 and 3 would never run (the coordinator waited --phase-timeout)."""
+    spec = tmp_path / "c.json"
+    spec.write_text(json.dumps({"name": "idx", "target": {"engine": "noop"}, "fanout": {"shards": 4},
+                                "workload": {"recordcount": 10, "operationcount": 50, "threads": 4}}))
+    args = ["coordinate", str(spec), "--results", str(tmp_path / "r"), "--campaign-id", "idx-1",
+            "--phase-timeout", "3", "--lead-seconds", "0"]   # (were it not refused: no worker comes)
+    assert main(args + ["--workers", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "fanout.shards: run 000 has 4 shards, more than --workers 2" in err and "shards 2-3 would never run" in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_kubernetes_refuses_what_the_indexed_path_cannot_run(tmp_path, capsys):
+    spec = tmp_path / "c.json"
+    spec.write_text(json.dumps({"name": "idx", "target": {"engine": "noop"}, "search": {"key": "threads"},
+                                "workload": {"recordcount": 10, "operationcount": 50}}))
+    assert main(["kubernetes", str(spec), "--results", "s3://bucket/p"]) == 2
+    assert "search / fanout.adaptive: the indexed path does not run peak searches" in capsys.readouterr().err
+
+
 def test_duplicate_key_message_says_which_and_where():
     with pytest.raises(CampaignError) as err:
         load_campaign("name: a\nseed: 1\nname: b\n")
@@ -243,6 +362,8 @@ def test_bad_api_bodies(tmp_path, body, field):
 def test_corpus_size():
     assert len(CAMPAIGNS) + len(CLI) + len(API) + len(API_BODIES) >= 40
     assert len(CROSS) >= 20
+    # the round's new keys: custom workloads, metrics, compare, the indexed path (2 tests of their own)
+    assert len(CROSS_ROUND) + len(CROSS_CLI) + 2 >= 20
 
 
 def test_bogus_page_token_is_a_400_not_a_traceback(tmp_path, monkeypatch):

@@ -31,7 +31,14 @@ from dbswarm.results.peak import Search
 PHASES = ("prepare", "load", "run", "cleanup")
 from dbswarm.campaign import consistency
 from dbswarm.campaign.admission import check_campaign_size, threads_per_shard_problems
-from dbswarm.campaign.bounds import MAX_DEPTH, BoundedComposer, document_size_problem, read_text, shape_problems
+from dbswarm.campaign.bounds import (
+    MAX_DEPTH,
+    MAX_DOCUMENT_BYTES,
+    BoundedComposer,
+    document_size_problem,
+    read_text,
+    shape_problems,
+)
 from dbswarm.campaign.bounds import shown as bounds_shown
 from dbswarm.campaign.memory import memory_problems
 from dbswarm.credentials.redact import (
@@ -231,6 +238,13 @@ class PrometheusExport(_Strict):
             if len(val) > 256:
                 raise ValueError(f"label {k}: at most 256 characters, got {len(val):,}")
         return v
+
+    @model_validator(mode="after")
+    def _basic_auth(self):
+        if (self.username is None) != (self.password is None):
+            given, missing = ("username", "password") if self.password is None else ("password", "username")
+            raise ValueError(f"{given} without {missing}: HTTP basic auth takes both (or neither)")
+        return self
 
 
 METRIC_LABELS = ("campaign", "run", "phase", "shard", "operation", "engine", "family", "quantile", "kind",
@@ -456,6 +470,7 @@ def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
     """Cartesian product of the matrix axes, first axis outermost, each validated in full."""
     axes = list(campaign.matrix.items())
     problems, runs = [], []
+    file_problems: dict[tuple[str, str], list[str]] = {}
     combos = list(itertools.product(*[list(enumerate(vals)) for _, vals in axes])) if axes else [()]
     for index, combo in enumerate(combos):
         wl = dict(campaign.workload)
@@ -495,6 +510,12 @@ def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
             problems.append(f"{origin.get('family', 'workload.family')}: unknown family {family!r}; "
                             f"expected one of {', '.join(families.names())}")
             continue
+        if isinstance(wl.get("file"), str):  # read as bounded as the campaign, before the family reads it
+            where = origin.get("file", "workload.file")
+            found = file_problems.setdefault((wl["file"], where), workload_file_problems(wl["file"], where))
+            if found:
+                problems += [p for p in found if p not in problems]
+                continue
         try:
             workload = fam.workload(wl)
         except ValidationError as err:
@@ -848,6 +869,41 @@ def read_campaign_data(source):
     if problems:
         raise CampaignError(problems)
     return data
+
+
+def workload_file_problems(path: str, where: str) -> list[str]:
+    """A workload file (``workload.file``) read within the campaign's bounds (``campaign.bounds``:
+    its size, aliases, values, depth and strings; a key given twice), each problem named at
+    ``where`` and the file's name. A file that cannot be read, is too large, is not YAML in
+    UTF-8 or holds no mapping is the family's to name (it reads the file next)."""
+    file = Path(path)
+    if not file.is_file() or file.stat().st_size > MAX_DOCUMENT_BYTES:
+        return []
+    try:
+        read_campaign_data(file)
+    except CampaignError as err:
+        theirs = ("(file): not valid YAML", "(top level): expected a mapping", f"(file): {file} is not UTF-8")
+        return [f"{where}: {bounds_shown(path)}: {p.removeprefix('(file): ')}" for p in err.problems
+                if not p.startswith(theirs)]
+    return []
+
+
+def workload_file_refs(data: Any) -> list[str]:
+    """The fields of a campaign's data naming a workload file (``workload.file``, a matrix's
+    ``workload`` or ``file`` axis, a repeat baseline's workload): a deployment reads no file of
+    its own machine for a caller (the API refuses them before anything is read)."""
+    if not isinstance(data, dict):
+        return []
+
+    def mapping(value: Any) -> dict:
+        return value if isinstance(value, dict) else {}
+    matrix = mapping(data.get("matrix"))
+    axis = matrix.get("workload") if isinstance(matrix.get("workload"), list) else []
+    tops = [("workload", data.get("workload")),
+            ("repeat.baseline.workload", mapping(mapping(data.get("repeat")).get("baseline")).get("workload")),
+            *((f"matrix.workload[{i}]", w) for i, w in enumerate(axis))]
+    out = [f"{where}.file" for where, w in tops if isinstance(w, dict) and "file" in w]
+    return out + (["matrix.file"] if "file" in matrix else [])
 
 
 def json_schema() -> dict:

@@ -90,6 +90,7 @@ def parse_thresholds(specs: list[str]) -> dict:
     A bare value is the default; ``metric=`` one metric (every operation); ``OP:metric=`` one
     operation's. The errors threshold is in percentage points of the error rate."""
     out: dict[str, float] = {"default": DEFAULT_MAX_REGRESSION}
+    given: dict[str, str] = {}
     for spec in specs or []:
         key, _, value = spec.rpartition("=")
         text = value.strip()
@@ -103,6 +104,10 @@ def parse_thresholds(specs: list[str]) -> dict:
         if key and metric not in METRIC_NAMES:
             raise DbswarmError(f"--max-regression {spec}: unknown metric {metric!r} (one of "
                                f"{', '.join(METRIC_NAMES)}, optionally OPERATION:metric)")
+        if (key or "default") in given and out[key or "default"] != v:
+            raise DbswarmError(f"--max-regression {spec}: {key or 'the default share'} is also given as "
+                               f"--max-regression {given[key or 'default']}: one share each")
+        given[key or "default"] = spec
         out[key or "default"] = v
     return out
 

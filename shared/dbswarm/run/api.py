@@ -36,7 +36,7 @@ from dbswarm.campaign.admission import (
 )
 from dbswarm.campaign.cost import check_max_cost, estimate
 from dbswarm.campaign.plan import check_shard_limit, plan_run
-from dbswarm.campaign.spec import check_deployed_references, load_campaign
+from dbswarm.campaign.spec import check_deployed_references, load_campaign, read_campaign_data, workload_file_refs
 from dbswarm.credentials.redact import redact_message
 from dbswarm.errors import CampaignError, DbswarmError
 from dbswarm.results.documents import Plan
@@ -97,7 +97,12 @@ def submit(dep: Deployment, text: str, *, max_call_seconds: Optional[float] = No
     if len(text.encode()) > MAX_BODY_BYTES:
         raise CampaignError([f"(body): {len(text.encode()):,} bytes; a campaign file may have at most "
                              f"{MAX_BODY_BYTES:,}"])
-    campaign, runs = load_campaign(text if "\n" in text or text.lstrip().startswith("{") else text + "\n")
+    data = read_campaign_data(text if "\n" in text or text.lstrip().startswith("{") else text + "\n")
+    files = workload_file_refs(data)   # refused unread: this machine's files are no caller's to read
+    if files:
+        raise CampaignError([f"{f}: a deployment reads no file of its own machine: give the workload's keys in "
+                             "the campaign itself (the file's content under workload)" for f in files])
+    campaign, runs = load_campaign(data)
     check_deployed_references(campaign, dep.secret_prefix)
     shard_counts = {run.run_id: len(plan_run(campaign, run, cpu_count=1)) for run in runs}
     check_shard_limit(shard_counts, dep.max_shards)

@@ -25,7 +25,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from dbswarm.errors import DbswarmError
+from dbswarm.campaign.plan import plan_run
+from dbswarm.campaign.spec import load_campaign
+from dbswarm.errors import CampaignError, DbswarmError
 from dbswarm.results.aggregate import failure_key, shard_key
 from dbswarm.results.documents import Plan
 from dbswarm.results.store import Store, open_store
@@ -138,6 +140,10 @@ def coordinate(campaign, results: str, campaign_id: str, log: Log = print,
     array's size, the shard count of a run whose fanout names none (as CPUs are locally)."""
     if not campaign_id or "/" in campaign_id:
         raise DbswarmError(f"--campaign-id: expected a name without '/', got {campaign_id!r}")
+    if workers is not None:
+        problems = shards_past_workers(campaign, workers)
+        if problems:
+            raise CampaignError(problems)
     store = open_store(results)
     if _exists(store, store.key(campaign_id, "plan.json")):
         raise DbswarmError(f"campaign {campaign_id} already exists in {store.url}: choose another --campaign-id")
@@ -147,6 +153,21 @@ def coordinate(campaign, results: str, campaign_id: str, log: Log = print,
                                  refuse_search="the indexed path", compare=True, cpu_count=workers)
     finally:  # the workers exit on it, whatever happened here
         store.put_json(end_key(store, campaign_id), {"at": time.time()})
+
+
+def shards_past_workers(campaign, workers: int) -> list[str]:
+    """A run planned with more shards than the array has workers: a worker runs the shard of its
+    index only, so the shards past the last index would never run (the coordinator would wait
+    --phase-timeout for them). Each named with its fanout and --workers."""
+    spec, runs = load_campaign(campaign)
+    out = []
+    for run in runs:
+        shards = len(plan_run(spec, run, cpu_count=workers))
+        if shards > workers:
+            out.append(f"fanout.shards: run {run.run_id} has {shards} shards, more than --workers {workers}: each "
+                       f"worker runs the shard of its index, shards {workers}-{shards - 1} would never run (give "
+                       f"--workers {shards}, or fewer shards)")
+    return out
 
 
 # ---- a worker ----------------------------------------------------------------------------------

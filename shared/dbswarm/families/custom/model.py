@@ -9,7 +9,7 @@ never put into the SQL text.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
@@ -83,6 +83,10 @@ class GaussianGen(_Strict):
     max: Optional[float] = None
     integer: bool = True
 
+    @model_validator(mode="after")
+    def _order(self):
+        return _bounds_in_order(self)
+
 
 class ExponentialGen(_Strict):
     type: Literal["exponential"]
@@ -90,6 +94,16 @@ class ExponentialGen(_Strict):
     min: float = 0
     max: Optional[float] = None
     integer: bool = True
+
+    @model_validator(mode="after")
+    def _order(self):
+        return _bounds_in_order(self)
+
+
+def _bounds_in_order(gen: Any) -> Any:
+    if gen.min is not None and gen.max is not None and gen.max < gen.min:
+        raise ValueError(f"max ({gen.max:g}) is below min ({gen.min:g})")
+    return gen
 
 
 class SequentialGen(_Range):
@@ -146,6 +160,17 @@ class TimestampGen(_Strict):
         except ValueError:
             raise ValueError(f"{v!r} is not an ISO 8601 date and time (2024-01-31 12:00:00)") from None
         return v
+
+    @model_validator(mode="after")
+    def _order(self):
+        if _utc(self.max) < _utc(self.min):
+            raise ValueError(f"max ({self.max}) is before min ({self.min})")
+        return self
+
+
+def _utc(text: str) -> datetime:
+    at = datetime.fromisoformat(text)
+    return at if at.tzinfo else at.replace(tzinfo=timezone.utc)
 
 
 class ConstantGen(_Strict):
@@ -512,6 +537,8 @@ def problems(w: CustomWorkload) -> list[tuple[tuple[Any, ...], str]]:  # noqa: C
                     out.append((loc + ("load", "columns", col), unknown(g)))
                 elif gens[g].type == "latest":
                     out.append((loc + ("load", "columns", col), "a load's column cannot draw from latest"))
+                elif (too_long := _too_long(gens[g], g, table, col)) is not None:
+                    out.append((loc + ("load", "columns", col), too_long))
             if ld.key in ld.columns:
                 out.append((loc + ("load", "columns", ld.key), "the key column gets the row number: no generator"))
     if w.documents and w.tables:
@@ -592,6 +619,19 @@ def problems(w: CustomWorkload) -> list[tuple[tuple[Any, ...], str]]:  # noqa: C
         if tx.think_time and tx.think_time.distribution == "uniform" and tx.think_time.max < tx.think_time.min:
             out.append((loc + ("think_time", "max"), "below min"))
     return out
+
+
+def _too_long(gen: Any, name: str, table: Any, col: str) -> Optional[str]:
+    """A string generator whose longest value is wider than the char(n) / varchar(n) column
+    it loads (every such row would be refused by the server, or cut), naming both."""
+    column = next((c for c in table.columns or [] if c.name == col), None)
+    if column is None or not isinstance(gen, StringGen):
+        return None
+    width = re.match(r"^(?:var)?char\((\d+)\)$", column.type)
+    if width is None or gen.max_length <= int(width.group(1)):
+        return None
+    return (f"generator {name!r} makes strings of up to {gen.max_length} characters (generators.{name}.max_length), "
+            f"wider than column {col} ({column.type}): lower max_length or widen the column")
 
 
 MAX_ENGINE_PROBLEMS = 5  # fields named per workload aimed at the wrong kind of engine (the rest counted)
