@@ -29,7 +29,8 @@ FIXTURE = Path(__file__).parent / "data" / "result_shape.json"
 SCHEMA = ROOT / "shared" / "dbswarm" / "schema" / "result.schema.json"
 
 # map keys that are data, not names of the format: folded to "*"
-_DATA_MAPS = ("errors", "errors_by_class", "abandoned_threads", "start_skew_s", "per_shard", "thread_errors")
+_DATA_MAPS = ("errors", "errors_by_class", "abandoned_threads", "start_skew_s", "per_shard", "thread_errors",
+              "operations", "histograms", "mix", "by_operation")
 # keys present or absent by what the machine did during the run (load, timing), not by the code
 _CIRCUMSTANTIAL = ("stalls", "warnings", "wakeup_delay", "lost_s", "errors", "errors_by_class", "partial",
                    "thread_errors", "abandoned_threads", "client_health", "note", "problems", "skew",
@@ -106,9 +107,8 @@ def results(tmp_path_factory) -> dict[str, dict]:
 
 def test_result_json_keeps_its_key_paths_and_schema(results):
     shapes = {name: sorted(key_paths(doc)) for name, doc in results.items()}
-    if os.environ.get("DBSWARM_WRITE_RESULT_SHAPE"):
-        FIXTURE.parent.mkdir(exist_ok=True)
-        FIXTURE.write_text(json.dumps(shapes, indent=1) + "\n")
+    if os.environ.get("DBSWARM_WRITE_RESULT_SHAPE"):  # a path: this run's key paths, to make the fixture of
+        Path(os.environ["DBSWARM_WRITE_RESULT_SHAPE"]).write_text(json.dumps(shapes, indent=1) + "\n")
     expected = json.loads(FIXTURE.read_text())
     assert set(shapes) == set(expected)
     schema = json.loads(SCHEMA.read_text())

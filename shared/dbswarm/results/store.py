@@ -182,6 +182,67 @@ def open_store(url: str | None) -> Store:
     return LocalStore(url.removeprefix("file://"))
 
 
+# ---- the store's keys: where each document of a campaign lives, named in one place ------------
+# A campaign's documents are under ``store.campaign_prefix(id)``; a run's under ``runs/<run-id>/``,
+# a phase's shard files under ``runs/<run-id>/<phase>/``. Baselines and the verdict's history
+# are outside any campaign.
+
+CAMPAIGN_DOC = "campaign.json"            # the campaign as submitted, secrets redacted
+PLAN_DOC = "plan.json"                    # campaign.plan's Plan
+COST_ESTIMATE_DOC = "cost-estimate.json"  # the plan step's estimate
+SEARCH_DOC = "search.json"                # a peak search's steps (campaign/search.py)
+ADAPTIVE_DOC = "adaptive.json"            # fanout.adaptive's cells (campaign/adaptive.py)
+RESULT_DOC = "result.json"
+SUMMARY_DOC = "summary.md"
+REPORT_FILES = (RESULT_DOC, "result.csv", "timeseries.csv", SUMMARY_DOC, "report.html")
+REFUSED_DOC = "lock-refused.json"         # why a run did not run (run.service.lock_run, room_check)
+
+
+def campaign_key(store: Store, campaign_id: str, name: str) -> str:
+    """A campaign-wide document (``CAMPAIGN_DOC``, ``PLAN_DOC``, ``RESULT_DOC``, ...)."""
+    return store.key(campaign_id, name)
+
+
+def run_key(store: Store, campaign_id: str, run_id: str, name: str) -> str:
+    """A run's own document (``REFUSED_DOC``, ``prepare_key``'s, ``shards.json``)."""
+    return store.key(campaign_id, "runs", run_id, name)
+
+
+def prepare_key(store: Store, campaign_id: str, run_id: str, stage: str) -> str:
+    """What a run's prepare step did at ``stage`` (before_load, after_load, after_run)."""
+    return run_key(store, campaign_id, run_id, f"prepare-{stage}.json")
+
+
+def phase_prefix(store: Store, campaign_id: str, run_id: str, phase: str) -> str:
+    """The folder of a run's phase: its shard files and its window's edges (a prefix to list)."""
+    return store.key(campaign_id, "runs", run_id, phase) + "/"
+
+
+def shard_key(store: Store, campaign_id: str, run_id: str, phase: str, shard: int) -> str:
+    """A shard's cumulative result of a phase (documents.ShardResult)."""
+    return store.key(campaign_id, "runs", run_id, phase, f"shard-{shard}.json")
+
+
+def failure_key(store: Store, campaign_id: str, run_id: str, phase: str, shard: int) -> str:
+    """Why a shard failed for good (run.service.record_shard_failure): its error and when."""
+    return store.key(campaign_id, "runs", run_id, phase, f"shard-{shard}.failed.json")
+
+
+def window_key(store: Store, campaign_id: str, run_id: str, phase: str, edge: str) -> str:
+    """An edge (start, end) of a phase's measured window: the server's counters read there."""
+    return store.key(campaign_id, "runs", run_id, phase, f"window-{edge}.json")
+
+
+def baseline_key(name: str) -> str:
+    """A stored baseline (``dbswarm compare --save-baseline``)."""
+    return f"baselines/{name}.json"
+
+
+def history_prefix(name: str) -> str:
+    """The verdict's history of a campaign name: one document per compared campaign."""
+    return f"history/{name}/"
+
+
 # ---- a campaign's plan, as every step reads it ------------------------------------------------
 
 _plan_cache: dict = {}
@@ -196,7 +257,7 @@ def load_plan(store, campaign_id, run_id: Optional[str] = None) -> Plan:
         cached = _plan_cache.get(key)
         if cached is not None and (run_id is None or any(r.run_id == run_id for r in cached.runs)):
             return cached
-    plan = Plan.of(store.get_json(store.key(campaign_id, "plan.json")))
+    plan = Plan.of(store.get_json(campaign_key(store, campaign_id, PLAN_DOC)))
     with _plan_lock:
         _plan_cache[key] = plan
     return plan

@@ -23,30 +23,32 @@ runs whose later segment is worse fails the verdict. Everything goes into result
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 from dbswarm.measure.headroom import limits_figures
+from dbswarm.results.phase import PhaseResult, main_phase
 from dbswarm.results.report.files import MODEL_NOT_RECORDED, write_reports
 from dbswarm.results.report.files import short_number as _num
+from dbswarm.results.store import RESULT_DOC, baseline_key, campaign_key, history_prefix
 from dbswarm.results.verdict import stats as V
 
 DEFAULT_THRESHOLD = 0.10
 # metric -> (how to read it from a run's phase, True when higher is better); read_latency and
 # write_latency merge the operations the run's family declares reads and writes (aggregate.merge_phase)
-METRICS = {
-    "throughput": (lambda p: p.get("throughput"), True),
-    "read_p99_us": (lambda p: (p.get("read_latency") or {}).get("p99_us"), False),
-    "write_p99_us": (lambda p: (p.get("write_latency") or {}).get("p99_us"), False),
-    "read_avg_us": (lambda p: (p.get("read_latency") or {}).get("avg_us"), False),
-    "write_avg_us": (lambda p: (p.get("write_latency") or {}).get("avg_us"), False),
+METRICS: dict[str, tuple[Callable[[PhaseResult], Optional[float]], bool]] = {
+    "throughput": (lambda p: p.throughput, True),
+    "read_p99_us": (lambda p: (p.read_latency or {}).get("p99_us"), False),
+    "write_p99_us": (lambda p: (p.write_latency or {}).get("p99_us"), False),
+    "read_avg_us": (lambda p: (p.read_latency or {}).get("avg_us"), False),
+    "write_avg_us": (lambda p: (p.write_latency or {}).get("avg_us"), False),
 }
 MIN_PREDICTION_REFERENCE = 5  # history runs a single run tonight is judged against (prediction interval)
 JUDGED = ("throughput", "read_p99_us", "write_p99_us")  # the statistical verdict's metrics (avg follows p99)
 HISTORY_SCHEMA_VERSION = 1
 
 
-def _phase(run):
-    return run["phases"].get("run") or run["phases"].get("load") or {}
+def _phase(run: dict) -> Optional[PhaseResult]:
+    return main_phase(run)
 
 
 def metrics_of(result: dict) -> dict:
@@ -62,7 +64,7 @@ def samples_of(result: dict) -> dict:
     out: dict = {}
     for r in result["runs"]:
         p = _phase(r)
-        if "operations_total" not in p or p.get("status") not in ("complete", None):
+        if p is None or p.operations_total is None or p.status not in ("complete", None):
             continue
         if r.get("search_step"):
             continue  # a search's steps are not repetitions of one configuration
@@ -82,7 +84,8 @@ def client_models_of(result: dict) -> dict:
     for r in result.get("runs") or []:
         if r.get("search_step") or (r.get("arm") or "candidate") != "candidate":
             continue
-        model = (_phase(r).get("client") or {}).get("model")
+        p = _phase(r)
+        model = p.client.get("model") if p is not None else None
         if model:
             out.setdefault(r.get("cell") or r["run_id"], model)
     return out
@@ -125,10 +128,6 @@ def _threshold_delta(cell, metric, values, ref, thresholds, source) -> dict:
 
 
 # ---- the history -------------------------------------------------------------------------------
-
-def history_prefix(name: str) -> str:
-    return f"history/{name}/"
-
 
 def read_history(store, name: str, limit: int) -> list[dict]:
     keys = [k for k in store.list(history_prefix(name)) if k.endswith(".json")][-limit:]
@@ -463,15 +462,15 @@ def client_bound_reasons(result: dict) -> list[str]:
     allowed): a regression verdict refuses to compare them."""
     out = []
     for r in result.get("runs", []):
-        p = (r.get("phases") or {}).get("run") or {}
-        c = p.get("client") or {}
+        run = (r.get("phases") or {}).get("run")
+        c = PhaseResult.of(run).client if run else {}
         if limits_figures(c):
             out.append(f"run {r['run_id']}: {c.get('reason', 'the load generator was the bottleneck')}")
     return out
 
 
 def compare_with_baseline(store, campaign_id, baseline, thresholds, save_baseline=False) -> dict:
-    result_key = store.key(campaign_id, "result.json")
+    result_key = campaign_key(store, campaign_id, RESULT_DOC)
     result = store.get_json(result_key)
     settings = (((result.get("campaign") or {}).get("results") or {}).get("verdict") or {})
     use_history = settings.get("history", True)
@@ -479,7 +478,7 @@ def compare_with_baseline(store, campaign_id, baseline, thresholds, save_baselin
     base_doc = None
     if baseline:
         try:
-            base_doc = store.get_json(f"baselines/{baseline}.json")
+            base_doc = store.get_json(baseline_key(baseline))
         except KeyError:
             base_doc = None
     out = {"campaign_id": campaign_id, "baseline": baseline}
@@ -513,7 +512,7 @@ def compare_with_baseline(store, campaign_id, baseline, thresholds, save_baselin
     out["cause"] = (("; ".join(r for r in doc["reasons"] if r) or f"verdict {doc['verdict']}")
                     + f" (result.json compare, campaign {campaign_id})")[:4000]
     if save_baseline and baseline and doc["verdict"] != "regressed":
-        store.put_json(f"baselines/{baseline}.json", {"schema_version": 1, "campaign_id": campaign_id,
+        store.put_json(baseline_key(baseline), {"schema_version": 1, "campaign_id": campaign_id,
                                                       "saved_at": time.time(), "metrics": metrics_of(result),
                                                       "samples": samples})
         out["baseline_saved"] = True
