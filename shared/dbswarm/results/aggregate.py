@@ -11,7 +11,7 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from dbswarm import bindings
 from dbswarm.credentials.secrets import redact_url
@@ -28,6 +28,7 @@ from dbswarm.results.store import (
     COST_ESTIMATE_DOC,
     REFUSED_DOC,
     SEARCH_DOC,
+    Store,
     campaign_key,
     failure_key,
     phase_prefix,
@@ -40,7 +41,7 @@ from dbswarm.results.store import (
 MIN_STEADY_SECONDS = 3
 
 
-def _merged(stats: dict[str, OperationStats], names) -> Optional[OperationStats]:
+def _merged(stats: dict[str, OperationStats], names: Iterable[str]) -> Optional[OperationStats]:
     out = None
     for n in names:
         if n in stats:
@@ -467,7 +468,7 @@ ALLOW_CLIENT_BOUND_ENV = "DBSWARM_ALLOW_CLIENT_BOUND"
 CLIENT_SERIES_SHARDS = 50  # the client-health chart's shards (the first ones; the verdict covers all)
 
 
-def _client_settings(store, cid, run: RunPlan) -> dict:
+def _client_settings(store: Store, cid: str, run: RunPlan) -> dict:
     """The campaign's results.client_thresholds and results.allow_client_bound (campaign.json),
     and whether a bound phase fails the run: by default for a real database only (the noop
     engine measures the load generator itself: being bound is what it is for)."""
@@ -571,7 +572,7 @@ def client_section(figs: dict, series: dict, measurement: Measurement, window: O
         shards[str(i)] = {**(fig or {}), **headroom.judge(fig, thresholds)}
     measured = [f for f in figs.values() if f]
 
-    def worst(key):
+    def worst(key: str) -> Any:
         vals = [f[key] for f in measured if f.get(key) is not None]
         return max(vals) if vals else None
     ops = sum(f["ops"] for f in measured)
@@ -726,7 +727,7 @@ def lost_before_failure(doc: ShardResult, failed_at: Optional[float]) -> float:
     return round(lost, 3)
 
 
-def run_phases(plan: Plan, store, run: RunPlan, missing_all: Optional[list] = None) -> dict:
+def run_phases(plan: Plan, store: Store, run: RunPlan, missing_all: Optional[list] = None) -> dict:
     """One run's merged load and run phases (``missing_all`` collects its missing shards)."""
     cid = plan.campaign_id
     missing_all = [] if missing_all is None else missing_all
@@ -780,7 +781,7 @@ def ferretdb_warnings(settings: Optional[dict]) -> list[str]:
             "(or run scripts/ferretdb-index) to measure FerretDB rather than the scans"]
 
 
-def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
+def aggregate(plan: Plan, store: Store, redacted_campaign: Optional[dict] = None,
               interrupted: Optional[str] = None, failure: Optional[str] = None) -> dict:
     """Read every shard's file from the store and build result.json's content.
     ``interrupted``: the campaign was stopped (Ctrl-C, SIGTERM: the signal's name): its status
@@ -852,7 +853,7 @@ def adaptive_section(doc: dict) -> dict:
     return {"max_doublings": doc.get("max_doublings"), "cells": cells}
 
 
-def _cost(store, cid, runs_out) -> dict:
+def _cost(store: Store, cid: str, runs_out: list[dict]) -> dict:
     """The plan step's estimate (cost-estimate.json) beside what the shards measurably used:
     worker calls and their seconds from the shard documents (each call's phase time; start-up
     and result writing not included, so the billed seconds are somewhat higher)."""
@@ -872,7 +873,7 @@ def _cost(store, cid, runs_out) -> dict:
 CHECK_STAGES = ("after_load", "after_run")
 
 
-def stage_checks(store, campaign_id, run_id) -> Optional[dict]:
+def stage_checks(store: Store, campaign_id: str, run_id: str) -> Optional[dict]:
     """The family's consistency checks of a run, by stage (``prepare-<stage>.json``'s
     family.check: {"passed", "conditions", "failures", ...}); None when no stage checked."""
     out = {}
@@ -889,7 +890,7 @@ def stage_checks(store, campaign_id, run_id) -> Optional[dict]:
     return out or None
 
 
-def stage_preparation(store, campaign_id, run_id) -> Optional[dict]:
+def stage_preparation(store: Store, campaign_id: str, run_id: str) -> Optional[dict]:
     """What the binding did to the target before the load beyond the family's tables
     (``prepare-before_load.json``'s binding_settings.cluster_preparation: MongoDB's sharding of
     the collection, FerretDB's index), with ``skipped``: the steps asked for and not done (a
@@ -911,7 +912,7 @@ def stage_preparation(store, campaign_id, run_id) -> Optional[dict]:
     return out
 
 
-def lock_refusal(store, campaign_id, run_id) -> Optional[str]:
+def lock_refusal(store: Store, campaign_id: str, run_id: str) -> Optional[str]:
     """Why the run (or its phases from one on) did not run: the campaign lock refused it
     (run.service.lock_run wrote it), or the server admits fewer client connections than a phase
     opens (run.service.room_check)."""
@@ -948,10 +949,10 @@ class _ShardDocs:
     """Shard documents read one at a time as merge_phase asks for them, so aggregating
     thousands of shards holds one document in memory, not all of them."""
 
-    def __init__(self, store, campaign_id, run_id, phase):
+    def __init__(self, store: Store, campaign_id: str, run_id: str, phase: str) -> None:
         self.store, self.args = store, (campaign_id, run_id, phase)
 
-    def get(self, shard) -> Optional[ShardResult]:
+    def get(self, shard: int) -> Optional[ShardResult]:
         try:
             return ShardResult.of(self.store.get_json(shard_key(self.store, *self.args, shard)))
         except KeyError:
@@ -969,7 +970,7 @@ class _Integrity:
     units than planned, a phase whose last seconds completed nothing while calls failed; and
     shards stopped by an interrupt (Ctrl-C / SIGTERM: a graceful stop, resumable)."""
 
-    def __init__(self, phase, load_counts):
+    def __init__(self, phase: str, load_counts: Optional[list[int]]) -> None:
         self.phase, self.load_counts = phase, load_counts
         self.thread_errors: dict[int, list[str]] = {}
         self.short: list[str] = []
@@ -979,11 +980,11 @@ class _Integrity:
         self.stalls: dict[int, list[dict]] = {}     # shard -> its client threads' stalls (results.stalls)
 
     @staticmethod
-    def interrupted(doc) -> bool:
+    def interrupted(doc: ShardResult) -> bool:
         last = doc.segments[-1] if doc.segments else {}
         return bool(last.get("interrupted"))
 
-    def shard(self, i, doc):
+    def shard(self, i: int, doc: ShardResult) -> None:
         errors = [e for seg in doc.segments for e in seg.get("thread_errors") or []
                   if "was still inside a database call" not in e]  # abandoned threads are reported apart
         if errors:
@@ -1003,7 +1004,7 @@ class _Integrity:
             if done < planned:
                 self.short.append(f"shard {i} loaded {done:,} of {planned:,} planned")
 
-    def problems(self, tl, totals, span_end, measurement) -> list[str]:
+    def problems(self, tl: Any, totals: list[int], span_end: float, measurement: Measurement) -> list[str]:
         out = []
         if self.thread_errors:
             n = sum(len(v) for v in self.thread_errors.values())

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import re
+from typing import Optional
 
 from dbswarm.credentials.redact import redact_doc
 from dbswarm.errors import DbswarmError
@@ -23,10 +24,10 @@ from dbswarm.results.report import markdown
 from dbswarm.results.report.client_note import ACCEPT, MEASURE_DB, client_note, client_phases
 from dbswarm.results.report.html import error_rows, server_lines
 from dbswarm.results.report.html import report_html as page
-from dbswarm.results.store import campaign_key
+from dbswarm.results.store import Store, campaign_key
 
 
-def white_paper_tables(result) -> str:
+def white_paper_tables(result: dict) -> str:
     """Each family's tables of its runs (families.Family.report_tables), in registry order."""
     out = []
     for family in families.all_families():
@@ -36,7 +37,7 @@ def white_paper_tables(result) -> str:
     return "\n".join(t for t in out if t)
 
 
-def client_first_lines(result) -> list[str]:
+def client_first_lines(result: dict) -> list[str]:
     """The phases whose load generator was the bottleneck (client verdict bound) and not accepted:
     the first thing summary.md says after the status, with what the user can do; phases bound and
     accepted, or near the limit: one note line (client_note; docs/client-health.md)."""
@@ -65,7 +66,7 @@ def client_first_lines(result) -> list[str]:
     return out
 
 
-def client_health_table(result) -> list[str]:
+def client_health_table(result: dict) -> list[str]:
     """Per run phase: the client verdict, its signals and the server's time beside the client's."""
     rows = []
     for r in result["runs"]:
@@ -74,7 +75,7 @@ def client_health_table(result) -> list[str]:
             if not c or c.get("verdict") == "unmeasured":
                 continue
 
-            def f(v, fmt):
+            def f(v: Optional[float], fmt: str) -> str:
                 return format(v, fmt) if v is not None else "–"
             svc = c.get("server_vs_client_latency") or {}
             server = (f"{svc['server_us_per_op']:,.0f} / {svc['client_mean_us']:,.0f}"
@@ -103,25 +104,25 @@ def printable(text: str) -> str:
     return _UNPRINTABLE.sub("", text)
 
 
-def _refused_what(run) -> str:
+def _refused_what(run: dict) -> str:
     """What a refusal stopped: the whole run, or (a phase of it ran) the phases after."""
     ran = [name for name, p in phases_of(run) if p.status not in (None, "not run")]
     return "did not run" if not ran else f"stopped after its {' and '.join(ran)} phase{'s' if len(ran) > 1 else ''}"
 
 
-def _failure_said(result) -> str:
+def _failure_said(result: dict) -> str:
     """The status line's end: why the campaign stopped early (result.json's ``failure``), or "."."""
     why = (result.get("failure") or "").strip()
     return f": {why}" + ("" if why[-1] in ".?!" else ".") if why else "."
 
 
-def summary_markdown(result) -> str:
+def summary_markdown(result: dict) -> str:
     """summary.md: printable text only (``printable``), every string of the result written as
     literal Markdown (``markdown.escaped``: no HTML, link or code span, no broken table)."""
     return printable(_summary_markdown(markdown.escaped(result)))
 
 
-def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
+def _summary_markdown(result: dict) -> str:  # noqa: C901 (one section after another)
     lines = [f"# dbswarm campaign {result['name']} ({result['campaign_id']})", "",
              f"Status: **{result['status']}**" + _failure_said(result) + f" Seed {result['seed']}."]
     lines += [f"\n**Run {r['run_id']} {_refused_what(r)}**: {r['refused']}" for r in result["runs"] if r.get("refused")]
@@ -240,7 +241,7 @@ def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
     return "\n".join(lines) + "\n"
 
 
-def errors_table(result) -> list[str]:
+def errors_table(result: dict) -> list[str]:
     """Every error class with its count and what the worker did with it (retried or not)."""
     rows = error_rows(result)
     if not rows:
@@ -251,7 +252,7 @@ def errors_table(result) -> list[str]:
               for a, b, c, d, e, f, g in rows)]
 
 
-def server_counters_table(result) -> list[str]:
+def server_counters_table(result: dict) -> list[str]:
     """What the client counted against what the server counted over the same window (the
     server's own counters: MariaDB status, pg_stat_database / pg_stat_statements, MongoDB
     serverStatus), and what could not be read."""
@@ -279,7 +280,7 @@ def server_counters_table(result) -> list[str]:
     return out
 
 
-def cost_lines(result) -> list[str]:
+def cost_lines(result: dict) -> list[str]:
     """What the plan step estimated the campaign would use in the cloud, beside what the shards
     measurably used (worker calls and their phase seconds)."""
     cost = result.get("cost") or {}
@@ -301,7 +302,7 @@ def cost_lines(result) -> list[str]:
             + (" Assumed: " + "; ".join(est["assumptions"]) + "." if est.get("assumptions") else "")]
 
 
-def paced_latency_table(result) -> list[str]:
+def paced_latency_table(result: dict) -> list[str]:
     """Runs with a target rate: service time beside the response time from the intended start
     (what a user waiting on the schedule saw; a stall shows here), and the late starts."""
     rows = []
@@ -331,7 +332,7 @@ CSV_FIELDS = ["run_id", "phase", "engine", "label", "family", "workload", "threa
               "intended_p50_us", "intended_p99_us", "intended_max_us"]  # paced runs: from the intended start
 
 
-def _result_families(result) -> dict:
+def _result_families(result: dict) -> dict:
     """The families of a result's runs that are known here, by name (a result read where a
     plugin family is not installed still has its common columns)."""
     out = {}
@@ -345,7 +346,7 @@ def _result_families(result) -> dict:
     return out
 
 
-def result_csv(result) -> str:
+def result_csv(result: dict) -> str:
     """One row per run, phase and operation; then the columns each family of the result adds
     (``Family.csv_fields``: e.g. its white-paper figures per phase, repeated on the phase's rows)."""
     fams = _result_families(result)
@@ -366,7 +367,7 @@ def result_csv(result) -> str:
     return buf.getvalue()
 
 
-def timeseries_csv(result) -> str:
+def timeseries_csv(result: dict) -> str:
     """One row per run, phase, second and operation: its count, and the percentiles of the
     operation over the interval (``report_interval``) that holds the second (the same on every
     second of one interval), merged exactly across shards; at a target rate also the same
@@ -406,12 +407,12 @@ def timeseries_csv(result) -> str:
     return buf.getvalue()
 
 
-def report_html(result) -> str:
+def report_html(result: dict) -> str:
     """The self-contained HTML page (htmlreport.py: overview, tables, charts drawn by uPlot)."""
     return page(result, summary_markdown(result))
 
 
-def short_number(v) -> str:
+def short_number(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
@@ -455,7 +456,7 @@ def verdict_markdown(c: dict) -> list[str]:
     return lines
 
 
-def write_reports(store, campaign_id, result) -> dict:
+def write_reports(store: Store, campaign_id: str, result: dict) -> dict:
     result = redact_doc(result)  # the HTML report embeds it escaped, out of the text redaction's reach
     keys = {}
     for name, text, ctype in (

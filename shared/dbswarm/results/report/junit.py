@@ -19,7 +19,7 @@ from typing import Optional
 from dbswarm.credentials.redact import redact_text
 from dbswarm.measure.headroom import fails_run
 from dbswarm.results.phase import PhaseResult, phases_of
-from dbswarm.results.store import RESULT_DOC, SUMMARY_DOC, campaign_key
+from dbswarm.results.store import RESULT_DOC, SUMMARY_DOC, Store, campaign_key
 
 OK_STATUSES = ("complete", None)
 
@@ -133,7 +133,7 @@ def append_step_summary(markdown: str) -> Optional[str]:
     return path
 
 
-def campaign_ci_outputs(store, campaign_id: str, junit_path: Optional[str]) -> None:
+def campaign_ci_outputs(store: Store, campaign_id: str, junit_path: Optional[str]) -> None:
     """After `dbswarm run` / `resume`: the JUnit file from result.json, and summary.md appended
     to the step summary. A result that was never written gives a suite with one failed case."""
     try:
