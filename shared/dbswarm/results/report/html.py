@@ -27,6 +27,7 @@ import markdown_it  # rich depends on it, so it is always installed
 from dbswarm import __version__
 from dbswarm.families.tables import measured_phase
 from dbswarm.measure.recorder import decode_histogram
+from dbswarm.results.phase import phases_of
 from dbswarm.results.report import markdown
 from dbswarm.results.report.client_note import ACCEPT, MEASURE_DB, client_note, client_phases
 
@@ -339,8 +340,8 @@ def error_rows(result: dict) -> list[tuple]:
     """(run, phase, operation, kind, name, count, what was done) for every error class."""
     rows = []
     for r in result["runs"]:
-        for name, p in r["phases"].items():
-            for key, count in sorted((p.get("errors") or {}).items()):
+        for name, p in phases_of(r):
+            for key, count in sorted(p.errors.items()):
                 op, _, rest = key.partition(":")
                 kind, _, cls = rest.partition(":")
                 rows.append((r["run_id"], name, op, kind, cls, count, error_action(r, name, kind)))
@@ -393,8 +394,8 @@ def targets_html(result: dict) -> str:
     for r in result["runs"]:
         t = r["target"]
         entry = targets.setdefault((t["label"], t["engine"]), {"url": t.get("url"), "driver": set(), "server": {}})
-        for p in r["phases"].values():
-            bs = p.get("binding_settings") or {}
+        for _, p in phases_of(r):
+            bs = p.binding_settings or {}
             if bs.get("driver"):
                 entry["driver"].add(str(bs["driver"]) + (f" ({bs['driver_choice']})" if bs.get("driver_choice") else ""))
             if isinstance(bs.get("server"), dict) and not entry["server"]:
@@ -487,8 +488,8 @@ def server_lines(result: dict) -> list[str]:
     reported them, and the client driver."""
     servers: dict = {}  # the server's version and durability settings, as it reported them
     for r in result["runs"]:
-        for p in r["phases"].values():
-            bs = p.get("binding_settings") or {}
+        for _, p in phases_of(r):
+            bs = p.binding_settings or {}
             settings = bs.get("server")
             if settings:
                 extra = {"client driver": bs["driver"]} if bs.get("driver") else {}
