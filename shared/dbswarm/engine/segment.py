@@ -5,13 +5,43 @@ and the checkpoint the next segment begins from.
 """
 from __future__ import annotations
 
+import threading
 import time
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
 
 from dbswarm.engine import shard_state
 from dbswarm.engine.shard_state import ShardOutcome
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Measurement, Recorder
+from dbswarm.results.documents import RunPlan, ShardEvent, ShardPlan, ShardResult
+from dbswarm.results.store import Store
+
+
+@dataclass
+class SegmentCall:
+    """One call of a shard's phase, as ``run.service.run_shard`` hands it to its segment: what
+    runs (the run, the shard, its phase and index, the event that asked), where the shard's
+    file is (``store``, ``key``) and what it held before (``doc``, ``measurement``, the
+    ``checkpoint`` to continue from, the seconds ``lost`` by a call that died), and the call's
+    bounds: its ``deadline``, the persistence ``interval``, the ``progress`` writer (local
+    mode) and the ``stop_event`` (an interrupt)."""
+    run: RunPlan
+    shard: ShardPlan
+    phase: str
+    index: int
+    event: ShardEvent
+    key: str
+    store: Store
+    password: Optional[str]
+    doc: Optional[ShardResult]
+    measurement: Optional[Measurement]
+    checkpoint: Optional[dict]
+    lost: float
+    deadline: Optional[float]
+    interval: Optional[float]
+    progress: Optional[Callable[..., None]]
+    stop_event: threading.Event
 
 _capacity_seen: list = []
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import os
 import time
-from typing import Optional
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional
 
 from dbswarm import bindings
 from dbswarm.credentials.secrets import redact_url
@@ -20,19 +21,27 @@ from dbswarm.measure.recorder import Measurement, OperationStats
 from dbswarm.results import stalls as stalling
 from dbswarm.results.documents import RESULT_SCHEMA_VERSION, CampaignResult, Plan, RunPlan, ShardResult
 from dbswarm.results.peak import result_section
+from dbswarm.results.phase import PhaseResult, PhaseShards, Steady
+from dbswarm.results.store import (
+    ADAPTIVE_DOC,
+    CAMPAIGN_DOC,
+    COST_ESTIMATE_DOC,
+    REFUSED_DOC,
+    SEARCH_DOC,
+    Store,
+    campaign_key,
+    failure_key,
+    phase_prefix,
+    prepare_key,
+    run_key,
+    shard_key,
+    window_key,
+)
 
 MIN_STEADY_SECONDS = 3
 
 
-def shard_key(store, campaign_id, run_id, phase, shard) -> str:
-    return store.key(campaign_id, "runs", run_id, phase, f"shard-{shard}.json")
-
-
-def failure_key(store, campaign_id, run_id, phase, shard) -> str:
-    return store.key(campaign_id, "runs", run_id, phase, f"shard-{shard}.failed.json")
-
-
-def _merged(stats: dict[str, OperationStats], names) -> Optional[OperationStats]:
+def _merged(stats: dict[str, OperationStats], names: Iterable[str]) -> Optional[OperationStats]:
     out = None
     for n in names:
         if n in stats:
@@ -180,83 +189,123 @@ def _client_model(shards: dict) -> Optional[str]:
     return headroom.common_model(s["model"] for s in shards.values() if s.get("model"))
 
 
-def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # noqa: C901
-                shard_docs, failures: dict[int, str], max_error_rate: float = 0.01,
+@dataclass
+class _Shards:
+    """What the phase's shard documents hold, gathered one document at a time (``_gather``)."""
+    expected: int
+    measurement: Measurement = field(default_factory=Measurement)
+    starts: list[float] = field(default_factory=list)
+    ends: list[float] = field(default_factory=list)
+    skews: dict[int, float] = field(default_factory=dict)
+    complete: list[int] = field(default_factory=list)
+    partial: list[dict] = field(default_factory=list)
+    missing: list[dict] = field(default_factory=list)
+    measuring: list[tuple[float, float]] = field(default_factory=list)  # every shard call's measured interval
+    abandoned: dict[int, int] = field(default_factory=dict)  # shard -> client threads given up inside a call
+    settings: Optional[dict] = None
+    client_cpu: float = 0.0  # the shard processes' CPU over their calls (worker: segments' cpu_s)
+    worker_calls: int = 0    # what the worker function was used for (cost: measured beside the estimate)
+    worker_s: float = 0.0
+    per_shard: dict[int, tuple] = field(default_factory=dict)  # shard -> (first second, ops per second)
+    client_figs: dict[int, Optional[dict]] = field(default_factory=dict)  # shard -> its client figures
+    client_series: dict[int, list] = field(default_factory=dict)  # shard -> its per-second samples
+    exports: list[dict] = field(default_factory=list)  # the shard calls' live metrics export
+    duration: float = 0.0      # measured seconds (``_measured``): the span less its pauses
+    lost_seconds: float = 0.0  # measured by shard calls that died after their last persisted write
+
+
+def _gather(shard_count: int, shard_docs: Any, failures: dict[int, str], integrity: _Integrity,
+            failed_at: Optional[dict[int, float]]) -> _Shards:
+    g = _Shards(shard_count)
+    for i in range(shard_count):
+        doc = shard_docs.get(i)
+        if doc is not None:
+            doc = ShardResult.of(doc)
+        if doc is None:
+            g.missing.append({"shard": i, "reason": failures.get(i, "no result (the shard died or never ran)")})
+            continue
+        shard_m = Measurement.from_dict(doc.measurement)
+        g.per_shard[i] = (shard_m.timeline.start, shard_m.timeline.totals())
+        g.client_figs[i] = headroom.shard_figures(doc.segments)
+        g.client_series[i] = [seg["client"]["series"] for seg in doc.segments
+                              if isinstance(seg.get("client"), dict) and seg["client"].get("series")]
+        g.measurement.merge(shard_m)
+        g.starts.append(doc.started_at)
+        g.ends.append(doc.ended_at)
+        g.measuring.extend((seg["began_at"], seg["ended_at"]) for seg in doc.segments
+                           if seg.get("began_at") and seg.get("ended_at"))
+        if doc.start_skew_s is not None:
+            g.skews[i] = doc.start_skew_s
+        g.client_cpu += sum(seg.get("cpu_s", 0) for seg in doc.segments)
+        g.worker_calls += len(doc.segments)
+        g.worker_s += sum(max(0.0, (seg.get("ended_at") or 0) - (seg.get("began_at") or 0)) for seg in doc.segments)
+        n = sum(seg.get("abandoned_threads", 0) for seg in doc.segments)
+        if n:
+            g.abandoned[i] = n
+        g.exports.extend(e for seg in doc.segments for e in seg.get("metrics_export") or [])
+        g.settings = g.settings or doc.binding.settings
+        integrity.shard(i, doc)
+        if doc.status == "done" and not integrity.interrupted(doc):
+            g.complete.append(i)
+        else:
+            entry: dict[str, Any] = {"shard": i, "status": "interrupted" if integrity.interrupted(doc) else doc.status,
+                                     "reason": failures.get(i, "stopped before finishing")}
+            lost = lost_before_failure(doc, (failed_at or {}).get(i))
+            if lost:
+                entry["lost_s"] = lost
+                integrity.lost_seconds += lost
+            g.partial.append(entry)
+    return g
+
+
+def merge_phase(family: str, workload: dict, shard_count: int, phase: str,
+                shard_docs: Any, failures: dict[int, str], max_error_rate: float = 0.01,
                 window: Optional[dict] = None, load_counts: Optional[list[int]] = None,
                 failed_at: Optional[dict[int, float]] = None, client_settings: Optional[dict] = None) -> dict:
+    """``merge``'s phase as result.json writes it (a dict)."""
+    return merge(family, workload, shard_count, phase, shard_docs, failures, max_error_rate, window=window,
+                 load_counts=load_counts, failed_at=failed_at, client_settings=client_settings).to_dict()
+
+
+def merge(family: str, workload: dict, shard_count: int, phase: str,
+          shard_docs: Any, failures: dict[int, str], max_error_rate: float = 0.01,
+          window: Optional[dict] = None, load_counts: Optional[list[int]] = None,
+          failed_at: Optional[dict[int, float]] = None, client_settings: Optional[dict] = None) -> PhaseResult:
     """One run's phase from its shard documents (``shard_docs.get(i)``: a ShardResult, or
     None when shard i wrote nothing); ``window``: ``window_deltas`` of the phase's measured
     window (the server's own counters), when both edges were read. ``load_counts``: the
     units each shard's load was planned to write (a load that wrote fewer is incomplete).
     ``failed_at``: when the state machine recorded a shard's failure (its failure file's time)."""
-    expected = shard_count
-    measurement = Measurement()
-    starts, ends, skews, complete, partial, missing = [], [], {}, [], [], []
-    measuring: list[tuple[float, float]] = []  # every shard call's measured interval (segments)
-    abandoned = {}  # shard -> client threads given up inside a database call (worker._join)
     integrity = _Integrity(phase, load_counts)
-    settings = None
-    client_cpu = 0.0  # the shard processes' CPU over their calls (worker: segments' cpu_s)
-    worker_calls, worker_s = 0, 0.0  # what the worker function was used for (cost: measured beside the estimate)
-    per_shard = {}  # shard -> (first second, operations per second): the report's per-shard view
-    client_figs, client_series = {}, {}  # shard -> its client figures (headroom), its per-second samples
-    exports: list[dict] = []  # the shard calls' live metrics export (results.metrics)
-    for i in range(expected):
-        doc = shard_docs.get(i)
-        if doc is not None:
-            doc = ShardResult.of(doc)
-        if doc is None:
-            missing.append({"shard": i, "reason": failures.get(i, "no result (the shard died or never ran)")})
-            continue
-        shard_m = Measurement.from_dict(doc.measurement)
-        per_shard[i] = (shard_m.timeline.start, shard_m.timeline.totals())
-        client_figs[i] = headroom.shard_figures(doc.segments)
-        client_series[i] = [seg["client"]["series"] for seg in doc.segments
-                            if isinstance(seg.get("client"), dict) and seg["client"].get("series")]
-        measurement.merge(shard_m)
-        starts.append(doc.started_at)
-        ends.append(doc.ended_at)
-        measuring.extend((seg["began_at"], seg["ended_at"]) for seg in doc.segments
-                         if seg.get("began_at") and seg.get("ended_at"))
-        if doc.start_skew_s is not None:
-            skews[i] = doc.start_skew_s
-        client_cpu += sum(seg.get("cpu_s", 0) for seg in doc.segments)
-        worker_calls += len(doc.segments)
-        worker_s += sum(max(0.0, (seg.get("ended_at") or 0) - (seg.get("began_at") or 0)) for seg in doc.segments)
-        n = sum(seg.get("abandoned_threads", 0) for seg in doc.segments)
-        if n:
-            abandoned[i] = n
-        exports.extend(e for seg in doc.segments for e in seg.get("metrics_export") or [])
-        settings = settings or doc.binding.settings
-        integrity.shard(i, doc)
-        if doc.status == "done" and not integrity.interrupted(doc):
-            complete.append(i)
-        else:
-            entry = {"shard": i, "status": "interrupted" if integrity.interrupted(doc) else doc.status,
-                     "reason": failures.get(i, "stopped before finishing")}
-            lost = lost_before_failure(doc, (failed_at or {}).get(i))
-            if lost:
-                entry["lost_s"] = lost
-                integrity.lost_seconds += lost
-            partial.append(entry)
-    out = {"phase": phase, "shards": {"expected": expected, "complete": complete, "partial": partial,
-                                      "missing": missing},
-           "binding_settings": settings}
-    if not starts:
-        out["status"] = "missing"
+    g = _gather(shard_count, shard_docs, failures, integrity, failed_at)
+    out = PhaseResult(phase=phase, status="missing", binding_settings=g.settings,
+                      shards=PhaseShards(g.expected, g.complete, g.partial, g.missing))
+    if not g.starts:
         return out
-    w = workload
-    span_start, span_end = min(starts), max(ends)
+    _measured(out, g, integrity, float(workload.get("warmuptime") or 0) if phase == "run" else 0.0)
+    _family_figures(out, g, family, workload, max_error_rate, window)
+    out.histograms = {k: v["histogram"] for k, v in g.measurement.to_dict()["operations"].items()}
+    out.timeline = g.measurement.timeline.to_dict(histograms=False)
+    out.intervals = g.measurement.timeline.interval_summary()
+    out.shard_series = shard_series(g.per_shard)
+    out.client = client_section(g.client_figs, g.client_series, g.measurement, window, client_settings)
+    return out
+
+
+def _measured(out: PhaseResult, g: _Shards, integrity: _Integrity, warm: float) -> None:
+    """The phase's span, rates, steady window and integrity: what every family's phase has."""
+    measurement = g.measurement
+    span_start, span_end = min(g.starts), max(g.ends)
     # measured time only: the span less the pauses in which no shard measured (an interrupted
     # phase resumed later): every rate of the phase divides by it
-    paused = idle_seconds(measuring, span_start, span_end) if measuring else 0.0
-    duration = max(span_end - span_start - paused, 1e-9)
+    paused = idle_seconds(g.measuring, span_start, span_end) if g.measuring else 0.0
+    duration = g.duration = max(span_end - span_start - paused, 1e-9)
+    g.lost_seconds = integrity.lost_seconds
     measured = measurement.total_ops  # after the warm-up: what the percentiles are of
     warm_ops = measurement.warmup_ops
     total = measured + warm_ops
     tl = measurement.timeline
-    warm = float(w.get("warmuptime") or 0) if phase == "run" else 0.0
-    ws, we = math.ceil(max(starts) + warm), math.floor(min(ends))
+    ws, we = math.ceil(max(g.starts) + warm), math.floor(min(g.ends))
     totals = tl.totals()
     if tl.start is not None:  # seconds in which nothing completed at the window's end are dead, not steady
         while we > ws and not (0 <= we - 1 - tl.start < len(totals) and totals[we - 1 - tl.start]):
@@ -274,8 +323,6 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
     # an operation's count is after the warm-up (the warm-up's are apart): per second of the
     # measured window, the phase less its warm-up, not of the whole phase
     measured_s = max(duration - warm, 1e-9) if warm > 0 else duration
-    ops = {name: s.summary() | {"ops_per_s": round(s.count / measured_s, 2)}
-           for name, s in sorted(measurement.operations.items())}
     problems = integrity.problems(tl, totals, span_end, measurement)
     stalled_s = stalling.stalled_span(integrity.stalls, span_start, span_end) if integrity.stalls else 0.0
     if integrity.stalls:
@@ -283,47 +330,49 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
     # without a steady window: the whole phase's operations over its seconds without a stall
     whole = (stalling.unstalled_rate(integrity.stalls, tl.start, totals, span_start, span_end, total, duration)
              if stalled_s else total / duration)
-    out.update({
-        "status": ("interrupted" if integrity.stopped and not missing else "partial") if missing or partial
-        else "incomplete" if problems else "complete",
-        "started_at": span_start, "ended_at": span_end, "duration_s": round(duration, 3),
-        **({"paused_s": round(paused, 3)} if paused else {}),
-        "operations_total": total, "errors_total": measurement.total_errors,
-        "ops_per_s": round(total / duration, 2),
-        "steady": {"window": [ws, we], "seconds": steady_seconds,
-                   "ops_per_s": round(steady_ops, 2) if steady_ops is not None else None},
-        "throughput": round(steady_ops if steady_ops is not None else whole, 2),
-        "throughput_basis": ("steady-state window" if steady_ops is not None else
-                             "whole phase less its stalled seconds" if stalled_s else "whole phase"),
-        "operations": ops, "errors": measurement.errors, "counters": measurement.counters,
-        "start_skew_s": {"max": round(max(skews.values()), 4) if skews else None,
-                         "per_shard": skews},
-        "abandoned_threads": {"count": sum(abandoned.values()), "per_shard": abandoned},
-        "client_cpu_s": round(client_cpu, 3),
-        "usage": {"worker_calls": worker_calls, "worker_seconds": round(worker_s, 3)},
-        "mix": {name: round(s.count / measured, 6) for name, s in measurement.operations.items()} if measured else {},
-    })
-    if exports:
-        out["metrics_export"] = metrics_export_summary(exports)
-    caveat = start_caveat(phase, out["start_skew_s"]["max"], duration, steady_ops is not None, steady_seconds,
+    out.status = (("interrupted" if integrity.stopped and not g.missing else "partial") if g.missing or g.partial
+                  else "incomplete" if problems else "complete")
+    out.started_at, out.ended_at, out.duration_s = span_start, span_end, round(duration, 3)
+    out.paused_s = round(paused, 3) if paused else None
+    out.operations_total, out.errors_total = total, measurement.total_errors
+    out.ops_per_s = round(total / duration, 2)
+    out.steady = Steady([ws, we], steady_seconds, round(steady_ops, 2) if steady_ops is not None else None)
+    out.throughput = round(steady_ops if steady_ops is not None else whole, 2)
+    out.throughput_basis = ("steady-state window" if steady_ops is not None else
+                            "whole phase less its stalled seconds" if stalled_s else "whole phase")
+    out.operations = {name: s.summary() | {"ops_per_s": round(s.count / measured_s, 2)}
+                      for name, s in sorted(measurement.operations.items())}
+    out.errors, out.counters = measurement.errors, measurement.counters
+    out.start_skew_s = {"max": round(max(g.skews.values()), 4) if g.skews else None, "per_shard": g.skews}
+    out.abandoned_threads = {"count": sum(g.abandoned.values()), "per_shard": g.abandoned}
+    out.client_cpu_s = round(g.client_cpu, 3)
+    out.usage = {"worker_calls": g.worker_calls, "worker_seconds": round(g.worker_s, 3)}
+    out.mix = {name: round(s.count / measured, 6) for name, s in measurement.operations.items()} if measured else {}
+    if g.exports:
+        out.metrics_export = metrics_export_summary(g.exports)
+    caveat = start_caveat(out.phase, out.start_skew_s["max"], duration, steady_ops is not None, steady_seconds,
                           stalled=bool(stalled_s))
     if integrity.stalls:
-        out["stalls"] = stalling.section(integrity.stalls, span_start, span_end)
-        out["steady"]["stalled_seconds_left_out"] = sorted(
+        out.stalls = stalling.section(integrity.stalls, span_start, span_end)
+        out.steady.stalled_seconds_left_out = sorted(
             sec for sec in stalling.stalled_seconds(integrity.stalls) if ws <= sec < we)
-        said = stalling.caveat(stalled_s, steady_seconds, steady_ops is not None, out["ops_per_s"])
+        said = stalling.caveat(stalled_s, steady_seconds, steady_ops is not None, out.ops_per_s)
         caveat = f"{caveat}; {said}" if caveat else said
-    if caveat:
-        out["throughput_caveat"] = caveat
-    if problems:
-        out["problems"] = problems
-    if integrity.lost_seconds:
-        out["lost_seconds"] = round(integrity.lost_seconds, 3)
+    out.throughput_caveat = caveat or None
+    out.problems = problems or None
+    out.lost_seconds = round(integrity.lost_seconds, 3) if integrity.lost_seconds else None
     if measurement.warmup:
         # warm-up operations: counted in operations_total and the timeline, out of the percentiles
-        out["warmup"] = {"seconds": warm, "operations_total": warm_ops,
-                         "operations": {name: s.summary() for name, s in sorted(measurement.warmup.items())}}
-        out["operations_after_warmup"] = measured
+        out.warmup = {"seconds": warm, "operations_total": warm_ops,
+                      "operations": {name: s.summary() for name, s in sorted(measurement.warmup.items())}}
+        out.operations_after_warmup = measured
+
+
+def _family_figures(out: PhaseResult, g: _Shards, family: str, w: dict, max_error_rate: float,
+                    window: Optional[dict]) -> None:
+    """What the family says of the phase: its reads and writes, its errors' hints, its rate, its
+    figures from the server's counters, its own summary."""
+    measurement, phase = g.measurement, out.phase
     fam = families.get(family)
     # the family says which of its operations read and which write (a sysbench event, a TPC-C
     # transaction): their merged latencies are what the nightly verdict judges
@@ -331,46 +380,48 @@ def merge_phase(family: str, workload: dict, shard_count: int, phase: str,  # no
     reads, writes = fam.read_operations(model), fam.write_operations(model)
     read = _merged(measurement.operations, reads)
     write = _merged(measurement.operations, writes)
-    _judge_errors(out, measurement, phase, max_error_rate,
-                  hint=lambda op, kind, name: fam.error_hint(model, phase, op, kind, name))
-    out["read_latency"] = read.summary() if read else None
-    out["write_latency"] = write.summary() if write else None
-    out["latency_operations"] = {"read": [op for op in reads if op in measurement.operations],
-                                 "write": [op for op in writes if op in measurement.operations]}
+    out.error_rate, problems = judge_errors(measurement, phase, max_error_rate,
+                                            hint=lambda op, kind, name: fam.error_hint(model, phase, op, kind, name))
+    if problems is not None and out.status == "complete":
+        out.status, out.error_problems = "complete_with_errors", problems
+    out.read_latency = read.summary() if read else None
+    out.write_latency = write.summary() if write else None
+    out.latency_operations = {"read": [op for op in reads if op in measurement.operations],
+                              "write": [op for op in writes if op in measurement.operations]}
     rate = fam.limits(model).rate if phase == "run" else None
     c = measurement.counters
     if rate:
-        out["latency_basis"] = ("service time from each call's start, and response time from its intended start "
-                                "on the target rate's schedule (operations.*.intended)")
-        out["schedule"] = {"target_per_s": rate, "steps": c.get("paced_steps", 0),
-                           "late_starts": c.get("late_starts", 0)}
+        out.latency_basis = ("service time from each call's start, and response time from its intended start "
+                             "on the target rate's schedule (operations.*.intended)")
+        out.schedule = {"target_per_s": rate, "steps": c.get("paced_steps", 0),
+                        "late_starts": c.get("late_starts", 0)}
     else:
-        out["latency_basis"] = ("service time from each call's start (closed loop, no target rate: a stall "
-                                "delays the following operations instead of showing in their latency)")
+        out.latency_basis = ("service time from each call's start (closed loop, no target rate: a stall "
+                             "delays the following operations instead of showing in their latency)")
     if window is not None:
-        client = fam.window_client_statements(model, phase, measurement, window)
-        checks = cross_check(client, window.get("server"))
-        out["server"] = {
-            "window_s": window["seconds"], "counters": window.get("server"), "family": window.get("family"),
-            "client": client, "cross_check": checks,
-            **({"cross_check_unavailable": gone} if (gone := unchecked(client, checks, window)) else {}),
-            "warnings": window["warnings"] + ferretdb_warnings(settings),
-            "note": "deltas of the server's own counters between the window's edges, read on one connection "
-                    "before the shards started and after they all ended; server-wide counters (MariaDB "
-                    "status, MongoDB serverStatus) include every other client of the server"}
-        if window.get("server") is None and not window["warnings"]:
-            out["server"]["note"] = "this engine keeps no server-side counters"
-        skew = _cross_check_skew(integrity.lost_seconds, partial, missing)
-        if skew and checks:
-            out["server"]["cross_check_note"] = skew
-    extra = fam.phase_summary(model, phase, measurement, duration, window=window)
+        out.server = _server_section(fam, model, phase, measurement, window, g)
+    extra = fam.phase_summary(model, phase, measurement, g.duration, window=window)
     if extra is not None:
-        out[fam.name] = extra  # the family's own figures (e.g. TPS and QPS as its reference tool counts them)
-    out["histograms"] = {k: v["histogram"] for k, v in measurement.to_dict()["operations"].items()}
-    out["timeline"] = tl.to_dict(histograms=False)
-    out["intervals"] = tl.interval_summary()
-    out["shard_series"] = shard_series(per_shard)
-    out["client"] = client_section(client_figs, client_series, measurement, window, client_settings)
+        out.extra[fam.name] = extra  # the family's own figures (e.g. TPS and QPS as its reference tool counts them)
+
+
+def _server_section(fam: Any, model: Any, phase: str, measurement: Measurement, window: dict, g: _Shards) -> dict:
+    """The phase's ``server``: the server's counters over the window beside the client's."""
+    client = fam.window_client_statements(model, phase, measurement, window)
+    checks = cross_check(client, window.get("server"))
+    out = {
+        "window_s": window["seconds"], "counters": window.get("server"), "family": window.get("family"),
+        "client": client, "cross_check": checks,
+        **({"cross_check_unavailable": gone} if (gone := unchecked(client, checks, window)) else {}),
+        "warnings": window["warnings"] + ferretdb_warnings(g.settings),
+        "note": "deltas of the server's own counters between the window's edges, read on one connection "
+                "before the shards started and after they all ended; server-wide counters (MariaDB "
+                "status, MongoDB serverStatus) include every other client of the server"}
+    if window.get("server") is None and not window["warnings"]:
+        out["note"] = "this engine keeps no server-side counters"
+    skew = _cross_check_skew(g.lost_seconds, g.partial, g.missing)
+    if skew and checks:
+        out["cross_check_note"] = skew
     return out
 
 
@@ -417,12 +468,12 @@ ALLOW_CLIENT_BOUND_ENV = "DBSWARM_ALLOW_CLIENT_BOUND"
 CLIENT_SERIES_SHARDS = 50  # the client-health chart's shards (the first ones; the verdict covers all)
 
 
-def _client_settings(store, cid, run: RunPlan) -> dict:
+def _client_settings(store: Store, cid: str, run: RunPlan) -> dict:
     """The campaign's results.client_thresholds and results.allow_client_bound (campaign.json),
     and whether a bound phase fails the run: by default for a real database only (the noop
     engine measures the load generator itself: being bound is what it is for)."""
     try:
-        results = (store.get_json(store.key(cid, "campaign.json")) or {}).get("results") or {}
+        results = (store.get_json(campaign_key(store, cid, CAMPAIGN_DOC)) or {}).get("results") or {}
     except (KeyError, ValueError, AttributeError):
         results = {}
     allow = results.get("allow_client_bound")
@@ -521,7 +572,7 @@ def client_section(figs: dict, series: dict, measurement: Measurement, window: O
         shards[str(i)] = {**(fig or {}), **headroom.judge(fig, thresholds)}
     measured = [f for f in figs.values() if f]
 
-    def worst(key):
+    def worst(key: str) -> Any:
         vals = [f[key] for f in measured if f.get(key) is not None]
         return max(vals) if vals else None
     ops = sum(f["ops"] for f in measured)
@@ -614,8 +665,18 @@ def shard_series(per_shard: dict) -> Optional[dict]:
 
 
 def _judge_errors(out: dict, measurement: Measurement, phase: str, max_error_rate: float,
-                 hint=lambda op, kind, name: None) -> None:
-    """A phase whose calls failed more often than ``max_error_rate`` measured something else
+                 hint: Callable[[str, str, str], Optional[str]] = lambda op, kind, name: None) -> None:
+    """``judge_errors`` on a phase as a dict: its error_rate, and complete_with_errors with its
+    error_problems when it was complete."""
+    out["error_rate"], problems = judge_errors(measurement, phase, max_error_rate, hint)
+    if problems is not None and out["status"] == "complete":
+        out["status"], out["error_problems"] = "complete_with_errors", problems
+
+
+def judge_errors(measurement: Measurement, phase: str, max_error_rate: float,
+                 hint: Callable[[str, str, str], Optional[str]] = lambda op, kind, name: None
+                 ) -> tuple[float, Optional[list[str]]]:
+    """(error rate, the problems when it is above ``max_error_rate``, else None). A phase whose calls failed more often than ``max_error_rate`` measured something else
     than the workload (a missing table, keys that already exist, a server that answered only
     errors): it is complete_with_errors, and says which operations and why. Errors that were
     retried until the work succeeded (``counters.retries``: a transaction rolled back and run
@@ -635,9 +696,8 @@ def _judge_errors(out: dict, measurement: Measurement, phase: str, max_error_rat
     calls = sum(calls_of(op) for op in set(measurement.operations) | set(warm))
     errors = max(0, sum(sum(v.values()) for v in failed.values()) - measurement.counters.get("retries", 0))
     rate = errors / (calls + errors) if calls + errors else 0.0
-    out["error_rate"] = round(rate, 6)
-    if rate > max_error_rate and out["status"] == "complete":
-        out["status"] = "complete_with_errors"
+    problems: Optional[list[str]] = None
+    if rate > max_error_rate:
         problems = []
         for op, kinds in sorted(failed.items()):
             if op not in measurement.operations:
@@ -647,7 +707,7 @@ def _judge_errors(out: dict, measurement: Measurement, phase: str, max_error_rat
                     f"({', '.join(f'{k} ×{n:,}' for k, n in sorted(kinds.items(), key=lambda x: -x[1]))})")
             hints = [h for h in (hint(op, *k.split(": ", 1)) for k in kinds) if h]
             problems.append(text + ("; " + "; ".join(dict.fromkeys(hints)) if hints else ""))
-        out["error_problems"] = problems
+    return round(rate, 6), problems
 
 
 def lost_before_failure(doc: ShardResult, failed_at: Optional[float]) -> float:
@@ -667,7 +727,7 @@ def lost_before_failure(doc: ShardResult, failed_at: Optional[float]) -> float:
     return round(lost, 3)
 
 
-def run_phases(plan: Plan, store, run: RunPlan, missing_all: Optional[list] = None) -> dict:
+def run_phases(plan: Plan, store: Store, run: RunPlan, missing_all: Optional[list] = None) -> dict:
     """One run's merged load and run phases (``missing_all`` collects its missing shards)."""
     cid = plan.campaign_id
     missing_all = [] if missing_all is None else missing_all
@@ -684,25 +744,26 @@ def run_phases(plan: Plan, store, run: RunPlan, missing_all: Optional[list] = No
             if isinstance(record.get("at"), (int, float)):
                 failed_at[i] = record["at"]
         docs = _ShardDocs(store, cid, run.run_id, phase)
-        if not failures and not store.list(store.key(cid, "runs", run.run_id, phase) + "/"):
+        if not failures and not store.list(phase_prefix(store, cid, run.run_id, phase)):
             # the phase never started (an earlier phase or run stopped the campaign)
             phases[phase] = {"phase": phase, "status": "not run"}
             continue
         edges = []
         for edge in ("start", "end"):
             try:
-                edges.append(store.get_json(store.key(cid, "runs", run.run_id, phase, f"window-{edge}.json")))
+                edges.append(store.get_json(window_key(store, cid, run.run_id, phase, edge)))
             except KeyError:
                 edges.append(None)
-        merged = merge_phase(run.family, run.workload, run.shard_count, phase, docs, failures,
-                             plan.max_error_rate, window=window_deltas(*edges),
-                             load_counts=[s.load_count for s in run.shards] if phase == "load" else None,
-                             failed_at=failed_at, client_settings=client_settings)
-        gone = _edge_missing(phase, edges) if merged.get("status") != "missing" else None
+        merged = merge(run.family, run.workload, run.shard_count, phase, docs, failures,
+                       plan.max_error_rate, window=window_deltas(*edges),
+                       load_counts=[s.load_count for s in run.shards] if phase == "load" else None,
+                       failed_at=failed_at, client_settings=client_settings)
+        gone = _edge_missing(phase, edges) if merged.status != "missing" else None
         if gone:
-            merged["server"] = {**(merged.get("server") or {}), "missing": gone}
-        phases[phase] = merged
-        for m in merged["shards"]["missing"]:
+            merged.server_last = merged.server is None  # (said after the rest of the phase)
+            merged.server = {**(merged.server or {}), "missing": gone}
+        phases[phase] = merged.to_dict()
+        for m in merged.shards.missing if merged.shards else []:
             missing_all.append({"run_id": run.run_id, "phase": phase, **m})
     return phases
 
@@ -720,7 +781,7 @@ def ferretdb_warnings(settings: Optional[dict]) -> list[str]:
             "(or run scripts/ferretdb-index) to measure FerretDB rather than the scans"]
 
 
-def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
+def aggregate(plan: Plan, store: Store, redacted_campaign: Optional[dict] = None,
               interrupted: Optional[str] = None, failure: Optional[str] = None) -> dict:
     """Read every shard's file from the store and build result.json's content.
     ``interrupted``: the campaign was stopped (Ctrl-C, SIGTERM: the signal's name): its status
@@ -764,13 +825,13 @@ def aggregate(plan: Plan, store, redacted_campaign: Optional[dict] = None,
         result["failure"] = failure
     result["cost"] = _cost(store, cid, runs_out)
     try:
-        search_doc = store.get_json(store.key(cid, "search.json"))
+        search_doc = store.get_json(campaign_key(store, cid, SEARCH_DOC))
     except KeyError:
         search_doc = None
     if search_doc:
         result["search"] = result_section(search_doc)
     try:
-        adaptive_doc = store.get_json(store.key(cid, "adaptive.json"))  # campaign/adaptive.py
+        adaptive_doc = store.get_json(campaign_key(store, cid, ADAPTIVE_DOC))  # campaign/adaptive.py
     except KeyError:
         adaptive_doc = None
     if adaptive_doc:
@@ -792,12 +853,12 @@ def adaptive_section(doc: dict) -> dict:
     return {"max_doublings": doc.get("max_doublings"), "cells": cells}
 
 
-def _cost(store, cid, runs_out) -> dict:
+def _cost(store: Store, cid: str, runs_out: list[dict]) -> dict:
     """The plan step's estimate (cost-estimate.json) beside what the shards measurably used:
     worker calls and their seconds from the shard documents (each call's phase time; start-up
     and result writing not included, so the billed seconds are somewhat higher)."""
     try:
-        estimate = store.get_json(store.key(cid, "cost-estimate.json"))
+        estimate = store.get_json(campaign_key(store, cid, COST_ESTIMATE_DOC))
     except (KeyError, ValueError):
         estimate = None
     calls = sum((p.get("usage") or {}).get("worker_calls", 0) for r in runs_out for p in r["phases"].values())
@@ -812,13 +873,13 @@ def _cost(store, cid, runs_out) -> dict:
 CHECK_STAGES = ("after_load", "after_run")
 
 
-def stage_checks(store, campaign_id, run_id) -> Optional[dict]:
+def stage_checks(store: Store, campaign_id: str, run_id: str) -> Optional[dict]:
     """The family's consistency checks of a run, by stage (``prepare-<stage>.json``'s
     family.check: {"passed", "conditions", "failures", ...}); None when no stage checked."""
     out = {}
     for stage in CHECK_STAGES:
         try:
-            doc = store.get_json(store.key(campaign_id, "runs", run_id, f"prepare-{stage}.json"))
+            doc = store.get_json(prepare_key(store, campaign_id, run_id, stage))
         except KeyError:
             continue
         check = (doc.get("family") or {}).get("check")
@@ -829,13 +890,13 @@ def stage_checks(store, campaign_id, run_id) -> Optional[dict]:
     return out or None
 
 
-def stage_preparation(store, campaign_id, run_id) -> Optional[dict]:
+def stage_preparation(store: Store, campaign_id: str, run_id: str) -> Optional[dict]:
     """What the binding did to the target before the load beyond the family's tables
     (``prepare-before_load.json``'s binding_settings.cluster_preparation: MongoDB's sharding of
     the collection, FerretDB's index), with ``skipped``: the steps asked for and not done (a
     server that is no sharded cluster: FerretDB has no enableSharding). None: nothing asked."""
     try:
-        doc = store.get_json(store.key(campaign_id, "runs", run_id, "prepare-before_load.json"))
+        doc = store.get_json(prepare_key(store, campaign_id, run_id, "before_load"))
     except KeyError:
         return None
     prep = (doc.get("binding_settings") or {}).get("cluster_preparation")
@@ -851,12 +912,12 @@ def stage_preparation(store, campaign_id, run_id) -> Optional[dict]:
     return out
 
 
-def lock_refusal(store, campaign_id, run_id) -> Optional[str]:
+def lock_refusal(store: Store, campaign_id: str, run_id: str) -> Optional[str]:
     """Why the run (or its phases from one on) did not run: the campaign lock refused it
     (run.service.lock_run wrote it), or the server admits fewer client connections than a phase
     opens (run.service.room_check)."""
     try:
-        doc = store.get_json(store.key(campaign_id, "runs", run_id, "lock-refused.json"))
+        doc = store.get_json(run_key(store, campaign_id, run_id, REFUSED_DOC))
     except KeyError:
         return None
     return str(doc.get("error") or "") or None
@@ -888,10 +949,10 @@ class _ShardDocs:
     """Shard documents read one at a time as merge_phase asks for them, so aggregating
     thousands of shards holds one document in memory, not all of them."""
 
-    def __init__(self, store, campaign_id, run_id, phase):
+    def __init__(self, store: Store, campaign_id: str, run_id: str, phase: str) -> None:
         self.store, self.args = store, (campaign_id, run_id, phase)
 
-    def get(self, shard) -> Optional[ShardResult]:
+    def get(self, shard: int) -> Optional[ShardResult]:
         try:
             return ShardResult.of(self.store.get_json(shard_key(self.store, *self.args, shard)))
         except KeyError:
@@ -909,7 +970,7 @@ class _Integrity:
     units than planned, a phase whose last seconds completed nothing while calls failed; and
     shards stopped by an interrupt (Ctrl-C / SIGTERM: a graceful stop, resumable)."""
 
-    def __init__(self, phase, load_counts):
+    def __init__(self, phase: str, load_counts: Optional[list[int]]) -> None:
         self.phase, self.load_counts = phase, load_counts
         self.thread_errors: dict[int, list[str]] = {}
         self.short: list[str] = []
@@ -919,11 +980,11 @@ class _Integrity:
         self.stalls: dict[int, list[dict]] = {}     # shard -> its client threads' stalls (results.stalls)
 
     @staticmethod
-    def interrupted(doc) -> bool:
+    def interrupted(doc: ShardResult) -> bool:
         last = doc.segments[-1] if doc.segments else {}
         return bool(last.get("interrupted"))
 
-    def shard(self, i, doc):
+    def shard(self, i: int, doc: ShardResult) -> None:
         errors = [e for seg in doc.segments for e in seg.get("thread_errors") or []
                   if "was still inside a database call" not in e]  # abandoned threads are reported apart
         if errors:
@@ -943,7 +1004,7 @@ class _Integrity:
             if done < planned:
                 self.short.append(f"shard {i} loaded {done:,} of {planned:,} planned")
 
-    def problems(self, tl, totals, span_end, measurement) -> list[str]:
+    def problems(self, tl: Any, totals: list[int], span_end: float, measurement: Measurement) -> list[str]:
         out = []
         if self.thread_errors:
             n = sum(len(v) for v in self.thread_errors.values())

@@ -386,7 +386,7 @@ def _phase_order(name: str) -> int:
     return {"load": 0, "run": 1}.get(name, 2)
 
 
-def finish(pairs: list[dict], baseline, candidate, thresholds: dict, alpha: float) -> dict:
+def finish(pairs: list[dict], baseline: list[tuple[dict, str]], candidate: list[tuple[dict, str]], thresholds: dict, alpha: float) -> dict:
     figures = [d for p in pairs if p["comparable"] for d in p["figures"]]
     # Holm's correction within two families: the phase's own figures (throughput, errors, each
     # operation's percentiles), and its statements' (a custom workload's drill-down), so that a

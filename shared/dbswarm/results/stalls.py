@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Iterable
+from typing import Iterable, Optional
 
 MAX_LISTED = 50  # stalls kept per shard in result.json (the count and the seconds cover them all)
 
@@ -38,7 +38,7 @@ def stalled_span(per_shard: dict[int, list[dict]], start: float, end: float) -> 
     return total
 
 
-def unstalled_rate(per_shard: dict[int, list[dict]], tl_start, totals: list, start: float, end: float,
+def unstalled_rate(per_shard: dict[int, list[dict]], tl_start: Optional[int], totals: list, start: float, end: float,
                    total_ops: int, duration: float) -> float:
     """Operations per second over the phase less its stalled seconds (the headline when no
     steady window exists): the whole seconds a stall overlaps taken out, their operations (the

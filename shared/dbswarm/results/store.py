@@ -12,7 +12,7 @@ import os
 import tempfile
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 from urllib.parse import urlsplit
 
 from dbswarm.credentials import secrets
@@ -44,10 +44,10 @@ class Store:
         raise NotImplementedError
 
     # every JSON and text document goes through the one redaction (dbswarm.credentials.redact)
-    def put_json(self, key: str, obj) -> None:
+    def put_json(self, key: str, obj: Any) -> None:
         self.put_bytes(key, json.dumps(redact_doc(obj), indent=1, sort_keys=False).encode(), "application/json")
 
-    def get_json(self, key: str):
+    def get_json(self, key: str) -> Any:
         return json.loads(self.get_bytes(key))
 
     def put_text(self, key: str, text: str, content_type: str = "text/plain; charset=utf-8") -> None:
@@ -62,20 +62,22 @@ class Store:
 
 
 class LocalStore(Store):
-    def __init__(self, root):
+    local_root: Path
+
+    def __init__(self, root: str | Path) -> None:
         self.local_root = Path(root).expanduser().resolve()
         self.url = str(self.local_root)
 
-    def campaign_prefix(self, campaign_id):
+    def campaign_prefix(self, campaign_id: str) -> str:
         return f"{campaign_id}/"
 
-    def _path(self, key) -> Path:
+    def _path(self, key: str) -> Path:
         p = (self.local_root / key).resolve()
         if self.local_root not in p.parents and p != self.local_root:
             raise ValueError(f"key escapes the results folder: {key}")
         return p
 
-    def put_bytes(self, key, data, content_type="application/octet-stream"):
+    def put_bytes(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
         p = self._path(key)
         tmp = None
         try:
@@ -98,13 +100,13 @@ class LocalStore(Store):
                 except OSError:
                     pass
 
-    def get_bytes(self, key):
+    def get_bytes(self, key: str) -> bytes:
         try:
             return self._path(key).read_bytes()
         except FileNotFoundError:
             raise KeyError(key) from None
 
-    def list(self, prefix):
+    def list(self, prefix: str) -> list[str]:
         base = self._path(prefix) if prefix else self.local_root
         root = base if base.is_dir() else base.parent
         if not root.exists():
@@ -117,14 +119,14 @@ class LocalStore(Store):
                     out.append(key)
         return sorted(out)
 
-    def location(self, key):
+    def location(self, key: str) -> str:
         return str(self._path(key))
 
 
 class S3Store(Store):
     """s3://bucket/prefix; endpoint from AWS_ENDPOINT_URL / DBSWARM_S3_ENDPOINT (OBS, MinIO)."""
 
-    def __init__(self, url: str, client=None):
+    def __init__(self, url: str, client: Any = None) -> None:
         parts = urlsplit(url)
         self.bucket = parts.netloc
         self.prefix = parts.path.strip("/")
@@ -133,7 +135,7 @@ class S3Store(Store):
         self._client = client
 
     @property
-    def client(self):
+    def client(self) -> Any:
         if self._client is None:
             import boto3  # noqa: PLC0415 (an S3 store only: seconds to import)
             endpoint = os.environ.get("DBSWARM_S3_ENDPOINT") or os.environ.get("AWS_ENDPOINT_URL_S3") \
@@ -141,26 +143,26 @@ class S3Store(Store):
             self._client = boto3.client("s3", endpoint_url=endpoint or None)
         return self._client
 
-    def campaign_prefix(self, campaign_id):
+    def campaign_prefix(self, campaign_id: str) -> str:
         return f"campaigns/{campaign_id}/"
 
-    def put_bytes(self, key, data, content_type="application/octet-stream"):
+    def put_bytes(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
         self.client.put_object(Bucket=self.bucket, Key=self.prefix + key, Body=data, ContentType=content_type)
 
-    def get_bytes(self, key):
+    def get_bytes(self, key: str) -> bytes:
         try:
             return self.client.get_object(Bucket=self.bucket, Key=self.prefix + key)["Body"].read()
         except self.client.exceptions.NoSuchKey:
             raise KeyError(key) from None
 
-    def list(self, prefix):
+    def list(self, prefix: str) -> list[str]:
         out = []
         paginator = self.client.get_paginator("list_objects_v2")
         for page in paginator.paginate(Bucket=self.bucket, Prefix=self.prefix + prefix):
             out += [o["Key"][len(self.prefix):] for o in page.get("Contents", [])]
         return sorted(out)
 
-    def location(self, key):
+    def location(self, key: str) -> str:
         return f"s3://{self.bucket}/{self.prefix}{key}"
 
 
@@ -182,13 +184,74 @@ def open_store(url: str | None) -> Store:
     return LocalStore(url.removeprefix("file://"))
 
 
+# ---- the store's keys: where each document of a campaign lives, named in one place ------------
+# A campaign's documents are under ``store.campaign_prefix(id)``; a run's under ``runs/<run-id>/``,
+# a phase's shard files under ``runs/<run-id>/<phase>/``. Baselines and the verdict's history
+# are outside any campaign.
+
+CAMPAIGN_DOC = "campaign.json"            # the campaign as submitted, secrets redacted
+PLAN_DOC = "plan.json"                    # campaign.plan's Plan
+COST_ESTIMATE_DOC = "cost-estimate.json"  # the plan step's estimate
+SEARCH_DOC = "search.json"                # a peak search's steps (campaign/search.py)
+ADAPTIVE_DOC = "adaptive.json"            # fanout.adaptive's cells (campaign/adaptive.py)
+RESULT_DOC = "result.json"
+SUMMARY_DOC = "summary.md"
+REPORT_FILES = (RESULT_DOC, "result.csv", "timeseries.csv", SUMMARY_DOC, "report.html")
+REFUSED_DOC = "lock-refused.json"         # why a run did not run (run.service.lock_run, room_check)
+
+
+def campaign_key(store: Store, campaign_id: str, name: str) -> str:
+    """A campaign-wide document (``CAMPAIGN_DOC``, ``PLAN_DOC``, ``RESULT_DOC``, ...)."""
+    return store.key(campaign_id, name)
+
+
+def run_key(store: Store, campaign_id: str, run_id: str, name: str) -> str:
+    """A run's own document (``REFUSED_DOC``, ``prepare_key``'s, ``shards.json``)."""
+    return store.key(campaign_id, "runs", run_id, name)
+
+
+def prepare_key(store: Store, campaign_id: str, run_id: str, stage: str) -> str:
+    """What a run's prepare step did at ``stage`` (before_load, after_load, after_run)."""
+    return run_key(store, campaign_id, run_id, f"prepare-{stage}.json")
+
+
+def phase_prefix(store: Store, campaign_id: str, run_id: str, phase: str) -> str:
+    """The folder of a run's phase: its shard files and its window's edges (a prefix to list)."""
+    return store.key(campaign_id, "runs", run_id, phase) + "/"
+
+
+def shard_key(store: Store, campaign_id: str, run_id: str, phase: str, shard: int) -> str:
+    """A shard's cumulative result of a phase (documents.ShardResult)."""
+    return store.key(campaign_id, "runs", run_id, phase, f"shard-{shard}.json")
+
+
+def failure_key(store: Store, campaign_id: str, run_id: str, phase: str, shard: int) -> str:
+    """Why a shard failed for good (run.service.record_shard_failure): its error and when."""
+    return store.key(campaign_id, "runs", run_id, phase, f"shard-{shard}.failed.json")
+
+
+def window_key(store: Store, campaign_id: str, run_id: str, phase: str, edge: str) -> str:
+    """An edge (start, end) of a phase's measured window: the server's counters read there."""
+    return store.key(campaign_id, "runs", run_id, phase, f"window-{edge}.json")
+
+
+def baseline_key(name: str) -> str:
+    """A stored baseline (``dbswarm compare --save-baseline``)."""
+    return f"baselines/{name}.json"
+
+
+def history_prefix(name: str) -> str:
+    """The verdict's history of a campaign name: one document per compared campaign."""
+    return f"history/{name}/"
+
+
 # ---- a campaign's plan, as every step reads it ------------------------------------------------
 
 _plan_cache: dict = {}
 _plan_lock = threading.Lock()
 
 
-def load_plan(store, campaign_id, run_id: Optional[str] = None) -> Plan:
+def load_plan(store: Store, campaign_id: str, run_id: Optional[str] = None) -> Plan:
     """plan.json, cached per process; read again when it lacks ``run_id`` (a search plans its
     runs one step at a time: a warm function may hold an older plan)."""
     key = (store.url, campaign_id)
@@ -196,19 +259,19 @@ def load_plan(store, campaign_id, run_id: Optional[str] = None) -> Plan:
         cached = _plan_cache.get(key)
         if cached is not None and (run_id is None or any(r.run_id == run_id for r in cached.runs)):
             return cached
-    plan = Plan.of(store.get_json(store.key(campaign_id, "plan.json")))
+    plan = Plan.of(store.get_json(campaign_key(store, campaign_id, PLAN_DOC)))
     with _plan_lock:
         _plan_cache[key] = plan
     return plan
 
 
-def cache_plan(store, campaign_id, plan: Plan) -> None:
+def cache_plan(store: Store, campaign_id: str, plan: Plan) -> None:
     """The plan a step just wrote (a search's next run) is the one this process reads next."""
     with _plan_lock:
         _plan_cache[(store.url, campaign_id)] = plan
 
 
-def redact_error(event: dict, text) -> str:
+def redact_error(event: dict, text: Any) -> str:
     """An error text as it may be stored or printed: the run's password (when it can be
     resolved) and any credentials in URLs replaced by ***."""
     text = str(text)

@@ -36,12 +36,13 @@ from dbswarm.campaign.search import advance, first_step
 from dbswarm.campaign.spec import check_deployed_references, load_campaign, redacted_campaign
 from dbswarm.credentials import secrets
 from dbswarm.engine import checks, connection_room, lock
+from dbswarm.engine.segment import SegmentCall
 from dbswarm.engine.target import make_binding, prepare_target, read_window_edge
 from dbswarm.engine.worker import ShardPhase
 from dbswarm.errors import CampaignError, DbswarmError, step_error_text
 from dbswarm.families import base as families
 from dbswarm.measure.recorder import Measurement
-from dbswarm.results.aggregate import aggregate, failure_key, run_phases, shard_key
+from dbswarm.results.aggregate import aggregate, run_phases
 from dbswarm.results.documents import (
     Plan,
     PrepareEvent,
@@ -52,7 +53,16 @@ from dbswarm.results.documents import (
     ShardResult,
 )
 from dbswarm.results.report.files import write_reports
-from dbswarm.results.store import LocalStore, cache_plan, load_plan, open_store, redact_error
+from dbswarm.results.store import (
+    LocalStore,
+    cache_plan,
+    failure_key,
+    load_plan,
+    open_store,
+    redact_error,
+    shard_key,
+    window_key,
+)
 from dbswarm.results.verdict.regression import compare_with_baseline
 from dbswarm.run import alive, interrupt, metrics, statements
 
@@ -252,10 +262,6 @@ def lead_per_shard() -> float:
     if os.environ.get("AWS_EXECUTION_ENV") == "dbswarm-local":
         return round(LOCAL_SHARD_START_CPU_S / max(1, os.cpu_count() or 1), 3)
     return 0.0
-
-
-def window_key(store, campaign_id, run_id, phase, edge) -> str:
-    return store.key(campaign_id, "runs", run_id, phase, f"window-{edge}.json")
 
 
 def window(event: dict, binding=None) -> dict:
@@ -550,9 +556,10 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
     try:
         with lock.heartbeat(run, password, cid, enabled=index == 0), \
                 alive.Alive(store, key, (checkpoint or {}).get("segment", 0)):  # (lock by shard 0; sign of life)
-            outcome, measurement, interrupted = _run_segment(run, shard, phase, index, ev, key, store, password, doc,
-                                                             measurement, checkpoint, lost, deadline, interval,
-                                                             progress, stop_event)
+            outcome, measurement, interrupted = _run_segment(SegmentCall(
+                run=run, shard=shard, phase=phase, index=index, event=ev, key=key, store=store, password=password,
+                doc=doc, measurement=measurement, checkpoint=checkpoint, lost=lost, deadline=deadline,
+                interval=interval, progress=progress, stop_event=stop_event))
     finally:
         if edge is not None:
             edge.cancel()  # not due yet: the next call of shard 0 schedules it again
@@ -568,12 +575,15 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
                        ops=measurement.total_ops, errors=measurement.total_errors).to_dict()
 
 
-def _run_segment(run, shard, phase, index, ev, key, store, password, doc, measurement, checkpoint, lost, deadline,
-                 interval, progress, stop_event):
+def _run_segment(call: SegmentCall):
     """The call's segment (see ``run_shard``): -> (outcome, cumulative measurement, interrupted).
     While it runs, the shard's file is written every ``interval`` seconds with what it
     measured so far and the checkpoint to continue from (ShardPhase snapshots: the threads go
     on); at its end, with its outcome."""
+    run, shard, phase, index, ev, key, store = (call.run, call.shard, call.phase, call.index, call.event, call.key,
+                                                call.store)
+    password, doc, measurement, checkpoint, lost = call.password, call.doc, call.measurement, call.checkpoint, call.lost
+    deadline, interval, progress, stop_event = call.deadline, call.interval, call.progress, call.stop_event
     cid = ev.campaign_id
     exports = _metrics_export(store, cid, run, phase, index)
     if exports and doc is not None and doc.segments:  # a call continued: from where the last one was

@@ -5,6 +5,8 @@ not an alarm; each phase's reason stays in the Client health section (docs/clien
 A bound phase that is not accepted is the alarm summary.md and report.html open with."""
 from __future__ import annotations
 
+from dbswarm.results.phase import phases_of
+
 ACCEPT = "results.allow_client_bound: true (or DBSWARM_ALLOW_CLIENT_BOUND=1)"
 MEASURE_DB = "run the load generator on another machine than the database, or use fewer threads per shard"
 SHORT_REMEDY = "the load generator on another machine, or fewer threads per shard"
@@ -18,8 +20,8 @@ def client_phases(result: dict) -> tuple[list, list, list, int]:
     near: list[tuple] = []
     judged = 0
     for r in result["runs"]:
-        for name, p in r["phases"].items():
-            c = p.get("client") or {}
+        for name, p in phases_of(r):
+            c = p.client
             if c.get("verdict") in (None, "unmeasured"):
                 continue
             judged += 1
@@ -33,8 +35,8 @@ def client_phases(result: dict) -> tuple[list, list, list, int]:
 def contended_phases(result: dict) -> list[tuple]:
     """Phases whose shards waited for CPUs other processes held (client verdict contended) and
     that fail nothing (no results.strict_client_health): [(run_id, phase, client)]."""
-    return [(r["run_id"], name, p["client"]) for r in result["runs"] for name, p in r["phases"].items()
-            if (p.get("client") or {}).get("verdict") == "contended" and not p["client"].get("strict")]
+    return [(r["run_id"], name, p.client) for r in result["runs"] for name, p in phases_of(r)
+            if p.client.get("verdict") == "contended" and not p.client.get("strict")]
 
 
 def _why_accepted(by: str) -> str:

@@ -74,7 +74,7 @@ def _pair_title(p: dict) -> str:
 
 
 def _head(doc: dict) -> list[str]:
-    def names(side):
+    def names(side: list[dict]) -> str:
         return ", ".join(s["campaign_id"] or s["location"] for s in side)
     thr = doc["thresholds"]
     extra = ", ".join(f"{k} {v:.0%}" for k, v in thr.items() if k != "default")

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import re
+from typing import Optional
 
 from dbswarm.credentials.redact import redact_doc
 from dbswarm.errors import DbswarmError
@@ -18,13 +19,15 @@ from dbswarm.families import base as families
 from dbswarm.families.tables import fmt
 from dbswarm.measure.recorder import PERCENTILES, _pname
 from dbswarm.results.peak import search_markdown
+from dbswarm.results.phase import phases_of
 from dbswarm.results.report import markdown
 from dbswarm.results.report.client_note import ACCEPT, MEASURE_DB, client_note, client_phases
 from dbswarm.results.report.html import error_rows, server_lines
 from dbswarm.results.report.html import report_html as page
+from dbswarm.results.store import Store, campaign_key
 
 
-def white_paper_tables(result) -> str:
+def white_paper_tables(result: dict) -> str:
     """Each family's tables of its runs (families.Family.report_tables), in registry order."""
     out = []
     for family in families.all_families():
@@ -34,7 +37,7 @@ def white_paper_tables(result) -> str:
     return "\n".join(t for t in out if t)
 
 
-def client_first_lines(result) -> list[str]:
+def client_first_lines(result: dict) -> list[str]:
     """The phases whose load generator was the bottleneck (client verdict bound) and not accepted:
     the first thing summary.md says after the status, with what the user can do; phases bound and
     accepted, or near the limit: one note line (client_note; docs/client-health.md)."""
@@ -63,16 +66,16 @@ def client_first_lines(result) -> list[str]:
     return out
 
 
-def client_health_table(result) -> list[str]:
+def client_health_table(result: dict) -> list[str]:
     """Per run phase: the client verdict, its signals and the server's time beside the client's."""
     rows = []
     for r in result["runs"]:
-        for name, p in r["phases"].items():
-            c = p.get("client")
+        for name, p in phases_of(r):
+            c = p.client
             if not c or c.get("verdict") == "unmeasured":
                 continue
 
-            def f(v, fmt):
+            def f(v: Optional[float], fmt: str) -> str:
                 return format(v, fmt) if v is not None else "–"
             svc = c.get("server_vs_client_latency") or {}
             server = (f"{svc['server_us_per_op']:,.0f} / {svc['client_mean_us']:,.0f}"
@@ -101,31 +104,31 @@ def printable(text: str) -> str:
     return _UNPRINTABLE.sub("", text)
 
 
-def _refused_what(run) -> str:
+def _refused_what(run: dict) -> str:
     """What a refusal stopped: the whole run, or (a phase of it ran) the phases after."""
-    ran = [name for name, p in run["phases"].items() if p.get("status") not in (None, "not run")]
+    ran = [name for name, p in phases_of(run) if p.status not in (None, "not run")]
     return "did not run" if not ran else f"stopped after its {' and '.join(ran)} phase{'s' if len(ran) > 1 else ''}"
 
 
-def _failure_said(result) -> str:
+def _failure_said(result: dict) -> str:
     """The status line's end: why the campaign stopped early (result.json's ``failure``), or "."."""
     why = (result.get("failure") or "").strip()
     return f": {why}" + ("" if why[-1] in ".?!" else ".") if why else "."
 
 
-def summary_markdown(result) -> str:
+def summary_markdown(result: dict) -> str:
     """summary.md: printable text only (``printable``), every string of the result written as
     literal Markdown (``markdown.escaped``: no HTML, link or code span, no broken table)."""
     return printable(_summary_markdown(markdown.escaped(result)))
 
 
-def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
+def _summary_markdown(result: dict) -> str:  # noqa: C901 (one section after another)
     lines = [f"# dbswarm campaign {result['name']} ({result['campaign_id']})", "",
              f"Status: **{result['status']}**" + _failure_said(result) + f" Seed {result['seed']}."]
     lines += [f"\n**Run {r['run_id']} {_refused_what(r)}**: {r['refused']}" for r in result["runs"] if r.get("refused")]
     lines += client_first_lines(result)  # a load generator that was the bottleneck: said before anything else
-    caveats = [(r["run_id"], name, p["throughput_caveat"]) for r in result["runs"]
-               for name, p in r["phases"].items() if p.get("throughput_caveat")]
+    caveats = [(r["run_id"], name, p.throughput_caveat) for r in result["runs"]
+               for name, p in phases_of(r) if p.throughput_caveat]
     if caveats:
         lines.append("\n**Throughput to read with care** (marked ⚠ below; result.json: the phase's "
                      "`throughput_caveat`):\n")
@@ -139,15 +142,15 @@ def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
         lines.append(f"\n**Interrupted** ({result['interrupted']['by']}): every shard stopped at its next operation "
                      "and wrote what it measured; phases not finished are marked. Continue with "
                      f"`{result['interrupted']['resume']}`.")
-    broken = [(r["run_id"], name, p) for r in result["runs"] for name, p in r["phases"].items() if p.get("problems")]
+    broken = [(r["run_id"], name, p) for r in result["runs"] for name, p in phases_of(r) if p.problems]
     if broken:
         lines.append("\n**Incomplete**: these phases did not do what was planned; their figures are not the "
                      "workload's:\n")
         for run_id, name, p in broken:
-            for problem in p["problems"]:
+            for problem in p.problems or []:
                 lines.append(f"- run {run_id}, {name} phase: {problem}")
-    unexported = [(r["run_id"], name, p["metrics_export"]) for r in result["runs"] for name, p in r["phases"].items()
-                  if (p.get("metrics_export") or {}).get("note")]
+    unexported = [(r["run_id"], name, p.metrics_export) for r in result["runs"] for name, p in phases_of(r)
+                  if p.metrics_export and p.metrics_export.get("note")]
     if unexported:
         lines.append("\n**Live metrics** (`results.metrics`):\n")
         lines += [f"- run {run_id}, {name} phase: {e['note']} (last error: {e.get('error', '?')})"
@@ -157,14 +160,14 @@ def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
     servers = server_lines(result)
     if servers:
         lines += ["", *servers]
-    failing = [(r["run_id"], name, p) for r in result["runs"] for name, p in r["phases"].items()
-               if p.get("status") == "complete_with_errors"]
+    failing = [(r["run_id"], name, p) for r in result["runs"] for name, p in phases_of(r)
+               if p.status == "complete_with_errors"]
     if failing:
         lines.append("\n**Errors above the threshold** (`results.max_error_rate`): these phases measured failures, "
                      "not the workload:\n")
         for run_id, name, p in failing:
-            for problem in p.get("error_problems") or []:
-                lines.append(f"- run {run_id}, {name} phase ({p['error_rate']:.1%} of calls failed): {problem}")
+            for problem in p.error_problems or []:
+                lines.append(f"- run {run_id}, {name} phase ({p.error_rate:.1%} of calls failed): {problem}")
     checks = [(r["run_id"], stage, c) for r in result["runs"] for stage, c in (r.get("checks") or {}).items()]
     if checks and all(c.get("passed") and not c.get("error") and not c.get("failures") for _, _, c in checks):
         # all passed: one line (the tables come sooner)
@@ -193,8 +196,8 @@ def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
         lines.append("\n**Missing shards** (their data is absent; every other shard's data is kept):\n")
         for m in result["missing_shards"]:
             lines.append(f"- run {m['run_id']}, {m['phase']} phase, shard {m['shard']}: {m['reason']}")
-    stuck = [(r["run_id"], name, p["abandoned_threads"]) for r in result["runs"] for name, p in r["phases"].items()
-             if (p.get("abandoned_threads") or {}).get("count")]
+    stuck = [(r["run_id"], name, p.abandoned_threads) for r in result["runs"] for name, p in phases_of(r)
+             if p.abandoned_threads.get("count")]
     if stuck:
         lines.append("\n**Client threads abandoned** (still inside a database call "
                      "DBSWARM_STUCK_THREAD_GRACE_S after the stop time; what they measured before is kept, and the "
@@ -207,8 +210,7 @@ def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
     lines += paced_latency_table(result)
     lines += server_counters_table(result)
     lines += client_health_table(result)
-    warm = [(r["run_id"], name, p["warmup"]) for r in result["runs"] for name, p in r["phases"].items()
-            if p.get("warmup")]
+    warm = [(r["run_id"], name, p.warmup) for r in result["runs"] for name, p in phases_of(r) if p.warmup]
     if warm:
         lines += ["", "### Warm-up (kept out of the latency percentiles above and of the steady window)", "",
                   "| run | phase | warm-up s | operations | p99 µs by operation |", "|---|---|---|---|---|"]
@@ -218,19 +220,19 @@ def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
     lines += ["### Runs", "", "| run | phase | shards ok/expected | ops | errors | duration s | ops/s overall "
               "| ops/s steady (s) | mix | max start skew s |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["runs"]:
-        for name, p in r["phases"].items():
-            if "operations_total" not in p:
-                lines.append(f"| {r['run_id']} | {name} | 0/{r['shard_count']} | | | | | | {p.get('status')} | |")
+        for name, p in phases_of(r):
+            if p.operations_total is None or p.steady is None or p.shards is None:
+                lines.append(f"| {r['run_id']} | {name} | 0/{r['shard_count']} | | | | | | {p.status} | |")
                 continue
-            mix = ", ".join(f"{k} {v:.1%}" for k, v in sorted(p["mix"].items()))
-            st = p["steady"]
-            steady = "–" if st.get("ops_per_s") is None else f"{fmt(st['ops_per_s'])} ({st['seconds']})"
-            if p.get("throughput_caveat"):
+            mix = ", ".join(f"{k} {v:.1%}" for k, v in sorted(p.mix.items()))
+            st = p.steady
+            steady = "–" if st.ops_per_s is None else f"{fmt(st.ops_per_s)} ({st.seconds})"
+            if p.throughput_caveat:
                 steady += " ⚠"
             lines.append(
-                f"| {r['run_id']} | {name} | {len(p['shards']['complete'])}/{p['shards']['expected']} "
-                f"| {p['operations_total']:,} | {p['errors_total']:,} | {p['duration_s']} | {fmt(p['ops_per_s'])} "
-                f"| {steady} | {mix} | {p['start_skew_s']['max']} |")
+                f"| {r['run_id']} | {name} | {len(p.shards.complete)}/{p.shards.expected} "
+                f"| {p.operations_total:,} | {p.errors_total:,} | {p.duration_s} | {fmt(p.ops_per_s)} "
+                f"| {steady} | {mix} | {p.start_skew_s['max']} |")
     lines += cost_lines(result)
     if result.get("search"):
         lines += search_markdown(result["search"])
@@ -239,7 +241,7 @@ def _summary_markdown(result) -> str:  # noqa: C901 (one section after another)
     return "\n".join(lines) + "\n"
 
 
-def errors_table(result) -> list[str]:
+def errors_table(result: dict) -> list[str]:
     """Every error class with its count and what the worker did with it (retried or not)."""
     rows = error_rows(result)
     if not rows:
@@ -250,14 +252,14 @@ def errors_table(result) -> list[str]:
               for a, b, c, d, e, f, g in rows)]
 
 
-def server_counters_table(result) -> list[str]:
+def server_counters_table(result: dict) -> list[str]:
     """What the client counted against what the server counted over the same window (the
     server's own counters: MariaDB status, pg_stat_database / pg_stat_statements, MongoDB
     serverStatus), and what could not be read."""
     rows, warnings = [], []
     for r in result["runs"]:
-        for name, p in r["phases"].items():
-            srv = p.get("server")
+        for name, p in phases_of(r):
+            srv = p.server
             if not srv:
                 continue
             for figure, c in (srv.get("cross_check") or {}).items():
@@ -278,7 +280,7 @@ def server_counters_table(result) -> list[str]:
     return out
 
 
-def cost_lines(result) -> list[str]:
+def cost_lines(result: dict) -> list[str]:
     """What the plan step estimated the campaign would use in the cloud, beside what the shards
     measurably used (worker calls and their phase seconds)."""
     cost = result.get("cost") or {}
@@ -300,16 +302,16 @@ def cost_lines(result) -> list[str]:
             + (" Assumed: " + "; ".join(est["assumptions"]) + "." if est.get("assumptions") else "")]
 
 
-def paced_latency_table(result) -> list[str]:
+def paced_latency_table(result: dict) -> list[str]:
     """Runs with a target rate: service time beside the response time from the intended start
     (what a user waiting on the schedule saw; a stall shows here), and the late starts."""
     rows = []
     for r in result["runs"]:
-        for name, p in r["phases"].items():
-            sched = p.get("schedule")
+        for name, p in phases_of(r):
+            sched = p.schedule
             if not sched:
                 continue
-            for op, s in sorted(p.get("operations", {}).items()):
+            for op, s in sorted(p.operations.items()):
                 i = s.get("intended")
                 if not i or not s.get("calls"):
                     continue
@@ -330,7 +332,7 @@ CSV_FIELDS = ["run_id", "phase", "engine", "label", "family", "workload", "threa
               "intended_p50_us", "intended_p99_us", "intended_max_us"]  # paced runs: from the intended start
 
 
-def _result_families(result) -> dict:
+def _result_families(result: dict) -> dict:
     """The families of a result's runs that are known here, by name (a result read where a
     plugin family is not installed still has its common columns)."""
     out = {}
@@ -344,7 +346,7 @@ def _result_families(result) -> dict:
     return out
 
 
-def result_csv(result) -> str:
+def result_csv(result: dict) -> str:
     """One row per run, phase and operation; then the columns each family of the result adds
     (``Family.csv_fields``: e.g. its white-paper figures per phase, repeated on the phase's rows)."""
     fams = _result_families(result)
@@ -365,7 +367,7 @@ def result_csv(result) -> str:
     return buf.getvalue()
 
 
-def timeseries_csv(result) -> str:
+def timeseries_csv(result: dict) -> str:
     """One row per run, phase, second and operation: its count, and the percentiles of the
     operation over the interval (``report_interval``) that holds the second (the same on every
     second of one interval), merged exactly across shards; at a target rate also the same
@@ -378,14 +380,14 @@ def timeseries_csv(result) -> str:
                 "avg_latency_us_all_ops", "interval_s", "interval_start"] + [f"interval_{c}" for c in pcols]
                + [f"interval_intended_{c}" for c in pcols])
     for r in result["runs"]:
-        for name, p in r["phases"].items():
-            tl = p.get("timeline")
+        for name, p in phases_of(r):
+            tl = p.timeline
             if not tl or tl.get("start") is None:
                 continue
             start, errs, lat = tl["start"], tl["errors"], tl["latency_us"]
             n = max([len(v) for v in tl["ops"].values()] + [len(errs)], default=0)
             totals = [sum(v[i] for v in tl["ops"].values() if i < len(v)) for i in range(n)]
-            iv = p.get("intervals") or {}
+            iv = p.intervals
             for op, seq in sorted(tl["ops"].items()):
                 series = (iv.get("by_operation") or {}).get(op)
                 intended = ((iv.get("intended") or {}).get("by_operation") or {}).get(op)
@@ -405,12 +407,12 @@ def timeseries_csv(result) -> str:
     return buf.getvalue()
 
 
-def report_html(result) -> str:
+def report_html(result: dict) -> str:
     """The self-contained HTML page (htmlreport.py: overview, tables, charts drawn by uPlot)."""
     return page(result, summary_markdown(result))
 
 
-def short_number(v) -> str:
+def short_number(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
@@ -454,7 +456,7 @@ def verdict_markdown(c: dict) -> list[str]:
     return lines
 
 
-def write_reports(store, campaign_id, result) -> dict:
+def write_reports(store: Store, campaign_id: str, result: dict) -> dict:
     result = redact_doc(result)  # the HTML report embeds it escaped, out of the text redaction's reach
     keys = {}
     for name, text, ctype in (
@@ -463,7 +465,7 @@ def write_reports(store, campaign_id, result) -> dict:
             ("timeseries.csv", timeseries_csv(result), "text/csv"),
             ("summary.md", summary_markdown(result), "text/markdown; charset=utf-8"),
             ("report.html", report_html(result), "text/html; charset=utf-8")):
-        keys[name] = store.key(campaign_id, name)
+        keys[name] = campaign_key(store, campaign_id, name)
         if name == "result.json":  # redacted as a document above: a text pass over JSON could cut a string
             store.put_bytes(keys[name], text.encode(), ctype)
         else:

@@ -20,13 +20,14 @@ import json
 import math
 import time
 from importlib import resources
-from typing import Any
+from typing import Any, Callable, Optional
 
 import markdown_it  # rich depends on it, so it is always installed
 
 from dbswarm import __version__
 from dbswarm.families.tables import measured_phase
 from dbswarm.measure.recorder import decode_histogram
+from dbswarm.results.phase import phases_of
 from dbswarm.results.report import markdown
 from dbswarm.results.report.client_note import ACCEPT, MEASURE_DB, client_note, client_phases
 
@@ -43,11 +44,11 @@ def _static(name: str) -> str:
     return resources.files("dbswarm").joinpath("static", name).read_text(encoding="utf-8")
 
 
-def _e(v) -> str:
+def _e(v: Any) -> str:
     return html.escape(str(v))
 
 
-def _fmt(v, digits=0) -> str:
+def _fmt(v: Any, digits: int = 0) -> str:
     if v is None:
         return "–"
     if isinstance(v, float) and digits:
@@ -55,19 +56,19 @@ def _fmt(v, digits=0) -> str:
     return f"{round(v):,}"
 
 
-def _when(epoch) -> str:
+def _when(epoch: Optional[float]) -> str:
     if not isinstance(epoch, (int, float)):
         return "–" if epoch is None else str(epoch)
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))
 
 
-def _slug(*parts) -> str:
+def _slug(*parts: Any) -> str:
     return "c-" + "-".join("".join(ch if ch.isalnum() else "_" for ch in str(p)) for p in parts)
 
 
 # ---- chart specs -----------------------------------------------------------------------------
 
-def throughput_chart(cid, run_id, phase, p) -> dict | None:
+def throughput_chart(cid: str, run_id: str, phase: str, p: dict) -> dict | None:
     tl = p.get("timeline") or {}
     ops = {op: seq for op, seq in (tl.get("ops") or {}).items() if any(seq)}
     if tl.get("start") is None or not ops:
@@ -97,7 +98,7 @@ def throughput_chart(cid, run_id, phase, p) -> dict | None:
             "yunit": " /s", "series": series}
 
 
-def latency_chart(cid, run_id, phase, p) -> dict | None:
+def latency_chart(cid: str, run_id: str, phase: str, p: dict) -> dict | None:
     iv = p.get("intervals") or {}
     allv = iv.get("all") or {}
     tl = p.get("timeline") or {}
@@ -126,7 +127,7 @@ def percentile_spectrum(text: str, grid: list[float]) -> list:
     return [h.get_value_at_percentile(100.0 * (1 - 1 / x)) if n and x <= n else None for x in grid]
 
 
-def spectrum_chart(cid, run_id, phase, p) -> dict | None:
+def spectrum_chart(cid: str, run_id: str, phase: str, p: dict) -> dict | None:
     hists = {op: t for op, t in (p.get("histograms") or {}).items() if t}
     counts = {op: (p.get("operations") or {}).get(op, {}).get("calls") or
               (p.get("operations") or {}).get(op, {}).get("count") or 0 for op in hists}
@@ -148,7 +149,7 @@ def spectrum_chart(cid, run_id, phase, p) -> dict | None:
             "yunit": " µs", "series": series}
 
 
-def shard_chart(cid, run_id, phase, p) -> dict | None:
+def shard_chart(cid: str, run_id: str, phase: str, p: dict) -> dict | None:
     ss = p.get("shard_series") or {}
     per = {s: seq for s, seq in (ss.get("ops") or {}).items() if any(seq)}
     tl = p.get("timeline") or {}
@@ -166,7 +167,7 @@ def shard_chart(cid, run_id, phase, p) -> dict | None:
             "ylabel": "operations / s", "yunit": " /s", "series": series}
 
 
-def client_charts(cid, run_id, phase, p) -> list[dict]:
+def client_charts(cid: str, run_id: str, phase: str, p: dict) -> list[dict]:
     """The client-health chart per shard over time (``client.series``: per-second samples of
     each shard's CPU share and wake-up delay; docs/client-health.md)."""
     c = p.get("client") or {}
@@ -213,7 +214,7 @@ def client_charts(cid, run_id, phase, p) -> list[dict]:
     return out
 
 
-def client_alert_html(result) -> str:
+def client_alert_html(result: dict) -> str:
     """The phases whose load generator was the bottleneck and not accepted: the first thing the
     report says, with what the user can do; phases bound and accepted, or near: one note line."""
     bound, _, _, _ = client_phases(result)
@@ -227,7 +228,7 @@ def client_alert_html(result) -> str:
             f"figures as they are: <code>{_e(ACCEPT)}</code>.</div>")
 
 
-def scaling_charts(cid, result) -> list[dict]:
+def scaling_charts(cid: str, result: dict) -> list[dict]:
     """A matrix over threads: throughput and p99 of the measured phase against threads, one
     line per (instance, workload)."""
     groups: dict = {}
@@ -251,7 +252,7 @@ def scaling_charts(cid, result) -> list[dict]:
              "series": p99}]
 
 
-def search_charts(cid, result) -> list[dict]:
+def search_charts(cid: str, result: dict) -> list[dict]:
     """A peak search (result.search): throughput and p99 against the stepped key, with the
     chosen peak and the knee marked as their own points."""
     out = []
@@ -262,10 +263,10 @@ def search_charts(cid, result) -> list[dict]:
         x = [s["value"] for s in curve]
         key = c.get("key") or "value"
 
-        def mark(name, field, c=c, curve=curve):
+        def mark(name: str, field: str, c: dict = c, curve: list = curve) -> list:
             # one point per mark, at its value's first run: a value run several times (its
             # samples pooled) is marked with the pooled figure, not once per run
-            m = c.get(name)
+            m = c.get(name) or {}
             first = next((k for k, s in enumerate(curve) if m and s["value"] == m["value"]), None)
             return [(m.get(field, s.get(field)) if k == first else None) for k, s in enumerate(curve)]
         tput = [{"label": "throughput", "values": [s["throughput"] for s in curve]}]
@@ -290,7 +291,7 @@ HISTORY_LABELS = {  # the verdict's metrics (regression.METRICS): what the histo
     "write_avg_us": ("write mean latency, µs", " µs")}
 
 
-def history_charts(cid, result) -> list[dict]:
+def history_charts(cid: str, result: dict) -> list[dict]:
     """The nightly history the verdict compared with (result.compare.series): every run's
     figure oldest first, tonight's runs, exactly the reference samples compared with, the
     flagged nights held out of it and the change points, each as their own points."""
@@ -305,7 +306,7 @@ def history_charts(cid, result) -> list[dict]:
         ref = set(s["reference"]) if "reference" in s else set(range(ref_from, tonight))
         held = set(s.get("held_out") or [])
 
-        def only(keep, values=values):
+        def only(keep: Callable[..., bool], values: list = values) -> list:
             return [v if keep(k) else None for k, v in enumerate(values)]
         series = [{"label": "history", "values": only(lambda k, tonight=tonight: k < tonight), "color": "#6b7280"},
                   {"label": "reference (compared)", "values": only(lambda k, r=ref: k in r),
@@ -330,17 +331,17 @@ def history_charts(cid, result) -> list[dict]:
 
 # ---- HTML --------------------------------------------------------------------------------------
 
-def _table(head, rows, cls="") -> str:
+def _table(head: list[str], rows: list, cls: str = "") -> str:
     return (f"<table class='{cls}'><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr></thead><tbody>"
             + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows) + "</tbody></table>")
 
 
-def error_rows(result) -> list[tuple]:
+def error_rows(result: dict) -> list[tuple]:
     """(run, phase, operation, kind, name, count, what was done) for every error class."""
     rows = []
     for r in result["runs"]:
-        for name, p in r["phases"].items():
-            for key, count in sorted((p.get("errors") or {}).items()):
+        for name, p in phases_of(r):
+            for key, count in sorted(p.errors.items()):
                 op, _, rest = key.partition(":")
                 kind, _, cls = rest.partition(":")
                 rows.append((r["run_id"], name, op, kind, cls, count, error_action(r, name, kind)))
@@ -355,7 +356,7 @@ def error_rows(result) -> list[tuple]:
 # (Measured.call_rows); a YCSB insert of an existing key is counted, not retried.
 
 
-def error_action(run, phase, kind) -> str:
+def error_action(run: dict, phase: str, kind: str) -> str:
     """What the worker did after an error of ``kind`` in ``run``'s ``phase``."""
     family = (run.get("workload") or {}).get("family")
     if kind == "duplicate":
@@ -366,7 +367,7 @@ def error_action(run, phase, kind) -> str:
     return ERROR_KIND_ACTION.get(kind, "")
 
 
-def overview_html(result) -> str:
+def overview_html(result: dict) -> str:
     items = [("campaign", f"{_e(result['name'])} (<code>{_e(result['campaign_id'])}</code>)"),
              ("status", f"<b class='status-{_e(result['status'])}'>{_e(result['status'])}</b>"
               + (f": {_e(result['failure'])}" if result.get("failure") else "")),
@@ -388,14 +389,14 @@ def overview_html(result) -> str:
     return "\n".join(out)
 
 
-def targets_html(result) -> str:
+def targets_html(result: dict) -> str:
     """The targets' server version and settings: a detail, after the figures."""
     targets: dict = {}
     for r in result["runs"]:
         t = r["target"]
         entry = targets.setdefault((t["label"], t["engine"]), {"url": t.get("url"), "driver": set(), "server": {}})
-        for p in r["phases"].values():
-            bs = p.get("binding_settings") or {}
+        for _, p in phases_of(r):
+            bs = p.binding_settings or {}
             if bs.get("driver"):
                 entry["driver"].add(str(bs["driver"]) + (f" ({bs['driver_choice']})" if bs.get("driver_choice") else ""))
             if isinstance(bs.get("server"), dict) and not entry["server"]:
@@ -411,7 +412,7 @@ def targets_html(result) -> str:
             + _table(["instance", "engine", "URL (redacted)", "client driver", "server settings"], rows, "left"))
 
 
-def phase_html(cid, r, name, p, charts) -> str:
+def phase_html(cid: str, r: dict, name: str, p: dict, charts: list[dict]) -> str:
     head = (f"<h3 id='{_slug(cid, r['run_id'], name)}'>{_e(r['run_id'])} · {_e(name)} "
             f"<small>{_e(r['workload']['family'])} {_e(r['workload']['name'])}, {r['threads']} threads, "
             f"{r['shard_count']} shard{'s' if r['shard_count'] != 1 else ''}, {_e(p.get('status'))}</small></h3>")
@@ -483,13 +484,13 @@ pre#dbswarm-render-status{display:none}
 """
 
 
-def server_lines(result) -> list[str]:
+def server_lines(result: dict) -> list[str]:
     """One Markdown line per instance: the server's version and durability settings, as it
     reported them, and the client driver."""
     servers: dict = {}  # the server's version and durability settings, as it reported them
     for r in result["runs"]:
-        for p in r["phases"].values():
-            bs = p.get("binding_settings") or {}
+        for _, p in phases_of(r):
+            bs = p.binding_settings or {}
             settings = bs.get("server")
             if settings:
                 extra = {"client driver": bs["driver"]} if bs.get("driver") else {}
@@ -500,7 +501,7 @@ def server_lines(result) -> list[str]:
             for label, settings in servers.items()]
 
 
-def report_html(result, summary_md: str) -> str:
+def report_html(result: dict, summary_md: str) -> str:
     cid = result["campaign_id"]
     charts: list[dict] = []
     sections = [overview_html(result)]

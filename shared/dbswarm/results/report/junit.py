@@ -19,6 +19,8 @@ from typing import Optional
 
 from dbswarm.credentials.redact import redact_text
 from dbswarm.measure.headroom import fails_run
+from dbswarm.results.phase import PhaseResult, phases_of
+from dbswarm.results.store import RESULT_DOC, SUMMARY_DOC, Store, campaign_key
 
 OK_STATUSES = ("complete", None)
 # characters XML 1.0 cannot hold, even escaped (a driver's message may carry a NUL or a terminal's ESC)
@@ -57,18 +59,17 @@ def _xml(root: ET.Element) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def phase_failures(result: dict, run: dict, name: str, p: dict) -> list[tuple[str, str]]:
+def phase_failures(result: dict, run: dict, name: str, phase: PhaseResult | dict) -> list[tuple[str, str]]:
     """Why one run's phase fails its test case ([] when it passes)."""
+    p = phase if isinstance(phase, PhaseResult) else PhaseResult.of(phase)
     out = []
-    status = p.get("status")
-    if status == "complete_with_errors" or p.get("error_problems"):
-        for problem in p.get("error_problems") or [f"error rate {p.get('error_rate') or 0:.2%} over "
-                                                   "results.max_error_rate"]:
+    status = p.status
+    if status == "complete_with_errors" or p.error_problems:
+        for problem in p.error_problems or [f"error rate {p.error_rate or 0:.2%} over results.max_error_rate"]:
             out.append(("error-threshold", problem))
     elif status not in OK_STATUSES:
-        out.append(("incomplete", f"the phase is {status}"
-                    + (": " + "; ".join(p.get("problems") or []) if p.get("problems") else "")))
-    c = p.get("client") or {}
+        out.append(("incomplete", f"the phase is {status}" + (": " + "; ".join(p.problems) if p.problems else "")))
+    c = p.client
     if fails_run(c):
         out.append(("client-bound", "the load generator was the bottleneck (client verdict bound; "
                     f"docs/client-health.md): {c.get('reason', '')}".rstrip(": ")))
@@ -84,12 +85,12 @@ def result_junit(result: dict) -> str:
     consistency check stage (a failed check fails it), and the missing shards' run phases."""
     cases = []
     for r in result.get("runs") or []:
-        for name, p in (r.get("phases") or {}).items():
+        for name, p in phases_of(r):
             missing = [m for m in result.get("missing_shards") or []
                        if m.get("run_id") == r["run_id"] and m.get("phase") == name]
             failures = phase_failures(result, r, name, p)
             failures += [("missing-shard", f"shard {m['shard']} missing: {m['reason']}") for m in missing]
-            cases.append((f"{result.get('name')}.{r['run_id']}", name, float(p.get("duration_s") or 0), failures))
+            cases.append((f"{result.get('name')}.{r['run_id']}", name, float(p.duration_s or 0), failures))
         for stage, check in (r.get("checks") or {}).items():
             fails = [] if check.get("passed", True) else [
                 ("check-failed", f"consistency check {stage} failed: "
@@ -142,11 +143,11 @@ def append_step_summary(markdown: str) -> Optional[str]:
     return path
 
 
-def campaign_ci_outputs(store, campaign_id: str, junit_path: Optional[str]) -> None:
+def campaign_ci_outputs(store: Store, campaign_id: str, junit_path: Optional[str]) -> None:
     """After `dbswarm run` / `resume`: the JUnit file from result.json, and summary.md appended
     to the step summary. A result that was never written gives a suite with one failed case."""
     try:
-        result = store.get_json(store.key(campaign_id, "result.json"))
+        result = store.get_json(campaign_key(store, campaign_id, RESULT_DOC))
     except (KeyError, ValueError, OSError):
         result = None
     if junit_path:
@@ -158,7 +159,7 @@ def campaign_ci_outputs(store, campaign_id: str, junit_path: Optional[str]) -> N
         else:
             write_junit(junit_path, result_junit(result))
     try:
-        summary = store.get_text(store.key(campaign_id, "summary.md"))
+        summary = store.get_text(campaign_key(store, campaign_id, SUMMARY_DOC))
     except (KeyError, OSError):
         return
     append_step_summary(summary)

@@ -23,30 +23,32 @@ runs whose later segment is worse fails the verdict. Everything goes into result
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from dbswarm.measure.headroom import limits_figures
+from dbswarm.results.phase import PhaseResult, main_phase
 from dbswarm.results.report.files import MODEL_NOT_RECORDED, write_reports
 from dbswarm.results.report.files import short_number as _num
+from dbswarm.results.store import RESULT_DOC, Store, baseline_key, campaign_key, history_prefix
 from dbswarm.results.verdict import stats as V
 
 DEFAULT_THRESHOLD = 0.10
 # metric -> (how to read it from a run's phase, True when higher is better); read_latency and
 # write_latency merge the operations the run's family declares reads and writes (aggregate.merge_phase)
-METRICS = {
-    "throughput": (lambda p: p.get("throughput"), True),
-    "read_p99_us": (lambda p: (p.get("read_latency") or {}).get("p99_us"), False),
-    "write_p99_us": (lambda p: (p.get("write_latency") or {}).get("p99_us"), False),
-    "read_avg_us": (lambda p: (p.get("read_latency") or {}).get("avg_us"), False),
-    "write_avg_us": (lambda p: (p.get("write_latency") or {}).get("avg_us"), False),
+METRICS: dict[str, tuple[Callable[[PhaseResult], Optional[float]], bool]] = {
+    "throughput": (lambda p: p.throughput, True),
+    "read_p99_us": (lambda p: (p.read_latency or {}).get("p99_us"), False),
+    "write_p99_us": (lambda p: (p.write_latency or {}).get("p99_us"), False),
+    "read_avg_us": (lambda p: (p.read_latency or {}).get("avg_us"), False),
+    "write_avg_us": (lambda p: (p.write_latency or {}).get("avg_us"), False),
 }
 MIN_PREDICTION_REFERENCE = 5  # history runs a single run tonight is judged against (prediction interval)
 JUDGED = ("throughput", "read_p99_us", "write_p99_us")  # the statistical verdict's metrics (avg follows p99)
 HISTORY_SCHEMA_VERSION = 1
 
 
-def _phase(run):
-    return run["phases"].get("run") or run["phases"].get("load") or {}
+def _phase(run: dict) -> Optional[PhaseResult]:
+    return main_phase(run)
 
 
 def metrics_of(result: dict) -> dict:
@@ -62,7 +64,7 @@ def samples_of(result: dict) -> dict:
     out: dict = {}
     for r in result["runs"]:
         p = _phase(r)
-        if "operations_total" not in p or p.get("status") not in ("complete", None):
+        if p is None or p.operations_total is None or p.status not in ("complete", None):
             continue
         if r.get("search_step"):
             continue  # a search's steps are not repetitions of one configuration
@@ -82,7 +84,8 @@ def client_models_of(result: dict) -> dict:
     for r in result.get("runs") or []:
         if r.get("search_step") or (r.get("arm") or "candidate") != "candidate":
             continue
-        model = (_phase(r).get("client") or {}).get("model")
+        p = _phase(r)
+        model = p.client.get("model") if p is not None else None
         if model:
             out.setdefault(r.get("cell") or r["run_id"], model)
     return out
@@ -110,7 +113,8 @@ def _model_note(change: dict) -> str:
             f"{change['campaign_id']}): the reference was measured by another client")
 
 
-def _threshold_delta(cell, metric, values, ref, thresholds, source) -> dict:
+def _threshold_delta(cell: str, metric: str, values: list[float], ref: list[float], thresholds: dict,
+                     source: Optional[str]) -> dict:
     higher_better = METRICS[metric][1]
     value, bval = V.median(values), V.median(ref)
     change = (value - bval) / bval if bval else 0.0
@@ -126,11 +130,7 @@ def _threshold_delta(cell, metric, values, ref, thresholds, source) -> dict:
 
 # ---- the history -------------------------------------------------------------------------------
 
-def history_prefix(name: str) -> str:
-    return f"history/{name}/"
-
-
-def read_history(store, name: str, limit: int) -> list[dict]:
+def read_history(store: Store, name: str, limit: int) -> list[dict]:
     keys = [k for k in store.list(history_prefix(name)) if k.endswith(".json")][-limit:]
     out = []
     for k in keys:
@@ -141,7 +141,7 @@ def read_history(store, name: str, limit: int) -> list[dict]:
     return out
 
 
-def append_history(store, name: str, result: dict, samples: dict, verdict: str,
+def append_history(store: Store, name: str, result: dict, samples: dict, verdict: str,
                    regressions: Optional[list] = None, held: Optional[list] = None) -> str:
     """The campaign's samples in the history, with its verdict and what regressed and how
     (``regressions``: [{run_id, metric, method}]) and what was worse than the reference but at
@@ -156,11 +156,11 @@ def append_history(store, name: str, result: dict, samples: dict, verdict: str,
     return key
 
 
-def history_keys(store, name: str) -> list[str]:
+def history_keys(store: Store, name: str) -> list[str]:
     return [k for k in store.list(history_prefix(name)) if k.endswith(".json")]
 
 
-def accept_level(store, name: str, campaign_id: Optional[str] = None, note: str = "") -> dict:
+def accept_level(store: Store, name: str, campaign_id: Optional[str] = None, note: str = "") -> dict:
     """``dbswarm baseline accept``: a person says the level of a flagged night is the new normal.
     Its samples (and the held nights after it at that level) re-enter the reference, which
     starts there from the next night on. Without ``campaign_id``: the newest night that regressed
@@ -195,7 +195,7 @@ def _flags(doc: dict) -> list[dict]:
     return list(doc.get("regressed") or []) + list(doc.get("held") or [])
 
 
-def _held(doc: dict, cell, metric) -> bool:
+def _held(doc: dict, cell: str, metric: str) -> bool:
     return any(f.get("run_id") in (cell, "*") and f.get("metric") in (metric, "*") for f in _flags(doc))
 
 
@@ -217,7 +217,7 @@ def held_of(doc: dict) -> list[dict]:
     return [{"run_id": d["run_id"], "metric": d["metric"]} for d in doc.get("deltas") or [] if d.get("held")]
 
 
-def _series(history: list[dict], cell: str, metric: str):
+def _series(history: list[dict], cell: str, metric: str) -> tuple[list, list]:
     """The history's samples of one cell and metric, oldest first: (values, campaign of each)."""
     values, owners = [], []
     for h in history:
@@ -227,7 +227,8 @@ def _series(history: list[dict], cell: str, metric: str):
     return values, owners
 
 
-def _reference(hist, owners, history, alpha, seed, cell, metric):
+def _reference(hist: list[float], owners: list, history: list[dict], alpha: float, seed: Any, cell: str,
+               metric: str) -> tuple:
     """The reference segment of one cell and metric: (its indexes in ``hist``, the index it
     starts from, the held-out indexes, the level reported by the newest flagged night still
     held out as (median, campaign) or None).
@@ -270,7 +271,7 @@ def _reference(hist, owners, history, alpha, seed, cell, metric):
     return ref, start, out, known
 
 
-def _reported(doc, cell, metric) -> bool:
+def _reported(doc: dict, cell: str, metric: str) -> bool:
     """A night whose regression in this run and metric a test showed (its level is the one
     reported); a fixed-threshold alarm, or one in another metric, sets no level."""
     if doc.get("verdict") != "regressed":
@@ -283,8 +284,8 @@ def _reported(doc, cell, metric) -> bool:
 
 # ---- the verdict ------------------------------------------------------------------------------
 
-def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict, settings: dict,  # noqa: C901
-                   baseline_name=None) -> dict:
+def judge_campaign(result: dict, history: list[dict], base_doc: Optional[dict], thresholds: dict, settings: dict,  # noqa: C901
+                   baseline_name: Optional[str] = None) -> dict:
     """The verdict document (result.json's ``compare``) from the result, the history (oldest
     first, this campaign not in it) and the stored baseline (or None)."""
     alpha = float(settings.get("alpha", 0.05))
@@ -404,7 +405,7 @@ def judge_campaign(result: dict, history: list[dict], base_doc, thresholds: dict
             "client_model_changes": changes}
 
 
-def _testable(values, ref, alpha_test) -> bool:
+def _testable(values: list[float], ref: Optional[list[float]], alpha_test: float) -> bool:
     """Whether a test can say anything: Mann–Whitney's smallest p below alpha, or one run against
     enough history for a prediction interval."""
     if not ref:
@@ -413,7 +414,8 @@ def _testable(values, ref, alpha_test) -> bool:
                                                            and len(ref) >= MIN_PREDICTION_REFERENCE)
 
 
-def _change_points(hist, owners, values, result, cell, metric, history, alpha, min_effect, recent, seed):
+def _change_points(hist: list[float], owners: list, values: list[float], result: dict, cell: str, metric: str,
+                   history: list[dict], alpha: float, min_effect: float, recent: int, seed: Any) -> list[dict]:
     """E-Divisive over the history plus tonight. A change point fails the verdict only when it
     falls on tonight's runs: one among the recent campaigns was either reported on its night
     or tonight is judged against the level after it (the stable segment), so the nights after a
@@ -433,7 +435,8 @@ def _change_points(hist, owners, values, result, cell, metric, history, alpha, m
     return out
 
 
-def _series_doc(cell, metric, hist, owners, values, result, reference_from, reference, held_out, cps) -> dict:
+def _series_doc(cell: str, metric: str, hist: list[float], owners: list, values: list[float], result: dict,
+                reference_from: Any, reference: Any, held_out: Any, cps: list[dict]) -> dict:
     """The compared series for the report's history chart: every sample oldest first (the
     history, then tonight's), the campaign of each, where tonight and the reference start, the
     indexes of exactly the samples compared with (``reference``) and of the flagged nights
@@ -445,7 +448,7 @@ def _series_doc(cell, metric, hist, owners, values, result, reference_from, refe
             "regressed_change_points": [c["index"] for c in cps if c["regressed"]]}
 
 
-def _why(d) -> str:
+def _why(d: dict) -> str:
     if d["method"] == "prediction":
         state = "regressed" if d["regressed"] else "no regression"
         return (f"{d['run_id']} {d['metric']}: {state}: one run {_num(d['value'])} against median "
@@ -463,15 +466,16 @@ def client_bound_reasons(result: dict) -> list[str]:
     allowed): a regression verdict refuses to compare them."""
     out = []
     for r in result.get("runs", []):
-        p = (r.get("phases") or {}).get("run") or {}
-        c = p.get("client") or {}
+        run = (r.get("phases") or {}).get("run")
+        c = PhaseResult.of(run).client if run else {}
         if limits_figures(c):
             out.append(f"run {r['run_id']}: {c.get('reason', 'the load generator was the bottleneck')}")
     return out
 
 
-def compare_with_baseline(store, campaign_id, baseline, thresholds, save_baseline=False) -> dict:
-    result_key = store.key(campaign_id, "result.json")
+def compare_with_baseline(store: Store, campaign_id: str, baseline: Optional[str], thresholds: dict,
+                          save_baseline: bool = False) -> dict:
+    result_key = campaign_key(store, campaign_id, RESULT_DOC)
     result = store.get_json(result_key)
     settings = (((result.get("campaign") or {}).get("results") or {}).get("verdict") or {})
     use_history = settings.get("history", True)
@@ -479,16 +483,16 @@ def compare_with_baseline(store, campaign_id, baseline, thresholds, save_baselin
     base_doc = None
     if baseline:
         try:
-            base_doc = store.get_json(f"baselines/{baseline}.json")
+            base_doc = store.get_json(baseline_key(baseline))
         except KeyError:
             base_doc = None
-    out = {"campaign_id": campaign_id, "baseline": baseline}
+    out: dict[str, Any] = {"campaign_id": campaign_id, "baseline": baseline}
     bound = client_bound_reasons(result)
     if bound:
         # the load generator's ceiling is not the database's: nothing to compare, nothing kept
         # in the history or saved as a baseline (docs/client-health.md)
-        doc = {"baseline": baseline, "verdict": "client-bound", "deltas": [], "change_points": [],
-               "reasons": [f"not compared: {b}" for b in bound], "series": [], "history": None}
+        doc: dict[str, Any] = {"baseline": baseline, "verdict": "client-bound", "deltas": [], "change_points": [],
+                               "reasons": [f"not compared: {b}" for b in bound], "series": [], "history": None}
         result["compare"] = doc
         write_reports(store, campaign_id, result)
         return out | {"verdict": "client-bound", "regressions": 0, "reasons": doc["reasons"][:5], "deltas": 0,
@@ -513,8 +517,8 @@ def compare_with_baseline(store, campaign_id, baseline, thresholds, save_baselin
     out["cause"] = (("; ".join(r for r in doc["reasons"] if r) or f"verdict {doc['verdict']}")
                     + f" (result.json compare, campaign {campaign_id})")[:4000]
     if save_baseline and baseline and doc["verdict"] != "regressed":
-        store.put_json(f"baselines/{baseline}.json", {"schema_version": 1, "campaign_id": campaign_id,
-                                                      "saved_at": time.time(), "metrics": metrics_of(result),
-                                                      "samples": samples})
+        store.put_json(baseline_key(baseline), {"schema_version": 1, "campaign_id": campaign_id,
+                                                "saved_at": time.time(), "metrics": metrics_of(result),
+                                                "samples": samples})
         out["baseline_saved"] = True
     return out | {"deltas": len(doc["deltas"])}

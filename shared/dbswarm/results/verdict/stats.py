@@ -225,7 +225,7 @@ def e_divisive(series: Sequence[float], alpha: float = 0.05, permutations: int =
     rng = random.Random(seed)
     found = []
 
-    def segment(lo, hi):
+    def segment(lo: int, hi: int) -> None:
         x = list(series[lo:hi])
         tau, q = _best_split(x, min_size)
         if tau is None:
