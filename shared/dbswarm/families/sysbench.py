@@ -415,7 +415,7 @@ class _EventClient(Client):
         self.multiplexable = True
         self.warm_q: Optional[list] = None
 
-    def warmup_ended(self) -> None:  # type: ignore[override]
+    def warmup_ended(self) -> None:
         """The loop's call after the first event that ended past the warm-up: the queries so
         far less that event's own (one that committed at its first attempt) are the warm-up's,
         so that TPS and QPS count the same events."""

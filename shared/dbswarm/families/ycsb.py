@@ -21,21 +21,9 @@ from pydantic import Field, field_validator, model_validator
 from dbswarm.bindings.protocols import KeyValue
 from dbswarm.errors import did_you_mean
 from dbswarm.families import base as families
-from dbswarm.families.base import (
-    BatchLoader,
-    Client,
-    Family,
-    Op,
-    Operation,
-    RunLimits,
-    Steps,
-    ThreadContext,
-    WorkloadModel,
-    stepwise,
-)
+from dbswarm.families.base import BatchLoader, Client, Family, Op, RunLimits, ThreadContext, WorkloadModel, stepwise
 from dbswarm.families.generators import (
     Hotspot,
-    K,
     ScrambledZipfian,
     SkewedLatest,
     Uniform,
@@ -184,7 +172,7 @@ class YcsbClient:
     records (up to KEY_LIST_MAX) or a bounded memo. ``binding`` None: a loader (keys and values
     only)."""
 
-    next_operation: Callable[[], Operation]  # made for the mix (_bind_operations)
+    next_operation: Callable[[], families.Operation]  # made for the mix (_bind_operations)
 
     def __init__(self, w: YcsbWorkload, rng: random.Random, thread_index: int, total_threads: int,
                  inserted: int = 0, expected_inserts: int = 0, binding: Optional[KeyValue] = None,
@@ -209,9 +197,8 @@ class YcsbClient:
                      ) if 0 < row_len <= _POOL_SIZE else None
         self._keys = memo_table("ycsb-key", self.ordered, w.zeropadding)  # popular keys: formatted once
         ops, cum, acc = [], [], 0.0
-        proportions = cast("tuple[float, ...]", (w.readproportion, w.updateproportion, w.insertproportion,
-                                                 w.scanproportion, w.readmodifywriteproportion))  # all set
-        for name, p in zip(OPS, proportions):
+        for name, p in zip(OPS, cast("tuple[float, ...]", (w.readproportion, w.updateproportion, w.insertproportion,
+                                                           w.scanproportion, w.readmodifywriteproportion))):
             if p > 0:
                 acc += p
                 ops.append(name)
@@ -229,9 +216,8 @@ class YcsbClient:
             self.chooser = SkewedLatest(rng, self.known_count, w.zipfianconstant)
         else:
             self.chooser = Hotspot(rng, 0, n - 1, w.hotspotdatafraction, w.hotspotopnfraction)
-        maxscan = cast(int, w.maxscanlength)  # set by the model
-        self.scanlen = (Uniform(rng, 1, maxscan) if w.scanlengthdistribution == "uniform"
-                        else ScrambledZipfian(rng, 1, maxscan))
+        self.scanlen = (Uniform(rng, 1, cast(int, w.maxscanlength)) if w.scanlengthdistribution == "uniform"
+                        else ScrambledZipfian(rng, 1, cast(int, w.maxscanlength)))  # set by the model
         if binding is not None:
             self._bind_operations(binding, on_reconnect, expected_inserts)
 
@@ -316,15 +302,15 @@ class YcsbClient:
         r, nfields, pool, span, length = self.random, self._nfields, self.pool, self._span, self._len
         read_op, update_op = self._read_op, self._update_op
         if one_field:
-            def read() -> Operation:
+            def read() -> families.Operation:
                 return read_op, readers[int(r() * nfields)], (next_key(),)
         else:
-            def read() -> Operation:
+            def read() -> families.Operation:
                 return read_op, readers[0], (next_key(),)
         if self.w.writeallfields:
             update = self._update_all
         else:
-            def update() -> Operation:
+            def update() -> families.Operation:
                 o = int(r() * span)
                 return update_op, updaters[int(r() * nfields)], (pool[o:o + length], next_key())
         if ops == ["READ"]:  # workload c and the like: no draw to pick the only operation
@@ -334,7 +320,7 @@ class YcsbClient:
         elif ops == ["READ", "UPDATE"]:  # a, b, S1-S9 without inserts
             read_below = self._cum[0]
 
-            def read_or_update() -> Operation:
+            def read_or_update() -> families.Operation:
                 return read() if r() < read_below else update()
             self.next_operation = read_or_update
         else:
@@ -367,14 +353,14 @@ class YcsbClient:
         popular = slot_list(ScrambledZipfian.POPULAR_ITEMS, "ycsb-popular-keys", name, ch.lo, ch.items, ordered, zp)
         return ch.next_key(key_of, keys, popular)
 
-    def _update_all(self) -> Operation:
+    def _update_all(self) -> families.Operation:
         key = self._str_key(self.next_key())
         return self._update_op, self._row_updaters[0], (key, self.all_values())
 
     def _str_key(self, key: Any) -> str:  # the readers' form: str or bytes
         return key.decode() if type(key) is bytes else key
 
-    def _insert(self) -> Operation:
+    def _insert(self) -> families.Operation:
         # thread g of T inserts key numbers recordcount + j*T + g: no two threads collide
         keynum = self.w.recordcount + self.inserted * self.T + self.g
         return self._insert_op, self._inserters[0], (self.key(keynum), self.all_values())
@@ -391,12 +377,12 @@ class YcsbClient:
         index of its reader or scanner; 0 (no draw) where it reads every field."""
         return 0 if self.read_fields is None else int(self.random() * self._nfields)
 
-    def _scan(self) -> Operation:
+    def _scan(self) -> families.Operation:
         key = self._str_key(self.next_key())
         n = self.scanlen.next()
         return self._scan_op, self._scanners[self._field_index()], (key, n)
 
-    def _rmw(self) -> Operation:
+    def _rmw(self) -> families.Operation:
         # a read, then an update of the same key: two statements (stepwise), so the
         # multiplexer sends the update when the read's answer is in; a thread runs both
         key = self.next_key()
@@ -411,14 +397,13 @@ class YcsbClient:
         return [(self.key(k), self.all_values()) for k in keynums]
 
 
-def _form_key(memo: dict[int, K], keynum: int, key_of: Callable[[int], K]) -> K:
+def _form_key(memo: dict, keynum: int, key_of: Callable[[int], Any]) -> Any:
     """keynum's key from a bounded memo (``key_of`` on a miss)."""
     key = memo.get(keynum)
     return key if key is not None else _memo_miss(memo, keynum, key_of)
 
 
-def _rmw_steps(reader: Callable[[Any], Any], key: Any, updater: Callable[..., Any],
-               update_args: tuple) -> Steps:
+def _rmw_steps(reader: Callable, key: Any, updater: Callable, update_args: tuple) -> families.Steps:
     yield reader, (key,)
     return (yield updater, update_args)
 
@@ -430,8 +415,7 @@ class _RunClient(Client):
     """The run phase: one operation of the mix at a time."""
 
     def __init__(self, w: YcsbWorkload, ctx: ThreadContext) -> None:
-        expected = 0
-        insert_p = cast(float, w.insertproportion)  # set by the model
+        expected, insert_p = 0, cast(float, w.insertproportion)  # set by the model
         if insert_p > 0:
             expected = int((ctx.quota or w.recordcount) * insert_p * 1.2) + 10
         self.client = YcsbClient(w, ctx.rng, ctx.thread, ctx.threads, inserted=ctx.saved.get("inserted", 0),
@@ -559,8 +543,7 @@ class Ycsb(Family[YcsbWorkload]):
         columns the workloads, cells throughput and read / write latency (avg / p99)."""
         if not runs:
             return ""
-        rows: OrderedDict[tuple, dict[str, dict]] = OrderedDict()
-        cols: list[str] = []
+        rows, cols = OrderedDict(), []  # type: OrderedDict[tuple, dict[str, dict]], list[str]
         for r in runs:
             name = r["workload"]["name"]
             if name not in cols:
