@@ -569,7 +569,8 @@ class Lane:
     __slots__ = ("lats", "until")
 
     def __init__(self) -> None:
-        self.lats: Optional[array[int]] = None
+        # None until Recorder.ok sets it, and ``until`` (0) lets no client append before that
+        self.lats: array[int] = None  # type: ignore[assignment]
         self.until = 0
 
 
