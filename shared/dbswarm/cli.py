@@ -7,8 +7,14 @@ import os
 import select
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from dbswarm.errors import DbswarmError, NotRunnableHere, results_not_written
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from dbswarm.campaign.spec import Campaign, Run
 
 # Commands import what they use when they run: `dbswarm --help` and the parser need none of the
 # library (pydantic models, drivers, boto3 and moto cost ~1.5 s to import; issue 60).
@@ -16,7 +22,7 @@ DEFAULT_ALPHA = 0.05   # results.compare.DEFAULT_ALPHA (a test keeps the two equ
 TPCC_CHECK_JOBS = 4    # run.tpcc_check.DEFAULT_JOBS (likewise)
 
 
-def _print_summary(result_md: str, console=None):
+def _print_summary(result_md: str, console: Optional[Console] = None) -> None:
     """summary.md in the terminal: rendered by rich (tables as tables, headings, emphasis) on
     a terminal; as Markdown, pasteable anywhere, when the output is a file or a pipe."""
     from rich.console import Console  # noqa: PLC0415
@@ -41,7 +47,7 @@ def _n(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
-def cmd_run(args):
+def cmd_run(args: argparse.Namespace) -> int:
     from dbswarm.results.report import junit  # noqa: PLC0415
     from dbswarm.results.store import open_store  # noqa: PLC0415
     from dbswarm.run.local import run_campaign  # noqa: PLC0415
@@ -123,7 +129,7 @@ def report_outcome(out: dict, as_json: bool = False) -> int:
     return 0
 
 
-def client_bound_phases(result) -> list[str]:
+def client_bound_phases(result: Optional[dict]) -> list[str]:
     """One line per phase whose client verdict fails the run (exit 9: bound and not allowed;
     contended under results.strict_client_health)."""
     from dbswarm.measure.headroom import fails_run  # noqa: PLC0415
@@ -136,7 +142,7 @@ def client_bound_phases(result) -> list[str]:
     return lines
 
 
-def _reasons(result, out) -> list[str]:
+def _reasons(result: Optional[dict], out: dict) -> list[str]:
     from dbswarm.credentials.redact import redact_text  # noqa: PLC0415
     lines = []
     if result:
@@ -152,7 +158,7 @@ def _reasons(result, out) -> list[str]:
     return [redact_text(x) for x in lines]
 
 
-def cmd_resume(args):
+def cmd_resume(args: argparse.Namespace) -> int:
     from dbswarm.results.report import junit  # noqa: PLC0415
     from dbswarm.results.store import open_store  # noqa: PLC0415
     from dbswarm.run.resume import resume_campaign  # noqa: PLC0415
@@ -162,7 +168,7 @@ def cmd_resume(args):
     return status
 
 
-def cmd_compare(args):
+def cmd_compare(args: argparse.Namespace) -> int:
     """dbswarm compare (docs/ci.md): the logic is dbswarm.results.compare's."""
     from dbswarm.results import compare as comparing  # noqa: PLC0415
     from dbswarm.results.report import compare_view, junit  # noqa: PLC0415
@@ -186,7 +192,7 @@ def cmd_compare(args):
     return doc["exit_status"]
 
 
-def cmd_baseline_accept(args):
+def cmd_baseline_accept(args: argparse.Namespace) -> int:
     """dbswarm baseline accept NAME: the flagged night's level is the new normal
     (docs/peak-search-and-verdicts.md, "A flagged night")."""
     from dbswarm.results.store import open_store  # noqa: PLC0415
@@ -200,7 +206,7 @@ def cmd_baseline_accept(args):
     return 0
 
 
-def cmd_validate(args):
+def cmd_validate(args: argparse.Namespace) -> int:
     from dbswarm.campaign.cost import check_max_cost, estimate, summary  # noqa: PLC0415
     from dbswarm.campaign.plan import plan_run  # noqa: PLC0415
     from dbswarm.campaign.spec import auto_fanout, load_campaign, local_reference_problems  # noqa: PLC0415
@@ -237,7 +243,7 @@ def cmd_validate(args):
     return 0
 
 
-def _check_statements(campaign, runs) -> list[str]:
+def _check_statements(campaign: Campaign, runs: list[Run]) -> list[str]:
     """Each run's statements prepared on one connection to a reachable target (the custom
     family's; the tables it creates made as temporary ones first): refused (exit 2) when the
     server rejects one, naming it; notes otherwise (checked, or why not)."""
@@ -256,7 +262,7 @@ def _check_statements(campaign, runs) -> list[str]:
     return notes
 
 
-def _print_samples(campaign, runs, n: int) -> None:
+def _print_samples(campaign: Campaign, runs: list[Run], n: int) -> None:
     """``validate --sample N``: the first N operations of each run's first client thread, drawn
     as the run phase draws them (its seed, thread 0), without connecting."""
     from dbswarm.campaign.plan import _seed_index, derive_seed  # noqa: PLC0415
@@ -272,7 +278,7 @@ def _print_samples(campaign, runs, n: int) -> None:
             print(f"  {line}")
 
 
-def cmd_check(args):
+def cmd_check(args: argparse.Namespace) -> int:
     from dbswarm.run import tpcc_check  # noqa: PLC0415
     if args.jobs is not None and args.jobs < 1:
         raise DbswarmError(f"--jobs: expected a whole number >= 1, got {args.jobs}")
@@ -280,7 +286,7 @@ def cmd_check(args):
     return tpcc_check.print_results(results, args.json)
 
 
-def cmd_presets(args):
+def cmd_presets(args: argparse.Namespace) -> int:
     from dbswarm.families import base as families  # noqa: PLC0415
     blocks = ["\n".join(f.presets_text()) for f in families.all_families() if f.presets_text()]
     print("\n\n".join(blocks))
@@ -297,7 +303,7 @@ def _find_result(ref: str) -> Path:
                        "under ./results)")
 
 
-def cmd_show(args):
+def cmd_show(args: argparse.Namespace) -> int:
     from dbswarm.results.report.files import summary_markdown  # noqa: PLC0415
     from dbswarm.results.store import open_store  # noqa: PLC0415
     if args.result.startswith("s3://"):
@@ -324,7 +330,7 @@ def _plugins_present() -> bool:
     return bool(list(entry_points(group=ENTRY_POINT_GROUP)))
 
 
-def cmd_schema(args):
+def cmd_schema(args: argparse.Namespace) -> int:
     # the package's published files (tests keep them equal to the models): no model to import
     name = "result.schema.json" if args.result else "campaign.schema.json"
     if not args.models and not _plugins_present():
@@ -440,7 +446,7 @@ def _quiet_stdout() -> None:
         pass
 
 
-def main(argv=None) -> int:
+def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         status = _main(argv)
         sys.stdout.flush()   # here, where a closed pipe is caught, not at the interpreter's exit
@@ -452,7 +458,7 @@ def main(argv=None) -> int:
         return SIGPIPE_EXIT
 
 
-def _main(argv=None) -> int:
+def _main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.fn(args)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import difflib
 import json
 from dataclasses import dataclass
+from typing import Iterable
 
 
 class DbswarmError(Exception):
@@ -13,7 +14,7 @@ class DbswarmError(Exception):
 class CampaignError(DbswarmError):
     """A campaign file is invalid. ``problems`` holds one "field.path: what is wrong" per line."""
 
-    def __init__(self, problems):
+    def __init__(self, problems: Iterable[str]) -> None:
         self.problems = list(problems)
         super().__init__("invalid campaign:\n" + "\n".join(f"  - {p}" for p in self.problems))
 
@@ -22,13 +23,13 @@ class NotRunnableHere(CampaignError):
     """A valid campaign that cannot run on this machine as it is: an unset ``{env: VAR}``, an
     unreadable ``{file: PATH}`` (dbswarm validate and run exit 10, not 2: the file is right)."""
 
-    def __init__(self, problems):
+    def __init__(self, problems: Iterable[str]) -> None:
         super().__init__(problems)
         self.args = ("valid campaign, but it cannot run here as it is (set the variable, make the file "
                      "readable):\n" + "\n".join(f"  - {p}" for p in self.problems),)
 
 
-def did_you_mean(key, valid) -> str:
+def did_you_mean(key: object, valid: Iterable[object]) -> str:
     """"; did you mean `threads`?" for the valid name nearest to an unknown ``key`` (difflib,
     ignoring case), or "" when none is near."""
     names = {str(v).lower(): str(v) for v in sorted(set(valid), key=str)}
@@ -57,7 +58,7 @@ class ResultsNotWritten(DbswarmError):
     before stay as they were (every write is a temporary file renamed into place)."""
 
 
-def results_not_written(err) -> "str | None":
+def results_not_written(err: object) -> "str | None":
     """The one-line message of a ``ResultsNotWritten`` raised here or in a function's process
     (where it arrives as error text: "... ResultsNotWritten: results not written: ..."); None
     when ``err`` is another error."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from typing import Callable, TypeVar
 
 from dbswarm.bindings.base import Binding, Connection
 from dbswarm.bindings.protocols import PROTOCOLS, Connectable, KeyValue, ServerIntrospection, SqlSession, missing
@@ -53,10 +54,12 @@ class Engine:
 _ENGINES: dict[str, Engine] = {}
 _ALIASES: dict[str, str] = {}
 _REGISTRY: dict[str, type[Binding]] = {}
+B = TypeVar("B", bound=Binding)
 
 
-def declare(name: str, module: str, *, aliases=(), capabilities=(), is_real_database=True, needs_url=True,
-            embedded=False, description="", url_schemes=(), url_example="", dialect="") -> Engine:
+def declare(name: str, module: str, *, aliases: tuple[str, ...] = (), capabilities: tuple[str, ...] = (),
+            is_real_database: bool = True, needs_url: bool = True, embedded: bool = False, description: str = "",
+            url_schemes: tuple[str, ...] = (), url_example: str = "", dialect: str = "") -> Engine:
     """Make an engine known (name, aliases, capabilities, a SQL engine's dialect) before its
     module is imported."""
     for n in (name, *aliases):
@@ -93,7 +96,7 @@ declare("noop", "dbswarm.bindings.noop", capabilities=(KV, SQL), is_real_databas
         description="measures only the load generator", dialect="sqlite")
 
 
-def canonical(name) -> str | None:
+def canonical(name: object) -> str | None:
     """The engine's own name for a name or alias (any case); None if unknown."""
     load_plugins()
     n = str(name).lower()
@@ -108,9 +111,9 @@ def engine(name: str) -> Engine:
     return _ENGINES[c]
 
 
-def register(name: str):
+def register(name: str) -> Callable[[type[B]], type[B]]:
     """Class decorator of a declared engine's binding: ``@register("postgresql")``."""
-    def wrap(cls):
+    def wrap(cls: type[B]) -> type[B]:
         e = _ENGINES.get(name)
         if e is None:
             raise BindingError(f"binding {cls.__name__}: engine {name!r} is not declared (bindings.declare)")

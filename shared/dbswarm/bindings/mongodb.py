@@ -41,7 +41,7 @@ Options (``target.options``):
 from __future__ import annotations
 
 import hashlib
-from typing import Optional
+from typing import Any, Optional, cast
 from urllib.parse import parse_qsl, urlsplit
 
 import pymongo
@@ -61,7 +61,7 @@ from pymongo.errors import (
 )
 
 from dbswarm.bindings import register
-from dbswarm.bindings.base import Binding
+from dbswarm.bindings.base import Binding, Connection
 from dbswarm.bindings.sql import KEY
 from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 
@@ -78,13 +78,13 @@ _SHARDING_UNSUPPORTED = {59: "CommandNotFound", 20: "IllegalOperation"}
 _RAW = CodecOptions(document_class=RawBSONDocument)  # documents left as BSON bytes: nothing decoded
 
 
-def _bool(v):
+def _bool(v: object) -> bool:
     if isinstance(v, bool):
         return v
     return str(v).strip().lower() in ("1", "true", "yes", "on")
 
 
-def _w(v):
+def _w(v: object) -> int | str:
     if isinstance(v, int) or (isinstance(v, str) and v.isdigit()):
         return int(v)
     return str(v)
@@ -114,8 +114,8 @@ def url_settings(url: Optional[str]) -> dict:
     return out
 
 
-def effective_write_concern(url_wc: dict, option_wc) -> dict:
-    wc = dict(DEFAULT_WRITE_CONCERN)
+def effective_write_concern(url_wc: dict, option_wc: object) -> dict:
+    wc: dict[str, Any] = dict(DEFAULT_WRITE_CONCERN)
     wc.update(url_wc)
     if option_wc is not None:
         if not isinstance(option_wc, dict):
@@ -130,10 +130,10 @@ def effective_write_concern(url_wc: dict, option_wc) -> dict:
 
 @register("mongodb")
 class MongoBinding(Binding):
-    def __init__(self, conn):
+    def __init__(self, conn: Connection) -> None:
         super().__init__(conn)
         self.client: Optional[MongoClient] = None
-        self.db = None
+        self.db: Any = None  # the client's database (a pymongo Database) once connected
         self._colls: dict = {}
         opts = conn.options
         s = url_settings(conn.url)
@@ -152,7 +152,7 @@ class MongoBinding(Binding):
     def _client_kwargs(self) -> dict:
         opts = self.conn.options
         wc = self._wc
-        kw = {"w": wc["w"], "journal": wc.get("j", False), "readPreference": self._read_pref,
+        kw: dict[str, Any] = {"w": wc["w"], "journal": wc.get("j", False), "readPreference": self._read_pref,
               "serverSelectionTimeoutMS": int(opts.get("server_selection_timeout_ms", 10_000)),
               "appname": "dbswarm"}
         if "wtimeout" in wc:
@@ -163,7 +163,7 @@ class MongoBinding(Binding):
             kw["password"] = self.conn.password
         return kw
 
-    def connect(self):
+    def connect(self) -> None:
         self.client = MongoClient(self.conn.url or "mongodb://127.0.0.1:27017", **self._client_kwargs())
         try:
             self.client.admin.command("ping")
@@ -174,17 +174,18 @@ class MongoBinding(Binding):
         self.db = self.client[self._database]
         self._colls = {}
 
-    def close(self):
+    def close(self) -> None:
         client, self.client, self.db, self._colls = self.client, None, None, {}
         if client is not None:
             client.close()
 
-    def peer_addresses(self):
+    def peer_addresses(self) -> Optional[list[str]]:
         """Every server the client knows after its ping: the seeds and the members a replica
         set named (host names: the check resolves them)."""
-        return [str(host) for host, _port in self.client.topology_description.server_descriptions()]
+        client = cast(MongoClient, self.client)  # connected
+        return [str(host) for host, _port in client.topology_description.server_descriptions()]
 
-    def describe(self):
+    def describe(self) -> dict:
         out = {"driver": f"pymongo {pymongo.version}", "database": self._database,
                "write_concern": dict(self._wc), "read_preference": self._read_pref,
                "authentication": f"user {self._user} (password from target.password)" if self._user
@@ -204,10 +205,10 @@ class MongoBinding(Binding):
             out["cluster_preparation"] = self._preparation
         return out
 
-    def server_settings(self):
+    def server_settings(self) -> dict:
         """Version, storage engine and the cluster's default write concern (what a write waits
         for unless the campaign sets target.options.write_concern), where the server says."""
-        out = {}
+        out: dict[str, str] = {}
         status = self.db.command("serverStatus")
         out["server_version"] = str(status.get("version", ""))
         if status.get("ferretdbVersion"):
@@ -216,7 +217,7 @@ class MongoBinding(Binding):
         if engine:
             out["storage_engine"] = str(engine)
         try:
-            rw = self.client.admin.command("getDefaultRWConcern")
+            rw = cast(MongoClient, self.client).admin.command("getDefaultRWConcern")
             out["default_write_concern"] = str(rw.get("defaultWriteConcern") or "server default (w: 1 / majority)")
         except Exception as exc:
             out["default_write_concern"] = f"unavailable ({type(exc).__name__})"
@@ -225,13 +226,14 @@ class MongoBinding(Binding):
 
     COMMANDS = ("find", "insert", "update", "delete", "getMore", "findAndModify")
 
-    def server_counters(self, settle=False):
+    def server_counters(self, settle: bool = False) -> Optional[dict]:
         """serverStatus: MongoDB's opcounters (insert counts documents), or where a server has
         none (FerretDB) its per-command totals (metrics.commands.<name>.total).
         statements = the reads and writes clients sent (commands other than these, such as
         hello and ping, are left out)."""
         status = self.db.command("serverStatus")
         ops = status.get("opcounters")
+        out: dict[str, Any]
         if ops:
             out = {f"opcounters_{k}": int(v) for k, v in ops.items() if isinstance(v, (int, float))}
             out["statements"] = sum(out.get(f"opcounters_{k}", 0)
@@ -254,7 +256,7 @@ class MongoBinding(Binding):
                                              if status.get("ferretdbVersion") else ""))
         return out
 
-    def classify(self, exc):  # noqa: C901 (one case per server error)
+    def classify(self, exc: BaseException) -> ErrorClass:  # noqa: C901 (one case per server error)
         if isinstance(exc, DuplicateKeyError):
             return ErrorClass(DUPLICATE, "duplicate_key")
         if isinstance(exc, BulkWriteError):
@@ -294,13 +296,13 @@ class MongoBinding(Binding):
         return ErrorClass(FATAL, type(exc).__name__)
 
     # -- helpers -----------------------------------------------------------------------
-    def _coll(self, table):
+    def _coll(self, table: str) -> Any:
         c = self._colls.get(table)
         if c is None:
             c = self._colls[table] = self.db[table]
         return c
 
-    def _raw_coll(self, table):
+    def _raw_coll(self, table: str) -> Any:
         """The collection returning documents as undecoded BSON (reads with rows=False)."""
         key = (table, "raw")
         c = self._colls.get(key)
@@ -309,30 +311,30 @@ class MongoBinding(Binding):
         return c
 
     @staticmethod
-    def _projection(fields):
+    def _projection(fields: Optional[list[str]]) -> dict[str, int]:
         if fields is None:
             return {"_id": 0}
         return {"_id": 0, **{f: 1 for f in fields}}
 
     # -- YCSB --------------------------------------------------------------------------
-    def create_table(self, table, fieldcount):
+    def create_table(self, table: str, fieldcount: int) -> None:
         self.db.drop_collection(table)
         self.db.create_collection(table)
         self._colls.pop(table, None)
         self._colls.pop((table, "raw"), None)
-        prep = {}
+        prep: dict[str, Any] = {}
         if _bool(self.conn.options.get("sharded_cluster", False)):
             prep["sharding"] = self._shard(table)
         if self.conn.options.get("ferretdb_backend_url"):
             prep["ferretdb_index"] = self._ferretdb_index(table)
         self._preparation = prep
 
-    def _shard(self, table) -> dict:
+    def _shard(self, table: str) -> dict:
         chunks = int(self.conn.options.get("initial_chunks", DEFAULT_INITIAL_CHUNKS))
         ns = f"{self._database}.{table}"
-        out = {"requested": {"enableSharding": self._database, "shardCollection": ns,
+        out: dict[str, Any] = {"requested": {"enableSharding": self._database, "shardCollection": ns,
                              "key": {"_id": "hashed"}, "numInitialChunks": chunks}}
-        admin = self.client.admin
+        admin = cast(MongoClient, self.client).admin  # connected
         steps = (("enableSharding", lambda: admin.command("enableSharding", self._database)),
                  ("shardCollection", lambda: admin.command("shardCollection", ns, key={"_id": "hashed"},
                                                            numInitialChunks=chunks)))
@@ -343,14 +345,14 @@ class MongoBinding(Binding):
             except OperationFailure as exc:
                 if exc.code not in _SHARDING_UNSUPPORTED:
                     raise
-                out[name] = f"not supported by this server: {exc.details.get('errmsg', exc)} " \
+                out[name] = f"not supported by this server: {(exc.details or {}).get('errmsg', exc)} " \
                             f"(code {exc.code} {_SHARDING_UNSUPPORTED[exc.code]})"
                 out["status"] = "skipped: the server is not a sharded cluster (or lacks the commands)"
                 return out
         out["status"] = "sharded"
         return out
 
-    def _ferretdb_index(self, table) -> dict:
+    def _ferretdb_index(self, table: str) -> dict:
         import psycopg  # only needed for this FerretDB work-around
         from psycopg import sql
 
@@ -378,23 +380,23 @@ class MongoBinding(Binding):
                 out["plan_cache_mode"] = f"not set: {type(exc).__name__}"
         return out
 
-    def ensure_table(self, table, fieldcount):
+    def ensure_table(self, table: str, fieldcount: int) -> None:
         pass  # a collection comes with its first insert; _id is unique
 
-    def drop_table(self, table):
+    def drop_table(self, table: str) -> None:
         self.db.drop_collection(table)
         self._colls.pop(table, None)
         self._colls.pop((table, "raw"), None)
 
-    def count(self, table):
+    def count(self, table: str) -> int:
         return int(self._coll(table).count_documents({}))
 
-    def read(self, table, key, fields, rows=True):
+    def read(self, table: str, key: str, fields: Optional[list[str]], rows: bool = True) -> Any:
         if not rows:
             return 0 if self._raw_coll(table).find_one({"_id": key}, self._projection(fields)) is None else 1
         return self._coll(table).find_one({"_id": key}, self._projection(fields))
 
-    def scan(self, table, startkey, count, fields, rows=True):
+    def scan(self, table: str, startkey: str, count: int, fields: Optional[list[str]], rows: bool = True) -> Any:
         proj = None if fields is None else {f: 1 for f in fields}
         if not rows:
             return sum(1 for _ in self._raw_coll(table).find({"_id": {"$gte": startkey}}, proj)
@@ -405,14 +407,14 @@ class MongoBinding(Binding):
             out.append(doc)
         return out
 
-    def update(self, table, key, values):
+    def update(self, table: str, key: str, values: dict) -> bool:
         r = self._coll(table).update_one({"_id": key}, {"$set": values})
         return r.matched_count > 0 if r.acknowledged else True
 
-    def insert(self, table, key, values):
+    def insert(self, table: str, key: str, values: dict) -> None:
         self._coll(table).insert_one({"_id": key, **values})
 
-    def insert_batch(self, table, rows):
+    def insert_batch(self, table: str, rows: list[tuple[str, dict]]) -> None:
         if not rows:
             return
         try:
@@ -422,6 +424,6 @@ class MongoBinding(Binding):
                 raise
             # the other documents of the batch were written (ordered=False): idempotent
 
-    def delete(self, table, key):
+    def delete(self, table: str, key: str) -> bool:
         r = self._coll(table).delete_one({"_id": key})
         return r.deleted_count > 0 if r.acknowledged else True

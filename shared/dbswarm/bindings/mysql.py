@@ -40,10 +40,11 @@ no driver prepares on the server today: text statements either way), ``table_eng
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Callable, Optional, Protocol, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from dbswarm.bindings import register
+from dbswarm.bindings.base import Connection
 from dbswarm.bindings.sql import SqlBinding
 from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, BindingError, ErrorClass
 
@@ -60,7 +61,7 @@ _CONNECTION = {2006: "server_gone", 2013: "connection_lost", 2002: "connect_fail
                4031: "disconnected_idle"}
 
 
-def parse_mysql_url(url: str) -> dict:
+def parse_mysql_url(url: Optional[str]) -> dict:
     """Connection keyword arguments, PyMySQL's names (everything but the password)."""
     if not url:
         raise ValueError("mysql target needs a URL: mysql://USER@HOST:PORT/DATABASE")
@@ -87,7 +88,7 @@ def parse_mysql_url(url: str) -> dict:
     return kw
 
 
-def socket_peer(db) -> Optional[list[str]]:
+def socket_peer(db: Any) -> Optional[list[str]]:
     """[the peer address] of a MySQL connection's socket, where the driver exposes it."""
     import os
     import socket
@@ -103,7 +104,7 @@ def socket_peer(db) -> Optional[list[str]]:
     return None
 
 
-def _peer_name(peer) -> str:
+def _peer_name(peer: Any) -> str:
     if isinstance(peer, tuple):
         return str(peer[0])
     if isinstance(peer, bytes):                  # an abstract unix socket
@@ -114,14 +115,32 @@ def _peer_name(peer) -> str:
 _MAX_USER_CONNECTIONS = re.compile(r"MAX_USER_CONNECTIONS\s+(-?\d+)", re.IGNORECASE)  # in SHOW GRANTS
 
 
+class Driver(Protocol):
+    """A driver adapter (PyMysqlDriver, MysqlclientDriver, ConnectorDriver): the exception
+    classes and the calls the binding makes of the driver; ``choice``: why it was chosen."""
+    name: str
+    choice: str
+    Error: Any  # exception classes
+    OperationalError: Any
+    InterfaceError: Any
+
+    def connect(self, kw: dict, password: str, init_command: Optional[str], connect_timeout: float) -> Any: ...
+    def statements(self, db: Any, hot: Optional[set] = None, read_timeout: Optional[float] = None) -> Any: ...
+    def close(self, db: Any) -> None: ...
+    def is_open(self, db: Any) -> bool: ...
+    def out_of_sync(self, exc: BaseException, code: Optional[int]) -> bool: ...
+    def describe(self, prepare: bool = False) -> dict: ...
+
+
 class PyMysqlDriver:
     """PyMySQL: pure Python, the portable fallback. A driver adapter (this one, or MysqlclientDriver in
     bindings/mysqlclient.py) gives the binding its exception classes (``Error``,
     ``OperationalError``, ``InterfaceError``) and ``connect`` / ``statements`` / ``close`` /
     ``is_open`` / ``out_of_sync`` / ``describe``."""
     name = "pymysql"
+    choice: str  # set by make_driver
 
-    def __init__(self):
+    def __init__(self) -> None:
         try:
             import pymysql
             from pymysql.constants import CLIENT
@@ -134,7 +153,7 @@ class PyMysqlDriver:
         self.OperationalError = pymysql.err.OperationalError
         self.InterfaceError = pymysql.err.InterfaceError
 
-    def connect(self, kw, password, init_command, connect_timeout):
+    def connect(self, kw: dict, password: str, init_command: Optional[str], connect_timeout: float) -> Any:
         kw = dict(kw)
         kw.setdefault("charset", "utf8mb4")
         kw.setdefault("connect_timeout", connect_timeout)
@@ -142,24 +161,24 @@ class PyMysqlDriver:
                                     init_command=init_command, **kw)
 
     @staticmethod
-    def statements(db, hot=None, read_timeout=None):
+    def statements(db: Any, hot: Optional[set] = None, read_timeout: Optional[float] = None) -> "CursorStatements":
         return CursorStatements(db.cursor())
 
     @staticmethod
-    def close(db):
+    def close(db: Any) -> None:
         try:
             db.close()
         except Exception:  # already broken: closing must not fail
             db._force_close()
 
     @staticmethod
-    def is_open(db):
+    def is_open(db: Any) -> bool:
         return db.open
 
-    def out_of_sync(self, exc, code):
+    def out_of_sync(self, exc: BaseException, code: Optional[int]) -> bool:
         return isinstance(exc, self.pymysql.err.InternalError) and "sequence" in str(exc).lower()
 
-    def describe(self, prepare=False):
+    def describe(self, prepare: bool = False) -> dict:
         return {"driver": f"PyMySQL {self.pymysql.__version__}",
                 "prepared_statements": "client-side (PyMySQL formats parameters; statements cached)"}
 
@@ -168,28 +187,28 @@ class CursorStatements:
     """The binding's driver calls through a DB-API cursor (PyMySQL's)."""
     __slots__ = ("cur",)
 
-    def __init__(self, cur):
+    def __init__(self, cur: Any) -> None:
         self.cur = cur
 
-    def execute(self, sql, params=()) -> int:
+    def execute(self, sql: str, params: Any = ()) -> int:
         return self.cur.execute(sql, params if params else None)
 
-    def fetchall(self, sql, params=()):
+    def fetchall(self, sql: str, params: Any = ()) -> list[tuple]:
         cur = self.cur
         cur.execute(sql, params if params else None)
         return cur.fetchall()
 
-    def fetchone(self, sql, params=()):
+    def fetchone(self, sql: str, params: Any = ()) -> Optional[tuple]:
         cur = self.cur
         cur.execute(sql, params if params else None)
         return cur.fetchone()
 
-    def fetchcount(self, sql, params=()) -> int:
+    def fetchcount(self, sql: str, params: Any = ()) -> int:
         # PyMySQL reads and converts every row inside execute(); it returns their number
         return self.cur.execute(sql, params if params else None)
 
 
-def make_driver(name):
+def make_driver(name: str) -> Driver:
     """The driver adapter for ``target.options.driver`` (``auto``: mysqlclient when it
     imports, else PyMySQL, with the reason in ``choice``)."""
     if name == "pymysql":
@@ -203,6 +222,7 @@ def make_driver(name):
     if name == "auto":
         from dbswarm.bindings.mysqlclient import MysqlclientDriver
         from dbswarm.bindings.mysqlconnector import ConnectorDriver
+        driver: Driver
         try:
             driver = MysqlclientDriver()
             driver.choice = "auto: mysqlclient (the C driver) imports"
@@ -232,9 +252,9 @@ class MysqlBinding(SqlBinding):
     key_type = "VARCHAR(255)"
     field_type = "TEXT"
 
-    def __init__(self, conn):
+    def __init__(self, conn: Connection) -> None:
         super().__init__(conn)
-        self.db = None
+        self.db: Any = None  # the driver's connection
         self._kwargs = parse_mysql_url(conn.url)
         opts = conn.options
         level = opts.get("isolation_level")
@@ -248,8 +268,9 @@ class MysqlBinding(SqlBinding):
         if not engine.isidentifier():
             raise ValueError(f"target.options.table_engine: {engine!r} is not an engine name")
         self._table_engine = engine
+        self.table_options = f" ENGINE={engine}"  # what a family's CREATE TABLE ends with on this server
         self._driver = make_driver(str(opts.get("driver", "auto")).lower())
-        self._statements = None  # the driver's execute / fetchall / fetchone on this connection
+        self._statements: Any = None  # the driver's execute / fetchall / fetchone on this connection
         prepare = opts.get("prepare", True)
         if not isinstance(prepare, bool):
             raise ValueError(f"target.options.prepare: {prepare!r} is not true or false")
@@ -259,7 +280,7 @@ class MysqlBinding(SqlBinding):
         self._server_version = None
 
     # -- life cycle ------------------------------------------------------------------
-    def connect(self):
+    def connect(self) -> None:
         init = None
         if self._isolation:
             init = f"SET SESSION TRANSACTION ISOLATION LEVEL {self._isolation}"
@@ -268,23 +289,23 @@ class MysqlBinding(SqlBinding):
         st = self._statements = self._driver.statements(self.db, self._hot, self._kwargs.get("read_timeout"))
         # the driver's calls bound onto the binding itself, over the class's hooks below: one
         # Python call less per statement, on the hot path
-        self.execute, self.fetchall, self.fetchone, self.fetchcount = (
+        self.execute, self.fetchall, self.fetchone, self.fetchcount = (  # type: ignore[method-assign]
             st.execute, st.fetchall, st.fetchone, st.fetchcount)
         self._server_version = self.db.get_server_info()
 
-    def close(self):
+    def close(self) -> None:
         db, self.db, self._statements = self.db, None, None
         for hook in ("execute", "fetchall", "fetchone", "fetchcount"):  # back to the class's hooks (not connected)
             self.__dict__.pop(hook, None)
         if db is not None:
             self._driver.close(db)
 
-    def peer_addresses(self):
+    def peer_addresses(self) -> Optional[list[str]]:
         """The connected socket's peer: PyMySQL's socket, or mysqlclient's (its fileno); None
         for MySQL Connector's C extension, which does not expose its socket."""
         return socket_peer(self.db)
 
-    def describe(self):
+    def describe(self) -> dict:
         out = {**self._driver.describe(self._hot is not None),
                "driver_choice": getattr(self._driver, "choice", "target.options.driver"),
                "autocommit": True, "client_flags": ["FOUND_ROWS"],
@@ -304,14 +325,15 @@ class MysqlBinding(SqlBinding):
                        "Handler_commit", "Handler_rollback", "Innodb_data_reads", "Innodb_data_writes",
                        "Innodb_log_writes")
 
-    def connection_room(self):
+    def connection_room(self) -> Optional[dict]:
         """max_connections against Threads_connected (an account with SUPER or CONNECTION ADMIN
         has one connection more, not counted here), and the account's limit: its own
         MAX_USER_CONNECTIONS (SHOW GRANTS) where set, else the global max_user_connections (0:
         none) against the account's connections (the process list shows an account its own)."""
-        max_conn, max_user, account = self.fetchone("SELECT @@max_connections, @@max_user_connections, CURRENT_USER()")
-        connected = int(self.fetchone("SHOW GLOBAL STATUS LIKE 'Threads_connected'")[1])
-        limits = [{"name": "max_connections", "value": int(max_conn), "in_use": connected - 1}]
+        max_conn, max_user, account = cast(tuple, self.fetchone(
+            "SELECT @@max_connections, @@max_user_connections, CURRENT_USER()"))
+        connected = int(cast(tuple, self.fetchone("SHOW GLOBAL STATUS LIKE 'Threads_connected'"))[1])
+        limits: list[dict[str, Any]] = [{"name": "max_connections", "value": int(max_conn), "in_use": connected - 1}]
         own = None
         try:
             for (grant,) in self.fetchall("SHOW GRANTS FOR CURRENT_USER()"):
@@ -323,18 +345,19 @@ class MysqlBinding(SqlBinding):
         per_account = own or int(max_user or 0)
         if per_account > 0:
             user = str(account).rsplit("@", 1)[0]
-            mine = int(self.fetchone("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = %s", (user,))[0])
+            mine = int(cast(tuple, self.fetchone("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = %s",
+                                                 (user,)))[0])
             limits.append({"name": f"MAX_USER_CONNECTIONS of {account}" if own else "max_user_connections",
                            "value": per_account, "in_use": mine - 1})
         return {"free": min(max(0, lim["value"] - lim["in_use"]) for lim in limits), "limits": limits}
 
-    def server_counters(self, settle=False):
+    def server_counters(self, settle: bool = False) -> Optional[dict]:
         """SHOW GLOBAL STATUS (server-wide: every client's statements count): statements =
         Questions (what clients sent; the SHOW itself is in both edges), transactions =
         Com_commit + Com_rollback (HammerDB's TPM for MySQL)."""
         rows = self.fetchall("SHOW GLOBAL STATUS WHERE Variable_name IN ("
                              + ", ".join(["%s"] * len(self.STATUS_COUNTERS)) + ")", self.STATUS_COUNTERS)
-        out = {str(n).lower(): int(v) for n, v in rows}
+        out: dict[str, Any] = {str(n).lower(): int(v) for n, v in rows}
         out["statements"] = out.get("questions", 0)
         out["transactions"] = out.get("com_commit", 0) + out.get("com_rollback", 0)
         # when the server started (its clock less its Uptime; to the second): a restart inside the
@@ -354,7 +377,7 @@ class MysqlBinding(SqlBinding):
     STATEMENT_SOURCE = ("performance_schema.events_statements_summary_by_digest SUM_TIMER_WAIT "
                         "(this schema, every client)")
 
-    def _statement_times(self):
+    def _statement_times(self) -> tuple[Optional[dict], Optional[str]]:
         """(the server's own time per statement kind, why there is none): the digests' first
         words in this schema (SELECT, UPDATE ...), when performance_schema is on (off by default
         in MariaDB): the client-health verdict's server-vs-client latency (docs/client-health.md).
@@ -362,7 +385,7 @@ class MysqlBinding(SqlBinding):
         none in MariaDB (10.11: statement/com/Execute, no text, no schema): an operation of
         them gets no server mean (aggregate.server_vs_client), never another statement's."""
         try:
-            if not int(self.fetchone("SELECT @@performance_schema")[0] or 0):
+            if not int(cast(tuple, self.fetchone("SELECT @@performance_schema"))[0] or 0):
                 return None, ("performance_schema is off on this server (MariaDB's default): start it with "
                               "performance_schema=ON for the server's own time per statement")
             rows = self.fetchall("SELECT UPPER(SUBSTRING_INDEX(TRIM(DIGEST_TEXT), ' ', 1)), SUM(COUNT_STAR), "
@@ -373,7 +396,7 @@ class MysqlBinding(SqlBinding):
         # SUM_TIMER_WAIT is in picoseconds
         return {str(k): {"calls": int(c or 0), "exec_us": float(t or 0) / 1e6} for k, c, t in rows if k}, None
 
-    def server_settings(self):
+    def server_settings(self) -> dict:
         rows = self.fetchall("SHOW GLOBAL VARIABLES WHERE Variable_name IN ("
                              + ", ".join(["%s"] * len(self.DURABILITY)) + ")", self.DURABILITY)
         out = {str(n): str(v) for n, v in rows}
@@ -381,7 +404,7 @@ class MysqlBinding(SqlBinding):
             out["server_version"] = out.pop("version")
         return out
 
-    def classify(self, exc):
+    def classify(self, exc: BaseException) -> ErrorClass:
         d = self._driver
         code = exc.args[0] if isinstance(exc, d.Error) and exc.args and isinstance(exc.args[0], int) else None
         if code in _RETRYABLE:
@@ -403,7 +426,7 @@ class MysqlBinding(SqlBinding):
         return ErrorClass(FATAL, f"{type(exc).__name__}_{code}" if code else type(exc).__name__)
 
     # -- per-operation statements -------------------------------------------------------
-    def prepare(self, sql):
+    def prepare(self, sql: str) -> str:
         """A family's per-operation statement, marked as one (``options.prepare: false``: not
         marked); every MySQL driver sends it as text today (the module docstring)."""
         if self._hot is not None:
@@ -412,7 +435,7 @@ class MysqlBinding(SqlBinding):
 
     _KV_PREPARED = ("read", "update", "insert", "delete", "scan")
 
-    def _stmt(self, key, build):
+    def _stmt(self, key: tuple, build: Callable[[], str]) -> str:
         sql = self._sql.get(key)
         if sql is None:
             sql = self._sql[key] = build()
@@ -422,16 +445,16 @@ class MysqlBinding(SqlBinding):
 
     # -- driver hooks: used only while not connected (connect() binds the driver's own) ----
     # (self._statements is None: an AttributeError, which classify() calls not_connected)
-    def execute(self, sql, params=()):
+    def execute(self, sql: str, params: Any = ()) -> int:
         return self._statements.execute(sql, params)
 
-    def fetchall(self, sql, params=()):
+    def fetchall(self, sql: str, params: Any = ()) -> list[tuple]:
         return self._statements.fetchall(sql, params)
 
-    def fetchone(self, sql, params=()):
+    def fetchone(self, sql: str, params: Any = ()) -> Optional[tuple]:
         return self._statements.fetchone(sql, params)
 
-    def fetchcount(self, sql, params=()):
+    def fetchcount(self, sql: str, params: Any = ()) -> int:
         return self._statements.fetchcount(sql, params)
 
     # -- kv hot path: the C driver's own closures where it has them ----------------------
@@ -440,53 +463,47 @@ class MysqlBinding(SqlBinding):
         f = getattr(self._statements, "fileno", None)
         return f() if f is not None and self.db is not None else None
 
-    def reader(self, table, fields):
+    def reader(self, table: str, fields: Optional[list[str]]) -> Callable[[Any], int]:
         st = self._statements
         if hasattr(st, "counter"):
             return st.counter(self._read_sql(table, fields))
         return super().reader(table, fields)
 
-    def updater(self, table, field):
+    def updater(self, table: str, field: str) -> Callable[[Any, Any], Any]:
         st = self._statements
         if hasattr(st, "updater"):
             return st.updater(self._update_sql(table, (field,)))
         return super().updater(table, field)
 
     # sysbench's statements: the driver's own where it has them (mysqlclient: split calls too)
-    def query_counter(self, sql):
+    def query_counter(self, sql: str) -> Callable[[Any], int]:
         st = self._statements
         return st.query_counter(sql) if hasattr(st, "query_counter") else super().query_counter(sql)
 
-    def row_counter(self, sql):  # mysqlclient's query_counter takes parameters of any type
+    def row_counter(self, sql: str) -> Callable[[Any], int]:  # mysqlclient's query_counter takes parameters of any type
         st = self._statements
         return st.query_counter(sql) if hasattr(st, "query_counter") else super().row_counter(sql)
 
-    def row_fetcher(self, sql):
+    def row_fetcher(self, sql: str) -> Callable[[Any], Any]:
         st = self._statements
         return st.row_fetcher(sql) if hasattr(st, "row_fetcher") else super().row_fetcher(sql)
 
-    def statement_runner(self, sql):
+    def statement_runner(self, sql: str) -> Callable[[Any], int]:
         st = self._statements
         return st.statement_runner(sql) if hasattr(st, "statement_runner") else super().statement_runner(sql)
 
-    def transaction_calls(self, writes=True):
+    def transaction_calls(self, writes: bool = True) -> tuple[Callable[[], Any], Callable[[], Any]]:
         st = self._statements
         return st.transaction_calls(writes) if hasattr(st, "transaction_calls") else super().transaction_calls(writes)
 
-    def rollback_call(self):
+    def rollback_call(self) -> Callable[[], Any]:
         st = self._statements
         return st.rollback_call() if hasattr(st, "rollback_call") else super().rollback_call()
 
     # -- DDL ---------------------------------------------------------------------------
-    def kv_table_ddl(self, table, fieldcount):
+    def kv_table_ddl(self, table: str, fieldcount: int) -> str:
         return super().kv_table_ddl(table, fieldcount) + f" ENGINE={self._table_engine}"
-
-    @property
-    def table_options(self) -> str:
-        """What a family's CREATE TABLE ends with on this server (its storage engine)."""
-        return f" ENGINE={self._table_engine}"
-
     # -- transactions --------------------------------------------------------------------
-    def rollback(self):
+    def rollback(self) -> None:
         if self.db is not None and self._driver.is_open(self.db):
             self._statements.execute("ROLLBACK")

@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import select
 import struct
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 COM_STMT_PREPARE, COM_STMT_EXECUTE, COM_PING = 0x16, 0x17, 0x0E
 MAX_PAYLOAD = 0xFFFFFF
@@ -57,7 +57,7 @@ def lenenc(n: int) -> bytes:
     return b"\xfe" + n.to_bytes(8, "little")
 
 
-def _read_lenenc(buf, pos: int) -> tuple[int, int]:
+def _read_lenenc(buf: bytes, pos: int) -> tuple[int, int]:
     first = buf[pos]
     if first < 251:
         return first, pos + 1
@@ -70,7 +70,7 @@ def binary_sql(sql: str) -> str:
     return sql.replace("%s", "?").replace("%%", "%")
 
 
-def encode_params(params) -> bytes:
+def encode_params(params: Sequence[Any]) -> bytes:
     """The execute packet's parameter part: NULL bitmap, new-params-bound flag, types, values."""
     n = len(params)
     nulls = bytearray((n + 7) // 8)
@@ -113,7 +113,7 @@ class Wire:
     None: as long as it takes, as the driver)."""
     __slots__ = ("fd", "buf", "pos", "timeout_ms", "errors", "_poll")
 
-    def __init__(self, fd: int, errors, timeout_s: Optional[float] = None):
+    def __init__(self, fd: int, errors: Any, timeout_s: Optional[float] = None) -> None:
         self.fd, self.errors = fd, errors
         self.buf, self.pos = bytearray(), 0
         self.timeout_ms = -1 if timeout_s is None else max(1, int(timeout_s * 1000))
@@ -251,7 +251,7 @@ class Prepared:
     """One statement prepared on the connection: ``head`` starts its execute packet."""
     __slots__ = ("id", "params", "head", "one_str", "one_int")
 
-    def __init__(self, stmt_id: int, params: int):
+    def __init__(self, stmt_id: int, params: int) -> None:
         self.id, self.params = stmt_id, params
         self.head = bytes((COM_STMT_EXECUTE,)) + struct.pack("<IBI", stmt_id, 0, 1)
         # a statement of one parameter (a YCSB read's key, sysbench's id): its packet's fixed
@@ -284,7 +284,7 @@ def prepare(wire: Wire, sql: str) -> tuple[Optional[Prepared], Optional[bool]]:
     return Prepared(stmt_id, params), (eofs == 0) if defs else None
 
 
-def usable(db) -> bool:
+def usable(db: Any) -> bool:
     """Whether this mysqlclient connection may carry the binary protocol here: a plain socket
     (the session's ``Ssl_cipher`` empty: with TLS the socket carries libmariadb's TLS records,
     which only it can write — libmariadb may negotiate TLS without being asked, where the
@@ -306,7 +306,7 @@ class BinaryCalls:
     making where the connection lets it, else at its first use), ``execute(st, params)``
     sending its packet and ``answer()`` walking the reply."""
 
-    def __init__(self, wire: Wire):
+    def __init__(self, wire: Wire) -> None:
         self.wire = wire
         self.eofs = 2  # EOF packets per result set: learned at the first prepare with definitions
         self._prepared: dict[str, Optional[Prepared]] = {}
@@ -332,7 +332,7 @@ class BinaryCalls:
         except Exception:
             pass
 
-    def send(self, st: Prepared, params) -> None:
+    def send(self, st: Prepared, params: Sequence[Any]) -> None:
         """The execute packet of ``st`` with ``params`` sent; TextOnly where it cannot be."""
         n = len(params)
         if n == 1:  # a key or an id: no general encoding

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import Any, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from dbswarm.bindings import mysql_binary
 from dbswarm.errors import BindingError
@@ -52,14 +52,15 @@ INSTALL_HINT = ("pip install mysqlclient (or dbswarm[mysqlclient]); it builds a 
                 "build-essential pkg-config libmariadb-dev)")
 
 
-def _seconds(value) -> int:
+def _seconds(value: float | str) -> int:
     return max(1, math.ceil(float(value)))
 
 
 class MysqlclientDriver:
     name = "mysqlclient"
+    choice: str  # set by make_driver
 
-    def __init__(self):
+    def __init__(self) -> None:
         try:
             import MySQLdb
             from MySQLdb import _mysql
@@ -77,7 +78,7 @@ class MysqlclientDriver:
         # MariaDB Connector/C is versioned 3.x; libmysqlclient carries the MySQL version
         self.client_lib = "libmariadb" if self.client_info.startswith("3.") else "libmysqlclient"
 
-    def connect(self, kw: dict, password: str, init_command, connect_timeout: float):
+    def connect(self, kw: dict, password: str, init_command: Optional[str], connect_timeout: float) -> Any:
         """``kw``: what ``parse_mysql_url`` returns (PyMySQL's names)."""
         kw = dict(kw)
         args = {"host": kw.pop("host"), "port": int(kw.pop("port")), "password": password,
@@ -108,7 +109,7 @@ class MysqlclientDriver:
                              f"target.options.driver mysqlclient")
         return self.MySQLdb.connect(**args)
 
-    def statements(self, db, hot: Optional[set] = None, read_timeout=None) -> "Statements":
+    def statements(self, db: Any, hot: Optional[set] = None, read_timeout: Optional[float] = None) -> "Statements":
         """The connection's driver calls. ``hot`` (the binding's per-operation statements; None
         with ``options.prepare: false``): run as server-side prepared statements, through the
         binary protocol on the connection's socket (bindings/mysql_binary.py), where the
@@ -119,18 +120,18 @@ class MysqlclientDriver:
         return Statements(db)
 
     @staticmethod
-    def close(db) -> None:
+    def close(db: Any) -> None:
         try:
             db.close()
         except Exception:  # already closed (MySQLdb raises 2006): closing must not fail
             pass
 
     @staticmethod
-    def is_open(db) -> bool:
+    def is_open(db: Any) -> bool:
         return bool(db.open)
 
     @staticmethod
-    def out_of_sync(exc, code) -> bool:
+    def out_of_sync(exc: BaseException, code: Optional[int]) -> bool:
         return code == 2014  # CR_COMMANDS_OUT_OF_SYNC, raised as ProgrammingError
 
     def describe(self, prepare: bool = False) -> dict:
@@ -156,7 +157,7 @@ class Statements:
     __slots__ = ("_query", "_literal", "_string", "_encoding", "_store", "_affected", "_sql", "_ints", "_split",
                  "fileno")
 
-    def __init__(self, db):
+    def __init__(self, db: Any) -> None:
         from MySQLdb import _mysql
         raw = isinstance(db, _mysql.connection)  # (a test's stand-in is not)
         self._query = _mysql.connection.query.__get__(db) if raw else db.query
@@ -165,12 +166,12 @@ class Statements:
         self._string, self._encoding = db.string_literal, db.encoding
         self._affected = db.affected_rows
         # the split calls (engine.mux): _mysql's send_query / read_query_result, and the socket
-        self._split = (db.send_query, db.read_query_result) if raw else (None, None)
+        self._split: tuple[Any, Any] = (db.send_query, db.read_query_result) if raw else (None, None)
         self.fileno = db.fileno if raw else None
         self._sql: dict[str, bytes] = {}   # statement -> its bytes (statements are cached, few)
         self._ints: dict[str, bytes] = {}  # statement -> its bytes with %d placeholders
 
-    def _bytes(self, sql, params) -> bytes:
+    def _bytes(self, sql: str, params: Any) -> bytes:
         """The general path: the statement's bytes with every parameter formatted."""
         b = self._sql.get(sql)
         if b is None:
@@ -192,7 +193,7 @@ class Statements:
 
     # The fast path's test: one or two parameters, ints both (``type(x) is int`` is exact:
     # a bool or a float would not pass, and %d would turn a float into its integer part).
-    def execute(self, sql, params=()) -> int:
+    def execute(self, sql: str, params: Any = ()) -> int:
         t = self._ints.get(sql)
         if t is not None and 0 < len(params) < 3 and type(params[0]) is int is type(params[-1]):
             self._query(t % params)
@@ -203,7 +204,7 @@ class Statements:
             res.fetch_row(0)  # a result set must be read before the next statement
         return self._affected()
 
-    def fetchall(self, sql, params=()):
+    def fetchall(self, sql: str, params: Any = ()) -> Sequence[tuple]:
         t = self._ints.get(sql)
         if t is not None and 0 < len(params) < 3 and type(params[0]) is int is type(params[-1]):
             self._query(t % params)
@@ -212,7 +213,7 @@ class Statements:
         res = self._store()
         return res.fetch_row(0) if res is not None else ()
 
-    def fetchone(self, sql, params=()):
+    def fetchone(self, sql: str, params: Any = ()) -> Optional[tuple]:
         self._query(self._bytes(sql, params))
         res = self._store()
         if res is None:
@@ -220,7 +221,7 @@ class Statements:
         rows = res.fetch_row(1)
         return rows[0] if rows else None
 
-    def fetchcount(self, sql, params=()) -> int:
+    def fetchcount(self, sql: str, params: Any = ()) -> int:
         t = self._ints.get(sql)
         if t is not None and 0 < len(params) < 3 and type(params[0]) is int is type(params[-1]):
             self._query(t % params)
@@ -231,29 +232,29 @@ class Statements:
 
     # The kv hot path (Binding.reader / updater): one statement with str parameters, made
     # into one closure per statement, so a YCSB read is this call and the driver's.
-    def counter(self, sql):
+    def counter(self, sql: str) -> Any:  # count(key), with send / finish
         """``count(key)``: fetchcount(sql, (key,)) for a statement of one str parameter."""
         b = statement_template(sql, 1)
         query, store, string, enc = self._query, self._store, self._string, self._encoding
 
-        def count(key):
+        def count(key: str) -> int:
             query(b % string(key.encode(enc)))
             res = store()
             return res.num_rows() if res is not None else 0
         send_query = self._split[0]
 
-        def send(key):
+        def send(key: str) -> None:
             send_query(b % string(key.encode(enc)))
         count.send, count.finish = send, self._finish_rows  # type: ignore[attr-defined]
         return count
 
-    def updater(self, sql):
+    def updater(self, sql: str) -> Callable[[Any, Any], Any]:
         """``update(value, key)``: execute(sql, (value, key)) > 0 for a statement of two str
         parameters."""
         b = statement_template(sql, 2)
         query, store, string, enc, affected = self._query, self._store, self._string, self._encoding, self._affected
 
-        def update(value, key):
+        def update(value: str, key: str) -> bool:
             query(b % (string(value.encode(enc)), string(key.encode(enc))))
             res = store()
             if res is not None:
@@ -261,10 +262,10 @@ class Statements:
             return affected() > 0
         send_query, finish_affected = self._split[0], self._finish_affected
 
-        def send(value, key):
+        def send(value: str, key: str) -> None:
             send_query(b % (string(value.encode(enc)), string(key.encode(enc))))
 
-        def finish():
+        def finish() -> bool:
             return finish_affected() > 0
         update.send, update.finish = send, finish  # type: ignore[attr-defined]
         return update
@@ -274,25 +275,25 @@ class Statements:
     # blocking call as it is (fetchcount's / execute's int fast path, else the general
     # formatting), with the text statement's split calls where the connection is _mysql's
     # (engine.mux)
-    def query_counter(self, sql):
+    def query_counter(self, sql: str) -> Any:  # count(params), with send / finish
         count = partial(self.fetchcount, sql)
         if self._split[0] is not None:
             count.send, count.finish = self._send(sql), self._finish_rows  # type: ignore[attr-defined]
         return count
 
-    def row_fetcher(self, sql):
+    def row_fetcher(self, sql: str) -> Callable[[Any], Any]:
         fetch = partial(self.fetchall, sql)
         if self._split[0] is not None:
             fetch.send, fetch.finish = self._send(sql), self._finish_all  # type: ignore[attr-defined]
         return fetch
 
-    def statement_runner(self, sql):
+    def statement_runner(self, sql: str) -> Any:  # run(params), with send / finish
         run = partial(self.execute, sql)
         if self._split[0] is not None:
             run.send, run.finish = self._send(sql), self._finish_affected  # type: ignore[attr-defined]
         return run
 
-    def transaction_calls(self, writes=True):
+    def transaction_calls(self, writes: bool = True) -> tuple[Callable[[], Any], Callable[[], Any]]:
         calls = []
         for command in ("BEGIN", "COMMIT"):
             call = partial(self.execute, command)
@@ -302,20 +303,20 @@ class Statements:
             calls.append(call)
         return calls[0], calls[1]
 
-    def rollback_call(self):
+    def rollback_call(self) -> Callable[[], Any]:
         call = partial(self.execute, "ROLLBACK")
         if self._split[0] is not None:
             call.send = partial(self._split[0], b"ROLLBACK")  # type: ignore[attr-defined]
             call.finish = self._finish_affected  # type: ignore[attr-defined]
         return call
 
-    def _send(self, sql):
+    def _send(self, sql: str) -> Callable[[Any], None]:
         """``send(params)``: the statement's bytes as ``execute`` formats them, sent."""
         send_query, ints, general = self._split[0], self._ints, self._bytes
         self._bytes(sql, ())  # its templates made now (the int one where it has no literal %)
         t = ints.get(sql)
 
-        def send(params):
+        def send(params: Any) -> None:
             if t is not None and 0 < len(params) < 3 and type(params[0]) is int is type(params[-1]):
                 send_query(t % params)
             else:
@@ -327,7 +328,7 @@ class Statements:
         res = self._store()
         return res.num_rows() if res is not None else 0
 
-    def _finish_all(self):
+    def _finish_all(self) -> Any:
         self._split[1]()
         res = self._store()
         return res.fetch_row(0) if res is not None else ()
@@ -348,12 +349,13 @@ class BinaryStatements(Statements):
     way: rows counted, affected rows."""
     __slots__ = ("_binary", "_hot", "_pending")
 
-    def __init__(self, db, hot: set, wire):
+    def __init__(self, db: Any, hot: set, wire: mysql_binary.Wire) -> None:
         super().__init__(db)
         self._binary, self._hot = mysql_binary.BinaryCalls(wire), hot
         self._pending: Any = None  # the finish of the split call in flight (binary or text)
 
-    def _calls(self, sql, text, text_send, text_finish, result):
+    def _calls(self, sql: str, text: Callable[[Any], Any], text_send: Callable[[Any], None],
+               text_finish: Callable[[], Any], result: Callable[[bool, int], Any]) -> Any:
         """The call of ``sql`` as a prepared statement: ``run(params)``, with ``send`` /
         ``finish``; ``text`` (and its split calls) where it stays text. ``result(is_rows,
         n)`` makes the call's return value."""
@@ -361,7 +363,7 @@ class BinaryStatements(Statements):
         binary.take(sql)
         statement, send_binary, answer, TextOnly = binary.statement, binary.send, binary.answer, mysql_binary.TextOnly
 
-        def run(params):
+        def run(params: Any) -> Any:
             st = statement(sql)
             if st is not None:
                 try:
@@ -371,10 +373,10 @@ class BinaryStatements(Statements):
                 return result(*answer())
             return text(params)
 
-        def finish_binary():
+        def finish_binary() -> Any:
             return result(*answer())
 
-        def send(params):
+        def send(params: Any) -> None:
             st = statement(sql)
             if st is not None:
                 try:
@@ -386,41 +388,41 @@ class BinaryStatements(Statements):
             self._pending = text_finish
             text_send(params)
 
-        def finish():
+        def finish() -> Any:
             return self._pending()
         run.send, run.finish = send, finish  # type: ignore[attr-defined]
         return run
 
-    def _kv(self, text, sql, result):
+    def _kv(self, text: Any, sql: str, result: Callable[[bool, int], Any]) -> Any:
         """A kv call (``count(key)``, ``update(value, key)``: positional arguments) over ``_calls``,
         ``text`` the text path's own."""
         run = self._calls(sql, lambda params: text(*params), lambda params: text.send(*params), text.finish, result)
         send = run.send
 
-        def call(*args):
+        def call(*args: Any) -> Any:
             return run(args)
         call.send, call.finish = (lambda *args: send(args)), run.finish  # type: ignore[attr-defined]
         return call
 
-    def counter(self, sql):
+    def counter(self, sql: str) -> Any:
         text = super().counter(sql)
         return self._kv(text, sql, lambda is_rows, n: n if is_rows else 0) if sql in self._hot else text
 
-    def updater(self, sql):
+    def updater(self, sql: str) -> Callable[[Any, Any], Any]:
         text = super().updater(sql)
         return self._kv(text, sql, lambda is_rows, n: n > 0) if sql in self._hot else text
 
-    def query_counter(self, sql):
+    def query_counter(self, sql: str) -> Callable[[Any], int]:
         text = super().query_counter(sql)
         return self._calls(sql, text, text.send, text.finish, lambda is_rows, n: n if is_rows else 0) \
             if sql in self._hot else text
 
-    def statement_runner(self, sql):
+    def statement_runner(self, sql: str) -> Callable[[Any], int]:
         text = super().statement_runner(sql)
         return self._calls(sql, text, text.send, text.finish, lambda is_rows, n: n) if sql in self._hot else text
 
 
-def statement_template(sql, params: int) -> bytes:
+def statement_template(sql: str, params: int) -> bytes:
     """The kv hot path's statement (``params`` %s placeholders, no literal %) as bytes."""
     if "%%" in sql or sql.count("%s") != params:
         raise ValueError(f"a statement of {params} %s parameter(s) expected: {sql!r}")

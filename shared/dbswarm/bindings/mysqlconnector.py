@@ -23,6 +23,7 @@ binding's one classification applies.
 from __future__ import annotations
 
 import math
+from typing import Any, Callable, NoReturn, Optional, Sequence
 
 from dbswarm.bindings.mysqlclient import statement_template
 from dbswarm.errors import BindingError
@@ -44,7 +45,7 @@ class InterfaceError(Error):
     pass
 
 
-def _reraise(exc):
+def _reraise(exc: BaseException) -> NoReturn:
     errno = getattr(exc, "errno", None)
     if not errno:
         raise InterfaceError(0, str(exc)) from None
@@ -53,8 +54,9 @@ def _reraise(exc):
 
 class ConnectorDriver:
     name = "connector"
+    choice: str  # set by make_driver
 
-    def __init__(self):
+    def __init__(self) -> None:
         try:
             import _mysql_connector
             import mysql.connector
@@ -68,7 +70,7 @@ class ConnectorDriver:
         self.found_rows = CLIENT_FOUND_ROWS
         self.version = mysql.connector.__version__
 
-    def connect(self, kw: dict, password: str, init_command, connect_timeout: float):
+    def connect(self, kw: dict, password: str, init_command: Optional[str], connect_timeout: float) -> Any:
         """``kw``: what ``parse_mysql_url`` returns (PyMySQL's names)."""
         kw = dict(kw)
         timeout = max(1, math.ceil(float(kw.pop("connect_timeout", connect_timeout))))
@@ -101,28 +103,28 @@ class ConnectorDriver:
         return db
 
     @staticmethod
-    def statements(db, hot=None, read_timeout=None) -> "Statements":
+    def statements(db: Any, hot: Optional[set] = None, read_timeout: Optional[float] = None) -> "Statements":
         return Statements(db)  # (no server-side prepared statements: module docstring)
 
     @staticmethod
-    def close(db) -> None:
+    def close(db: Any) -> None:
         try:
             db.close()
         except Exception:  # already closed: closing must not fail
             pass
 
     @staticmethod
-    def is_open(db) -> bool:
+    def is_open(db: Any) -> bool:
         try:
             return bool(db.connected())
         except Exception:
             return False
 
     @staticmethod
-    def out_of_sync(exc, code) -> bool:
+    def out_of_sync(exc: BaseException, code: Optional[int]) -> bool:
         return code == 2014
 
-    def describe(self, prepare=False) -> dict:
+    def describe(self, prepare: bool = False) -> dict:
         return {"driver": f"mysql-connector-python {self.version} (C extension _mysql_connector)",
                 "prepared_statements": "client-side (the C extension's escape_string formats parameters; "
                                        "statements cached)"}
@@ -138,7 +140,7 @@ class Statements:
     num_rows, free_result)."""
     __slots__ = ("_db", "_query", "_escape", "_free", "_num_rows", "_affected", "_sql", "_ints", "_Err")
 
-    def __init__(self, db):
+    def __init__(self, db: Any) -> None:
         import _mysql_connector
         self._db, self._query, self._escape, self._free = db, db.query, db.escape_string, db.free_result
         self._num_rows, self._affected = db.num_rows, db.affected_rows
@@ -146,7 +148,7 @@ class Statements:
         self._ints: dict[str, bytes] = {}  # statement -> its bytes with %d placeholders
         self._Err = _mysql_connector.MySQLInterfaceError
 
-    def _bytes(self, sql, params) -> bytes:
+    def _bytes(self, sql: str, params: Any) -> bytes:
         """The general path: the statement's bytes with every parameter formatted."""
         b = self._sql.get(sql)
         if b is None:
@@ -159,7 +161,7 @@ class Statements:
                            else b"NULL" if p is None else str(p).encode() for p in params])
         return b
 
-    def _run(self, sql, params):
+    def _run(self, sql: str, params: Any) -> None:
         # the fast path's test: one or two parameters, ints both (``type(x) is int`` is exact:
         # a bool or a float would not pass)
         t = self._ints.get(sql)
@@ -171,14 +173,14 @@ class Statements:
         except self._Err as exc:
             _reraise(exc)
 
-    def execute(self, sql, params=()) -> int:
+    def execute(self, sql: str, params: Any = ()) -> int:
         self._run(sql, params)
         db = self._db
         if db.have_result_set:
             self._free()
         return self._affected()
 
-    def fetchall(self, sql, params=()):
+    def fetchall(self, sql: str, params: Any = ()) -> Sequence[tuple]:
         self._run(sql, params)
         db = self._db
         if not db.have_result_set:
@@ -191,7 +193,7 @@ class Statements:
         self._free()
         return rows
 
-    def fetchone(self, sql, params=()):
+    def fetchone(self, sql: str, params: Any = ()) -> Optional[tuple]:
         self._run(sql, params)
         db = self._db
         if not db.have_result_set:
@@ -200,7 +202,7 @@ class Statements:
         self._free()
         return row
 
-    def fetchcount(self, sql, params=()) -> int:
+    def fetchcount(self, sql: str, params: Any = ()) -> int:
         self._run(sql, params)  # buffered: every row is read into the client library's buffer
         if not self._db.have_result_set:
             return 0
@@ -209,12 +211,12 @@ class Statements:
         return n
 
     # The kv hot path (Binding.reader / updater)
-    def counter(self, sql):
+    def counter(self, sql: str) -> Callable[[str], int]:
         """``count(key)``: fetchcount(sql, (key,)) for a SELECT of one str parameter."""
         b = statement_template(sql, 1).replace(b"%s", b"'%b'")
         query, esc, num_rows, free, err = self._query, self._escape, self._num_rows, self._free, self._Err
 
-        def count(key):
+        def count(key: str) -> int:
             try:
                 query(b % esc(key))
             except err as exc:
@@ -224,13 +226,13 @@ class Statements:
             return n
         return count
 
-    def updater(self, sql):
+    def updater(self, sql: str) -> Callable[[Any, Any], Any]:
         """``update(value, key)``: execute(sql, (value, key)) > 0 for an UPDATE of two str
         parameters (no result set)."""
         b = statement_template(sql, 2).replace(b"%s", b"'%b'")
         query, esc, affected, err = self._query, self._escape, self._affected, self._Err
 
-        def update(value, key):
+        def update(value: str, key: str) -> bool:
             try:
                 query(b % (esc(value), esc(key)))
             except err as exc:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import fcntl
 import threading
 import time
+from typing import Any, Optional
 
 from dbswarm.bindings import register
 from dbswarm.bindings.base import Binding
@@ -49,7 +50,7 @@ class NoopBinding(Binding):
     dialect = "sqlite"  # SQL families build their statements in some dialect; none is run
     _record = {f"field{i}": "x" for i in range(10)}
 
-    def connect(self):
+    def connect(self) -> None:
         options = self.conn.options or {}
         if options.get("connect_ms"):
             time.sleep(float(options["connect_ms"]) / 1000)
@@ -57,12 +58,12 @@ class NoopBinding(Binding):
         self._service_s = float(options.get("service_time_ms") or 0) / 1000
         self._slots = None
         self._busy_s = float(options.get("busy_us") or 0) / 1e6
-        self._noise = options.get("noise") or None
+        self._noise: Any = options.get("noise") or None
         if cap:
             with _servers_lock:
                 self._slots = _servers.setdefault(int(cap), threading.BoundedSemaphore(int(cap)))
 
-    def _stall(self):
+    def _stall(self) -> None:
         noise = self._noise
         if _process_ordinal(noise["file"]) in noise.get("runs", ()):
             every, stall = float(noise["every_s"]), float(noise["stall_s"])
@@ -70,7 +71,7 @@ class NoopBinding(Binding):
             if into < stall:
                 time.sleep(stall - into)
 
-    def _serve(self):
+    def _serve(self) -> None:
         if getattr(self, "_noise", None):
             self._stall()
         busy = getattr(self, "_busy_s", 0)
@@ -86,66 +87,66 @@ class NoopBinding(Binding):
         with slots:
             time.sleep(self._service_s)
 
-    def peer_addresses(self):
+    def peer_addresses(self) -> Optional[list[str]]:
         return []   # no network
 
-    def describe(self):
+    def describe(self) -> dict:
         return {"note": "noop binding: generator only, no database"}
 
     # -- kv ------------------------------------------------------------------------------
-    def create_table(self, table, fieldcount):
+    def create_table(self, table: str, fieldcount: int) -> None:
         pass
 
-    def drop_table(self, table):
+    def drop_table(self, table: str) -> None:
         pass
 
-    def count(self, table):
+    def count(self, table: str) -> int:
         return 0
 
-    def read(self, table, key, fields, rows=True):
+    def read(self, table: str, key: str, fields: Optional[list[str]], rows: bool = True) -> Any:
         self._serve()
         return self._record if rows else 1
 
-    def scan(self, table, startkey, count, fields, rows=True):
+    def scan(self, table: str, startkey: str, count: int, fields: Optional[list[str]], rows: bool = True) -> Any:
         self._serve()
         return [self._record] if rows else 1
 
-    def update(self, table, key, values):
+    def update(self, table: str, key: str, values: dict) -> bool:
         self._serve()
         return True
 
-    def insert(self, table, key, values):
+    def insert(self, table: str, key: str, values: dict) -> None:
         self._serve()
         pass
 
-    def insert_batch(self, table, rows):
+    def insert_batch(self, table: str, rows: list[tuple[str, dict]]) -> None:
         pass
 
-    def delete(self, table, key):
+    def delete(self, table: str, key: str) -> bool:
         self._serve()
         return True
 
     # -- sql -------------------------------------------------------------------------------
-    def prepare(self, sql):
+    def prepare(self, sql: str) -> str:
         return sql
 
-    def execute(self, sql, params=()):
+    def execute(self, sql: str, params: Any = ()) -> int:
         self._serve()
         return 0
 
-    def fetchall(self, sql, params=()):
+    def fetchall(self, sql: str, params: Any = ()) -> list[tuple]:
         self._serve()
         return []
 
-    def fetchcount(self, sql, params=()):
+    def fetchcount(self, sql: str, params: Any = ()) -> int:
         self._serve()
         return 0
 
-    def begin(self, writes=True):
+    def begin(self, writes: bool = True) -> None:
         pass
 
-    def commit(self):
+    def commit(self) -> None:
         pass
 
-    def rollback(self):
+    def rollback(self) -> None:
         pass

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import time
 from functools import partial
-from typing import Optional
+from typing import Any, Callable, Iterable, Optional, TypeVar, cast
 
 import psycopg
 from psycopg import pq
@@ -40,10 +40,11 @@ from psycopg.adapt import Transformer
 from psycopg.errors import error_from_result
 
 from dbswarm.bindings import register
-from dbswarm.bindings.base import PENDING
+from dbswarm.bindings.base import PENDING, Connection
 from dbswarm.bindings.sql import SqlBinding
 from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 
+T = TypeVar("T")
 ISOLATION_LEVELS = ("READ UNCOMMITTED", "READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE")
 MAX_PARAMS = 65535  # the protocol's limit of parameters per statement
 
@@ -63,7 +64,7 @@ def numbered_placeholders(sql: str) -> str:
     return "".join(out)
 
 
-def text_params(params) -> list:
+def text_params(params: Iterable[Any]) -> list:
     """Parameters in libpq's text format; the server infers their types from the statement."""
     out = []
     for v in params:
@@ -80,24 +81,24 @@ def text_params(params) -> list:
     return out
 
 
-def _ntuples(res) -> int:
+def _ntuples(res: pq.abc.PGresult) -> int:
     return res.ntuples
 
 
-def _changed(res) -> bool:
+def _changed(res: pq.abc.PGresult) -> bool:
     return (res.command_tuples or 0) > 0
 
 
-def _affected(res) -> int:
+def _affected(res: pq.abc.PGresult) -> int:
     n = res.command_tuples
     return -1 if n is None else n
 
 
-def _nothing(res) -> None:
+def _nothing(res: pq.abc.PGresult) -> None:
     return None
 
 
-def _send_simple(send_query, got: list, command: bytes) -> None:
+def _send_simple(send_query: Callable[[bytes], None], got: list, command: bytes) -> None:
     got.clear()
     send_query(command)
 
@@ -106,7 +107,7 @@ class _Prepared:
     """One server-side prepared statement on one connection, and the loaders of its rows."""
     __slots__ = ("name", "tx", "loaders_set")
 
-    def __init__(self, name: bytes, tx: "Transformer"):  # type: ignore[valid-type]  # psycopg's private class
+    def __init__(self, name: bytes, tx: "Transformer") -> None:  # type: ignore[valid-type]  # psycopg's private class
         self.name, self.tx, self.loaders_set = name, tx, False
 
 
@@ -136,23 +137,23 @@ class PostgresBinding(SqlBinding):
     key_type = "VARCHAR(255)"
     field_type = "TEXT"
 
-    def __init__(self, conn):
+    def __init__(self, conn: Connection) -> None:
         super().__init__(conn)
         self.db: Optional[psycopg.Connection] = None
-        self.cur = None
-        self._pg = None                              # the connection's psycopg.pq.PGconn
+        self.cur: Any = None
+        self._pg: Any = None                         # the connection's psycopg.pq.PGconn
         self._hot: set[str] = set()                  # statements built by SqlBinding._stmt, if prepared
         self._prepared: dict[str, _Prepared] = {}    # of these, the ones prepared on this connection
         opts = conn.options
         self._prepare = bool(opts.get("prepare", True))
         self._isolation = isolation_level(opts)
-        self._server_version = None
+        self._server_version: Optional[int] = None
         self.connected_ns: list[int] = []            # when each session of this binding started
 
     # -- life cycle ------------------------------------------------------------------
-    def connect(self):
+    def connect(self) -> None:
         opts = self.conn.options
-        kwargs = {"autocommit": True, "prepare_threshold": None,
+        kwargs: dict[str, Any] = {"autocommit": True, "prepare_threshold": None,
                   "connect_timeout": int(opts.get("connect_timeout", 10)),
                   "application_name": str(opts.get("application_name", "dbswarm"))}
         if self.conn.password is not None:
@@ -170,15 +171,15 @@ class PostgresBinding(SqlBinding):
         self._prepared = {}
         self._server_version = self.db.info.server_version
 
-    def close(self):
+    def close(self) -> None:
         db, self.db, self.cur, self._pg = self.db, None, None, None
         if db is not None:
             db.close()
 
-    def peer_addresses(self):
+    def peer_addresses(self) -> Optional[list[str]]:
         """libpq's PQhostaddr: the address it connected to (of a host list, the one it chose);
         a unix socket's path when local."""
-        info = self.db.info
+        info = cast(psycopg.Connection, self.db).info  # connected
         if info.hostaddr:
             return [info.hostaddr]
         host = info.host or ""
@@ -186,7 +187,7 @@ class PostgresBinding(SqlBinding):
             return [f"{host.rstrip('/')}/.s.PGSQL.{info.port}"]
         return [host] if host else None
 
-    def describe(self):
+    def describe(self) -> dict:
         out = {"driver": f"psycopg {psycopg.__version__} ({pq.__impl__})",
                "prepared_statements": "server-side (libpq PQprepare / PQexecPrepared via psycopg.pq)"
             if self._prepare else "off",
@@ -201,7 +202,7 @@ class PostgresBinding(SqlBinding):
     DURABILITY = ("synchronous_commit", "fsync", "wal_sync_method", "full_page_writes", "wal_level",
                   "default_transaction_isolation", "max_connections")
 
-    def server_settings(self):
+    def server_settings(self) -> dict:
         # one transaction in the server's counters, read inside the measured window (a statement
         # outside one is two: its Parse and its Execute each end an implicit transaction)
         if self.in_transaction():
@@ -210,12 +211,12 @@ class PostgresBinding(SqlBinding):
         try:
             rows = self.fetchall("SELECT name, setting, current_setting('server_version') FROM pg_settings "
                                  "WHERE name = ANY(%s) ORDER BY name", (list(self.DURABILITY),))
-            version = rows[0][2] if rows else self.fetchone("SHOW server_version")[0]
+            version = rows[0][2] if rows else cast(tuple, self.fetchone("SHOW server_version"))[0]
         finally:
             self.end_own()
         return {"server_version": version, **{n: v for n, v, _ in rows}}
 
-    def connection_room(self):
+    def connection_room(self) -> Optional[dict]:
         """max_connections less the slots reserved for superusers (superuser_reserved_connections,
         and reserved_connections since PostgreSQL 16) for a role that is not one; the role's and
         the database's CONNECTION LIMIT (-1: none; a superuser is held by none of them). Client
@@ -233,10 +234,10 @@ class PostgresBinding(SqlBinding):
         if row is None:
             return None
         max_conn, su_reserved, reserved, superuser, role_limit, db_limit, in_use, role_use, db_use, role, db = row
-        limits = [{"name": "max_connections" if superuser else
-                   "max_connections less superuser_reserved_connections and reserved_connections",
-                   "value": int(max_conn) - (0 if superuser else int(su_reserved) + int(reserved)),
-                   "in_use": int(in_use) - 1}]
+        limits: list[dict[str, Any]] = [{"name": "max_connections" if superuser else
+                                        "max_connections less superuser_reserved_connections and reserved_connections",
+                                        "value": int(max_conn) - (0 if superuser else int(su_reserved) + int(reserved)),
+                                        "in_use": int(in_use) - 1}]
         if not superuser and int(role_limit) >= 0:
             limits.append({"name": f"role {role}'s CONNECTION LIMIT",
                            "value": int(role_limit), "in_use": int(role_use) - 1})
@@ -248,7 +249,7 @@ class PostgresBinding(SqlBinding):
                          "tup_updated", "tup_deleted")
     SETTLE_S = 3.0
 
-    def server_counters(self, settle=False):
+    def server_counters(self, settle: bool = False) -> Optional[dict]:
         """pg_stat_database for this database (transactions = xact_commit + xact_rollback, as
         HammerDB's TPM) and, when the pg_stat_statements extension is installed, the calls of
         every statement on this database (``statements``; without it, ``warnings`` says so and
@@ -260,9 +261,9 @@ class PostgresBinding(SqlBinding):
         in a savepoint of their own inside the edge's transaction (``optional_read``): a failed
         one would otherwise abort the transaction and cost every read after it (the family's
         figures: TPC-C's NOPM)."""
-        def database():
-            row = self.fetchone("SELECT " + ", ".join(self.DATABASE_COUNTERS)
-                                + " FROM pg_stat_database WHERE datname = current_database()")
+        def database() -> dict[str, Any]:
+            row = cast(tuple, self.fetchone("SELECT " + ", ".join(self.DATABASE_COUNTERS)
+                                            + " FROM pg_stat_database WHERE datname = current_database()"))
             return {n: int(v or 0) for n, v in zip(self.DATABASE_COUNTERS, row)}
         out = database()
         give_up = time.monotonic() + self.SETTLE_S
@@ -278,16 +279,16 @@ class PostgresBinding(SqlBinding):
         # the server's own maintenance in this database: an autovacuum or autoanalyze of a table
         # commits its own transactions, counted with the clients' (TPC-C's TPM says how many ran)
         try:
-            row = self.optional_read(lambda: self.fetchone(
+            row = cast(tuple, self.optional_read(lambda: self.fetchone(
                 "SELECT coalesce(sum(autovacuum_count), 0), coalesce(sum(autoanalyze_count), 0) "
-                "FROM pg_stat_user_tables"))
+                "FROM pg_stat_user_tables")))
             out["autovacuum_runs"] = int(row[0] or 0) + int(row[1] or 0)
         except psycopg.Error as exc:
             warnings.append(f"autovacuum runs not read (pg_stat_user_tables: {_reason(exc)})")
         # when the server started: a restart inside the window starts its counters again from zero
         try:
-            out["server_started_at"] = float(self.optional_read(lambda: self.fetchone(
-                "SELECT extract(epoch FROM pg_postmaster_start_time())"))[0])
+            out["server_started_at"] = float(cast(tuple, self.optional_read(lambda: self.fetchone(
+                "SELECT extract(epoch FROM pg_postmaster_start_time())")))[0])
         except psycopg.Error as exc:
             warnings.append(f"the server's start time not read (a restart in the window goes unseen): {_reason(exc)}")
         try:
@@ -312,11 +313,11 @@ class PostgresBinding(SqlBinding):
         """((calls, {statement kind: {calls, exec_us}}), None) from pg_stat_statements on this
         database, or (None, why not) when the extension is not created in it; raises when it is
         created but cannot be read (not in shared_preload_libraries)."""
-        if self.fetchone("SELECT to_regclass('pg_stat_statements')")[0] is None:
+        if cast(tuple, self.fetchone("SELECT to_regclass('pg_stat_statements')"))[0] is None:
             return None, ("pg_stat_statements is not created in this database "
                           "(CREATE EXTENSION pg_stat_statements, with the library in shared_preload_libraries)")
-        row = self.fetchone("SELECT sum(calls) FROM pg_stat_statements "
-                            "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())")
+        row = cast(tuple, self.fetchone("SELECT sum(calls) FROM pg_stat_statements WHERE dbid = "
+                                        "(SELECT oid FROM pg_database WHERE datname = current_database())"))
         # the server's own execution time per statement kind (the first word), for the
         # client-health verdict's server-vs-client latency (docs/client-health.md)
         rows = self.fetchall("SELECT upper(split_part(ltrim(query), ' ', 1)), sum(calls), sum(total_exec_time) "
@@ -325,7 +326,7 @@ class PostgresBinding(SqlBinding):
         times = {k: {"calls": int(c or 0), "exec_us": float(t or 0) * 1000} for k, c, t in rows if k}
         return (int(row[0] or 0), times), None
 
-    def optional_read(self, read):
+    def optional_read(self, read: Callable[[], T]) -> T:
         """``read()`` where its failure must cost nothing else: inside a transaction, in a
         savepoint of its own, rolled back to when it fails (PostgreSQL aborts the whole
         transaction at a failed statement: every read after it would fail too); outside one,
@@ -347,7 +348,7 @@ class PostgresBinding(SqlBinding):
 
     STATEMENTS_MISSING = "pg_stat_statements not installed: statements not cross-checked"
 
-    def classify(self, exc):
+    def classify(self, exc: BaseException) -> ErrorClass:
         state = getattr(exc, "sqlstate", None)
         if state in _RETRYABLE:
             return ErrorClass(RETRYABLE, _RETRYABLE[state])
@@ -375,7 +376,7 @@ class PostgresBinding(SqlBinding):
         return ErrorClass(FATAL, type(exc).__name__)
 
     # -- driver hooks ------------------------------------------------------------------
-    def prepare(self, sql):
+    def prepare(self, sql: str) -> str:
         """A family's per-operation statement: prepared on the server at its first use on
         each connection (``options.prepare: false``: sent as it is)."""
         if self._prepare:
@@ -385,13 +386,13 @@ class PostgresBinding(SqlBinding):
     prepare_is_transaction = True  # a protocol-level Parse outside a transaction block: xact_commit + 1
     statement_is_transaction = True  # xact_commit + 1 for every autocommit statement
 
-    def prepare_now(self, sql):
+    def prepare_now(self, sql: str) -> bool:
         if self._prepare and sql in self._hot and sql not in self._prepared and self._pg is not None:
             self._prepare_statement(sql)
             return True
         return False
 
-    def _stmt(self, key, build):
+    def _stmt(self, key: tuple, build: Callable[[], str]) -> str:
         sql = self._sql.get(key)
         if sql is None:
             sql = self._sql[key] = build()
@@ -399,7 +400,7 @@ class PostgresBinding(SqlBinding):
                 self._hot.add(sql)
         return sql
 
-    def _run(self, sql, params):
+    def _run(self, sql: str, params: Any) -> Any:
         cur = self.cur
         if params:
             cur.execute(sql, params, prepare=False)
@@ -407,7 +408,7 @@ class PostgresBinding(SqlBinding):
             cur.execute(sql)
         return cur
 
-    def _exec_hot(self, sql, params):
+    def _exec_hot(self, sql: str, params: Any) -> Optional[tuple[_Prepared, Any]]:
         """Run a hot statement as a prepared statement: its prepared entry and result (raises
         on error); None if sql is not a hot statement."""
         p = self._prepared.get(sql)
@@ -420,7 +421,7 @@ class PostgresBinding(SqlBinding):
             raise self._error(res)
         return p, res
 
-    def _prepare_statement(self, sql) -> _Prepared:
+    def _prepare_statement(self, sql: str) -> _Prepared:
         name = f"dbswarm_{len(self._prepared)}".encode()
         res = self._pg.prepare(name, numbered_placeholders(sql).encode())
         if res.status not in _OK:
@@ -428,17 +429,17 @@ class PostgresBinding(SqlBinding):
         p = self._prepared[sql] = _Prepared(name, Transformer(self.db))
         return p
 
-    def _error(self, res):
+    def _error(self, res: Any) -> Exception:
         """The psycopg exception a cursor would raise for this result (sqlstate, diagnostics);
         a result libpq made up because the connection broke is an OperationalError, as there."""
         if self._pg.status != pq.ConnStatus.OK and not res.error_field(pq.DiagnosticField.SQLSTATE):
             msg = (res.error_message or b"connection lost").decode("utf-8", "replace").strip()
             return psycopg.OperationalError(f"consuming input failed: {msg}")
-        return error_from_result(res, encoding=self.db.info.encoding)
+        return error_from_result(res, encoding=cast(psycopg.Connection, self.db).info.encoding)
 
     @staticmethod
-    def _rows(p, res):
-        tx = p.tx
+    def _rows(p: _Prepared, res: Any) -> Any:
+        tx: Any = p.tx
         if p.loaders_set:
             tx.set_pgresult(res, set_loaders=False)
         else:
@@ -450,7 +451,7 @@ class PostgresBinding(SqlBinding):
     # and deletes by id) that are prepared on this connection already: libpq's call at once,
     # the ints formatted by one C-level map, without _exec_hot's and text_params' two Python
     # calls (the same statement, parameters and result; the contract suite runs both).
-    def execute(self, sql, params=()):
+    def execute(self, sql: str, params: Any = ()) -> int:
         p = self._prepared.get(sql)
         if p is not None and 0 < len(params) < 3 and type(params[0]) is int is type(params[-1]):
             res = self._pg.exec_prepared(p.name, list(map(_INT_TEXT, params)))
@@ -464,21 +465,21 @@ class PostgresBinding(SqlBinding):
         n = hot[1].command_tuples
         return -1 if n is None else n
 
-    def fetchall(self, sql, params=()):
+    def fetchall(self, sql: str, params: Any = ()) -> list[tuple]:
         hot = self._exec_hot(sql, params)
         if hot is None:
             return self._run(sql, params).fetchall()
         p, res = hot
         return self._rows(p, res).load_rows(0, res.ntuples, tuple)
 
-    def fetchone(self, sql, params=()):
+    def fetchone(self, sql: str, params: Any = ()) -> Optional[tuple]:
         hot = self._exec_hot(sql, params)
         if hot is None:
             return self._run(sql, params).fetchone()
         p, res = hot
         return self._rows(p, res).load_row(0, tuple) if res.ntuples else None
 
-    def fetchcount(self, sql, params=()):
+    def fetchcount(self, sql: str, params: Any = ()) -> int:
         p = self._prepared.get(sql)
         if p is not None and 0 < len(params) < 3 and type(params[0]) is int is type(params[-1]):
             res = self._pg.exec_prepared(p.name, list(map(_INT_TEXT, params)))
@@ -490,7 +491,7 @@ class PostgresBinding(SqlBinding):
             return self._run(sql, params).rowcount
         return hot[1].ntuples  # libpq has received every row; none is loaded
 
-    def query_counter(self, sql):
+    def query_counter(self, sql: str) -> Callable[[Any], int]:
         """fetchcount's int-parameter case (sysbench's selects) as the prepared statement's
         own libpq call: no statement lookup, no parameter checks per execution (CPUs shared,
         each costs between two round trips several times what it costs in a loop)."""
@@ -501,13 +502,13 @@ class PostgresBinding(SqlBinding):
         exec_prepared, name, error, ok, text = (self._pg.exec_prepared, p.name, self._error, pq.ExecStatus.TUPLES_OK,
                                                 _INT_TEXT)
         if n == 1:
-            def count(params):
+            def count(params: Any) -> int:
                 res = exec_prepared(name, [text(params[0])])
                 if res.status != ok:
                     raise error(res)
                 return res.ntuples
         else:
-            def count(params):
+            def count(params: Any) -> int:
                 res = exec_prepared(name, [text(params[0]), text(params[1])])
                 if res.status != ok:
                     raise error(res)
@@ -515,24 +516,25 @@ class PostgresBinding(SqlBinding):
         count.send, count.finish = self._split_prepared(sql, ok, _ntuples)  # type: ignore[attr-defined]
         return count
 
-    def row_counter(self, sql):
+    def row_counter(self, sql: str) -> Callable[[Any], int]:
         """``fetchcount(sql, params)`` as it is, for parameters of any type (YCSB's scans: a key
         and a count), with the prepared statement's split calls (engine.mux): ``send(params)``,
         ``finish()`` -> the rows."""
         return self._prepared_call(sql, self.fetchcount, super().row_counter, pq.ExecStatus.TUPLES_OK, _ntuples)
 
-    def row_fetcher(self, sql):
+    def row_fetcher(self, sql: str) -> Callable[[Any], Any]:
         """``fetchall(sql, params)`` as it is, with the prepared statement's split calls
         (engine.mux): ``send(params)``, ``finish()`` -> the rows, loaded as fetchall loads them."""
         return self._prepared_call(sql, self.fetchall, super().row_fetcher, pq.ExecStatus.TUPLES_OK, None)
 
-    def statement_runner(self, sql):
+    def statement_runner(self, sql: str) -> Callable[[Any], int]:
         """``execute(sql, params)`` as it is (its int fast path), with the prepared statement's
         split calls (engine.mux): ``send(params)``, ``finish()`` -> the affected rows."""
         return self._prepared_call(sql, self.execute, super().statement_runner, pq.ExecStatus.COMMAND_OK,
                                    _affected)
 
-    def _prepared_call(self, sql, blocking, unprepared, ok, value):
+    def _prepared_call(self, sql: str, blocking: Callable[[str, Any], Any], unprepared: Callable[[str], Any],
+                       ok: pq.ExecStatus, value: Optional[Callable[[Any], Any]]) -> Any:
         """``blocking(sql, params)`` as a call of ``params``, carrying the split calls of the
         statement prepared on this connection (``_split_prepared``); ``unprepared(sql)`` where
         statements are not prepared. ``value(result)``: what ``finish`` returns (None: the rows)."""
@@ -542,7 +544,8 @@ class PostgresBinding(SqlBinding):
         call.send, call.finish = self._split_prepared(sql, ok, value)  # type: ignore[attr-defined]
         return call
 
-    def _split_prepared(self, sql, ok, value):
+    def _split_prepared(self, sql: str, ok: pq.ExecStatus,
+                        value: Optional[Callable[[Any], Any]]) -> tuple[Callable[[Any], None], Callable[[], Any]]:
         """(send(params), finish) of ``sql`` as a statement prepared on this connection: prepared
         at its first send where it is not yet (its Parse sent; when the Parse's answer is in,
         ``finish`` sends the execution and returns PENDING), so that a call taken in the middle
@@ -553,12 +556,12 @@ class PostgresBinding(SqlBinding):
         send_prepared, send_prepare = pg.send_query_prepared, pg.send_prepare
         at: list = [prepared.get(sql), None, None]  # the statement; the Parse in flight's name and parameters
 
-        def loaded(res):
+        def loaded(res: Any) -> Any:
             return rows(at[0], res).load_rows(0, res.ntuples, tuple)
         finish_run, got = self._finisher(ok, loaded if value is None else value)
         finish_parse, parse_got = self._finisher(pq.ExecStatus.COMMAND_OK, _nothing)
 
-        def send(params):
+        def send(params: Any) -> None:
             p = at[0]
             if p is None:
                 p = at[0] = prepared.get(sql)  # (prepared since by a blocking call)
@@ -572,7 +575,7 @@ class PostgresBinding(SqlBinding):
             parse_got.clear()
             send_prepare(name, numbered_placeholders(sql).encode())
 
-        def finish():
+        def finish() -> Any:
             name = at[1]
             if name is None:
                 return finish_run()
@@ -589,7 +592,7 @@ class PostgresBinding(SqlBinding):
             return PENDING
         return send, finish
 
-    def transaction_calls(self, writes=True):
+    def transaction_calls(self, writes: bool = True) -> tuple[Callable[[], Any], Callable[[], Any]]:
         """BEGIN and COMMIT as ``_simple`` sends them, with their split calls (libpq's
         ``send_query``: the simple protocol, one round trip each, as sysbench)."""
         if self._pg is None:
@@ -603,7 +606,7 @@ class PostgresBinding(SqlBinding):
             calls.append(call)
         return calls[0], calls[1]
 
-    def rollback_call(self):
+    def rollback_call(self) -> Callable[[], Any]:
         """ROLLBACK inside a transaction begun, as ``rollback`` sends it, split (``_send_simple``)."""
         if self._pg is None:
             return super().rollback_call()
@@ -617,14 +620,14 @@ class PostgresBinding(SqlBinding):
     # keys as bytes, as libpq takes them (the YCSB client memoizes them encoded)
     hot_key_type = bytes
 
-    def reader(self, table, fields):
+    def reader(self, table: str, fields: Optional[list[str]]) -> Callable[[Any], int]:
         p = self._hot_prepared(self._read_sql(table, fields))
         if p is None:
             read = super().reader(table, fields)
             return lambda key: read(key.decode())
         exec_prepared, name, error, ok = self._pg.exec_prepared, p.name, self._error, pq.ExecStatus.TUPLES_OK
 
-        def count(key):
+        def count(key: bytes) -> int:
             res = exec_prepared(name, [key])
             if res.status != ok:
                 raise error(res)
@@ -632,14 +635,14 @@ class PostgresBinding(SqlBinding):
         count.send, count.finish = self._split(name, ok, rows=True)  # type: ignore[attr-defined]
         return count
 
-    def updater(self, table, field):
+    def updater(self, table: str, field: str) -> Callable[[Any, Any], Any]:
         p = self._hot_prepared(self._update_sql(table, (field,)))
         if p is None:
             update_ = super().updater(table, field)
             return lambda value, key: update_(value, key.decode())
         exec_prepared, name, error, ok = self._pg.exec_prepared, p.name, self._error, pq.ExecStatus.COMMAND_OK
 
-        def update(value, key):
+        def update(value: str, key: bytes) -> bool:
             res = exec_prepared(name, [value.encode(), key])
             if res.status != ok:
                 raise error(res)
@@ -652,23 +655,23 @@ class PostgresBinding(SqlBinding):
         split calls: ``_split``)."""
         return self._pg.socket if self._pg is not None and self._prepare else None
 
-    def _split(self, name: bytes, ok, rows: bool):
+    def _split(self, name: bytes, ok: pq.ExecStatus, rows: bool) -> tuple[Callable[..., None], Callable[[], Any]]:
         """(send, finish) of the reader (``rows``: send(key), finish() -> rows found) or the
         updater (send(value, key), finish() -> a row changed) prepared as ``name``: libpq's
         ``send_query_prepared``, then ``finish`` (``_finisher``) each time the socket is readable."""
         send_prepared = self._pg.send_query_prepared
         finish, got = self._finisher(ok, _ntuples if rows else _changed)
 
-        def send_key(key):
+        def send_key(key: bytes) -> None:
             got.clear()
             send_prepared(name, [key])
 
-        def send_value_key(value, key):
+        def send_value_key(value: str, key: bytes) -> None:
             got.clear()
             send_prepared(name, [value.encode(), key])
         return (send_key if rows else send_value_key), finish
 
-    def _finisher(self, ok, value):
+    def _finisher(self, ok: pq.ExecStatus, value: Callable[[Any], Any]) -> tuple[Callable[[], Any], list]:
         """``finish()`` of a statement sent on this connection, and the list its results
         gather in (a send clears it): ``consume_input``, then the results libpq has whole
         (the statement's, then None); ``value(result)`` when they are all read, or PENDING
@@ -678,7 +681,7 @@ class PostgresBinding(SqlBinding):
         consume, busy, get_result = pg.consume_input, pg.is_busy, pg.get_result
         got: list = []
 
-        def finish():
+        def finish() -> Any:
             consume()  # raises OperationalError on a broken connection
             while not busy():
                 res = get_result()
@@ -693,7 +696,7 @@ class PostgresBinding(SqlBinding):
             return PENDING
         return finish, got
 
-    def _hot_prepared(self, sql) -> Optional[_Prepared]:
+    def _hot_prepared(self, sql: str) -> Optional[_Prepared]:
         """sql prepared on this connection now (as prepare_now), or None: not prepared
         statements (``options.prepare: false``), not connected, or the PREPARE failed (a
         missing table: the error then comes from the operation, classified, as without this
@@ -708,20 +711,20 @@ class PostgresBinding(SqlBinding):
                 return None
         return p
 
-    def _simple(self, command: bytes):
+    def _simple(self, command: bytes) -> None:
         """BEGIN / COMMIT / ROLLBACK: one simple-protocol round trip, as sysbench sends them."""
         res = self._pg.exec_(command)
         if res.status not in _OK:
             raise self._error(res)
 
-    def begin(self, writes=True):
+    def begin(self, writes: bool = True) -> None:
         self._simple(b"BEGIN")
 
-    def commit(self):
+    def commit(self) -> None:
         self._simple(b"COMMIT")
 
     # -- batches: keep under the protocol's parameter limit ------------------------------
-    def insert_batch(self, table, rows):
+    def insert_batch(self, table: str, rows: list[tuple[str, dict]]) -> None:
         if not rows:
             return
         per_row = len(rows[0][1]) + 1
@@ -735,13 +738,13 @@ class PostgresBinding(SqlBinding):
         return db is not None and not db.closed and db.info.transaction_status in (
             pq.TransactionStatus.INTRANS, pq.TransactionStatus.INERROR)
 
-    def begin_own(self):
+    def begin_own(self) -> None:
         self._simple(b"START TRANSACTION READ ONLY")
 
-    def end_own(self):
+    def end_own(self) -> None:
         self._simple(b"END")
 
-    def rollback(self):
+    def rollback(self) -> None:
         db = self.db
         if db is not None and not db.closed and db.info.transaction_status in (
                 pq.TransactionStatus.INTRANS, pq.TransactionStatus.INERROR):

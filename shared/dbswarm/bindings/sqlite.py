@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from typing import Any, Optional
 
 from dbswarm.bindings import register
 from dbswarm.bindings.sql import SqlBinding
@@ -29,8 +30,9 @@ class SqliteBinding(SqlBinding):
     placeholder = "?"
     max_params = 32766  # SQLite 3.32's SQLITE_MAX_VARIABLE_NUMBER
     insert_ignore_verb = "INSERT OR IGNORE INTO"
+    db: Any  # the open connection (a sqlite3.Connection); None once closed
 
-    def connect(self):
+    def connect(self) -> None:
         path = sqlite_path(self.conn.url)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         timeout_ms = int(self.conn.options.get("busy_timeout_ms", 30_000))
@@ -40,26 +42,26 @@ class SqliteBinding(SqlBinding):
         self.db.execute(f"PRAGMA journal_mode={self.conn.options.get('journal_mode', 'WAL')}")
         self.db.execute(f"PRAGMA synchronous={self.conn.options.get('synchronous', 'NORMAL')}")
 
-    def close(self):
+    def close(self) -> None:
         db = getattr(self, "db", None)
         if db is not None:
             db.close()
             self.db = None
 
-    def peer_addresses(self):
+    def peer_addresses(self) -> Optional[list[str]]:
         return []   # no network
 
-    def describe(self):
+    def describe(self) -> dict:
         return {"journal_mode": self.conn.options.get("journal_mode", "WAL"),
                 "synchronous": self.conn.options.get("synchronous", "NORMAL")}
 
-    def server_settings(self):
+    def server_settings(self) -> dict:
         return {"server_version": f"SQLite {sqlite3.sqlite_version}",
                 "journal_mode": self.db.execute("PRAGMA journal_mode").fetchone()[0],
                 "synchronous": {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(
                     self.db.execute("PRAGMA synchronous").fetchone()[0])}
 
-    def classify(self, exc):
+    def classify(self, exc: BaseException) -> ErrorClass:
         msg = str(exc).lower()
         if isinstance(exc, sqlite3.IntegrityError) and "unique" in msg:
             return ErrorClass(DUPLICATE, "duplicate_key")
@@ -71,21 +73,21 @@ class SqliteBinding(SqlBinding):
             return ErrorClass(CONNECTION, "not_connected")
         return ErrorClass(FATAL, type(exc).__name__)
 
-    def execute(self, sql, params=()):
+    def execute(self, sql: str, params: Any = ()) -> int:
         return self.db.execute(sql, params).rowcount
 
-    def fetchall(self, sql, params=()):
+    def fetchall(self, sql: str, params: Any = ()) -> list[tuple]:
         return self.db.execute(sql, params).fetchall()
 
-    def fetchone(self, sql, params=()):
+    def fetchone(self, sql: str, params: Any = ()) -> Optional[tuple]:
         return self.db.execute(sql, params).fetchone()
 
-    def begin(self, writes=True):
+    def begin(self, writes: bool = True) -> None:
         self.db.execute("BEGIN IMMEDIATE" if writes else "BEGIN")
 
-    def commit(self):
+    def commit(self) -> None:
         self.db.execute("COMMIT")
 
-    def rollback(self):
+    def rollback(self) -> None:
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")

@@ -58,7 +58,7 @@ _known: set[str] = set()
 _lock = threading.Lock()
 
 
-def remember(*values) -> None:
+def remember(*values: object) -> None:
     """Secret values this process resolved: replaced by *** in the error texts it redacts
     (``redact_message``), as whole words."""
     with _lock:
@@ -350,7 +350,7 @@ def reference_problems(ref: Any, where: str, *, api: bool = False, secret_prefix
         return []
     out = []
 
-    def api_only(kind, form):
+    def api_only(kind: str, form: str) -> str:
         return (f"{where}.{kind}: campaigns sent to the API may only reference {{secret: NAME}} "
                 f"(a Secrets Manager secret{' under ' + repr(secret_prefix) if secret_prefix else ''}); "
                 f"{form} is for local mode")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from typing import Any, Optional
 
 from dbswarm.credentials.redact import credential_env, credential_path, redact_message, redact_text, remember
 from dbswarm.errors import SecretError
@@ -21,7 +22,7 @@ def in_cloud() -> bool:
     return os.environ.get("AWS_EXECUTION_ENV", "").startswith("AWS_Lambda")
 
 
-def resolve(ref) -> str | None:
+def resolve(ref: Any) -> str | None:
     """The secret's value for a SecretRef (model or dict), or None when ref is None. Every
     value resolved is remembered by ``dbswarm.credentials.redact``: no document or log line written by
     this process carries it."""
@@ -30,7 +31,7 @@ def resolve(ref) -> str | None:
     return value
 
 
-def _resolve(ref) -> str | None:
+def _resolve(ref: Any) -> str | None:
     if ref is None:
         return None
     data = ref if isinstance(ref, dict) else ref.model_dump(exclude_none=True)
@@ -81,7 +82,7 @@ def _secrets_manager(name: str) -> str:
     return value
 
 
-def clear_cache():
+def clear_cache() -> None:
     with _lock:
         _cache.clear()
 
@@ -95,7 +96,7 @@ class Redactor:
     """Replaces known secret values (as whole words) and URL / keyword credentials in an error
     message (``redact.redact_message``)."""
 
-    def __init__(self, *secrets):
+    def __init__(self, *secrets: Optional[str]) -> None:
         self.secrets = [s for s in secrets if s]
 
     def __call__(self, text: str) -> str:

@@ -22,13 +22,16 @@ import math
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Generic, Optional, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generator, Generic, Optional, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from dbswarm.errors import FamilyError
-from dbswarm.measure.recorder import Recorder
+from dbswarm.measure.recorder import Measurement, Recorder
 from dbswarm.plugins import load_plugins
+
+if TYPE_CHECKING:
+    from dbswarm.bindings import Engine
 
 DEFAULT = "ycsb"  # the family of a workload that names none
 _BUILTIN = {"ycsb": "dbswarm.families.ycsb", "sysbench": "dbswarm.families.sysbench",
@@ -113,6 +116,12 @@ class Op:
         return f"Op({self.name!r}, {self.policy}, units={self.units})"
 
 
+# what a client's next_operation returns: the Op, the function to call, its arguments
+Operation = tuple[Op, Callable[..., Any], tuple]
+# an operation described as steps (``stepwise``): yields (call, call_args), is sent each answer
+Steps = Generator[tuple[Callable[..., Any], tuple], Any, Any]
+
+
 @dataclass
 class ThreadContext:
     """What a family's client gets for one client thread of one shard call."""
@@ -136,7 +145,7 @@ def stepwise(steps: Callable[..., Any]) -> Callable[..., Any]:
     (the statements one after another); ``.steps`` is what the shard's multiplexer drives
     (engine.mux: each call's ``send``, its ``finish`` when the answer is in). The description
     draws its randoms and counts its statements in the same order either way."""
-    def run(*args):
+    def run(*args: Any) -> Any:
         gen = steps(*args)
         result = None
         try:
@@ -194,7 +203,7 @@ class BatchLoader(Client):
         self.next = start if saved is None else saved
         self.hi = self.next  # the end of the batch in flight
 
-    def next_operation(self):
+    def next_operation(self) -> tuple[Op, Callable[..., Any], tuple]:
         nxt = self.next
         if nxt >= self.end:
             raise Exhausted
@@ -208,10 +217,10 @@ class BatchLoader(Client):
         if written or not self.should_stop():  # a batch stopped unwritten is redone on resume
             self.next = self.hi  # one that failed for good (fatal) is skipped, not counted
 
-    def state(self):
+    def state(self) -> dict:
         return {"load_next": self.next}
 
-    def done(self):
+    def done(self) -> bool:
         return self.next >= self.end
 
 
@@ -282,7 +291,7 @@ class Family(Generic[W]):
         return []
 
     # -- the steps -----------------------------------------------------------------------
-    def prepare(self, binding, w: W, stage: str) -> Optional[dict]:
+    def prepare(self, binding: Any, w: W, stage: str) -> Optional[dict]:
         """Un-sharded steps: before_load (drop + create), after_load (secondary indexes),
         after_run (after the run phase's window end; nothing by default), cleanup (drop
         everything). A dict returned is stored with the stage's record (``prepare-<stage>.json``,
@@ -306,7 +315,7 @@ class Family(Generic[W]):
         outcome as the stage's ``family.check``."""
         return 0
 
-    def check_unit(self, binding, w: W, stage: str, unit: int) -> list[dict]:
+    def check_unit(self, binding: Any, w: W, stage: str, unit: int) -> list[dict]:
         """The failures of one unit (0-based) of the stage's check: [{"condition", ...}]. Ranges
         call it at the same time on their own connections: it reads only that unit's rows."""
         raise NotImplementedError
@@ -333,7 +342,7 @@ class Family(Generic[W]):
         them, without connecting; [] when the family has nothing to show."""
         return []
 
-    def window_snapshot(self, binding, w: W, phase: str) -> Optional[dict]:
+    def window_snapshot(self, binding: Any, w: W, phase: str) -> Optional[dict]:
         """Figures read from the database itself at both edges of a phase's measured window:
         an un-sharded step on one connection (``binding``, connected), before the phase's
         shards start and again after they have all ended (TPC-C: ``sum(d_next_o_id)``, the
@@ -344,7 +353,7 @@ class Family(Generic[W]):
         ``window["family_start"]``. None: nothing."""
         return None
 
-    def engine_problems(self, w: W, engine) -> list[tuple[tuple, str]]:
+    def engine_problems(self, w: W, engine: Engine) -> list[tuple[tuple, str]]:
         """What of the workload this engine (``bindings.Engine``) cannot run, each as (the field's
         location in the workload, e.g. ("transactions", "pay", "statements", 0, "sql"), why):
         validation names those fields instead of ``target.engine`` alone; []: none."""
@@ -355,19 +364,19 @@ class Family(Generic[W]):
         validate and the plan step do not connect for it)."""
         return False
 
-    def check_statements(self, binding, w: W, temporary: bool = False) -> list[str]:
+    def check_statements(self, binding: Any, w: W, temporary: bool = False) -> list[str]:
         """The workload's statements prepared on ``binding`` (connected), none run: a problem
         ("workload.<field path>: the server's message") per statement the server rejects; []
         when all were accepted. ``temporary``: the tables the workload creates do not exist
         yet; made as the session's temporary tables first (``dbswarm validate``)."""
         return []
 
-    def client_statements(self, w: W, phase: str, measurement) -> Optional[dict]:
+    def client_statements(self, w: W, phase: str, measurement: Measurement) -> Optional[dict]:
         """What the client sent, in the server counters' terms (``statements``,
         ``transactions``), for the client/server cross-check; None: not comparable."""
         return None
 
-    def window_client_statements(self, w: W, phase: str, measurement, window: dict) -> Optional[dict]:
+    def window_client_statements(self, w: W, phase: str, measurement: Measurement, window: dict) -> Optional[dict]:
         """``client_statements`` over the window as it was read (``window``: window_deltas'; its
         ``after_warmup_s`` set when the start edge was read as the warm-up ended)."""
         return self.client_statements(w, phase, measurement)
@@ -390,7 +399,7 @@ class Family(Generic[W]):
         list is in no merged latency (the contract suite requires every one in a list)."""
         return ()
 
-    def phase_summary(self, w: W, phase: str, measurement, duration: float,
+    def phase_summary(self, w: W, phase: str, measurement: Measurement, duration: float,
                       window: Optional[dict] = None) -> Optional[dict]:
         """Added to a merged phase result under the family's name (None: nothing).
         ``window``: {"seconds": the window's length, "family": window_snapshot's deltas,

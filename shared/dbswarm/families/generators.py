@@ -10,6 +10,9 @@ from __future__ import annotations
 import math
 import random
 import threading
+from typing import Any, Callable, Optional, TypeVar
+
+K = TypeVar("K")  # a key as a client sends it (str or bytes)
 
 FNV_OFFSET_BASIS_64 = 0xCBF29CE484222325
 FNV_PRIME_64 = 1099511628211
@@ -21,7 +24,7 @@ CACHE_LIMIT = 1 << 18  # entries per memo table on the hot path (cleared when fu
 _MEMOS: dict = {}
 
 
-def memo_table(*key) -> dict:
+def memo_table(*key: object) -> dict:
     """The process's memo table for one pure mapping (named by ``key``)."""
     t = _MEMOS.get(key)
     if t is None:
@@ -74,7 +77,8 @@ def zeta(n: int, theta: float, start: int = 0, initial: float = 0.0) -> float:
 class Zipfian:
     """YCSB ZipfianGenerator over [base, base + items); item count may grow (for 'latest')."""
 
-    def __init__(self, rng, base: int, items: int, theta: float = 0.99, zetan: float | None = None):
+    def __init__(self, rng: random.Random, base: int, items: int, theta: float = 0.99,
+                 zetan: float | None = None) -> None:
         self.rng, self.base, self.items, self.theta = rng, base, items, theta
         self.random = rng.random
         self.alpha = 1.0 / (1.0 - theta)
@@ -84,7 +88,7 @@ class Zipfian:
         self._half_pow_theta = 1.0 + 0.5 ** theta
         self._eta()
 
-    def _eta(self):
+    def _eta(self) -> None:
         self.eta = (1 - (2.0 / self.items) ** (1 - self.theta)) / (1 - self.zeta2theta / self.zetan)
 
     def next(self) -> int:
@@ -120,7 +124,7 @@ class ScrambledZipfian:
     ZETAN = 26.46902820178302  # zeta(ITEM_COUNT, 0.99), YCSB's precomputed constant
     POPULAR_ITEMS = 1 << 16
 
-    def __init__(self, rng, lo: int, hi: int, theta: float = 0.99):
+    def __init__(self, rng: random.Random, lo: int, hi: int, theta: float = 0.99) -> None:
         self.lo, self.items = lo, hi - lo + 1
         zetan = self.ZETAN if theta == 0.99 else zeta(min(self.ITEM_COUNT, 10_000_000), theta)
         g = Zipfian(rng, 0, self.ITEM_COUNT, theta, zetan=zetan)
@@ -147,7 +151,7 @@ class ScrambledZipfian:
             return k
         return self.lo + fnvhash64(item) % self.items
 
-    def next_key(self, key_of, keys, popular_keys: list):
+    def next_key(self, key_of: Callable[[int], K], keys: Any, popular_keys: list[Optional[K]]) -> Callable[[], K]:
         """A function returning ``key_of(next())``, for a client that formats every key it draws
         (YCSB): ``popular_keys`` (a list of POPULAR_ITEMS, None where not yet made) maps a
         popular item straight to its key, ``keys`` a key number to its key for the others: a
@@ -161,7 +165,7 @@ class ScrambledZipfian:
         listed = type(keys) is list
         low16, prime, mask, p5 = _LOW16, FNV_PRIME_64, _MASK64, _P5
 
-        def next_key():
+        def next_key() -> K:
             u = draw()
             uz = u * zetan
             if uz < 1.0:
@@ -193,7 +197,7 @@ class ScrambledZipfian:
         return next_key
 
 
-def _memo_miss(keys: dict, k: int, key_of):
+def _memo_miss(keys: dict[int, K], k: int, key_of: Callable[[int], K]) -> K:
     """A key memo's miss (a dict bounded at CACHE_LIMIT, cleared when full): k's key, stored."""
     if len(keys) >= CACHE_LIMIT:
         keys.clear()
@@ -201,7 +205,7 @@ def _memo_miss(keys: dict, k: int, key_of):
     return key
 
 
-def slot_list(n: int, *name) -> list:
+def slot_list(n: int, *name: object) -> list:
     """The process's list of n slots (None: not yet filled) named by ``name``, shared by its
     threads (a list's item get and set are atomic under the GIL; a race only fills a slot
     twice with the same value): a memo over a small dense range of integers."""
@@ -213,7 +217,7 @@ def slot_list(n: int, *name) -> list:
 
 
 class Uniform:
-    def __init__(self, rng, lo: int, hi: int):
+    def __init__(self, rng: random.Random, lo: int, hi: int) -> None:
         self.rng, self.lo, self.hi = rng, lo, hi
         self.random, self.n = rng.random, hi - lo + 1
 
@@ -221,26 +225,27 @@ class Uniform:
         # lo + int(random() * n): randint's distribution at a third of its cost (measured 2026-11-23)
         return self.lo + int(self.random() * self.n)
 
-    def next_fn(self):
+    def next_fn(self) -> Callable[[], int]:
         """``next`` as a closure over its numbers (no attribute lookups: sysbench draws one per
         statement)."""
         draw, lo, n = self.random, self.lo, self.n
         return lambda: lo + int(draw() * n)
 
-    def next_key(self, key_of, keys, popular_keys=None):
+    def next_key(self, key_of: Callable[[int], K], keys: Any,
+                 popular_keys: Optional[list[Optional[K]]] = None) -> Callable[[], K]:
         """A function returning ``key_of(next())`` (ScrambledZipfian.next_key's; ``keys``: a list
         over [lo, hi] or a dict; no item is more popular than another)."""
         draw, lo, n = self.random, self.lo, self.n
         if type(keys) is list:
-            def next_key():
+            def next_listed_key() -> K:
                 i = int(draw() * n)
                 key = keys[i]
                 if key is None:
                     key = keys[i] = key_of(lo + i)
                 return key
-            return next_key
+            return next_listed_key
 
-        def next_key():
+        def next_key() -> K:
             k = lo + int(draw() * n)
             key = keys.get(k)
             return key if key is not None else _memo_miss(keys, k, key_of)
@@ -250,7 +255,7 @@ class Uniform:
 class SkewedLatest:
     """YCSB SkewedLatestGenerator: recently inserted keys are the most popular."""
 
-    def __init__(self, rng, upper_bound, theta: float = 0.99):
+    def __init__(self, rng: random.Random, upper_bound: Callable[[], int], theta: float = 0.99) -> None:
         self.upper_bound = upper_bound  # callable: current record count
         self.zipf = Zipfian(rng, 0, max(upper_bound(), 2), theta)
 
@@ -262,7 +267,7 @@ class SkewedLatest:
 class Hotspot:
     """YCSB HotspotIntegerGenerator: opn fraction of requests go to data fraction of keys."""
 
-    def __init__(self, rng, lo: int, hi: int, hot_data: float, hot_opn: float):
+    def __init__(self, rng: random.Random, lo: int, hi: int, hot_data: float, hot_opn: float) -> None:
         self.rng, self.lo, self.hot_opn = rng, lo, hot_opn
         n = hi - lo + 1
         self.hot = max(1, int(n * hot_data))
@@ -284,7 +289,8 @@ class SysbenchSpecial:
     """sysbench 1.0 sb_rand_special (defaults rand-spec-pct=1, res=75, iter=12): 75% of the
     values land in the middle 1% of the range, the rest follow a bell curve."""
 
-    def __init__(self, rng, lo, hi, pct=1, res=75, iterations=12):
+    def __init__(self, rng: random.Random, lo: int, hi: int, pct: int = 1, res: int = 75,
+                 iterations: int = 12) -> None:
         self.rng, self.lo = rng, lo
         self.t = hi - lo + 1
         self.range_size = self.t * (100 // (100 - res))
@@ -292,7 +298,7 @@ class SysbenchSpecial:
         self.d = max(1, self.t * pct // 100)
         self.offset = self.t // 2 - self.t * pct // 200
 
-    def next(self):
+    def next(self) -> int:
         rng, t = self.rng, self.t
         res = rng.randrange(self.range_size)
         if res < t:
@@ -344,7 +350,7 @@ def _make_pool(alphabet: str, size: int) -> str:
     return out[:size].decode("ascii")
 
 
-def sysbench_rand(name, rng, lo, hi):
+def sysbench_rand(name: str, rng: random.Random, lo: int, hi: int) -> Uniform | SysbenchSpecial:
     if name == "uniform":
         return SysbenchUniform(rng, lo, hi)
     if name == "special":
@@ -352,6 +358,6 @@ def sysbench_rand(name, rng, lo, hi):
     raise ValueError(f"unknown rand_type {name!r}")
 
 
-def zeta_static(n, theta):
+def zeta_static(n: int, theta: float) -> float:
     """For tests: the exact zeta sum."""
     return math.fsum(1.0 / (i + 1) ** theta for i in range(n))

@@ -4,12 +4,14 @@ read:write ratios ("95:5"), and the sysbench OLTP variants.
 A YCSB preset is a dict of YCSB property names; explicit properties in a campaign override it.
 """
 import math
+from typing import Any, Optional
 
 _P = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
       "readmodifywriteproportion")
 
 
-def _mix(read=0.0, update=0.0, insert=0.0, scan=0.0, rmw=0.0, **extra):
+def _mix(read: float = 0.0, update: float = 0.0, insert: float = 0.0, scan: float = 0.0, rmw: float = 0.0,
+         **extra: Any) -> dict[str, Any]:
     return dict(zip(_P, (read, update, insert, scan, rmw)), **extra)
 
 
@@ -67,7 +69,7 @@ SYSBENCH_TESTS = {
 }
 
 
-def parse_ratio(name):
+def parse_ratio(name: object) -> Optional[dict[str, Any]]:
     """'95:5' -> read 0.95 / update 0.05 (the r:w way white papers state a mix); else None."""
     if not isinstance(name, str) or name.count(":") != 1:
         return None
@@ -81,7 +83,7 @@ def parse_ratio(name):
     return _mix(read=r / (r + w), update=w / (r + w))
 
 
-def canonical_preset(name):
+def canonical_preset(name: object) -> Optional[str]:
     """A YCSB preset's own spelling whatever the case given ('A' -> 'a', 's4' -> 'S4'), a
     read:write ratio as given; None if the name is unknown."""
     if not isinstance(name, str):
@@ -93,7 +95,7 @@ def canonical_preset(name):
     return name if parse_ratio(name) else None
 
 
-def ycsb_preset(name):
+def ycsb_preset(name: object) -> Optional[dict[str, Any]]:
     """The properties of a preset (any case), or None if the name is unknown."""
     known = canonical_preset(name)
     if known is None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 from importlib import resources
 from typing import Optional
 
@@ -41,7 +42,8 @@ PAPER_PRODUCTS = {"mysql": "MySQL", "mongodb": "MongoDB", "postgresql": "Postgre
 
 @functools.lru_cache(maxsize=None)
 def rows_of(family: str) -> tuple[dict, ...]:
-    with resources.files("dbswarm").joinpath(f"data/{FILES[family]}").open(newline="") as fh:
+    data = resources.files("dbswarm").joinpath(f"data/{FILES[family]}")
+    with io.TextIOWrapper(data.open("rb"), newline="") as fh:  # open(newline="") (not in Traversable's)
         return tuple(csv.DictReader(fh))
 
 

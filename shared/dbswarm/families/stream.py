@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 _MT_RANDOM, _MT_GETRANDBITS, _MT_SEED = random.Random.random, random.Random.getrandbits, random.Random.seed
 BLOCK = 256          # floats made at a time (about 10 µs; a checkpoint costs no more than a block)
@@ -32,7 +32,7 @@ class RandomStream(random.Random):
     without replacing it (a client takes ``rng.random`` once, when it is built, before the
     worker resumes the stream)."""
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int) -> None:
         self._seed_value = seed
         self._block: list = []
         self._it: Any = iter(self._block)  # a list iterator (its __length_hint__ is the position)
@@ -43,7 +43,7 @@ class RandomStream(random.Random):
         self.random = itertools.chain.from_iterable(self._blocks()).__next__  # type: ignore[method-assign]
         super().__init__(seed)  # calls seed()
 
-    def seed(self, a=None, version=2) -> None:  # type: ignore[override]
+    def seed(self, a: Any = None, version: int = 2) -> None:
         _MT_SEED(self, a, version)
         self._restart(0, [])
 
@@ -54,7 +54,7 @@ class RandomStream(random.Random):
         self._block.clear()
         self._made, self._pending = made, left
 
-    def _blocks(self):
+    def _blocks(self) -> Iterator[Iterator[float]]:
         make, repeat = _MT_RANDOM, itertools.repeat
         while True:
             if self._pending is not None:

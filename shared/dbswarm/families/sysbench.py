@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from functools import partial
-from typing import Any, Callable, Literal, Optional
+from typing import Any, Callable, Iterable, Literal, Optional, cast
 
 from pydantic import Field, model_validator
 
@@ -24,6 +24,7 @@ from dbswarm.families.base import (
     Family,
     Op,
     RunLimits,
+    Steps,
     ThreadContext,
     WorkloadModel,
     stepwise,
@@ -32,6 +33,7 @@ from dbswarm.families.generators import SysbenchUniform, shared_pool, sysbench_r
 from dbswarm.families.presets import SYSBENCH_TESTS
 from dbswarm.families.sysbench_sql import PER_OPERATION, SELECTS, SQL, sql_text
 from dbswarm.families.tables import fmt, max_connections, published_family_table, server_iops
+from dbswarm.measure.recorder import Measurement
 
 _DIGITS = "0123456789"
 _POOL = 1 << 20  # the process's pool of digits (generators.shared_pool)
@@ -63,7 +65,7 @@ class SysbenchWorkload(WorkloadModel):
     batchsize: int = Field(1000, ge=1, le=100_000, description="rows per INSERT in the load phase")
 
     @model_validator(mode="after")
-    def _resolve(self):
+    def _resolve(self) -> "SysbenchWorkload":
         for key, value in SYSBENCH_TESTS[self.test].items():
             if getattr(self, key) is None:
                 setattr(self, key, value)
@@ -72,11 +74,11 @@ class SysbenchWorkload(WorkloadModel):
         return self
 
     @property
-    def name(self):
+    def name(self) -> str:
         return self.test
 
     @property
-    def recordcount(self):
+    def recordcount(self) -> int:
         return self.tables * self.table_size
 
 
@@ -85,7 +87,7 @@ class _PerTable(dict):
     is a plain dict lookup: the hot path)."""
     __slots__ = ("tables", "kind")
 
-    def __init__(self, tables: "SysbenchTables", kind: str):
+    def __init__(self, tables: "SysbenchTables", kind: str) -> None:
         super().__init__()
         self.tables, self.kind = tables, kind
 
@@ -101,11 +103,11 @@ class _PerTableCalls(dict):
     at its first use; cleared when the session reconnects."""
     __slots__ = ("tables", "kind", "make")
 
-    def __init__(self, tables: "SysbenchTables", kind: str, make: str):
+    def __init__(self, tables: "SysbenchTables", kind: str, make: str) -> None:
         super().__init__()
         self.tables, self.kind, self.make = tables, kind, make
 
-    def __missing__(self, n: int):
+    def __missing__(self, n: int) -> Callable[[Any], int]:
         t = self.tables
         call = self[n] = getattr(t.b, self.make)(t.stmts[self.kind][n])
         return call
@@ -118,7 +120,7 @@ class SysbenchTables:
     rows=False only how many there were (the result is still read from the server;
     sysbench never looks at the values either, and the events use rows=False)."""
 
-    def __init__(self, binding: SqlSession):
+    def __init__(self, binding: SqlSession) -> None:
         self.b = binding
         self.dialect = binding.dialect
         self.stmts = {k: _PerTable(self, k) for k in PER_OPERATION}  # kind -> table -> statement
@@ -147,7 +149,7 @@ class SysbenchTables:
     def table_name(self, n: int) -> str:
         return f"sbtest{n}"
 
-    def prepare_all(self, kinds, tables: int) -> int:
+    def prepare_all(self, kinds: Iterable[str], tables: int) -> int:
         """Every statement of these kinds on every table, prepared on the server now (sysbench's
         thread_init): a client thread does it before the measured window, so a short run with
         many threads does not measure thousands of PREPAREs. Best effort: a statement that
@@ -162,7 +164,7 @@ class SysbenchTables:
                     return prepared
         return prepared
 
-    def take_calls(self, kinds, tables: int, transaction: Optional[bool]) -> None:
+    def take_calls(self, kinds: Iterable[str], tables: int, transaction: Optional[bool]) -> None:
         """Every statement's call of these kinds on every table (and BEGIN / COMMIT unless
         ``transaction`` is None: the event's ``writes``) taken now, during the client's set-up,
         rather than at its first use in the measured window: at 128 connections that is about
@@ -180,7 +182,7 @@ class SysbenchTables:
         except Exception:
             return
 
-    def _text(self, kind, n, **extra) -> str:
+    def _text(self, kind: str, n: int, **extra: Any) -> str:
         return sql_text(kind, self.dialect).format(t=self.table_name(n), n=n, options=self.b.table_options, **extra)
 
     def sql(self, kind: str, n: int) -> str:
@@ -197,12 +199,12 @@ class SysbenchTables:
         self.b.execute(self._text("drop", n))
 
     def count(self, n: int) -> int:
-        return int(self.b.fetchone(self._text("count", n))[0])
+        return int(cast(tuple, self.b.fetchone(self._text("count", n)))[0])  # a count has a row
 
     def create_index(self, n: int) -> None:
         """CREATE INDEX k_<N> ON sbtest<N>(k), after the load as sysbench does; again: nothing."""
         exists = SQL["index_exists"].get(self.dialect)
-        if exists and self.b.fetchone(self.b.prepare(exists), (self.table_name(n), f"k_{n}"))[0]:
+        if exists and cast(tuple, self.b.fetchone(self.b.prepare(exists), (self.table_name(n), f"k_{n}")))[0]:
             return
         self.b.execute(self._text("create_index", n))
 
@@ -218,43 +220,46 @@ class SysbenchTables:
             self.b.execute(sql, [v for row in part for v in row])
 
     # -- the event's statements ------------------------------------------------------------
-    def point_select(self, n, id_, rows=True):
+    def point_select(self, n: int, id_: int, rows: bool = True) -> int | list[tuple]:
         sql = self.point_selects[n]
         return self.b.fetchcount(sql, (id_,)) if not rows else self.b.fetchall(sql, (id_,))
 
-    def _range(self, kind, n, lo, hi, rows):
+    def _range(self, kind: str, n: int, lo: int, hi: int, rows: bool) -> int | list[tuple]:
         sql = self.stmts[kind][n]
         return self.b.fetchcount(sql, (lo, hi)) if not rows else self.b.fetchall(sql, (lo, hi))
 
-    def simple_range(self, n, lo, hi, rows=True):
+    def simple_range(self, n: int, lo: int, hi: int, rows: bool = True) -> int | list[tuple]:
         return self._range("simple_range", n, lo, hi, rows)
 
-    def sum_range(self, n, lo, hi, rows=True):
+    def sum_range(self, n: int, lo: int, hi: int, rows: bool = True) -> int | list[tuple]:
         return self._range("sum_range", n, lo, hi, rows)
 
-    def order_range(self, n, lo, hi, rows=True):
+    def order_range(self, n: int, lo: int, hi: int, rows: bool = True) -> int | list[tuple]:
         return self._range("order_range", n, lo, hi, rows)
 
-    def distinct_range(self, n, lo, hi, rows=True):
+    def distinct_range(self, n: int, lo: int, hi: int, rows: bool = True) -> int | list[tuple]:
         return self._range("distinct_range", n, lo, hi, rows)
 
-    def index_update(self, n, id_):
+    def index_update(self, n: int, id_: int) -> int:
         return self.b.execute(self.stmts["index_update"][n], (id_,))
 
-    def non_index_update(self, n, id_, c):
+    def non_index_update(self, n: int, id_: int, c: str) -> int:
         return self.b.execute(self.stmts["non_index_update"][n], (c, id_))
 
-    def delete(self, n, id_):
+    def delete(self, n: int, id_: int) -> int:
         return self.b.execute(self.stmts["delete"][n], (id_,))
 
-    def insert(self, n, id_, k, c, pad):
+    def insert(self, n: int, id_: int, k: int, c: str, pad: str) -> int:
         return self.b.execute(self.stmts["insert"][n], (id_, k, c, pad))
 
 
-def queries_per_event(w) -> tuple[int, int, int]:
+def queries_per_event(w: SysbenchWorkload) -> tuple[int, int, int]:
     """(reads, writes, other) of one event that commits at its first attempt."""
-    reads = w.point_selects + w.simple_ranges + w.sum_ranges + w.order_ranges + w.distinct_ranges
-    writes = w.index_updates + w.non_index_updates + 2 * w.delete_inserts
+    counts = cast("tuple[int, ...]", (w.point_selects, w.simple_ranges, w.sum_ranges, w.order_ranges,
+                                      w.distinct_ranges, w.index_updates, w.non_index_updates,
+                                      w.delete_inserts))  # resolved (SysbenchWorkload._resolve)
+    reads = sum(counts[:5])
+    writes = counts[5] + counts[6] + 2 * counts[7]
     other = 0 if w.skip_trx else 2
     return reads, writes, other
 
@@ -264,7 +269,7 @@ class SysbenchClient:
     ``tables.sql(kind, n)`` run on the session ``tables.b`` (``Measured.event`` times the
     body, and retries it after a rollback); ``q`` accumulates [reads, writes, other]."""
 
-    def __init__(self, w, rng: random.Random):
+    def __init__(self, w: SysbenchWorkload, rng: random.Random) -> None:
         self.w = w
         self.rng = rng
         self.random = rng.random
@@ -310,7 +315,7 @@ class SysbenchClient:
     def table(self) -> int:
         return 1 + int(self.random() * self.w.tables)
 
-    def _event(self, st, q):
+    def _event(self, st: SysbenchTables, q: list[int]) -> Steps:
         """One event's statements, described once (``stepwise``): each ``(call, (params,))``
         the session's own call of that statement (``st.counters`` / ``st.runners`` /
         ``st.transaction``: split into send / finish where the session multiplexes). The
@@ -363,13 +368,13 @@ class SysbenchClient:
             yield commit, ()
             q[OTHER] += 1
 
-    def _point_selects(self, st, q):
+    def _point_selects(self, st: SysbenchTables, q: list[int]) -> None:
         """An event of point selects only (oltp_point_select: no transaction, no other group):
         ``_event``'s statements and draws for it, called straight, for a thread (one statement
         an event: the generator would be a third of its cost on the noop binding)."""
         w = self.w
         select, nxt = st.counters["point_select"][1 + int(self.random() * w.tables)], self._next_id
-        for _ in range(w.point_selects):
+        for _ in range(w.point_selects):  # type: ignore[arg-type]  # resolved: an int
             select((nxt(),))  # read, not converted
             q[READ] += 1
 
@@ -388,7 +393,7 @@ class _EventClient(Client):
     error, as sysbench does; a failed event does not count toward ``events``), the queries
     counted as sysbench counts them."""
 
-    def __init__(self, w, ctx: ThreadContext):
+    def __init__(self, w: SysbenchWorkload, ctx: ThreadContext) -> None:
         self.rec, self.w = ctx.m.rec, w
         self.q = [0, 0, 0]
         self.client = client = SysbenchClient(w, ctx.rng)
@@ -410,14 +415,14 @@ class _EventClient(Client):
         self.multiplexable = True
         self.warm_q: Optional[list] = None
 
-    def warmup_ended(self):  # type: ignore[override]
+    def warmup_ended(self) -> None:
         """The loop's call after the first event that ended past the warm-up: the queries so
         far less that event's own (one that committed at its first attempt) are the warm-up's,
         so that TPS and QPS count the same events."""
         per_event = self.client.queries_per_event()
         self.warm_q = [self.q[i] - per_event[i] for i in range(3)]
 
-    def close(self):
+    def close(self) -> None:
         rec, q = self.rec, self.q
         rec.count("queries_read", q[READ])
         rec.count("queries_write", q[WRITE])
@@ -442,30 +447,30 @@ class Sysbench(Family[SysbenchWorkload]):
     label_key = "test"
     dialects = tuple(SQL["create"])  # the dialects SQL has rows for (a test checks every table has them)
 
-    def read_operations(self, w):
+    def read_operations(self, w: SysbenchWorkload) -> tuple[str, ...]:
         """An event that writes nothing (oltp_read_only, oltp_point_select) is a read."""
         return () if _writes(w) else ("TRANSACTION",)
 
-    def write_operations(self, w):
+    def write_operations(self, w: SysbenchWorkload) -> tuple[str, ...]:
         return ("INSERT", "TRANSACTION") if _writes(w) else ("INSERT",)
 
-    def presets_text(self):
+    def presets_text(self) -> list[str]:
         lines = ["sysbench tests (workload.test):"]
         for name, props in SYSBENCH_TESTS.items():
             stmts = ", ".join(f"{k}={v}" for k, v in props.items() if v)
             lines.append(f"  {name:<18} {stmts}")
         return lines
 
-    def limits(self, w):
+    def limits(self, w: SysbenchWorkload) -> RunLimits:
         return RunLimits(count=w.events, rate=w.rate, time=w.time)
 
-    def load_range(self, w):
+    def load_range(self, w: SysbenchWorkload) -> tuple[int, int]:
         return 0, w.tables * w.table_size  # global rows: table = row // table_size
 
-    def tables(self, w):
+    def tables(self, w: SysbenchWorkload) -> list[str]:
         return [f"sbtest{n}" for n in range(1, w.tables + 1)]
 
-    def prepare(self, binding: SqlSession, w, stage):
+    def prepare(self, binding: SqlSession, w: SysbenchWorkload, stage: str) -> None:
         st = SysbenchTables(binding)
         for n in range(1, w.tables + 1):
             if stage == "before_load":
@@ -475,22 +480,22 @@ class Sysbench(Family[SysbenchWorkload]):
             elif stage == "cleanup":
                 st.drop(n)
 
-    def run_client(self, w, ctx):
+    def run_client(self, w: SysbenchWorkload, ctx: ThreadContext) -> Client:
         return _EventClient(w, ctx)
 
-    def load_client(self, w, ctx, start, count):
+    def load_client(self, w: SysbenchWorkload, ctx: ThreadContext, start: int, count: int) -> Client:
         client = SysbenchClient(w, ctx.rng)
         st = SysbenchTables(ctx.m.binding)
         size = w.table_size
 
-        def batch(nxt, end):
+        def batch(nxt: int, end: int) -> tuple:
             table, first = divmod(nxt, size)
             hi = min(end, nxt + w.batchsize, (table + 1) * size)
             rows = client.load_rows(size, first + 1, first + (hi - nxt))
             return hi, len(rows), st.load, (table + 1, rows)
         return BatchLoader(ctx, start, count, batch)
 
-    def client_statements(self, w, phase, measurement):
+    def client_statements(self, w: SysbenchWorkload, phase: str, measurement: Measurement) -> Optional[dict]:
         """The run phase's statements as sysbench counts them (reads, writes, BEGIN/COMMIT),
         and its transactions (committed events and the rolled-back attempts that were retried)."""
         if phase != "run":
@@ -501,7 +506,8 @@ class Sysbench(Family[SysbenchWorkload]):
         return {"statements": c.get("queries_read", 0) + c.get("queries_write", 0) + c.get("queries_other", 0),
                 "transactions": trx + c.get("retries", 0) + c.get("setup_transactions", 0)}
 
-    def phase_summary(self, w, phase, measurement, duration, window=None):
+    def phase_summary(self, w: SysbenchWorkload, phase: str, measurement: Measurement, duration: float,
+                      window: Optional[dict] = None) -> Optional[dict]:
         if phase != "run":
             return None
         c = measurement.counters
@@ -530,13 +536,13 @@ class Sysbench(Family[SysbenchWorkload]):
             "queries_other": measured["queries_other"], **out_warm,
             "errors": measurement.total_errors, "reconnects": c.get("reconnects", 0),
             **self._retried_note(w, c.get("retries", 0), q, n),
-            "latency_avg_ms": round(trx.histogram.get_mean_value() / 1000, 3) if n else None,
-            "latency_p95_ms": round(trx.histogram.get_value_at_percentile(95) / 1000, 3) if n else None,
+            "latency_avg_ms": round(trx.histogram.get_mean_value() / 1000, 3) if trx and n else None,
+            "latency_p95_ms": round(trx.histogram.get_value_at_percentile(95) / 1000, 3) if trx and n else None,
         } | ({"latency_p95_from_intended_start_ms": round(trx.intended.get_value_at_percentile(95) / 1000, 3)}
              if trx and trx.intended.get_total_count() else {})
 
     @staticmethod
-    def _retried_note(w, retries: int, queries: int, events: int) -> dict:
+    def _retried_note(w: SysbenchWorkload, retries: int, queries: int, events: int) -> dict:
         """Where events were retried: QPS counts the queries of the attempts rolled back (as
         sysbench's does), TPS only the events that committed, so QPS is more than the
         queries-per-event multiple of TPS: ``qps_note`` says by how much."""
@@ -548,7 +554,7 @@ class Sysbench(Family[SysbenchWorkload]):
                              "counts them, their queries are in QPS and they are not in TPS, so QPS is "
                              f"{queries / events:.2f} × TPS here, not {per_event}")}
 
-    def report_tables(self, runs):
+    def report_tables(self, runs: list[dict]) -> str:
         if not runs:
             return ""
         lines = ["### sysbench OLTP", "",

@@ -3,12 +3,12 @@ report.html use them too): the number format, the phase a run measured, and the 
 published figures beside a measurement (``dbswarm.families.published``)."""
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from dbswarm.families.published import fields_text, matches, reference_engine, rows_of
 
 
-def fmt(v, digits=0):
+def fmt(v: Optional[float], digits: int = 0) -> str:
     if v is None:
         return "–"
     if isinstance(v, float) and digits:
@@ -16,7 +16,7 @@ def fmt(v, digits=0):
     return f"{round(v):,}"
 
 
-def measured_phase(run):
+def measured_phase(run: dict) -> tuple[Optional[str], Optional[dict]]:
     """The phase that measures the workload: run, or load when only the load ran (S1)."""
     ph = run["phases"]
     for name in ("run", "load"):
@@ -25,7 +25,7 @@ def measured_phase(run):
     return None, None
 
 
-def _not_compared(family: str, runs) -> list[str]:
+def _not_compared(family: str, runs: Iterable[dict]) -> list[str]:
     """Runs labelled like a published instance class but compared with nothing: why (a noop run
     is never set beside a database's figures)."""
     classes = {r["instance_class"] for r in rows_of(family)}
@@ -38,7 +38,7 @@ def _not_compared(family: str, runs) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def published_table(rows, cols) -> str:
+def published_table(rows: dict[tuple, dict[str, dict]], cols: list[str]) -> str:
     """Vendor figures for the same engine and instance class beside the measurement (SPEC 2.4):
     ``rows`` maps (instance label, threads, ...) to {workload name: run}, ``cols`` the workload
     names; per published configuration, the fields it was matched on (``published.matches``)."""
@@ -68,7 +68,7 @@ def published_table(rows, cols) -> str:
     return ("\n".join(lines) + "\n") if lines else ""
 
 
-def published_family_table(family: str, runs, title: str, columns: list[tuple[str, str, Callable[[dict], Any]]]) -> str:
+def published_family_table(family: str, runs: list[dict], title: str, columns: list[tuple[str, str, Callable[[dict], Any]]]) -> str:
     """A sysbench or TPC-C run beside the published rows of its engine and instance class:
     ``columns`` are (heading, published metric or "", the run's figure: a function of the run's
     family summary); each published row says which fields it was matched on."""

@@ -14,7 +14,7 @@ import math
 import random
 import string
 from collections import OrderedDict
-from typing import Any, Callable, Literal, Optional
+from typing import Any, Callable, Iterable, Literal, Optional, cast
 
 from pydantic import Field, field_validator, model_validator
 
@@ -41,6 +41,7 @@ from dbswarm.families.presets import (
     ycsb_preset,
 )
 from dbswarm.families.tables import fmt, measured_phase, published_table
+from dbswarm.measure.recorder import Measurement
 
 PROPORTIONS = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
                "readmodifywriteproportion")
@@ -80,7 +81,7 @@ class YcsbWorkload(WorkloadModel):
 
     @field_validator("preset")
     @classmethod
-    def _known_preset(cls, v):
+    def _known_preset(cls, v: Optional[str]) -> Optional[str]:
         """A field's check, so that a bad preset is named with the workload's other problems."""
         if v is None:
             return v
@@ -94,7 +95,7 @@ class YcsbWorkload(WorkloadModel):
         return known
 
     @model_validator(mode="after")
-    def _resolve(self):  # noqa: C901 - a flat list of the keys' cross-checks
+    def _resolve(self) -> "YcsbWorkload":  # noqa: C901 - a flat list of the keys' cross-checks
         from_preset = []
         if self.preset is not None:
             preset = ycsb_preset(self.preset)
@@ -113,10 +114,10 @@ class YcsbWorkload(WorkloadModel):
         if not math.isclose(total, 1.0, abs_tol=1e-9):
             given = ", ".join(f"{k}={getattr(self, k):g}" for k in PROPORTIONS if getattr(self, k)
                               and k not in from_preset)
-            preset = ", ".join(f"{k}={getattr(self, k):g}" for k in PROPORTIONS if getattr(self, k)
+            filled = ", ".join(f"{k}={getattr(self, k):g}" for k in PROPORTIONS if getattr(self, k)
                                and k in from_preset)
-            parts = "; ".join(x for x in (given and f"given: {given}", preset and
-                                          f"from preset {self.preset!r}: {preset} (a preset fills only the "
+            parts = "; ".join(x for x in (given and f"given: {given}", filled and
+                                          f"from preset {self.preset!r}: {filled} (a preset fills only the "
                                           "proportions the workload leaves out)") if x)
             raise ValueError(f"proportions must sum to 1, they sum to {total:g} ({parts})")
         self.requestdistribution = self.requestdistribution or "zipfian"
@@ -133,14 +134,14 @@ class YcsbWorkload(WorkloadModel):
         return self
 
     @property
-    def load_count(self):
+    def load_count(self) -> int:
         return self.insertcount if self.insertcount is not None else self.recordcount - self.insertstart
 
     @property
-    def name(self):
+    def name(self) -> str:
         return self.preset or "custom"
 
-    def mix(self):
+    def mix(self) -> dict[str, float]:
         return {k[: -len("proportion")]: getattr(self, k) for k in PROPORTIONS if getattr(self, k) > 0}
 
 
@@ -171,8 +172,11 @@ class YcsbClient:
     records (up to KEY_LIST_MAX) or a bounded memo. ``binding`` None: a loader (keys and values
     only)."""
 
-    def __init__(self, w, rng: random.Random, thread_index: int, total_threads: int,
-                 inserted: int = 0, expected_inserts: int = 0, binding=None, on_reconnect: Optional[list] = None):
+    next_operation: Callable[[], families.Operation]  # made for the mix (_bind_operations)
+
+    def __init__(self, w: YcsbWorkload, rng: random.Random, thread_index: int, total_threads: int,
+                 inserted: int = 0, expected_inserts: int = 0, binding: Optional[KeyValue] = None,
+                 on_reconnect: Optional[list] = None) -> None:
         self.w = w
         self.rng = rng
         self.table = w.table
@@ -193,8 +197,8 @@ class YcsbClient:
                      ) if 0 < row_len <= _POOL_SIZE else None
         self._keys = memo_table("ycsb-key", self.ordered, w.zeropadding)  # popular keys: formatted once
         ops, cum, acc = [], [], 0.0
-        for name, p in zip(OPS, (w.readproportion, w.updateproportion, w.insertproportion,
-                                 w.scanproportion, w.readmodifywriteproportion)):
+        for name, p in zip(OPS, cast("tuple[float, ...]", (w.readproportion, w.updateproportion, w.insertproportion,
+                                                           w.scanproportion, w.readmodifywriteproportion))):
             if p > 0:
                 acc += p
                 ops.append(name)
@@ -203,6 +207,7 @@ class YcsbClient:
         self._ops, self._cum = ops, cum
         n = w.recordcount
         dist = w.requestdistribution
+        self.chooser: Optional[ScrambledZipfian | SkewedLatest | Hotspot]
         if dist == "uniform":
             self.chooser = None
         elif dist == "zipfian":
@@ -211,8 +216,8 @@ class YcsbClient:
             self.chooser = SkewedLatest(rng, self.known_count, w.zipfianconstant)
         else:
             self.chooser = Hotspot(rng, 0, n - 1, w.hotspotdatafraction, w.hotspotopnfraction)
-        self.scanlen = (Uniform(rng, 1, w.maxscanlength) if w.scanlengthdistribution == "uniform"
-                        else ScrambledZipfian(rng, 1, w.maxscanlength))
+        self.scanlen = (Uniform(rng, 1, cast(int, w.maxscanlength)) if w.scanlengthdistribution == "uniform"
+                        else ScrambledZipfian(rng, 1, cast(int, w.maxscanlength)))  # set by the model
         if binding is not None:
             self._bind_operations(binding, on_reconnect, expected_inserts)
 
@@ -244,7 +249,7 @@ class YcsbClient:
         o = int(self.random() * self._span)
         return self.pool[o:o + self._len]
 
-    def all_values(self) -> dict:
+    def all_values(self) -> dict[str, str]:
         """Every field's value: one random window of the pool per record, cut into the
         fields, at one draw instead of one per field (noop YCSB S3, a quarter of it inserts:
         bench/generator_cost.py). Either way the values are windows of the same 4-MiB pool, so a
@@ -257,7 +262,7 @@ class YcsbClient:
         return dict(zip(self.fields, map(self.pool[o:o + row_len].__getitem__, cuts)))
 
     # -- the operations --------------------------------------------------------------------
-    def _bind_operations(self, binding, on_reconnect, expected_inserts) -> None:
+    def _bind_operations(self, binding: KeyValue, on_reconnect: Optional[list], expected_inserts: int) -> None:
         """The operations' Ops, functions and key draw on this connection (readers and updaters
         taken again after every reconnect), and ``next_operation`` for this mix."""
         table, fields = self.table, self.fields
@@ -277,7 +282,7 @@ class YcsbClient:
         self._row_updaters: list = []
         whole = self.w.writeallfields and ("UPDATE" in ops or "READ-MODIFY-WRITE" in ops)
 
-        def bind():  # rebound in place: next_operation indexes the same lists
+        def bind() -> None:  # rebound in place: next_operation indexes the same lists
             readers[:] = ([binding.reader(table, [f]) for f in fields] if one_field
                           else [binding.reader(table, None)])
             updaters[:] = [binding.updater(table, f) for f in fields]
@@ -297,15 +302,15 @@ class YcsbClient:
         r, nfields, pool, span, length = self.random, self._nfields, self.pool, self._span, self._len
         read_op, update_op = self._read_op, self._update_op
         if one_field:
-            def read():
+            def read() -> families.Operation:
                 return read_op, readers[int(r() * nfields)], (next_key(),)
         else:
-            def read():
+            def read() -> families.Operation:
                 return read_op, readers[0], (next_key(),)
         if self.w.writeallfields:
             update = self._update_all
         else:
-            def update():
+            def update() -> families.Operation:
                 o = int(r() * span)
                 return update_op, updaters[int(r() * nfields)], (pool[o:o + length], next_key())
         if ops == ["READ"]:  # workload c and the like: no draw to pick the only operation
@@ -315,7 +320,7 @@ class YcsbClient:
         elif ops == ["READ", "UPDATE"]:  # a, b, S1-S9 without inserts
             read_below = self._cum[0]
 
-            def read_or_update():
+            def read_or_update() -> families.Operation:
                 return read() if r() < read_below else update()
             self.next_operation = read_or_update
         else:
@@ -324,7 +329,7 @@ class YcsbClient:
             choices, cum, right = [by_name[o] for o in ops], self._cum, bisect.bisect_right
             self.next_operation = lambda: choices[right(cum, r())]()
 
-    def _key_draw(self, form: type, expected_inserts: int):
+    def _key_draw(self, form: type, expected_inserts: int) -> Callable[[], Any]:
         """``next_key()``: the next key to read or update, in the readers' form (``form``)."""
         w, ordered, zp, n = self.w, self.ordered, self.w.zeropadding, self.w.recordcount
         key_of: Callable[[int], Any]
@@ -344,18 +349,18 @@ class YcsbClient:
                 else self._keys if form is str else memo_table("ycsb-key", name, ordered, zp))
         if self.chooser is None:  # uniform: next_keynum's draw
             return Uniform(self.rng, 0, n - 1).next_key(key_of, keys)
-        ch = self.chooser
+        ch = cast(ScrambledZipfian, self.chooser)  # zipfian: the only other one without inserts
         popular = slot_list(ScrambledZipfian.POPULAR_ITEMS, "ycsb-popular-keys", name, ch.lo, ch.items, ordered, zp)
         return ch.next_key(key_of, keys, popular)
 
-    def _update_all(self):
+    def _update_all(self) -> families.Operation:
         key = self._str_key(self.next_key())
         return self._update_op, self._row_updaters[0], (key, self.all_values())
 
-    def _str_key(self, key) -> str:
+    def _str_key(self, key: Any) -> str:  # the readers' form: str or bytes
         return key.decode() if type(key) is bytes else key
 
-    def _insert(self):
+    def _insert(self) -> families.Operation:
         # thread g of T inserts key numbers recordcount + j*T + g: no two threads collide
         keynum = self.w.recordcount + self.inserted * self.T + self.g
         return self._insert_op, self._inserters[0], (self.key(keynum), self.all_values())
@@ -372,12 +377,12 @@ class YcsbClient:
         index of its reader or scanner; 0 (no draw) where it reads every field."""
         return 0 if self.read_fields is None else int(self.random() * self._nfields)
 
-    def _scan(self):
+    def _scan(self) -> families.Operation:
         key = self._str_key(self.next_key())
         n = self.scanlen.next()
         return self._scan_op, self._scanners[self._field_index()], (key, n)
 
-    def _rmw(self):
+    def _rmw(self) -> families.Operation:
         # a read, then an update of the same key: two statements (stepwise), so the
         # multiplexer sends the update when the read's answer is in; a thread runs both
         key = self.next_key()
@@ -388,17 +393,17 @@ class YcsbClient:
         return self._rmw_op, _rmw_call, (reader, key, self._row_updaters[0], (self._str_key(key), self.all_values()))
 
     # -- load ----------------------------------------------------------------------------
-    def load_rows(self, keynums) -> list:
+    def load_rows(self, keynums: Iterable[int]) -> list[tuple[str, dict[str, str]]]:
         return [(self.key(k), self.all_values()) for k in keynums]
 
 
-def _form_key(memo: dict, keynum: int, key_of):
+def _form_key(memo: dict, keynum: int, key_of: Callable[[int], Any]) -> Any:
     """keynum's key from a bounded memo (``key_of`` on a miss)."""
     key = memo.get(keynum)
     return key if key is not None else _memo_miss(memo, keynum, key_of)
 
 
-def _rmw_steps(reader, key, updater, update_args):
+def _rmw_steps(reader: Callable, key: Any, updater: Callable, update_args: tuple) -> families.Steps:
     yield reader, (key,)
     return (yield updater, update_args)
 
@@ -409,10 +414,10 @@ _rmw_call = stepwise(_rmw_steps)  # YCSB's read-modify-write: the read, then the
 class _RunClient(Client):
     """The run phase: one operation of the mix at a time."""
 
-    def __init__(self, w, ctx: ThreadContext):
-        expected = 0
-        if w.insertproportion > 0:
-            expected = int((ctx.quota or w.recordcount) * w.insertproportion * 1.2) + 10
+    def __init__(self, w: YcsbWorkload, ctx: ThreadContext) -> None:
+        expected, insert_p = 0, cast(float, w.insertproportion)  # set by the model
+        if insert_p > 0:
+            expected = int((ctx.quota or w.recordcount) * insert_p * 1.2) + 10
         self.client = YcsbClient(w, ctx.rng, ctx.thread, ctx.threads, inserted=ctx.saved.get("inserted", 0),
                                  expected_inserts=expected, binding=ctx.m.binding, on_reconnect=ctx.m.on_reconnect)
         self.next_operation = self.client.next_operation  # type: ignore[method-assign]
@@ -421,13 +426,13 @@ class _RunClient(Client):
         # two of them one after another (read-modify-write: stepwise)
         self.multiplexable = True
 
-    def state(self):
+    def state(self) -> dict:
         return {"inserted": self.client.inserted}
 
 
 # ---- the family ---------------------------------------------------------------------------------
 
-def per_workload_table(runs) -> str:
+def per_workload_table(runs: Iterable[dict]) -> str:
     """The ApsaraDB papers' shape: one row per workload (a read:write ratio, a service model)
     and instance, with its record count, threads, throughput and average read / write latency
     (RAL / WAL, µs) side by side."""
@@ -437,7 +442,7 @@ def per_workload_table(runs) -> str:
         name, p = measured_phase(r)
         w = r["workload"]
 
-        def avg(kind, p=p):
+        def avg(kind: str, p: Optional[dict] = p) -> str:
             s = p and p.get(f"{kind}_latency")
             return fmt(s["avg_us"]) if s and s.get("calls") and s.get("avg_us") is not None else "–"
         ops = "missing" if p is None else fmt(p["throughput"]) + ("" if name == "run" else " (load)") + (
@@ -447,7 +452,7 @@ def per_workload_table(runs) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _row_key(run):
+def _row_key(run: dict) -> tuple[str, str, str]:
     w = run["workload"]
     return run["target"]["label"], f"{run['threads']} threads", f"{w['recordcount']:,} records"
 
@@ -458,13 +463,13 @@ class Ycsb(Family[YcsbWorkload]):
     requires = "kv"
     label_key = "preset"
 
-    def read_operations(self, w):
+    def read_operations(self, w: YcsbWorkload) -> tuple[str, ...]:
         return ("READ", "SCAN")  # a scan reads: workload e (95 % SCAN) has a read latency too
 
-    def write_operations(self, w):
+    def write_operations(self, w: YcsbWorkload) -> tuple[str, ...]:
         return ("UPDATE", "INSERT", "READ-MODIFY-WRITE")
 
-    def presets_text(self):
+    def presets_text(self) -> list[str]:
         rows = []
         for name, props in YCSB_PRESETS.items():
             mix = ", ".join(f"{k.removesuffix('proportion')} {v:g}" for k, v in props.items()
@@ -479,13 +484,13 @@ class Ycsb(Family[YcsbWorkload]):
         lines.append("  " + "r:w".ljust(widths[0]) + "  a read:write ratio such as 95:5 (read 0.95, update 0.05)")
         return lines
 
-    def limits(self, w):
+    def limits(self, w: YcsbWorkload) -> RunLimits:
         return RunLimits(count=w.operationcount, rate=w.target, time=w.maxexecutiontime)
 
-    def load_range(self, w):
+    def load_range(self, w: YcsbWorkload) -> tuple[int, int]:
         return w.insertstart, w.load_count
 
-    def thread_memory(self, w):
+    def thread_memory(self, w: YcsbWorkload) -> Optional[tuple[int, str]]:
         """A load batch's records, or a scan's (the longest), each fieldcount values of
         fieldlength characters (a Python str each: some 60 bytes of its own)."""
         record = w.fieldcount * (w.fieldlength + 60) + 100
@@ -494,36 +499,36 @@ class Ycsb(Family[YcsbWorkload]):
         scan = (w.maxscanlength or 1) * record if w.scanproportion else record
         return (load, f"{keys} × workload.batchsize") if load >= scan else (scan, f"{keys} × workload.maxscanlength")
 
-    def tables(self, w):
+    def tables(self, w: YcsbWorkload) -> list[str]:
         return [w.table]
 
-    def prepare(self, binding: KeyValue, w, stage):
+    def prepare(self, binding: KeyValue, w: YcsbWorkload, stage: str) -> None:
         if stage == "before_load":
             binding.create_table(w.table, w.fieldcount)
         elif stage == "cleanup":
             binding.drop_table(w.table)
 
-    def run_client(self, w, ctx):
+    def run_client(self, w: YcsbWorkload, ctx: ThreadContext) -> Client:
         return _RunClient(w, ctx)
 
-    def load_client(self, w, ctx, start, count):
+    def load_client(self, w: YcsbWorkload, ctx: ThreadContext, start: int, count: int) -> Client:
         client = YcsbClient(w, ctx.rng, 0, 1)
         insert_batch = ctx.m.binding.insert_batch
 
-        def batch(nxt, end):
+        def batch(nxt: int, end: int) -> tuple:
             hi = min(end, nxt + w.batchsize)
             rows = client.load_rows(range(nxt, hi))
             return hi, len(rows), insert_batch, (w.table, rows)
         return BatchLoader(ctx, start, count, batch)
 
-    def error_hint(self, w, phase, op, kind, name):
+    def error_hint(self, w: YcsbWorkload, phase: str, op: str, kind: str, name: str) -> Optional[str]:
         if phase == "run" and op == "INSERT" and kind == "duplicate":
             return ("the table already holds the run phase's insert keys (they start at recordcount: an earlier "
                     "run inserted them): set recordcount to the table's current record count, or reload it "
                     "(phases: prepare, load, run)")
         return None
 
-    def client_statements(self, w, phase, measurement):
+    def client_statements(self, w: YcsbWorkload, phase: str, measurement: Measurement) -> Optional[dict]:
         """Statements sent: one per operation call (a load batch is one), two per
         read-modify-write, the failed ones too (the server saw them), warm-up included (the
         window spans the whole phase)."""
@@ -533,12 +538,12 @@ class Ycsb(Family[YcsbWorkload]):
                 n += (s.histogram.get_total_count() + s.errors) * (2 if op == "READ-MODIFY-WRITE" else 1)
         return {"statements": n}
 
-    def report_tables(self, runs):
+    def report_tables(self, runs: list[dict]) -> str:
         """The white papers' tables: rows instance x threads (x records when they vary),
         columns the workloads, cells throughput and read / write latency (avg / p99)."""
         if not runs:
             return ""
-        rows, cols = OrderedDict(), []
+        rows, cols = OrderedDict(), []  # type: OrderedDict[tuple, dict[str, dict]], list[str]
         for r in runs:
             name = r["workload"]["name"]
             if name not in cols:
@@ -546,7 +551,7 @@ class Ycsb(Family[YcsbWorkload]):
             rows.setdefault(_row_key(r), {})[name] = r
         vary_records = len({k[2] for k in rows}) > 1
 
-        def table(title, cell):
+        def table(title: str, cell: Callable[[dict], str]) -> str:
             lines = [f"### {title}", ""]
             head = ["instance", "threads"] + (["records"] if vary_records else []) + cols
             lines.append("| " + " | ".join(head) + " |")
@@ -557,7 +562,7 @@ class Ycsb(Family[YcsbWorkload]):
                 lines.append("| " + " | ".join(cells) + " |")
             return "\n".join(lines) + "\n"
 
-        def ops(r):
+        def ops(r: dict) -> str:
             name, p = measured_phase(r)
             if p is None:
                 return "missing"
@@ -566,8 +571,8 @@ class Ycsb(Family[YcsbWorkload]):
 
         tails: list[str] = []  # cells whose average is above their p99: said under the table
 
-        def lat(kind):
-            def cell(r):
+        def lat(kind: str) -> Callable[[dict], str]:
+            def cell(r: dict) -> str:
                 _, p = measured_phase(r)
                 s = p and p.get(f"{kind}_latency")
                 if not s or not s.get("calls"):
@@ -578,7 +583,7 @@ class Ycsb(Family[YcsbWorkload]):
                 return f"{fmt(s['avg_us'])} / {fmt(s['p99_us'])}"
             return cell
 
-        def latency_table(title, kind):
+        def latency_table(title: str, kind: str) -> str:
             tails.clear()
             text = table(title, lat(kind))
             if tails:  # measured, not a fault: fewer than 1 % of the calls were slow enough to pull the mean past p99

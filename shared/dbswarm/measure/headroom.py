@@ -24,7 +24,7 @@ import os
 import sys
 import threading
 import time
-from typing import Optional
+from typing import Callable, Iterable, Mapping, Optional
 
 # AWS Lambda documentation, "Configuring Lambda function memory" / "Memory and computing
 # power": "Lambda allocates CPU power in proportion to the amount of memory configured. ...
@@ -74,20 +74,20 @@ def _cgroup_quota() -> Optional[tuple[float, str]]:
                          "/sys/fs/cgroup/cpu"):
                 try:
                     with open(f"{base}/cpu.cfs_quota_us") as fh:
-                        quota = int(fh.read())
+                        quota_us = int(fh.read())
                     with open(f"{base}/cpu.cfs_period_us") as fh:
-                        period = int(fh.read())
+                        period_us = int(fh.read())
                 except (OSError, ValueError):
                     continue
-                if quota > 0 and period > 0:
-                    cpus = quota / period
+                if quota_us > 0 and period_us > 0:
+                    cpus = quota_us / period_us
                     if best is None or cpus < best[0]:
                         best = (cpus, "cgroup v1 cpu.cfs_quota_us")
                 break
     return best
 
 
-def cpu_capacity(environ=None) -> dict:
+def cpu_capacity(environ: Optional[Mapping[str, str]] = None) -> dict:
     """The CPU a shard process may use: {"cpus": its CPUs (affinity, cgroup quota, Lambda
     memory: the smallest), "source": which bound it is, "capacity": what its client Python
     can use of them (at most PYTHON_PROCESS_CPUS)}. ``DBSWARM_CLIENT_CPUS`` overrides it
@@ -162,8 +162,8 @@ class _OwnRunQueue:
     ``ctypes.PyDLL`` (which keeps the lock) on the thread's schedstat opened once: about 4 µs.
     ``read()`` is None where there is no schedstat (not Linux, CONFIG_SCHED_INFO off)."""
 
-    def __init__(self):
-        self._fd = None
+    def __init__(self) -> None:
+        self._fd: Optional[int] = None
         try:
             libc = ctypes.PyDLL(None, use_errno=True)
             pread = libc.pread
@@ -243,7 +243,7 @@ class Sampler:
             runq.close()
             self.own_cpu_s = time.thread_time() - own0
 
-    def _probe_once(self, perf, probe_ns, runq) -> int:
+    def _probe_once(self, perf: Callable[[], int], probe_ns: int, runq: _OwnRunQueue) -> int:
         """Sleep ``probe_s``; the wake-up delay (ns), recorded with its interpreter-lock part."""
         waited0 = runq.read()
         due = perf() + probe_ns
@@ -260,7 +260,9 @@ class Sampler:
             self.lock_max_ns = max(self.lock_max_ns, lock)
         return late
 
-    def _probe(self, perf, probe_ns, clock, cpu0, sched0, stopped, runq, first) -> None:
+    def _probe(self, perf: Callable[[], int], probe_ns: int, clock: tuple[int, int, int], cpu0: float,
+               sched0: Optional[dict[int, tuple[int, int]]], stopped: Callable[[], bool], runq: _OwnRunQueue,
+               first: int) -> None:
         # samples fall due on the clock (every ``every_s`` from the start), not after a count of
         # probes: in a process whose Python is saturated each probe wakes late, and 20 probes took
         # 1.5 s — a series of too few samples, each CPU figure over a longer interval than its step
@@ -373,7 +375,7 @@ def thresholds_of(settings: Optional[dict]) -> dict:
     return out
 
 
-def common_model(models) -> Optional[str]:
+def common_model(models: Iterable[Optional[str]]) -> Optional[str]:
     """The client model (fanout.client_model) of several calls or shards: theirs when they
     agree, "mixed" when not, None for none."""
     found = set(models)
@@ -387,7 +389,7 @@ def shard_figures(segments: list) -> Optional[dict]:
     if not segs:
         return None
 
-    def total(key):
+    def total(key: str) -> float:
         return sum(float(s.get(key) or 0) for s in segs)
     wall, cpu, thread_s, slept, lat, ops = (total(k) for k in ("wall_s", "cpu_s", "thread_s", "slept_s",
                                                                   "latency_s", "ops"))

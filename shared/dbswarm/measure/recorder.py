@@ -27,7 +27,7 @@ import time
 import zlib
 from array import array
 from collections import Counter
-from typing import Optional
+from typing import Any, Iterable, Optional, cast
 
 import pyhdrh  # HdrHistogram's C codec (hdrhistogram's own extension)
 from hdrh.histogram import HdrHistogram
@@ -84,17 +84,17 @@ def decode_histogram(text: str) -> HdrHistogram:
 class _LazyHistogram:
     """An attribute holding a histogram made at its first read (in slot ``_<name>``)."""
 
-    def __set_name__(self, owner, name: str) -> None:
+    def __set_name__(self, owner: type, name: str) -> None:
         self.slot = "_" + name
 
-    def __get__(self, obj, owner=None) -> HdrHistogram:
+    def __get__(self, obj: Any, owner: Optional[type] = None) -> HdrHistogram:
         h = getattr(obj, self.slot)
         if h is None:
             h = new_histogram()
             setattr(obj, self.slot, h)
         return h
 
-    def __set__(self, obj, h: HdrHistogram) -> None:
+    def __set__(self, obj: Any, h: HdrHistogram) -> None:
         setattr(obj, self.slot, h)
 
 
@@ -112,7 +112,7 @@ class OperationStats:
     most of them empty, were most of what 512 threads' recorders held."""
     __slots__ = ("count", "not_found", "errors", "_histogram", "_intended")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.count = 0
         self.not_found = 0
         self.errors = 0
@@ -140,7 +140,7 @@ class OperationStats:
         return self
 
     @staticmethod
-    def _percentiles(h) -> dict:
+    def _percentiles(h: HdrHistogram) -> dict:
         return dict(avg_us=round(h.get_mean_value(), 1), min_us=h.get_min_value(), max_us=h.get_max_value(),
                     **{_pname(p): h.get_value_at_percentile(p) for p in PERCENTILES})
 
@@ -171,7 +171,7 @@ class OperationStats:
         return s
 
 
-def _pname(p) -> str:
+def _pname(p: float) -> str:
     return "p" + (str(p).replace(".", "_") if p != int(p) else str(int(p))) + "_us"
 
 
@@ -216,7 +216,7 @@ class IntervalTable:
         self.counts = (ctypes.c_int64 * (rows * INTERVAL_BUCKETS))()
 
     @classmethod
-    def of(cls, intervals) -> "IntervalTable":
+    def of(cls, intervals: "dict[int, dict[int, int]] | IntervalTable") -> "IntervalTable":
         """From a recorder's sparse {interval: {bucket: count}} (or a table: itself)."""
         if isinstance(intervals, IntervalTable):
             return intervals
@@ -279,7 +279,7 @@ class IntervalTable:
         return t
 
 
-def interval_percentiles(buckets: dict[int, int], percentiles=PERCENTILES) -> dict:
+def interval_percentiles(buckets: dict[int, int], percentiles: tuple[float, ...] = PERCENTILES) -> dict:
     """count, pNN_us and max_us of one interval's buckets (values are the buckets' highest)."""
     total = sum(buckets.values())
     out = {"count": total}
@@ -347,10 +347,10 @@ class Timeline:
         if self.start is None:
             self.start = other.start
         start = min(self.start, other.start)
-        end = max(self.end, other.end)
+        end = max(cast(int, self.end), cast(int, other.end))  # both have a start
         n = end - start
 
-        def add(a, a_start, b, b_start):
+        def add(a: list[int], a_start: int, b: list[int], b_start: int) -> list[int]:
             # into this timeline's list, in place where it starts at the union's start (a
             # snapshot adds each thread's part, a few seconds long, to the run so far: the cost
             # is the part's length, not the run's); ``b`` is only read
@@ -401,7 +401,7 @@ class Timeline:
         n = max(t.first + t.rows for t in alls.values()) - first
         keys = ["count"] + [_pname(p) for p in PERCENTILES] + ["max_us"]
 
-        def series(table) -> dict:
+        def series(table: IntervalTable) -> dict:
             rows = [interval_percentiles(table.row(i)) for i in range(first, first + n)]
             return {k: [r.get(k) for r in rows] for k in keys}
         out = {"interval_s": self.interval_s, "start": first * self.interval_s, "intervals": n,
@@ -414,7 +414,7 @@ class Timeline:
                                "by_operation": {op: series(t) for op, t in intended.items()}}
         return out
 
-    def trim(self):
+    def trim(self) -> None:
         """Drop trailing zeros (lists of one timeline may have different lengths)."""
         for seq in self.ops.values():
             while seq and seq[-1] == 0:
@@ -427,7 +427,7 @@ class Timeline:
         """Operations per second, all types together."""
         if self.start is None:
             return []
-        n = self.end - self.start
+        n = cast(int, self.end) - self.start
         out = [0] * n
         for seq in self.ops.values():
             for i, v in enumerate(seq):
@@ -435,7 +435,8 @@ class Timeline:
         return out
 
     def to_dict(self, histograms: bool = True) -> dict:
-        out = {"start": self.start, "ops": self.ops, "errors": self.errors, "latency_us": self.latency_us}
+        out: dict[str, Any] = {"start": self.start, "ops": self.ops, "errors": self.errors,
+                               "latency_us": self.latency_us}
         if histograms and (self.hist or self.intended):
             # per op: the first interval and, from it, each interval's [bucket, count, ...] pairs
             out["interval_s"] = self.interval_s
@@ -472,7 +473,7 @@ class Measurement:
     whole). Absent from documents that have none (older shard files load with none)."""
     __slots__ = ("operations", "errors", "counters", "timeline", "warmup", "records")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.operations: dict[str, OperationStats] = {}
         self.errors: dict[str, int] = {}     # "OP:kind:name" -> count
         self.counters: dict[str, int] = {}   # queries_read, reconnects, retries ...
@@ -493,8 +494,8 @@ class Measurement:
             self.errors[k] = self.errors.get(k, 0) + v
         for k, v in other.counters.items():
             self.counters[k] = self.counters.get(k, 0) + v
-        for k, v in other.records.items():
-            self.records.setdefault(k, []).extend(v)
+        for k, values in other.records.items():
+            self.records.setdefault(k, []).extend(values)
         self.timeline.merge(other.timeline)
         if other.warmup:
             if self.warmup is None:
@@ -548,7 +549,11 @@ class _OpRecorder:
     (``ilat`` / ``islat`` / ``iivals``)."""
     __slots__ = ("stats", "lat", "sec_lats", "ilat", "islat", "row", "ivals", "iivals", "sec", "sec_extra")
 
-    def __init__(self, stats, row, ivals, iivals):
+    def __init__(self, stats: OperationStats, row: list[int], ivals: dict[int, dict[int, int]],
+                 iivals: dict[int, dict[int, int]]) -> None:
+        self.lat: dict[int, int]
+        self.ilat: dict[int, int]
+        self.islat: dict[int, int]
         self.stats, self.lat, self.sec_lats, self.ilat, self.islat = stats, {}, array("q"), {}, {}
         self.row, self.ivals, self.iivals = row, ivals, iivals
         # the second's count is len(sec_lats) + sec_extra (a call of n > 1 units: a load batch)
@@ -563,8 +568,10 @@ class Lane:
     at every operation, without its call (the YCSB hot path: families/ycsb.py)."""
     __slots__ = ("lats", "until")
 
-    def __init__(self):
-        self.lats, self.until = None, 0
+    def __init__(self) -> None:
+        # None until Recorder.ok sets it, and ``until`` (0) lets no client append before that
+        self.lats: array[int] = None  # type: ignore[assignment]
+        self.until = 0
 
 
 class Recorder:
@@ -603,13 +610,13 @@ class Recorder:
             lane = self._lanes[op] = Lane()
         return lane
 
-    def _op(self, op) -> _OpRecorder:
+    def _op(self, op: str) -> _OpRecorder:
         tl = self.m.timeline
         r = self._ops[op] = _OpRecorder(self.m.op(op), tl.ops.setdefault(op, []), tl.hist.setdefault(op, {}),
                                         tl.intended.setdefault(op, {}))
         return r
 
-    def _wop(self, op) -> _OpRecorder:
+    def _wop(self, op: str) -> _OpRecorder:
         if self.m.warmup is None:
             self.m.warmup = {}
         stats = self.m.warmup.setdefault(op, OperationStats())
@@ -666,7 +673,7 @@ class Recorder:
         if r.sec >= 0 and (sec_count or sec_lat):
             if self._unanchored:
                 self._anchor(r.sec)
-            idx = self.second0 + r.sec - self.m.timeline.start
+            idx = self.second0 + r.sec - self.m.timeline.start  # type: ignore[operator]  # anchored: a start
             if idx < 0:  # a second before the last hand-over's (its operation recorded after it)
                 idx = self._widen(idx)
             for seq, v in ((r.row, sec_count), (self.m.timeline.latency_us, sec_lat)):
@@ -735,7 +742,7 @@ class Recorder:
         for seq in (*tl.ops.values(), tl.errors, tl.latency_us):
             if seq:
                 seq[:0] = [0] * -idx
-        tl.start += idx
+        tl.start = cast(int, tl.start) + idx
         return 0
 
     def _roll_all(self) -> None:
@@ -791,7 +798,7 @@ class Recorder:
         return moved
 
     @staticmethod
-    def accumulate(into: Optional["Recorder"], parts) -> "Recorder":
+    def accumulate(into: Optional["Recorder"], parts: Iterable["Recorder"]) -> "Recorder":
         """``parts`` (handed over by ``detach``) added to ``into`` (None: a new one), a recorder
         holding only a Measurement, to pass to ``merged`` with the recorders still recording.
         Its per-interval histograms are kept as dense tables, which a merge copies in C: as
@@ -810,7 +817,7 @@ class Recorder:
         return into
 
     @staticmethod
-    def merged(recorders) -> Measurement:
+    def merged(recorders: Iterable["Recorder"]) -> Measurement:
         """Several threads' recorders as one Measurement: what merging each one's
         ``measurement()`` gives, with their latencies added per exact µs value before a
         histogram sees them, so that each distinct latency of the shard is recorded once
@@ -830,7 +837,7 @@ class Recorder:
                     r.lat, r.ilat = {}, {}
             total.merge(rec.measurement())
         for (op, warm), (lat, ilat) in pending.items():
-            stats = total.warmup[op] if warm else total.op(op)
+            stats = cast(dict, total.warmup)[op] if warm else total.op(op)
             Recorder._record_latencies(lat, stats)
             Recorder._record_latencies(ilat, stats, intended=True)
         return total
@@ -847,7 +854,7 @@ class Recorder:
         sec = ((t1 or time.perf_counter_ns()) - self.base) // NS_PER_S
         if self._unanchored:
             self._anchor(sec)
-        idx = self.second0 + sec - self.m.timeline.start
+        idx = self.second0 + sec - self.m.timeline.start  # type: ignore[operator]  # anchored: a start
         if idx < 0:
             idx = self._widen(idx)
         errs = self._errors
@@ -871,7 +878,7 @@ class Recorder:
 class _Failed:
     __slots__ = ()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "FAILED"
 
 

@@ -24,7 +24,7 @@ import time
 from functools import partial
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 import yaml
 from pydantic import ValidationError
@@ -33,14 +33,30 @@ from pydantic_core import PydanticCustomError
 from dbswarm.bindings.protocols import SqlSession
 from dbswarm.errors import RETRYABLE, FamilyError
 from dbswarm.families import base as families
-from dbswarm.families.base import CALL, BatchLoader, Client, Family, Op, RunLimits, ThreadContext, sleep_unless_stopped
+from dbswarm.families.base import (
+    CALL,
+    BatchLoader,
+    Client,
+    Family,
+    Op,
+    Operation,
+    RunLimits,
+    Steps,
+    ThreadContext,
+    sleep_unless_stopped,
+)
 from dbswarm.families.custom import documents as D
 from dbswarm.families.custom import model as M
 from dbswarm.families.custom import preflight
 from dbswarm.families.custom import server as S
 from dbswarm.families.custom.generators import Draws, think_seconds
 from dbswarm.families.tables import fmt
-from dbswarm.measure.recorder import HIST_EXACT_BELOW, HIST_SUB_BUCKET_BITS, new_histogram
+from dbswarm.measure.recorder import HIST_EXACT_BELOW, HIST_SUB_BUCKET_BITS, Measurement, new_histogram
+
+if TYPE_CHECKING:
+    from hdrh.histogram import HdrHistogram
+
+    from dbswarm.bindings import Engine
 
 LOAD_OP = "INSERT"
 RECORD_PREFIX = "custom:"  # records "custom:<transaction>.<statement>": (µs bucket, count) pairs
@@ -91,7 +107,7 @@ def _check_dialect(w: M.CustomWorkload, dialect: str) -> None:
 class _Loaded:
     """One loaded table: its global row offset, its columns and their draw functions."""
 
-    def __init__(self, index: int, name: str, table: M.Table, offset: int, draws: Draws):
+    def __init__(self, index: int, name: str, table: M.Table, offset: int, draws: Draws) -> None:
         assert table.load is not None
         ld = table.load
         self.index, self.name, self.offset, self.rows, self.batch = index, name, offset, ld.rows, ld.batch
@@ -110,7 +126,7 @@ def loaded_tables(w: M.CustomWorkload) -> list[tuple[int, str, M.Table, int]]:
 
 
 class _Loader:
-    def __init__(self, w: M.CustomWorkload, b: SqlSession):
+    def __init__(self, w: M.CustomWorkload, b: SqlSession) -> None:
         self.w, self.b = w, b
         self.rng = random.Random()
         draws = Draws(w.generators, self.rng, load=True)
@@ -160,7 +176,7 @@ QUERY, CAPTURE, WRITE, DOC = 0, 1, 2, 3
 class _Stmt:
     __slots__ = ("sql", "params", "mode", "capture", "lat", "record", "doc", "pick", "one", "warm")
 
-    def __init__(self, b: SqlSession, st: M.Statement, dialect: str, record: str):
+    def __init__(self, b: SqlSession, st: M.Statement, dialect: str, record: str) -> None:
         self.capture = tuple(st.capture)
         self.doc: Optional[D.DocStatement] = None
         if st.op is not None:  # a MongoDB operation
@@ -180,7 +196,7 @@ class _Stmt:
 
 
 class _Txn:
-    def __init__(self, b: SqlSession, name: str, tx: M.Transaction, w: M.CustomWorkload, index: int = 0):
+    def __init__(self, b: SqlSession, name: str, tx: M.Transaction, w: M.CustomWorkload, index: int = 0) -> None:
         self.name, self.tx, self.index = name, tx, index
         self.op = Op(name, CALL)
         self.writes = M.transaction_kind(tx) == "write"
@@ -217,11 +233,11 @@ class _Failed:
     """A statement's failure as the multiplexed steps see it (``_guarded``): the exception."""
     __slots__ = ("exc",)
 
-    def __init__(self, exc: Exception):
+    def __init__(self, exc: Exception) -> None:
         self.exc = exc
 
 
-def _guarded(fn, on_send_error: Optional[Any] = None):
+def _guarded(fn: Any, on_send_error: Optional[Any] = None) -> Callable[..., Any]:
     """A binding's call of this connection (``statement_runner``'s, ``transaction_calls``'...)
     whose failure comes back to the transaction's steps as a ``_Failed`` value, so that they
     roll back and try again as ``_RunClient._body`` does: the call made here, and its split
@@ -229,7 +245,7 @@ def _guarded(fn, on_send_error: Optional[Any] = None):
     raises (the connection lost before the statement left) raises still, ending the steps: the
     engine records it and reconnects, as for a thread (``on_send_error()`` first: the
     statement's error count)."""
-    def call(*args):
+    def call(*args: Any) -> Any:
         try:
             return fn(*args)
         except Exception as exc:
@@ -238,7 +254,7 @@ def _guarded(fn, on_send_error: Optional[Any] = None):
     if send is not None:
         finish = fn.finish
 
-        def guarded_send(*args):
+        def guarded_send(*args: Any) -> None:
             try:
                 send(*args)
             except Exception:
@@ -246,7 +262,7 @@ def _guarded(fn, on_send_error: Optional[Any] = None):
                     on_send_error()
                 raise
 
-        def guarded_finish():
+        def guarded_finish() -> Any:
             try:
                 return finish()
             except Exception as exc:
@@ -258,7 +274,7 @@ def _guarded(fn, on_send_error: Optional[Any] = None):
 class _Call:
     __slots__ = ("txn", "values")
 
-    def __init__(self, txn: _Txn, values: dict):
+    def __init__(self, txn: _Txn, values: dict) -> None:
         self.txn, self.values = txn, values
 
 
@@ -277,7 +293,7 @@ class Picker:
     stream in that order: the client's and the dry run's (``Custom.sample``) alike."""
 
     def __init__(self, w: M.CustomWorkload, rng: random.Random, thread: int = 0, threads: int = 1,
-                 saved: Optional[dict] = None):
+                 saved: Optional[dict] = None) -> None:
         self.random = rng.random
         self.draws = Draws(w.generators, rng, thread, threads, saved)
         self.params = [transaction_params(tx) for tx in w.transactions.values()]
@@ -301,7 +317,7 @@ class Picker:
 
 
 class _RunClient(Client):
-    def __init__(self, w: M.CustomWorkload, ctx: ThreadContext):
+    def __init__(self, w: M.CustomWorkload, ctx: ThreadContext) -> None:
         self.w, self.m = w, ctx.m
         b = ctx.m.binding
         if w.documents:
@@ -334,7 +350,7 @@ class _RunClient(Client):
         ctx.m.on_reconnect.append(self._unbind)
         self.body = self._body_fn()
 
-    def _body_fn(self):
+    def _body_fn(self) -> Callable[[SqlSession, _Call], None]:
         """``_body``, carrying ``steps`` (``_steps``: the same transaction, a statement at a time,
         for the multiplexer)."""
         body = self._body
@@ -376,7 +392,7 @@ class _RunClient(Client):
     def _count_error(self, record: str) -> None:
         self.errors[record] = self.errors.get(record, 0) + 1
 
-    def next_operation(self):
+    def next_operation(self) -> Operation:
         i = self.picker.pick()
         txn = self.txns[i]
         think = txn.tx.think_time
@@ -457,7 +473,7 @@ class _RunClient(Client):
         if txn.transaction:
             b.commit()
 
-    def _steps(self, b: SqlSession, call: _Call):  # noqa: C901 (likewise)
+    def _steps(self, b: SqlSession, call: _Call) -> Steps:  # noqa: C901 (likewise)
         """``_body``'s transaction a statement at a time (families.base.stepwise): each call
         yielded to the multiplexer, which sends it and gives its answer back (a failure as a
         ``_Failed``); the same statements, values, latencies, captures, counts, rollbacks and
@@ -580,13 +596,13 @@ def _ms(us: float) -> float:
     return round(us / 1000, 3)
 
 
-def _latency(h) -> dict:
+def _latency(h: HdrHistogram) -> dict:
     return {"avg_ms": _ms(h.get_mean_value()), "p50_ms": _ms(h.get_value_at_percentile(50)),
             "p95_ms": _ms(h.get_value_at_percentile(95)), "p99_ms": _ms(h.get_value_at_percentile(99)),
             "max_ms": _ms(h.get_max_value())}
 
 
-def _server_lines(runs) -> list[str]:
+def _server_lines(runs: Iterable[dict]) -> list[str]:
     """The client-vs-server statement cross-check of each run, or why there is none."""
     rows, why = [], []
     for r in runs:
@@ -622,41 +638,42 @@ class Custom(Family[M.CustomWorkload]):
         found = M.problems(w) or M.masked(w)
         if found:
             raise ValidationError.from_exception_data("CustomWorkload", [
-                {"type": PydanticCustomError("custom_workload", msg), "loc": loc, "input": None}  # type: ignore[typeddict-item]
+                {"type": PydanticCustomError("custom_workload", msg), "loc": loc, "input": None}
                 for loc, msg in found])
         return w
 
-    def read_operations(self, w):
+    def read_operations(self, w: M.CustomWorkload) -> tuple[str, ...]:
         return tuple(n for n, t in w.transactions.items() if M.transaction_kind(t) == "read")
 
-    def write_operations(self, w):
+    def write_operations(self, w: M.CustomWorkload) -> tuple[str, ...]:
         return (LOAD_OP,) + tuple(n for n, t in w.transactions.items() if M.transaction_kind(t) == "write")
 
-    def presets_text(self):
+    def presets_text(self) -> list[str]:
         return ["custom: a workload written as data (tables, generators, transactions): docs/custom-workloads.md"]
 
-    def requires_for(self, w):
+    def requires_for(self, w: M.CustomWorkload) -> str:
         return "kv" if w.documents else "sql"  # MongoDB's binding has no sql capability
 
-    def limits(self, w):
+    def limits(self, w: M.CustomWorkload) -> RunLimits:
         return RunLimits(count=w.operations, rate=w.rate, time=w.time)
 
-    def load_range(self, w):
+    def load_range(self, w: M.CustomWorkload) -> tuple[int, int]:
         if w.documents:
             return 0, sum(c.load.documents for _, _, c, _ in D.loaded_collections(w) if c.load)
         return 0, sum(t.load.rows for _, _, t, _ in loaded_tables(w) if t.load)
 
-    def tables(self, w):
+    def tables(self, w: M.CustomWorkload) -> list[str]:
         return list(w.tables) + list(w.collections)
 
-    def has_stage(self, w, stage):
-        own = any(not t.existing for t in (*w.tables.values(), *w.collections.values()))
+    def has_stage(self, w: M.CustomWorkload, stage: str) -> bool:
+        own = any(not t.existing for t in w.tables.values()) or any(not c.existing for c in w.collections.values())
         return own and stage in ("before_load", "after_load", "cleanup")
 
-    def prepare(self, binding: SqlSession, w, stage):
+    def prepare(self, binding: SqlSession, w: M.CustomWorkload, stage: str) -> Optional[dict]:
         b = binding
         if w.documents:
-            return D.prepare(b, w, stage)
+            D.prepare(b, w, stage)
+            return None
         _check_dialect(w, b.dialect)
         for name, table in w.tables.items():
             if table.existing:
@@ -677,16 +694,16 @@ class Custom(Family[M.CustomWorkload]):
                 raise FamilyError("statements the server rejects (nothing was loaded or run): " + "; ".join(found))
         return None
 
-    def window_snapshot(self, binding, w, phase):
+    def window_snapshot(self, binding: SqlSession, w: M.CustomWorkload, phase: str) -> Optional[dict]:
         return S.read_calls(binding, w) if phase == "run" else None
 
-    def engine_problems(self, w, engine):
+    def engine_problems(self, w: M.CustomWorkload, engine: Engine) -> list[tuple[tuple, str]]:
         return M.engine_problems(w, engine.name, "sql" in engine.capabilities)
 
-    def checks_statements(self, w):
+    def checks_statements(self, w: M.CustomWorkload) -> bool:
         return not w.documents
 
-    def check_statements(self, binding, w, temporary=False):
+    def check_statements(self, binding: SqlSession, w: M.CustomWorkload, temporary: bool = False) -> list[str]:
         return preflight.check_statements(binding, w, create_table_sql, temporary)
 
     @staticmethod
@@ -696,10 +713,11 @@ class Custom(Family[M.CustomWorkload]):
         row = b.fetchone(b.prepare(MYSQL_INDEX_EXISTS), (table, index))
         return bool(row and row[0])
 
-    def run_client(self, w, ctx):
+    def run_client(self, w: M.CustomWorkload, ctx: ThreadContext) -> Client:
         return _RunClient(w, ctx)
 
-    def sample(self, w, n, rng, thread=0, threads=1):
+    def sample(self, w: M.CustomWorkload, n: int, rng: random.Random, thread: int = 0,
+               threads: int = 1) -> list[str]:
         """A dry run: the first ``n`` transactions thread ``thread`` would run, drawn from ``rng``
         as its client draws them, each statement with its parameters' values (no connection)."""
         picker = Picker(w, rng, thread, threads)
@@ -728,17 +746,18 @@ class Custom(Family[M.CustomWorkload]):
                     lines.append(f"      capture: {', '.join(st.capture)}")
         return lines
 
-    def load_client(self, w, ctx, start, count):
+    def load_client(self, w: M.CustomWorkload, ctx: ThreadContext, start: int, count: int) -> Client:
         loader = D.DocLoader(w, ctx.m.binding) if w.documents else _Loader(w, ctx.m.binding)
         return BatchLoader(ctx, start, count, loader.batch, name=LOAD_OP)
 
-    def error_hint(self, w, phase, op, kind, name):
+    def error_hint(self, w: M.CustomWorkload, phase: str, op: str, kind: str, name: str) -> Optional[str]:
         if phase == "run" and op in w.transactions:
             return (f"transaction {op}: see the statement errors under custom.transactions.{op}.statements; a "
                     "serialization failure or deadlock is retried (counted in retries)")
         return None
 
-    def phase_summary(self, w, phase, measurement, duration, window=None):
+    def phase_summary(self, w: M.CustomWorkload, phase: str, measurement: Measurement, duration: float,
+                      window: Optional[dict] = None) -> Optional[dict]:
         if phase != "run":
             return None
         c, recs = measurement.counters, measurement.records
@@ -772,7 +791,7 @@ class Custom(Family[M.CustomWorkload]):
                 "published": "not applicable: a custom workload has no published figures",
                 "server_statements": S.cross_check(w, executed, window)}
 
-    def report_tables(self, runs):
+    def report_tables(self, runs: list[dict]) -> str:
         if not runs:
             return ""
         lines = ["### Custom workload: transactions", "",

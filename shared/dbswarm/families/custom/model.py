@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Self, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
 
@@ -47,7 +47,7 @@ class _Range(_Strict):
     max: int
 
     @model_validator(mode="after")
-    def _order(self):
+    def _order(self) -> Self:
         if self.max < self.min:
             raise ValueError(f"max ({self.max}) is below min ({self.min})")
         return self
@@ -121,7 +121,7 @@ class ChoiceGen(_Strict):
     weights: Optional[list[Annotated[float, Field(gt=0)]]] = None
 
     @model_validator(mode="after")
-    def _weights(self):
+    def _weights(self) -> Self:
         if self.weights is not None and len(self.weights) != len(self.values):
             raise ValueError(f"weights: {len(self.weights)} weights for {len(self.values)} values")
         return self
@@ -134,7 +134,7 @@ class StringGen(_Strict):
     alphabet: str = Field("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_length=1)
 
     @model_validator(mode="after")
-    def _order(self):
+    def _order(self) -> Self:
         if not self.alphabet.isascii() or len(self.alphabet) > 256:
             raise ValueError("alphabet: 1 to 256 ASCII characters")
         if self.max_length < self.min_length:
@@ -270,7 +270,7 @@ class Statement(_Strict):
                                                      "aggregate: read)")
 
     @model_validator(mode="after")
-    def _one(self):
+    def _one(self) -> Self:
         if (self.sql is None) == (self.op is None):
             raise ValueError("sql (a SQL statement) or op (a MongoDB operation), one of them")
         if self.op is not None:

@@ -17,7 +17,7 @@ statements before the campaign has created anything.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 from dbswarm.families.custom import model as M
 
@@ -37,7 +37,7 @@ def _temporary_ddl(sql: str, dialect: str) -> str:
     return _CREATE_TABLE.sub("CREATE TEMPORARY TABLE ", sql, count=1)
 
 
-def _create_temporary(b: Any, w: M.CustomWorkload, create_table_sql) -> list[str]:
+def _create_temporary(b: Any, w: M.CustomWorkload, create_table_sql: Callable[..., str]) -> list[str]:
     """The workload's own tables as temporary ones; problems where one cannot be created."""
     out = []
     for name, table in w.tables.items():
@@ -89,7 +89,8 @@ def _prepare_one(b: Any, text: str, n: int, k: int) -> bool:
     return False
 
 
-def check_statements(b: Any, w: M.CustomWorkload, create_table_sql, temporary: bool = False) -> list[str]:
+def check_statements(b: Any, w: M.CustomWorkload, create_table_sql: Callable[..., str],
+                     temporary: bool = False) -> list[str]:
     """Problems ("workload.transactions.<name>.statements[<i>].sql: <dialect> rejects it: <the
     server's message>") of the SQL statements the server rejects, prepared on ``b`` (connected);
     [] when all were accepted (or the workload is a document one)."""

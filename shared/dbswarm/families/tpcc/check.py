@@ -3,11 +3,13 @@ the check's outcome; the planner's statistics refreshed after the load."""
 from __future__ import annotations
 
 import time
+from typing import Iterable
 
+from dbswarm.bindings.protocols import SqlSession
 from dbswarm.families.tpcc import sql as S
 
 
-def refresh_statistics(binding) -> None:
+def refresh_statistics(binding: SqlSession) -> None:
     """The planner's statistics of the TPC-C tables brought up to date (``tpcc_sql.ANALYZE``:
     why), where the dialect needs it."""
     sql = S.ANALYZE.get(binding.dialect)
@@ -15,7 +17,7 @@ def refresh_statistics(binding) -> None:
         binding.execute(sql)
 
 
-def check_warehouse(binding, warehouse: int, after_load: bool = False) -> list[dict]:
+def check_warehouse(binding: SqlSession, warehouse: int, after_load: bool = False) -> list[dict]:
     """The consistency conditions of one warehouse on an SQL session: the failures, each naming
     the condition, the warehouse and (where it applies) the district."""
     failures = []
@@ -29,7 +31,7 @@ def check_warehouse(binding, warehouse: int, after_load: bool = False) -> list[d
     return failures
 
 
-def check(binding, warehouses, after_load: bool = False) -> dict:
+def check(binding: SqlSession, warehouses: Iterable[int], after_load: bool = False) -> dict:
     """Every condition on every warehouse given; {"passed", "conditions", "warehouses", "failures"}."""
     t0 = time.time()
     failures = []

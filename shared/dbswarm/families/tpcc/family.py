@@ -37,13 +37,14 @@ from typing import Optional
 
 from dbswarm.bindings.protocols import SqlSession
 from dbswarm.families import base as families
-from dbswarm.families.base import Family, RunLimits, split
+from dbswarm.families.base import Client, Family, RunLimits, ThreadContext, split
 from dbswarm.families.tpcc import sql as S
 from dbswarm.families.tpcc import summary
 from dbswarm.families.tpcc.check import check, check_result, check_warehouse, refresh_statistics
 from dbswarm.families.tpcc.load import LoadClient
 from dbswarm.families.tpcc.model import DISTRICTS, ITEM_UNITS, PRESETS, READ_ONLY, TRANSACTIONS, TpccWorkload
 from dbswarm.families.tpcc.transactions import RunClient
+from dbswarm.measure.recorder import Measurement
 
 
 class Tpcc(Family[TpccWorkload]):
@@ -53,13 +54,13 @@ class Tpcc(Family[TpccWorkload]):
     label_key = "warehouses"
     dialects = tuple(S.TYPES)  # the dialects sql.py has rows for (a test checks every table has them)
 
-    def read_operations(self, w):
+    def read_operations(self, w: TpccWorkload) -> tuple[str, ...]:
         return READ_ONLY  # Order-Status and Stock-Level only read (clauses 2.6, 2.8)
 
-    def write_operations(self, w):
+    def write_operations(self, w: TpccWorkload) -> tuple[str, ...]:
         return tuple(t for t in TRANSACTIONS if t not in READ_ONLY) + ("LOAD_ITEMS", "LOAD_DISTRICT")
 
-    def presets_text(self):
+    def presets_text(self) -> list[str]:
         return ["tpcc (workload.family: tpcc): warehouses, threads (virtual users), time, rampup;",
                 "  preset: quick      " + ", ".join(f"{k}: {v}" for k, v in PRESETS["quick"].items()),
                 "  preset: published  " + ", ".join(f"{k}: {v}" for k, v in PRESETS["published"].items())
@@ -67,13 +68,13 @@ class Tpcc(Family[TpccWorkload]):
                 "  mix 45/43/4/4/4 (New-Order, Payment, Order-Status, Delivery, Stock-Level) from a card deck; "
                 "keying_and_thinking: false"]
 
-    def limits(self, w):
+    def limits(self, w: TpccWorkload) -> RunLimits:
         return RunLimits(count=w.transactions, time=w.rampup + w.time)
 
-    def load_range(self, w):
+    def load_range(self, w: TpccWorkload) -> tuple[int, int]:
         return 0, ITEM_UNITS + DISTRICTS * w.warehouses
 
-    def split_load(self, w, threads):
+    def split_load(self, w: TpccWorkload, threads: int) -> list[list[int]]:
         """ITEM (units 0..9) to global thread 0, then the districts in contiguous ranges of whole
         warehouses (of districts when there are more threads than warehouses)."""
         W = w.warehouses
@@ -90,10 +91,10 @@ class Tpcc(Family[TpccWorkload]):
             start += n
         return out
 
-    def tables(self, w):
+    def tables(self, w: TpccWorkload) -> list[str]:
         return list(S.TABLES)
 
-    def prepare(self, binding: SqlSession, w, stage):
+    def prepare(self, binding: SqlSession, w: TpccWorkload, stage: str) -> Optional[dict]:
         d = binding.dialect
         if stage == "before_load":
             for t in S.TABLES:
@@ -111,68 +112,70 @@ class Tpcc(Family[TpccWorkload]):
                 binding.execute(S.DROP.format(t=t))
         return None
 
-    def has_stage(self, w, stage):
+    def has_stage(self, w: TpccWorkload, stage: str) -> bool:
         return stage != "after_run"  # the check after the run is dbswarm.engine.checks', by warehouse
 
     # the consistency check, a warehouse at a time (dbswarm.engine.checks splits the warehouses into
     # ranges over the run's shards, checked in parallel, each over as many calls as it takes)
     check_unit_name = "warehouses"
 
-    def check_units(self, w, stage):
+    def check_units(self, w: TpccWorkload, stage: str) -> int:
         return w.warehouses if stage in w.check else 0
 
-    def check_unit(self, binding: SqlSession, w, stage, unit):
+    def check_unit(self, binding: SqlSession, w: TpccWorkload, stage: str, unit: int) -> list[dict]:
         return check_warehouse(binding, unit + 1, after_load=stage == "after_load")
 
-    def check_summary(self, w, stage, failures, seconds):
+    def check_summary(self, w: TpccWorkload, stage: str, failures: list[dict], seconds: float) -> dict:
         return check_result(failures, w.warehouses, stage == "after_load", seconds)
 
-    def window_after_warmup(self, w):
+    def window_after_warmup(self, w: TpccWorkload) -> bool:
         return w.rampup > 0
 
-    def check(self, binding, w, after_load: bool = False) -> dict:
+    def check(self, binding: SqlSession, w: TpccWorkload, after_load: bool = False) -> dict:
         """The consistency conditions on every warehouse of the workload."""
         return check(binding, range(1, w.warehouses + 1), after_load)
 
-    def run_client(self, w, ctx):
+    def run_client(self, w: TpccWorkload, ctx: ThreadContext) -> Client:
         return RunClient(w, ctx)
 
-    def load_client(self, w, ctx, start, count):
+    def load_client(self, w: TpccWorkload, ctx: ThreadContext, start: int, count: int) -> Client:
         return LoadClient(w, ctx, start, count)
 
-    def window_snapshot(self, binding: SqlSession, w, phase):
+    def window_snapshot(self, binding: SqlSession, w: TpccWorkload, phase: str) -> Optional[dict]:
         return summary.window_snapshot(binding, phase)
 
-    def client_statements(self, w, phase, measurement):
+    def client_statements(self, w: TpccWorkload, phase: str, measurement: Measurement) -> Optional[dict]:
         if phase != "run":
             return None
         return summary.client_statements(measurement, self.window_after_warmup(w))
 
-    def window_client_statements(self, w, phase, measurement, window):
+    def window_client_statements(self, w: TpccWorkload, phase: str, measurement: Measurement,
+                                 window: dict) -> Optional[dict]:
         """The clients' transactions over the window as read: from the ramp-up's end where the
         start edge was read then, else (read before the shards) over the whole phase."""
         if phase != "run" or not self.window_after_warmup(w) or (window or {}).get("after_warmup_s"):
             return self.client_statements(w, phase, measurement)
         return summary.client_statements(measurement, False)
 
-    def committed_new_orders(self, measurement) -> int:
+    def committed_new_orders(self, measurement: Measurement) -> int:
         return summary.committed_new_orders(measurement)
 
-    def clients_in_window(self, measurement, start: Optional[dict]) -> tuple[Optional[int], str]:
+    def clients_in_window(self, measurement: Measurement, start: Optional[dict]) -> tuple[Optional[int], str]:
         return summary.clients_in_window(measurement, start)
 
-    def phase_summary(self, w, phase, measurement, duration, window=None):
+    def phase_summary(self, w: TpccWorkload, phase: str, measurement: Measurement, duration: float,
+                      window: Optional[dict] = None) -> Optional[dict]:
         return summary.phase_summary(w, phase, measurement, duration, window)
 
     CSV = summary.CSV
 
-    def csv_fields(self):
+    def csv_fields(self) -> list[str]:
         return summary.csv_fields()
 
-    def csv_values(self, run, phase, result):
+    def csv_values(self, run: dict, phase: str, result: dict) -> dict:
         return summary.csv_values(self.name, run, phase, result)
 
-    def report_tables(self, runs):
+    def report_tables(self, runs: list[dict]) -> str:
         return summary.report_tables(runs)
 
 

@@ -8,7 +8,7 @@ import random
 import time
 
 from dbswarm.bindings.protocols import SqlSession
-from dbswarm.families.base import EVENT, Client, Exhausted, Op, ThreadContext
+from dbswarm.families.base import EVENT, Client, Exhausted, Op, Operation, ThreadContext
 from dbswarm.families.tpcc import sql as S
 from dbswarm.families.tpcc.model import (
     CUSTOMERS,
@@ -20,6 +20,7 @@ from dbswarm.families.tpcc.model import (
     ORDERS,
     STOCK_PER_DISTRICT_UNIT,
     Strings,
+    TpccWorkload,
     last_name,
     money,
     nurand,
@@ -162,7 +163,7 @@ class LoadClient(Client):
     and rerun on retryable and connection errors), resumable from the first
     unit not written; rows counted in ``rows_loaded``, skipped units in ``units_skipped``."""
 
-    def __init__(self, w, ctx: ThreadContext, start: int, count: int):
+    def __init__(self, w: TpccWorkload, ctx: ThreadContext, start: int, count: int) -> None:
         self.m = ctx.m
         self.end = start + count
         saved = ctx.saved.get("load_next")
@@ -172,14 +173,14 @@ class LoadClient(Client):
         self.rows = [0, 0]  # rows written, units skipped
         self.ops = (Op("LOAD_ITEMS", EVENT, then=self._written), Op("LOAD_DISTRICT", EVENT, then=self._written))
 
-    def _body(self, loader, unit):
+    def _body(self, loader: Loader, unit: int) -> None:
         n = loader.write(unit, self.pop)
         if n:
             self.rows[0] += n
         else:
             self.rows[1] += 1
 
-    def next_operation(self):
+    def next_operation(self) -> Operation:
         unit = self.next
         if unit >= self.end:
             raise Exhausted
@@ -189,13 +190,13 @@ class LoadClient(Client):
         if written or not self.m.should_stop():  # a unit stopped unwritten is redone on resume
             self.next += 1
 
-    def state(self):
+    def state(self) -> dict:
         return {"load_next": self.next}
 
-    def done(self):
+    def done(self) -> bool:
         return self.next >= self.end
 
-    def close(self):
+    def close(self) -> None:
         self.m.rec.count("rows_loaded", self.rows[0])
         self.m.rec.count("units_skipped", self.rows[1])
 

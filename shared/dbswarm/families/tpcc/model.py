@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 import string
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import Field, model_validator
 
@@ -95,7 +95,7 @@ class TpccWorkload(WorkloadModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _preset(cls, data):
+    def _preset(cls, data: Any) -> Any:
         if isinstance(data, dict) and isinstance(data.get("preset"), str) and data["preset"].lower() in PRESETS:
             data = {**data, "preset": data["preset"].lower()}   # any case, as YCSB's presets
         if isinstance(data, dict) and data.get("preset") in PRESETS:
@@ -105,7 +105,7 @@ class TpccWorkload(WorkloadModel):
         return data
 
     @model_validator(mode="after")
-    def _rampup(self):
+    def _rampup(self) -> "TpccWorkload":
         if self.rampup and not self.warmuptime:
             self.warmuptime = self.rampup
         elif self.warmuptime and not self.rampup:
@@ -115,7 +115,7 @@ class TpccWorkload(WorkloadModel):
         return self
 
     @property
-    def name(self):
+    def name(self) -> str:
         return f"tpcc-{self.warehouses}w"
 
 
@@ -150,7 +150,7 @@ class Strings:
     """Random a-strings and n-strings (clause 4.3.2.2), cut from a pool of random characters."""
     __slots__ = ("rng", "alnum", "digits")
 
-    def __init__(self, rng: random.Random):
+    def __init__(self, rng: random.Random) -> None:
         self.rng = rng
         self.alnum = shared_pool(_ALNUM, _POOL)  # the process's: no draw from the thread's stream
         self.digits = shared_pool(_DIGITS, _POOL)

@@ -9,6 +9,8 @@ locking-read suffix (``FOR UPDATE``; SQLite locks the database at BEGIN IMMEDIAT
 """
 from __future__ import annotations
 
+from typing import Any
+
 TABLES = ("warehouse", "district", "customer", "history", "new_order", "orders", "order_line", "item", "stock")
 
 TYPES = {
@@ -322,6 +324,6 @@ CONDITIONS = {
 AFTER_LOAD_ONLY = ("3.3.2.11",)
 
 
-def text(sql: str, dialect: str, **extra) -> str:
+def text(sql: str, dialect: str, **extra: Any) -> str:
     """A statement for one dialect: the type and locking-read placeholders filled in."""
     return sql.format(**TYPES[dialect], **extra)

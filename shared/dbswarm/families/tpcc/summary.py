@@ -6,7 +6,7 @@ report table."""
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import Any, Optional
 
 from dbswarm.bindings.protocols import SqlSession
 from dbswarm.families import base as families
@@ -20,7 +20,9 @@ from dbswarm.families.tpcc.model import (
     P90_LIMIT_S,
     TPMC_PER_WAREHOUSE_MAX,
     TRANSACTIONS,
+    TpccWorkload,
 )
+from dbswarm.measure.recorder import Measurement
 
 CSV = ("warehouses", "virtual_users", "TPM", "NOPM", "tpmC", "tpmTotal", "efficiency_pct", "new_orders_committed",
        "new_order_rollbacks", "errors", "retries")
@@ -50,7 +52,7 @@ def window_snapshot(binding: SqlSession, phase: str) -> Optional[dict]:
             "read_at": [round(t0, 6), round(t1, 6)]}
 
 
-def all_counts(measurement) -> dict[str, int]:
+def all_counts(measurement: Measurement) -> dict[str, int]:
     """Transactions per type over the whole phase, warm-up included."""
     out = {t: 0 for t in TRANSACTIONS}
     for ops in (measurement.operations, measurement.warmup or {}):
@@ -60,7 +62,7 @@ def all_counts(measurement) -> dict[str, int]:
     return out
 
 
-def client_statements(measurement, after_warmup: bool) -> dict:
+def client_statements(measurement: Measurement, after_warmup: bool) -> dict:
     """The clients' statements that are transactions in the server's counters: every event
     ended in one COMMIT or ROLLBACK (the 1% New-Orders), and every retried attempt in one more
     ROLLBACK; with a ramp-up (``after_warmup``) the window starts when it ends (the
@@ -72,7 +74,7 @@ def client_statements(measurement, after_warmup: bool) -> dict:
     return {"transactions": n + measurement.counters.get("retries", 0)}
 
 
-def committed_new_orders(measurement) -> int:
+def committed_new_orders(measurement: Measurement) -> int:
     """New-Orders committed over the whole phase (warm-up included): what the change of
     sum(d_next_o_id) over the same window counts."""
     c = measurement.counters
@@ -80,7 +82,7 @@ def committed_new_orders(measurement) -> int:
             - c.get("new_order_rollbacks_warmup", 0))
 
 
-def clients_in_window(measurement, start: Optional[dict]) -> tuple[Optional[int], str]:
+def clients_in_window(measurement: Measurement, start: Optional[dict]) -> tuple[Optional[int], str]:
     """(New-Orders the clients committed in the database's window, how) when the window's
     start edge was read as the ramp-up ended (``start``: that edge's ``window_snapshot``):
     the New-Orders committed over the whole phase less those before the window, which are
@@ -123,7 +125,8 @@ def clients_in_window(measurement, start: Optional[dict]) -> tuple[Optional[int]
         "d_next_o_id at the start edge (exact: the edge was read inside every band)")
 
 
-def phase_summary(w, phase: str, measurement, duration: float, window: Optional[dict] = None) -> Optional[dict]:
+def phase_summary(w: TpccWorkload, phase: str, measurement: Measurement, duration: float,
+                  window: Optional[dict] = None) -> Optional[dict]:
     """The phase's TPC-C figures: the load's rows; the run's clients' figures
     (``_clients_figures``), NOPM from the database and the clients' count of the same window
     (``_nopm``), TPM from the server's counters (``_tpm``), over the window's minutes."""
@@ -156,7 +159,7 @@ def phase_summary(w, phase: str, measurement, duration: float, window: Optional[
     return out
 
 
-def _clients_figures(w, measurement, duration: float) -> dict:
+def _clients_figures(w: TpccWorkload, measurement: Measurement, duration: float) -> dict:
     """The clients' figures over the measured window (the ramp-up left out): tpmC, tpmTotal,
     the mix, the p90 of each transaction against its limit (clause 5.2.5.3), efficiency."""
     minutes = max(duration - w.rampup, 1e-9) / 60
@@ -164,7 +167,7 @@ def _clients_figures(w, measurement, duration: float) -> dict:
     counts = {t: (ops[t].count if t in ops else 0) for t in TRANSACTIONS}
     total = sum(counts.values())
     rbk = c.get("new_order_rollbacks", 0)
-    out = {
+    out: dict[str, Any] = {
         "warehouses": w.warehouses, "virtual_users": w.threads, "measured_seconds": round(minutes * 60, 3),
         "rampup_seconds": w.rampup,
         "keying_and_thinking": w.keying_and_thinking,
@@ -197,7 +200,7 @@ def _clients_figures(w, measurement, duration: float) -> dict:
     return out
 
 
-def _nopm(out: dict, measurement, window: dict, fam: dict, unread: dict, after_rampup: bool, span_minutes: float,
+def _nopm(out: dict, measurement: Measurement, window: dict, fam: dict, unread: dict, after_rampup: bool, span_minutes: float,
           rampup_in: str) -> None:
     """NOPM: the change of sum(d_next_o_id) over the window (HammerDB), and the clients' count of
     the same window beside it (exact where ``clients_in_window`` can place each New-Order)."""
@@ -239,7 +242,7 @@ def _nopm(out: dict, measurement, window: dict, fam: dict, unread: dict, after_r
                                 else "both edges of the window (an edge's document is missing)"))
 
 
-def _tpm(out: dict, measurement, window: dict, unread: dict, after_rampup: bool, span_minutes: float,
+def _tpm(out: dict, measurement: Measurement, window: dict, unread: dict, after_rampup: bool, span_minutes: float,
          rampup_in: str) -> None:
     """TPM: the server's commit + rollback counters over the window (HammerDB), less dbswarm's
     own transactions in it."""

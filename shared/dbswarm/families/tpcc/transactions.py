@@ -8,10 +8,10 @@ import hashlib
 import math
 import random
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Literal, Optional, cast
 
 from dbswarm.bindings.protocols import SqlSession
-from dbswarm.families.base import EVENT, Client, Op, ThreadContext, sleep_unless_stopped, stepwise
+from dbswarm.families.base import EVENT, Client, Op, Operation, Steps, ThreadContext, sleep_unless_stopped, stepwise
 from dbswarm.families.tpcc import sql as S
 from dbswarm.families.tpcc.model import (
     BAND_ORDERS,
@@ -24,6 +24,7 @@ from dbswarm.families.tpcc.model import (
     MIX,
     THINK_MEAN_S,
     Strings,
+    TpccWorkload,
     last_name,
     money,
     nurand,
@@ -34,6 +35,9 @@ from dbswarm.measure.recorder import Recorder
 _BAND_NS = BAND_S * 1_000_000_000
 _LETTER = {"NEW_ORDER": "N", "PAYMENT": "P", "ORDER_STATUS": "O", "DELIVERY": "D", "STOCK_LEVEL": "S"}
 _CARD_OF = {v: k for k, v in _LETTER.items()}
+# a New-Order band (TpccClient._open_band): start, end (perf_counter_ns), the orders' list, the
+# bands' list, this band's index in it
+_Band = tuple[int, int, list[int], list[int], int]
 
 
 class Deck:
@@ -41,7 +45,7 @@ class Deck:
     shuffled, dealt one per transaction, reshuffled when empty: the mix is exact over every 100."""
     CARDS = tuple(t for t, n in MIX.items() for _ in range(n))
 
-    def __init__(self, rng: random.Random, saved: Optional[dict] = None):
+    def __init__(self, rng: random.Random, saved: Optional[dict] = None) -> None:
         self.rng = rng
         self.cards = list(self.CARDS)
         self.i = len(self.cards)
@@ -69,7 +73,7 @@ class Session:
     COMMIT; ``rollback``) is the binding's, taken at its first use and again after a reconnect
     (``reset``), split into send / finish where the session multiplexes (engine.mux)."""
 
-    def __init__(self, binding: SqlSession):
+    def __init__(self, binding: SqlSession) -> None:
         self.b = binding
         self.dialect = d = binding.dialect
         self.sql = {k: binding.prepare(S.text(v, d)) for k, v in S.STATEMENTS.items()}
@@ -80,23 +84,23 @@ class Session:
         """The calls taken again at their next use: they belong to the connection replaced."""
         self._calls.clear()
 
-    def _take(self, maker: str, *args):
+    def _take(self, maker: str, *args: Any) -> Any:
         key = (maker, *args)
         call = self._calls.get(key)
         if call is None:
             call = self._calls[key] = getattr(self.b, maker)(*args)
         return call
 
-    def fetch(self, sql: str):
+    def fetch(self, sql: str) -> Callable[[Any], Any]:
         return self._take("row_fetcher", sql)
 
-    def run(self, sql: str):
+    def run(self, sql: str) -> Callable[[Any], int]:
         return self._take("statement_runner", sql)
 
     def tx(self, writes: bool) -> tuple:
         return self._take("transaction_calls", writes)
 
-    def rollback(self):
+    def rollback(self) -> Callable[[], Any]:
         return self._take("rollback_call")
 
     def batched(self, kind: str, n: int, district: int = 0) -> str:
@@ -121,7 +125,8 @@ class TpccClient:
     """One virtual user: its home warehouse and district, its deck, the inputs of each
     transaction (drawn before the transaction is timed) and the transactions' bodies."""
 
-    def __init__(self, w, rng: random.Random, thread: int, c_run: dict, deck: Optional[dict] = None):
+    def __init__(self, w: TpccWorkload, rng: random.Random, thread: int, c_run: dict,
+                 deck: Optional[dict] = None) -> None:
         self.w, self.rng = w, rng
         self.W = w.warehouses
         self.home_w = thread % self.W + 1
@@ -133,7 +138,8 @@ class TpccClient:
                          "payment_by_name": 0, "order_status_by_name": 0, "new_order_remote_lines": 0,
                          "delivery_skipped_districts": 0}
         self.rec: Optional[Recorder] = None  # the thread's recorder (set by RunClient; None: nothing recorded)
-        self._band = None  # the band around the ramp-up's end, set at the first committed New-Order
+        # the band around the ramp-up's end, set at the first committed New-Order
+        self._band: Optional[_Band | Literal[False]] = None
         # the transactions: called by a thread, driven step by step by the multiplexer (.steps)
         self.new_order, self.payment = stepwise(self._new_order), stepwise(self._payment)
         self.order_status, self.delivery = stepwise(self._order_status), stepwise(self._delivery)
@@ -151,7 +157,7 @@ class TpccClient:
         return nurand(r, 1023, 1, CUSTOMERS, self.c["c_id"]), None
 
     # -- inputs (clause 2.x.1) -------------------------------------------------------------
-    def new_order_input(self):
+    def new_order_input(self) -> tuple[int, int, list[tuple[int, int, int]], bool]:
         r = self.rng
         d = r.randint(1, DISTRICTS)
         c = nurand(r, 1023, 1, CUSTOMERS, self.c["c_id"])
@@ -166,7 +172,7 @@ class TpccClient:
             lines.append((item, supply, r.randint(1, 10)))
         return d, c, lines, rbk
 
-    def payment_input(self):
+    def payment_input(self) -> tuple[int, int, int, Optional[int], Optional[str], float]:
         r = self.rng
         d = r.randint(1, DISTRICTS)
         if self.W > 1 and r.randint(1, 100) > 85:
@@ -176,13 +182,13 @@ class TpccClient:
         c_id, c_last = self.customer()
         return d, cw, cd, c_id, c_last, r.randint(100, 500_000) / 100
 
-    def order_status_input(self):
+    def order_status_input(self) -> tuple[int, Optional[int], Optional[str]]:
         return (self.rng.randint(1, DISTRICTS), *self.customer())
 
-    def delivery_input(self):
+    def delivery_input(self) -> int:
         return self.rng.randint(1, 10)
 
-    def stock_level_input(self):
+    def stock_level_input(self) -> int:
         return self.rng.randint(10, 20)
 
     # -- bodies: (session, inputs); run again after a rollback on a retryable error -----------
@@ -190,11 +196,11 @@ class TpccClient:
     # statement as (the session's call, (params,)) and is sent the call's answer (rows for a
     # ``fetch``, the affected rows for a ``run``); a thread makes the calls one after another,
     # the shard's multiplexer sends each when the last one's answer is in (engine.mux).
-    def _by_name(self, st, w, d, c_last):
+    def _by_name(self, st: Session, w: int, d: int, c_last: Optional[str]) -> Steps:
         ids = yield st.fetch(st.sql["c_by_name"]), ((w, d, c_last),)
         return ids[(len(ids) - 1) // 2][0]  # the row at position ceil(n / 2) (clause 2.5.2.2)
 
-    def _new_order(self, st, inp):
+    def _new_order(self, st: Session, inp: tuple[int, int, list[tuple[int, int, int]], bool]) -> Steps:
         """Clause 2.4.2, batched as go-tpc does: the items in one SELECT, the stock rows in one
         locking SELECT, their updates in one UPDATE, the order lines in one INSERT (11 statements
         with BEGIN and COMMIT, whatever the line count). An item number that appears on several
@@ -223,7 +229,7 @@ class TpccClient:
         pairs = sorted({(supply, item) for item, supply, _ in lines})  # one global lock order
         args = [v for pair in pairs for v in pair]
         stock = {(r[0], r[1]): [r[2], r[4], 0, 0, 0] for r in (yield fetch(st.batched("stock", len(pairs), d)), (args,))}
-        ol_args = []
+        ol_args: list[Any] = []
         total = 0.0
         for number, (item, supply, qty) in enumerate(lines, 1):
             s_row = stock[supply, item]  # [quantity, dist, ytd added, orders added, remote added]
@@ -235,7 +241,7 @@ class TpccClient:
             amount = qty * float(prices[item])
             total += amount
             ol_args += (o_id, d, w, number, item, supply, qty, money(amount), s_row[1])
-        upd = []
+        upd: list[Any] = []
         for (supply, item), (s_qty, _, ytd, n, remote) in stock.items():
             upd += (supply, item, s_qty, ytd, n, remote)
         yield run(st.batched("stock_update", len(stock))), (S.stock_update_args(upd, st.dialect),)
@@ -246,7 +252,7 @@ class TpccClient:
         self.counters["new_order_remote_lines"] += sum(sw != w for _, sw, _ in lines)
         _ = total * (1 - float(c_discount)) * (1 + float(w_tax) + float(d_tax))  # the terminal's total
 
-    def _committed(self, d: int, o_id: int):
+    def _committed(self, d: int, o_id: int) -> None:
         """A New-Order committed (its COMMIT returned: never a rollback or a failed attempt, so a
         retried one once): recorded as (warehouse, district, o_id) when it committed inside the
         band around the ramp-up's end (``BAND_S``), else counted before or after the band."""
@@ -263,11 +269,11 @@ class TpccClient:
             else:
                 orders.extend((self.home_w, d, o_id))
 
-    def _open_band(self):
+    def _open_band(self) -> _Band | Literal[False]:
         """(start, end (perf_counter_ns), the orders' list, the bands' list, this band's index in
         it): the band appended to BAND_RECORDS with its wall-clock limits (start rounded up, end
         down, to the ms) and no New-Orders yet; False when the phase has no ramp-up."""
-        rec = self.rec
+        rec = cast(Recorder, self.rec)  # set: _committed's caller checked
         end = rec.warm_end_ns
         if not end:
             return False
@@ -277,7 +283,7 @@ class TpccClient:
         rows.extend((math.ceil(rec.wall_time(lo) * 1000), math.floor(rec.wall_time(hi) * 1000), 0, 0))
         return lo, hi, rec.record_list(BAND_ORDERS), rows, i
 
-    def _payment(self, st, inp):
+    def _payment(self, st: Session, inp: tuple[int, int, int, Optional[int], Optional[str], float]) -> Steps:
         d, cw, cd, c_id, c_last, amount = inp
         q, w, fetch, run = st.sql, self.home_w, st.fetch, st.run
         amt = money(amount)
@@ -303,7 +309,7 @@ class TpccClient:
         if c_last is not None:
             self.counters["payment_by_name"] += 1
 
-    def _order_status(self, st, inp):
+    def _order_status(self, st: Session, inp: tuple[int, Optional[int], Optional[str]]) -> Steps:
         d, c_id, c_last = inp
         q, w, fetch = st.sql, self.home_w, st.fetch
         begin, commit = st.tx(False)
@@ -318,7 +324,7 @@ class TpccClient:
         if c_last is not None:
             self.counters["order_status_by_name"] += 1
 
-    def _delivery(self, st, carrier):
+    def _delivery(self, st: Session, carrier: int) -> Steps:
         """Clause 2.7.4, batched as go-tpc: each district's oldest new order found (and locked)
         one district at a time, then all of them delivered by one statement per table, the
         customers updated one per district (17 to 27 statements instead of 72)."""
@@ -347,7 +353,7 @@ class TpccClient:
             yield update_customer, ((money(float(totals.get(d) or 0)), w, d, customers[d]),)
         yield commit, ()
 
-    def _stock_level(self, st, threshold):
+    def _stock_level(self, st: Session, threshold: int) -> Steps:
         q, w, d, fetch = st.sql, self.home_w, self.home_d, st.fetch
         begin, commit = st.tx(False)
         yield begin, ()
@@ -360,7 +366,7 @@ class RunClient(Client):
     """One virtual user's loop: a card from the deck, the keying time, the transaction (an event,
     run by the engine's operation loop), the think time (slept before the next card)."""
 
-    def __init__(self, w, ctx: ThreadContext):
+    def __init__(self, w: TpccWorkload, ctx: ThreadContext) -> None:
         self.m = ctx.m
         self.w = w
         self.c = TpccClient(w, ctx.rng, ctx.thread, run_constants(w.c_last_load, run_rng(w)), ctx.saved.get("deck"))
@@ -379,10 +385,10 @@ class RunClient(Client):
         # next_operation, which the multiplexer's thread calls for every connection)
         self.multiplexable = not self.pause
 
-    def _sleep(self, seconds: float):
+    def _sleep(self, seconds: float) -> None:
         sleep_unless_stopped(seconds, self.m.should_stop)
 
-    def next_operation(self):
+    def next_operation(self) -> Operation:
         if self.pause and self.think is not None:  # the last transaction's think time
             mean = THINK_MEAN_S[self.think]
             self._sleep(min(-math.log(1.0 - self.c.rng.random()) * mean, 10 * mean))
@@ -393,15 +399,15 @@ class RunClient(Client):
             self.think = kind
         return self.ops[kind], body, (self.st, make())
 
-    def state(self):
+    def state(self) -> dict:
         return {"deck": self.c.deck.state()}  # resumed, the mix goes on as if uninterrupted
 
-    def close(self):
+    def close(self) -> None:
         for k, v in self.c.counters.items():
             self.m.rec.count(k, v)
 
 
-def run_rng(w) -> random.Random:
+def run_rng(w: TpccWorkload) -> random.Random:
     """The run's C constants are the same for every virtual user of the run: drawn from the
     workload's own description (a different load constant, a different run constant)."""
     digest = hashlib.sha256(w.model_dump_json().encode()).digest()
