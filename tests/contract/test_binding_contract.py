@@ -19,7 +19,7 @@ from dbswarm.engine.calls import Measured
 from dbswarm.errors import CONNECTION, DUPLICATE, RETRYABLE, ErrorClass
 from dbswarm.families.sysbench import SysbenchClient, SysbenchTables, SysbenchWorkload
 from dbswarm.measure.recorder import FAILED, Recorder
-from tests import servers
+from tests import measured, servers
 
 pytestmark = pytest.mark.servers
 
@@ -240,13 +240,13 @@ def test_killed_connection_is_classified_and_reconnected(make, request):
     time.sleep(0.2)
     m = Measured(b, Recorder())
     # the first call after the kill fails, is classified as a connection error and reconnects
-    assert m.call("READ", b.read, t, "user1", None) is FAILED
+    assert measured.call(m, "READ", b.read, t, "user1", None) is FAILED
     (key, count), = m.rec.m.errors.items()
     assert key.startswith("READ:connection:") and count == 1, m.rec.m.errors
     assert m.rec.m.counters.get("reconnects") == 1
     # the next one works on the new connection
-    assert m.call("READ", b.read, t, "user1", None) == values("a")
-    assert m.call("UPDATE", b.update, t, "user1", {"field0": "z"}) is True
+    assert measured.call(m, "READ", b.read, t, "user1", None) == values("a")
+    assert measured.call(m, "UPDATE", b.update, t, "user1", {"field0": "z"}) is True
 
 
 @pytest.mark.parametrize("engine", SQL_ENGINES, indirect=True)
@@ -323,14 +323,14 @@ def test_mongodb_server_restart_is_classified_and_reconnected(targets, tmp_path)
         ok = 0
         deadline = time.time() + 60
         while not done.is_set() and time.time() < deadline:
-            if m.call("READ", b.read, t, "user1", None) is not FAILED:
+            if measured.call(m, "READ", b.read, t, "user1", None) is not FAILED:
                 ok += 1
             time.sleep(0.01)
         thread.join(60)
         assert done.is_set(), "restart-ferretdb did not finish"
         # after the restart: it works (reconnecting if the last call failed)
         for _ in range(50):
-            r = m.call("READ", b.read, t, "user1", None)
+            r = measured.call(m, "READ", b.read, t, "user1", None)
             if r is not FAILED:
                 break
         assert r == values("a")
@@ -548,7 +548,7 @@ def test_sysbench_event_counts_queries_like_sysbench(make):
     client = SysbenchClient(w, random.Random(3))
     q = [0, 0, 0]
     for _ in range(20):
-        assert m.event("TRANSACTION", client.body, s, q)
+        assert measured.event(m, "TRANSACTION", client.body, s, q)
     assert q == [14 * 20, 4 * 20, 2 * 20]
     assert m.rec.measurement().operations["TRANSACTION"].count == 20
     assert m.rec.m.errors == {}
@@ -574,12 +574,12 @@ def test_sysbench_events_go_on_after_a_killed_connection(make, request):
     client = SysbenchClient(w, random.Random(5))
     q = [0, 0, 0]
     for _ in range(3):
-        assert m.event("TRANSACTION", client.body, s, q)
+        assert measured.event(m, "TRANSACTION", client.body, s, q)
     old = s.counters["point_select"][1]
     _kill_session(make, b, env)
     time.sleep(0.2)
     for _ in range(10):
-        assert m.event("TRANSACTION", client.body, s, q)
+        assert measured.event(m, "TRANSACTION", client.body, s, q)
     (key, count), = m.rec.m.errors.items()
     assert key.split(":")[1] == "connection" and count == 1, m.rec.m.errors
     assert m.rec.m.counters.get("reconnects") == 1 and m.rec.m.counters.get("retries") == 1
@@ -972,7 +972,7 @@ def test_mysqlclient_prepares_its_per_operation_statements_on_the_server(make, r
     _kill_session(make, b, env)
     time.sleep(0.2)
     m = Measured(b, Recorder())
-    assert m.call("READ", read, "user1") is FAILED
+    assert measured.call(m, "READ", read, "user1") is FAILED
     assert m.rec.m.counters.get("reconnects") == 1
     read = b.reader(t, None)
     assert read("user1") == 1

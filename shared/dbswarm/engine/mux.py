@@ -26,7 +26,8 @@ in the multiplexer's thread (counted in ``blocking_calls``: every other connecti
 meanwhile). A lost connection reconnects in the multiplexer's thread, as a thread would,
 and the others wait for it.
 
-Time is read where the operation loop reads it: before the send, after the finish. A client
+Time is read as the operation loop reads it, through it (``engine.loop``: ``now`` before the
+send, ``OperationLoop.end`` after the finish, which records). A client
 whose answer has arrived waits for the multiplexer to reach it among the others that arrived
 in the same wake-up: that delay is in its latency, as a thread's wait for a CPU is.
 
@@ -55,8 +56,8 @@ from typing import Any, Callable, Optional
 
 from dbswarm.bindings.base import PENDING
 from dbswarm.engine.calls import Measured
-from dbswarm.engine.loop import OperationLoop
-from dbswarm.families.base import EVENT, Exhausted
+from dbswarm.engine.loop import OperationLoop, now
+from dbswarm.families.base import EVENT, Exhausted, Op
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Recorder
 
@@ -89,7 +90,7 @@ class Slot:
         self.released = threading.Event()
         self.exc: Optional[BaseException] = None
         self.abandoned = False
-        self.began = 0.0
+        self.began = 0  # when it was admitted (ns)
         self.sched0: Optional[tuple[int, int]] = None
         self.health: Optional[list] = None
         self.blocking_calls = 0
@@ -217,7 +218,7 @@ class Multiplexer:
 
     def _loop(self) -> None:  # noqa: C901 (the loop in one frame: a call per answer is its cost)
         phase, snaps = self.phase, self._snaps
-        perf = time.perf_counter_ns
+        perf = now
         stop_perf = phase.clock.stop_perf
         stop_ns = self._stop_ns = int(stop_perf * 1e9) if stop_perf != float("inf") else sys.maxsize
         stopped = phase.stop_event.is_set
@@ -232,18 +233,18 @@ class Multiplexer:
                     self._admit(slot)
             if not by_fd and self._left <= 0 and not self._new:
                 return
-            now = perf()
-            if now >= check_ns:
+            t = perf()
+            if t >= check_ns:
                 if snaps.gen != self._copy_gen:  # no client has reached its next operation yet
                     self._hand_over_recorder(snaps.gen)
-                if not self._stopping and (now >= stop_ns or stopped()):
+                if not self._stopping and (t >= stop_ns or stopped()):
                     self._stopping = True
                 if self._stopping and give_up == sys.maxsize:
-                    give_up = max(now, stop_ns if stop_ns != sys.maxsize else now) + self.grace_ns
-                if now >= give_up:
+                    give_up = max(t, stop_ns if stop_ns != sys.maxsize else t) + self.grace_ns
+                if t >= give_up:
                     self._abandon()
                     return
-                check_ns = now + 10_000_000
+                check_ns = t + 10_000_000
             for fd, _ in poll(POLL_S):
                 if fd == wake:
                     try:
@@ -266,13 +267,11 @@ class Multiplexer:
                 except Exception as exc:  # drivers raise many types; the policy classifies
                     self._failed(slot, exc)
                     continue
-                t1 = perf()
-                self._record(slot, slot.op, slot.t0, t1, result)
-                self._next(slot, t1)
+                self._next(slot, self._record(slot, slot.op, slot.t0, result))
 
     def _admit(self, slot: Slot) -> None:
         slot.seen = self._snaps.gen
-        slot.began = time.perf_counter()
+        slot.began = now()
         slot.sched0 = headroom.thread_sched()
         self._admitted += 1
         if not slot.m.paced:  # (paced runs are not multiplexed; their response times need ok_paced)
@@ -288,7 +287,7 @@ class Multiplexer:
             self._release(slot)
             return
         self._watch(slot, fd)
-        self._next(slot, time.perf_counter_ns())
+        self._next(slot, now())
 
     def _watch(self, slot: Slot, fd: Optional[int]) -> None:
         """(Re)register a slot's socket: after a reconnect it is another one (or the same
@@ -337,31 +336,30 @@ class Multiplexer:
             if steps is not None:  # several statements (families.base.stepwise): the first sent
                 if self._start_steps(slot, steps) != NEXT:
                     return
-                now_ns = time.perf_counter_ns()
+                now_ns = now()
                 continue
             send = getattr(fn, "send", None)
             if send is None:  # no split form: called here, every other connection waiting
                 slot.blocking_calls += 1
-                t0 = time.perf_counter_ns()
+                t0 = now()
                 try:
                     result = fn(*args)
                 except Exception as exc:
                     slot.t0 = t0
                     if self._failed(slot, exc, again=False) != NEXT:
                         return
-                    now_ns = time.perf_counter_ns()
+                    now_ns = now()
                     continue
-                now_ns = time.perf_counter_ns()
-                self._record(slot, op, t0, now_ns, result)
+                now_ns = self._record(slot, op, t0, result)
                 continue
             slot.finish = fn.finish
-            slot.t0 = time.perf_counter_ns()
+            slot.t0 = now()
             try:
                 send(*args)
             except Exception as exc:
                 if self._failed(slot, exc, again=False) != NEXT:
                     return
-                now_ns = time.perf_counter_ns()
+                now_ns = now()
                 continue
             return
 
@@ -379,7 +377,7 @@ class Multiplexer:
     def _start_steps(self, slot: Slot, steps) -> str:
         """An operation of several statements begun: its first call sent (WAITING), or, where
         every call of it was made here, recorded (NEXT); a failure to its policy (``_failed``)."""
-        slot.t0 = time.perf_counter_ns()
+        slot.t0 = now()
         try:
             slot.gen = steps(*slot.args)
             result = self._advance(slot, None)
@@ -387,7 +385,7 @@ class Multiplexer:
             return self._failed(slot, exc, again=False)
         if result is PENDING:
             return WAITING
-        self._record(slot, slot.op, slot.t0, time.perf_counter_ns(), result)
+        self._record(slot, slot.op, slot.t0, result)
         return NEXT
 
     @staticmethod
@@ -411,16 +409,18 @@ class Multiplexer:
             send(*call_args)
             return PENDING
 
-    def _record(self, slot: Slot, op, t0: int, t1: int, result) -> None:
-        """Into the multiplexer's recorder, or the client's own between a snapshot's copy and
-        the client's deposit (the module's docstring)."""
+    def _record(self, slot: Slot, op: Op, t0: int, result: Any) -> int:
+        """The operation begun at ``t0`` ended with ``result`` (``OperationLoop.end``: its end
+        read, returned): into the multiplexer's recorder, or the client's own between a
+        snapshot's copy and the client's deposit (the module's docstring)."""
         loop = slot.shared_loop
         if loop is None or slot.seen != self._copy_gen:
             loop = slot.loop
-        loop.record(op, t0, t1, result)
+        t1 = loop.end(op, t0, result)
         slot.done += op.units
         if t1 - t0 >= self.stall_ns and not slot.attempts:  # (a retried event's failures are errors)
             slot.st.stalled(t0 / 1e9, t1 / 1e9)
+        return t1
 
     def _failed(self, slot: Slot, exc: Exception, again: bool = True) -> str:
         """An operation raised: its policy (``OperationLoop._failed``: recorded, a lost
@@ -465,9 +465,9 @@ class Multiplexer:
                 return self._failed(slot, again_exc, again)
             if result is PENDING:
                 return WAITING
-            self._record(slot, op, slot.t0, time.perf_counter_ns(), result)
+            self._record(slot, op, slot.t0, result)
         if again:
-            self._next(slot, time.perf_counter_ns())
+            self._next(slot, now())
         return NEXT
 
     def _release(self, slot: Slot, hold: bool = False) -> None:
@@ -484,7 +484,7 @@ class Multiplexer:
         if slot.fd is not None:
             self._watch(slot, None)
         sched1 = headroom.thread_sched() if slot.sched0 is not None else None
-        wall = time.perf_counter() - slot.began if slot.began else 0.0
+        wall = (now() - slot.began) / 1e9 if slot.began else 0.0
         if sched1 is not None and slot.sched0 is not None:
             share = max(1, self._admitted)
             slot.health = [wall, (sched1[0] - slot.sched0[0]) // share, sched1[1] - slot.sched0[1], 0.0]
@@ -499,8 +499,8 @@ class Multiplexer:
     def _abandon(self) -> None:
         """The grace after the stop instant has passed: every client still waiting for an
         answer is given back as abandoned (its connection is closed by its thread)."""
-        now = time.perf_counter()
+        t = now() / 1e9
         for slot in list(self._by_fd.values()):
             slot.abandoned = True
-            slot.st.stalled(slot.t0 / 1e9, now, abandoned=True)  # its call in flight since it was sent
+            slot.st.stalled(slot.t0 / 1e9, t, abandoned=True)  # its call in flight since it was sent
             self._release(slot)
