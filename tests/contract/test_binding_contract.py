@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from dbswarm.bindings.protocols import Multiplexing, splits_of
 from dbswarm.engine.calls import Measured
 from dbswarm.errors import CONNECTION, DUPLICATE, RETRYABLE, ErrorClass
 from dbswarm.families.sysbench import SysbenchClient, SysbenchTables, SysbenchWorkload
@@ -770,18 +771,30 @@ def test_sysbench_calls_are_taken_at_set_up_and_the_events_use_them(make):
 
 # ---- split calls (engine.mux) --------------------------------------------------------------
 
+def _fileno(b):
+    """The session's socket where its engine multiplexes (bindings.protocols.Multiplexing)."""
+    return b.fileno() if isinstance(b, Multiplexing) else None
+
+
+def _has_split(b, call) -> bool:
+    splits = splits_of(b)
+    return splits is not None and call in splits
+
+
 def _split_call(b, call, *args):
-    """``call``'s split form driven by hand as the multiplexer drives it: ``send``, then
-    ``finish`` each time the session's socket is readable, until it is not PENDING."""
+    """``call``'s split form (the binding's ``splits``) driven by hand as the multiplexer
+    drives it: ``send``, then ``finish`` each time the session's socket is readable, until it
+    is not PENDING."""
     import select
 
     from dbswarm.bindings.base import PENDING
-    call.send(*args)
+    send, finish = b.splits[call]
+    send(*args)
     fd = b.fileno()
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         select.select([fd], [], [], 1.0)
-        result = call.finish()
+        result = finish()
         if result is not PENDING:
             return result
     raise AssertionError("no answer within 10 s")
@@ -790,8 +803,8 @@ def _split_call(b, call, *args):
 @pytest.mark.parametrize("engine", SQL_ENGINES, indirect=True)
 def test_sysbench_calls_split_as_they_block(make):
     """Where a session offers its socket (``fileno``), every call a sysbench event makes
-    (``query_counter``, ``statement_runner``, ``transaction_calls``) carries ``send`` /
-    ``finish`` that give what the blocking call gives, its errors included, inside a real
+    (``query_counter``, ``statement_runner``, ``transaction_calls``) has a split form (``send`` /
+    ``finish``) that give what the blocking call gives, its errors included, inside a real
     transaction; the kv reader and updater too. Elsewhere (SQLite, PyMySQL, MySQL
     Connector/Python) the calls block, and the multiplexer is not used."""
     b, other = make(), make()
@@ -801,9 +814,9 @@ def test_sysbench_calls_split_as_they_block(make):
     s.load(n, _sb_rows(50))
     calls = [s.counters["point_select"][n], s.counters["simple_range"][n], s.runners["index_update"][n],
              *s.transaction(True)]
-    if b.fileno() is None:
+    if _fileno(b) is None:
         assert make.variant in ("sqlite", "mysql-pymysql", "mysql-connector"), make.variant
-        assert not any(hasattr(c, "send") for c in calls)
+        assert not any(_has_split(b, c) for c in calls)
         return
     select_, range_, update = calls[:3]
     begin, commit = s.transaction(True)
@@ -848,9 +861,9 @@ def test_row_fetcher_and_rollback_call_split_as_they_block(make):
     rows_sql = b.prepare(f"SELECT id, k FROM {table} WHERE id BETWEEN {ph} AND {ph} ORDER BY id")
     fetch, rollback = b.row_fetcher(rows_sql), b.rollback_call()
     begin, _ = b.transaction_calls(True)
-    if b.fileno() is None:
+    if _fileno(b) is None:
         assert make.variant in ("sqlite", "mysql-pymysql", "mysql-connector"), make.variant
-        assert not any(hasattr(c, "send") for c in (fetch, rollback))
+        assert not any(_has_split(b, c) for c in (fetch, rollback))
         split = False
     else:
         split = True
@@ -891,9 +904,9 @@ def test_kv_inserter_scanner_and_row_updater_as_the_methods_and_split(make):
     fields = [f"field{i}" for i in range(FIELDS)]
     insert, scan_all, scan_one = b.inserter(t, fields), b.scanner(t, None), b.scanner(t, ["field2"])
     update_all = b.row_updater(t, fields)
-    split = b.fileno() is not None
+    split = _fileno(b) is not None
     if not split:
-        assert not any(hasattr(f, "send") for f in (insert, scan_all, scan_one, update_all))
+        assert not any(_has_split(b, f) for f in (insert, scan_all, scan_one, update_all))
 
     def call(f, *args):
         return _split_call(b, f, *args) if split else f(*args)
@@ -923,8 +936,8 @@ def test_kv_reader_and_updater_split_as_they_block(make):
     b.create_table(t, FIELDS)
     b.insert(t, "user1", values("a"))
     read, update = b.reader(t, None), b.updater(t, "field1")
-    if b.fileno() is None:
-        assert not hasattr(read, "send") and not hasattr(update, "send")
+    if _fileno(b) is None:
+        assert not _has_split(b, read) and not _has_split(b, update)
         return
     key = (lambda k: k.encode()) if getattr(b, "hot_key_type", str) is bytes else (lambda k: k)
     assert _split_call(b, read, key("user1")) == read(key("user1")) == 1

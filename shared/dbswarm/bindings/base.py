@@ -23,14 +23,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable, Optional, TypeVar
 
-from dbswarm.bindings.protocols import unimplemented
+from dbswarm.bindings.protocols import Split, unimplemented
 from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass  # noqa: F401 (re-exported)
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class _Pending:
-    """A split call's ``finish()`` before its answer is complete (``Binding.fileno``)."""
+    """A split call's ``finish()`` before its answer is complete (``protocols.Split``)."""
     __slots__ = ()
 
     def __repr__(self) -> str:
@@ -199,15 +200,6 @@ class Binding:
     # driver sends bytes (PostgreSQL: the hot path's keys are memoized encoded, not encoded per call)
     hot_key_type: type = str
 
-    # Split calls (``engine.mux``, ``fanout.client_model: multiplexed``): where the driver can
-    # send a statement and read its answer apart, ``reader``'s and ``updater``'s functions also
-    # carry ``send(*args)`` (the statement sent, nothing read) and ``finish()`` (called when
-    # ``fileno()`` is readable: the result ``fn(*args)`` would return, or ``PENDING`` while the
-    # answer is incomplete; raises what ``fn`` would raise). ``fileno()``: the connection's
-    # socket, None where the binding offers no split calls (every call then blocks a thread).
-    def fileno(self) -> Optional[int]:
-        return None
-
     def reader(self, table: str, fields: Optional[list[str]]):
         """``count(key)``: read(table, key, fields, rows=False), 1 or 0."""
         read = self.read
@@ -341,3 +333,21 @@ class Binding:
     @unimplemented
     def rollback(self) -> None:
         raise NotImplementedError
+
+
+class Multiplexed:
+    """An engine's opt-in to the shard's multiplexer (``protocols.Multiplexing``,
+    ``fanout.client_model: multiplexed``): mixed into its binding, which says its connection's
+    socket in ``fileno`` and keeps in ``splits`` the split form (``protocols.Split``) of each
+    call of the connection whose driver can send a statement and read its answer apart (made
+    with the call: ``split``). A new table for each connection: a call belongs to its
+    connection, and a client takes its calls again after a reconnect."""
+    splits: dict[Callable[..., Any], Split]
+
+    def fileno(self) -> Optional[int]:
+        raise NotImplementedError
+
+    def split(self, call: F, send: Callable[..., Any], finish: Callable[[], Any]) -> F:
+        """``call`` with its split form registered (``send(*args)``, ``finish()``); returns it."""
+        self.splits[call] = Split(send, finish)
+        return call

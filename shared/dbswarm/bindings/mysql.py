@@ -44,6 +44,7 @@ from typing import Optional
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from dbswarm.bindings import register
+from dbswarm.bindings.base import Multiplexed
 from dbswarm.bindings.sql import SqlBinding
 from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, BindingError, ErrorClass
 
@@ -223,7 +224,7 @@ def make_driver(name):
 
 
 @register("mysql")
-class MysqlBinding(SqlBinding):
+class MysqlBinding(SqlBinding, Multiplexed):
     dialect = "mysql"
     max_params = 65535
     placeholder = "%s"
@@ -250,6 +251,7 @@ class MysqlBinding(SqlBinding):
         self._table_engine = engine
         self._driver = make_driver(str(opts.get("driver", "auto")).lower())
         self._statements = None  # the driver's execute / fetchall / fetchone on this connection
+        self.splits = {}  # this connection's split calls (Multiplexed: mysqlclient's)
         prepare = opts.get("prepare", True)
         if not isinstance(prepare, bool):
             raise ValueError(f"target.options.prepare: {prepare!r} is not true or false")
@@ -266,6 +268,7 @@ class MysqlBinding(SqlBinding):
         self.db = self._driver.connect(self._kwargs, self.conn.password or "", init,
                                        float(self.conn.options.get("connect_timeout", 10)))
         st = self._statements = self._driver.statements(self.db, self._hot, self._kwargs.get("read_timeout"))
+        self.splits = getattr(st, "splits", {})  # mysqlclient's split calls (Multiplexed)
         # the driver's calls bound onto the binding itself, over the class's hooks below: one
         # Python call less per statement, on the hot path
         self.execute, self.fetchall, self.fetchone, self.fetchcount = (

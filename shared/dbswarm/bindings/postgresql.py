@@ -40,7 +40,8 @@ from psycopg.adapt import Transformer
 from psycopg.errors import error_from_result
 
 from dbswarm.bindings import register
-from dbswarm.bindings.base import PENDING
+from dbswarm.bindings.base import PENDING, Multiplexed
+from dbswarm.bindings.protocols import Split
 from dbswarm.bindings.sql import SqlBinding
 from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 
@@ -127,7 +128,7 @@ def isolation_level(options: dict) -> Optional[str]:
 
 
 @register("postgresql")
-class PostgresBinding(SqlBinding):
+class PostgresBinding(SqlBinding, Multiplexed):
     dialect = "postgresql"
     max_params = MAX_PARAMS
     placeholder = "%s"
@@ -148,6 +149,7 @@ class PostgresBinding(SqlBinding):
         self._isolation = isolation_level(opts)
         self._server_version = None
         self.connected_ns: list[int] = []            # when each session of this binding started
+        self.splits = {}                             # this connection's split calls (Multiplexed)
 
     # -- life cycle ------------------------------------------------------------------
     def connect(self):
@@ -168,6 +170,7 @@ class PostgresBinding(SqlBinding):
         self.cur = self.db.cursor()
         self._pg = self.db.pgconn
         self._prepared = {}
+        self.splits = {}
         self._server_version = self.db.info.server_version
 
     def close(self):
@@ -512,7 +515,7 @@ class PostgresBinding(SqlBinding):
                 if res.status != ok:
                     raise error(res)
                 return res.ntuples
-        count.send, count.finish = self._split_prepared(sql, ok, _ntuples)  # type: ignore[attr-defined]
+        self.splits[count] = self._split_prepared(sql, ok, _ntuples)
         return count
 
     def row_counter(self, sql):
@@ -539,7 +542,7 @@ class PostgresBinding(SqlBinding):
         if not self._prepare or self._pg is None:
             return unprepared(sql)
         call = partial(blocking, sql)
-        call.send, call.finish = self._split_prepared(sql, ok, value)  # type: ignore[attr-defined]
+        self.splits[call] = self._split_prepared(sql, ok, value)
         return call
 
     def _split_prepared(self, sql, ok, value):
@@ -587,7 +590,7 @@ class PostgresBinding(SqlBinding):
             got.clear()
             send_prepared(p.name, params)
             return PENDING
-        return send, finish
+        return Split(send, finish)
 
     def transaction_calls(self, writes=True):
         """BEGIN and COMMIT as ``_simple`` sends them, with their split calls (libpq's
@@ -598,8 +601,7 @@ class PostgresBinding(SqlBinding):
         for command in (b"BEGIN", b"COMMIT"):
             call = partial(self._simple, command)
             finish, got = self._finisher(pq.ExecStatus.COMMAND_OK, _nothing)
-            call.send = partial(_send_simple, self._pg.send_query, got, command)  # type: ignore[attr-defined]
-            call.finish = finish  # type: ignore[attr-defined]
+            self.split(call, partial(_send_simple, self._pg.send_query, got, command), finish)
             calls.append(call)
         return calls[0], calls[1]
 
@@ -609,8 +611,7 @@ class PostgresBinding(SqlBinding):
             return super().rollback_call()
         call = partial(self.rollback)
         finish, got = self._finisher(pq.ExecStatus.COMMAND_OK, _nothing)
-        call.send = partial(_send_simple, self._pg.send_query, got, b"ROLLBACK")  # type: ignore[attr-defined]
-        call.finish = finish  # type: ignore[attr-defined]
+        self.split(call, partial(_send_simple, self._pg.send_query, got, b"ROLLBACK"), finish)
         return call
 
     # -- kv hot path: the prepared statement's libpq call, bound once per client thread -----
@@ -629,7 +630,7 @@ class PostgresBinding(SqlBinding):
             if res.status != ok:
                 raise error(res)
             return res.ntuples
-        count.send, count.finish = self._split(name, ok, rows=True)  # type: ignore[attr-defined]
+        self.splits[count] = self._split(name, ok, rows=True)
         return count
 
     def updater(self, table, field):
@@ -644,7 +645,7 @@ class PostgresBinding(SqlBinding):
             if res.status != ok:
                 raise error(res)
             return (res.command_tuples or 0) > 0
-        update.send, update.finish = self._split(name, ok, rows=False)  # type: ignore[attr-defined]
+        self.splits[update] = self._split(name, ok, rows=False)
         return update
 
     def fileno(self) -> Optional[int]:
@@ -666,7 +667,7 @@ class PostgresBinding(SqlBinding):
         def send_value_key(value, key):
             got.clear()
             send_prepared(name, [value.encode(), key])
-        return (send_key if rows else send_value_key), finish
+        return Split(send_key if rows else send_value_key, finish)
 
     def _finisher(self, ok, value):
         """``finish()`` of a statement sent on this connection, and the list its results

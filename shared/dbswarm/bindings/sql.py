@@ -12,19 +12,21 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from dbswarm.bindings.base import Binding
+from dbswarm.bindings.protocols import Split, splits_of
 
 KEY = "ycsb_key"
 
 
-def reshaped(call: Callable[[Any], Any], shape: Callable[..., tuple]) -> Callable[..., Any]:
+def reshaped(call: Callable[[Any], Any], shape: Callable[..., tuple], binding: object) -> Callable[..., Any]:
     """``call(params)`` (a statement runner's or row counter's) as ``fn(*args)`` with
-    ``params = shape(*args)``, its split calls (``send`` / ``finish``) carried along."""
-    def fn(*args):
+    ``params = shape(*args)``, its split form (``binding``'s, protocols.Multiplexing) carried along."""
+    def fn(*args: Any) -> Any:
         return call(shape(*args))
-    send = getattr(call, "send", None)
-    if send is not None:
-        fn.send = lambda *args: send(shape(*args))  # type: ignore[attr-defined]
-        fn.finish = call.finish  # type: ignore[attr-defined]
+    splits = splits_of(binding)
+    split = splits.get(call) if splits is not None else None
+    if splits is not None and split is not None:
+        send = split.send
+        splits[fn] = Split(lambda *args: send(shape(*args)), split.finish)
     return fn
 
 
@@ -114,13 +116,13 @@ class SqlBinding(Binding):
     # counter (so split into send / finish where the session multiplexes: engine.mux), each
     # prepared now, while the client sets up, where the session prepares statements
     def inserter(self, table, fields):
-        return reshaped(self.statement_runner(self._set_up(self._insert_sql(table, tuple(fields)))), _key_then_values)
+        return reshaped(self.statement_runner(self._set_up(self._insert_sql(table, tuple(fields)))), _key_then_values, self)
 
     def scanner(self, table, fields):
-        return reshaped(self.row_counter(self._set_up(self._scan_sql(table, fields))), _both)
+        return reshaped(self.row_counter(self._set_up(self._scan_sql(table, fields))), _both, self)
 
     def row_updater(self, table, fields):
-        return reshaped(self.statement_runner(self._set_up(self._update_sql(table, tuple(fields)))), _values_then_key)
+        return reshaped(self.statement_runner(self._set_up(self._update_sql(table, tuple(fields)))), _values_then_key, self)
 
     def _set_up(self, sql: str) -> str:
         """``sql`` prepared on this connection now where the session prepares statements; a

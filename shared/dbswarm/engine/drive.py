@@ -78,7 +78,7 @@ def drive(phase: Any, st: ThreadState, client, m: Measured, quota: Optional[int]
             now = perf()
             if now - last >= stall_s:
                 stall_seen(st, m, last, now, schedule, slept_ns)
-            if wait:
+            if schedule is not None:
                 slept_ns = schedule[3]
             last = st.progress_at = now
             if loop.exhausted:
@@ -88,8 +88,8 @@ def drive(phase: Any, st: ThreadState, client, m: Measured, quota: Optional[int]
         st.done = done
         sched1 = headroom.thread_sched() if sched0 is not None else None
         st.health = [perf() - perf0, *((sched1[0] - sched0[0], sched1[1] - sched0[1]) if sched1 else (None, None)),
-                     schedule[3] / 1e9 if wait else 0.0]
-        if wait:
+                     schedule[3] / 1e9 if schedule is not None else 0.0]
+        if schedule is not None and st.schedule is not None:
             steps, late, before, _ = schedule
             st.schedule["steps"] = steps
             if rec is not None:

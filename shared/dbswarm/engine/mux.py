@@ -3,8 +3,9 @@
 Each client thread of the shard connects and builds its client as with threads (in parallel,
 before the start barrier), then hands the client to the shard's ``Multiplexer`` and sleeps
 until it is given back. The multiplexer's one thread sends every client's next operation on
-its connection through the binding's split calls (``Binding.fileno``: ``fn.send(*args)``,
-then ``fn.finish()`` when the socket is readable), waits in one ``epoll`` for any answer,
+its connection through the binding's split calls (``bindings.protocols.Multiplexing``: the
+call's ``Split`` in ``binding.splits``, its ``send(*args)``, then its ``finish()`` when the
+socket ``binding.fileno()`` is readable), waits in one ``epoll`` for any answer,
 finishes that operation, records it as ``engine.loop.OperationLoop`` does (the same lanes,
 warm-up edge, not-found count and failure policy, into the client's own recorder), and sends
 that client's next one. One wake-up serves every answer that has arrived: no thread per
@@ -12,7 +13,7 @@ connection to wake and schedule per answer, which is what a thread per connectio
 128+ connections (docs/decisions/0003-multiplexed-client-model.md).
 
 An operation of several statements (sysbench's event, YCSB's read-modify-write, TPC-C's
-transactions: ``families.base.stepwise``) is driven statement by statement: its steps generator
+transactions: ``families.base.Stepwise``) is driven statement by statement: its steps generator
 yields each call, the multiplexer sends it and gives the generator its answer when it is in (a
 TPC-C transaction's next statement is built from the last one's rows); a failed
 event attempt is rolled back and started again here (``Measured.retry_event``), never run to
@@ -55,9 +56,10 @@ import time
 from typing import Any, Callable, Optional
 
 from dbswarm.bindings.base import PENDING
+from dbswarm.bindings.protocols import Multiplexing, Split
 from dbswarm.engine.calls import Measured
 from dbswarm.engine.loop import OperationLoop, now
-from dbswarm.families.base import EVENT, Exhausted, Op
+from dbswarm.families.base import EVENT, Exhausted, Op, Stepwise
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Recorder
 
@@ -70,7 +72,7 @@ class Slot:
     """One client thread's client while the multiplexer drives it."""
     __slots__ = ("st", "client", "m", "loop", "shared_loop", "quota", "done", "deposit", "seen", "fd", "op", "fn",
                  "args", "t0", "released", "exc", "abandoned", "began", "sched0", "health", "blocking_calls", "gen",
-                 "finish", "attempts", "held")
+                 "finish", "attempts", "held", "splits")
 
     def __init__(self, st, client, m, quota: Optional[int], deposit: Optional[Callable]):
         self.st, self.client, self.m = st, client, m
@@ -98,6 +100,7 @@ class Slot:
         self.finish: Any = None  # the finish of the call in flight
         self.attempts = 0  # the failed attempts of the event in flight
         self.held = False  # given back at the stop, its thread not yet woken (Multiplexer._release)
+        self.splits: dict[Callable[..., Any], Split] = {}  # the connection's split calls (_watch_connection)
 
 
 class Multiplexer:
@@ -281,13 +284,20 @@ class Multiplexer:
                 self.recorder.warm_until_ns, self.recorder.warm_end_ns = own.warm_until_ns, own.warm_end_ns
             slot.shared_loop = OperationLoop(slot.client, Measured(slot.m.binding, self.recorder), None)
             slot.loop.share_warm_hook(slot.shared_loop)
-        fd = slot.m.binding.fileno()
-        if fd is None:
+        if self._watch_connection(slot) is None:
             slot.exc = RuntimeError("the connection offers no socket to multiplex")
             self._release(slot)
             return
-        self._watch(slot, fd)
         self._next(slot, now())
+
+    def _watch_connection(self, slot: Slot) -> Optional[int]:
+        """The slot's connection watched (again: a reconnect makes another one): its socket
+        (None: none to multiplex) and its split calls."""
+        b = slot.m.binding
+        fd = b.fileno() if isinstance(b, Multiplexing) else None
+        slot.splits = b.splits if fd is not None else {}
+        self._watch(slot, fd)
+        return fd
 
     def _watch(self, slot: Slot, fd: Optional[int]) -> None:
         """(Re)register a slot's socket: after a reconnect it is another one (or the same
@@ -332,14 +342,13 @@ class Multiplexer:
                 slot.exc = exc
                 return self._release(slot)
             slot.op, slot.fn, slot.args, slot.attempts = op, fn, args, 0
-            steps = getattr(fn, "steps", None)
-            if steps is not None:  # several statements (families.base.stepwise): the first sent
-                if self._start_steps(slot, steps) != NEXT:
+            if type(fn) is Stepwise:  # several statements: the first sent
+                if self._start_steps(slot, fn.steps) != NEXT:
                     return
                 now_ns = now()
                 continue
-            send = getattr(fn, "send", None)
-            if send is None:  # no split form: called here, every other connection waiting
+            split = slot.splits.get(fn)
+            if split is None:  # no split form: called here, every other connection waiting
                 slot.blocking_calls += 1
                 t0 = now()
                 try:
@@ -352,10 +361,10 @@ class Multiplexer:
                     continue
                 now_ns = self._record(slot, op, t0, result)
                 continue
-            slot.finish = fn.finish
+            slot.finish = split.finish
             slot.t0 = now()
             try:
-                send(*args)
+                split.send(*args)
             except Exception as exc:
                 if self._failed(slot, exc, again=False) != NEXT:
                     return
@@ -374,7 +383,7 @@ class Multiplexer:
         slot.seen = gen
         deposit(gen, slot.done, None)
 
-    def _start_steps(self, slot: Slot, steps) -> str:
+    def _start_steps(self, slot: Slot, steps: Callable[..., Any]) -> str:
         """An operation of several statements begun: its first call sent (WAITING), or, where
         every call of it was made here, recorded (NEXT); a failure to its policy (``_failed``)."""
         slot.t0 = now()
@@ -389,7 +398,7 @@ class Multiplexer:
         return NEXT
 
     @staticmethod
-    def _advance(slot: Slot, value):
+    def _advance(slot: Slot, value: Any) -> Any:
         """The operation's steps driven on from ``value`` (the last call's result): the next
         call sent (PENDING: wait for its answer), or the operation's result when the steps
         end. A call without a split form is made here (``blocking_calls``)."""
@@ -400,13 +409,13 @@ class Multiplexer:
             except StopIteration as end:
                 slot.gen = None
                 return end.value
-            send = getattr(call, "send", None)
-            if send is None:
+            split = slot.splits.get(call)
+            if split is None:
                 slot.blocking_calls += 1
                 value = call(*call_args)
                 continue
-            slot.finish = call.finish
-            send(*call_args)
+            slot.finish = split.finish
+            split.send(*call_args)
             return PENDING
 
     def _record(self, slot: Slot, op: Op, t0: int, result: Any) -> int:
@@ -435,7 +444,8 @@ class Multiplexer:
         if slot.gen is not None:  # the steps in flight end here
             slot.gen.close()
             slot.gen = None
-        op, steps = slot.op, getattr(slot.fn, "steps", None)
+        op, fn = slot.op, slot.fn
+        steps = fn.steps if type(fn) is Stepwise else None
         retry = False
         try:
             if op.policy == EVENT and steps is not None:
@@ -451,9 +461,7 @@ class Multiplexer:
             return RELEASED
         # watched again even under the same number: a reconnect's new socket often takes the
         # number of the one it replaced, whose closing took it out of the epoll set
-        fd = slot.m.binding.fileno()
-        self._watch(slot, fd)
-        if fd is None:
+        if self._watch_connection(slot) is None:
             slot.exc = RuntimeError("the connection offers no socket to multiplex after reconnecting")
             self._release(slot)
             return RELEASED
