@@ -200,12 +200,12 @@ class Binding:
     # driver sends bytes (PostgreSQL: the hot path's keys are memoized encoded, not encoded per call)
     hot_key_type: type = str
 
-    def reader(self, table: str, fields: Optional[list[str]]):
+    def reader(self, table: str, fields: Optional[list[str]]) -> Callable[[Any], int]:
         """``count(key)``: read(table, key, fields, rows=False), 1 or 0."""
         read = self.read
         return lambda key: read(table, key, fields, False)
 
-    def updater(self, table: str, field: str):
+    def updater(self, table: str, field: str) -> Callable[[Any, Any], Any]:
         """``update(value, key)``: update(table, key, {field: value}), False when not found."""
         update = self.update
         return lambda value, key: update(table, key, {field: value})
@@ -213,16 +213,16 @@ class Binding:
     # The other YCSB operations as functions of one connection, in the same way (split calls
     # where the engine has them). Their keys are str, as ``insert`` / ``scan`` / ``update`` take
     # them; ``values`` hold ``fields`` in that order.
-    def inserter(self, table: str, fields: list[str]):
+    def inserter(self, table: str, fields: list[str]) -> Callable[[str, dict], Any]:
         """``insert(key, values)``: insert(table, key, values)."""
         return partial(self.insert, table)
 
-    def scanner(self, table: str, fields: Optional[list[str]]):
+    def scanner(self, table: str, fields: Optional[list[str]]) -> Callable[[str, int], int]:
         """``count(startkey, n)``: scan(table, startkey, n, fields, rows=False), the rows found."""
         scan = self.scan
         return lambda startkey, n: scan(table, startkey, n, fields, False)
 
-    def row_updater(self, table: str, fields: list[str]):
+    def row_updater(self, table: str, fields: list[str]) -> Callable[[str, dict], Any]:
         """``update(key, values)``: update(table, key, values) (every field of a record), 0 or
         False when not found."""
         return partial(self.update, table)
@@ -267,55 +267,55 @@ class Binding:
         return False
 
     @unimplemented
-    def execute(self, sql: str, params=()) -> int:
+    def execute(self, sql: str, params: Any = ()) -> int:
         """Run a statement; the affected row count."""
         raise NotImplementedError
 
     @unimplemented
-    def fetchall(self, sql: str, params=()) -> list[tuple]:
+    def fetchall(self, sql: str, params: Any = ()) -> list[tuple]:
         raise NotImplementedError
 
-    def fetchone(self, sql: str, params=()) -> Optional[tuple]:
+    def fetchone(self, sql: str, params: Any = ()) -> Optional[tuple]:
         rows = self.fetchall(sql, params)
         return rows[0] if rows else None
 
-    def fetchcount(self, sql: str, params=()) -> int:
+    def fetchcount(self, sql: str, params: Any = ()) -> int:
         """Run a query and read its whole result; the number of rows, not turned into Python
         values where the driver allows it."""
         return len(self.fetchall(sql, params))
 
-    def query_counter(self, sql: str):
+    def query_counter(self, sql: str) -> Callable[[Any], int]:
         """``count(params)``: ``fetchcount(sql, params)`` for a per-operation query (``prepare``'s)
         with int parameters only (sysbench's selects), in one call where the session has a
         faster one. It belongs to this connection: take it again after a reconnect."""
         return partial(self.fetchcount, sql)  # self.fetchcount as bound now (a C call, no frame)
 
-    def row_counter(self, sql: str):
+    def row_counter(self, sql: str) -> Callable[[Any], int]:
         """``count(params)``: ``fetchcount(sql, params)`` for a per-operation query of any
         parameters (YCSB's scans through ``scanner``), split as ``statement_runner``'s run is.
         It belongs to this connection: take it again after a reconnect."""
         return partial(self.fetchcount, sql)
 
-    def row_fetcher(self, sql: str):
+    def row_fetcher(self, sql: str) -> Callable[[Any], Any]:
         """``fetch(params)``: ``fetchall(sql, params)`` for a per-operation query whose rows the
         family reads (TPC-C's), split as ``statement_runner``'s run is. It belongs to this
         connection: take it again after a reconnect."""
         return partial(self.fetchall, sql)
 
-    def statement_runner(self, sql: str):
+    def statement_runner(self, sql: str) -> Callable[[Any], int]:
         """``run(params)``: ``execute(sql, params)`` for a per-operation statement (``prepare``'s:
         sysbench's updates, deletes, inserts). Where the session multiplexes (``fileno``) it
         carries ``send(params)`` / ``finish()`` as ``query_counter``'s count does (engine.mux).
         It belongs to this connection: take it again after a reconnect."""
         return partial(self.execute, sql)
 
-    def transaction_calls(self, writes: bool = True):
+    def transaction_calls(self, writes: bool = True) -> tuple[Callable[[], Any], Callable[[], Any]]:
         """``(begin(), commit())``: ``begin(writes)`` and ``commit()`` as calls of no argument,
         split into ``send()`` / ``finish()`` where the session multiplexes (engine.mux). They
         belong to this connection: take them again after a reconnect."""
         return partial(self.begin, writes), partial(self.commit)
 
-    def rollback_call(self):
+    def rollback_call(self) -> Callable[[], Any]:
         """``rollback()`` as a call of no argument inside a transaction ``transaction_calls``
         began (TPC-C's New-Order with an unused item), split where the session multiplexes.
         It belongs to this connection: take it again after a reconnect."""

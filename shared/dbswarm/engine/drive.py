@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from dbswarm.engine import shard_state
 from dbswarm.engine.calls import Measured
 from dbswarm.engine.loop import OperationLoop, paced
-from dbswarm.engine.mux import Multiplexer
+from dbswarm.engine.mux import Deposit, Multiplexer
 from dbswarm.engine.shard_state import ThreadState
+from dbswarm.families.base import Client
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Recorder
 
 
-def drive(phase: Any, st: ThreadState, client, m: Measured, quota: Optional[int], rate: Optional[float],
-          rec: Optional[Recorder] = None, deposit: Optional[Callable] = None):
+def drive(phase: Any, st: ThreadState, client: Client, m: Measured, quota: Optional[int], rate: Optional[float],
+          rec: Optional[Recorder] = None, deposit: Optional[Deposit] = None) -> None:
     """The thread's loop around the operation loop (``engine.loop``, which calls, times and
     records the client's operations): until the thread's quota, the time cap (finished),
     the call's deadline (continue), a stop, or the client has nothing left (``Exhausted``:
@@ -87,7 +88,8 @@ def drive(phase: Any, st: ThreadState, client, m: Measured, quota: Optional[int]
     finally:
         st.done = done
         sched1 = headroom.thread_sched() if sched0 is not None else None
-        st.health = [perf() - perf0, *((sched1[0] - sched0[0], sched1[1] - sched0[1]) if sched1 else (None, None)),
+        st.health = [perf() - perf0, *((sched1[0] - sched0[0], sched1[1] - sched0[1])
+                                       if sched1 is not None and sched0 is not None else (None, None)),
                      schedule[3] / 1e9 if schedule is not None else 0.0]
         if schedule is not None and st.schedule is not None:
             steps, late, before, _ = schedule
@@ -112,8 +114,8 @@ def stall_seen(st: ThreadState, m: Measured, last: float, now: float, schedule: 
         st.stalled(last + slept, now)
 
 
-def mux_drive(phase: Any, st: ThreadState, client, m: Measured, mux: Multiplexer, quota: Optional[int],
-              deposit: Callable) -> None:
+def mux_drive(phase: Any, st: ThreadState, client: Client, m: Measured, mux: Multiplexer, quota: Optional[int],
+              deposit: Deposit) -> None:
     """``drive``'s work done by the shard's multiplexer (engine.mux): the client handed in,
     this thread asleep until it is given back, then the same end as ``drive``'s."""
     slot = mux.hand_in(st, client, m, quota, deposit)

@@ -59,12 +59,15 @@ from dbswarm.bindings.base import PENDING
 from dbswarm.bindings.protocols import Multiplexing, Split
 from dbswarm.engine.calls import Measured
 from dbswarm.engine.loop import OperationLoop, now
-from dbswarm.families.base import EVENT, Exhausted, Op, Stepwise
+from dbswarm.engine.shard_state import ThreadState
+from dbswarm.families.base import EVENT, Client, Exhausted, Op, Stepwise
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Recorder
 
 POLL_S = 0.05  # the longest wait in epoll: the stop event and the stop instant are looked at as often
 EVENT_RETRIES = 99  # an event's retries after its first attempt, as Measured.event makes them
+# a client thread's part of a snapshot: deposit(generation, units done, its schedule)
+Deposit = Callable[[int, int, Optional[list]], None]
 NEXT, WAITING, RELEASED = "next", "waiting", "released"  # what _failed did with the slot
 
 
@@ -74,7 +77,7 @@ class Slot:
                  "args", "t0", "released", "exc", "abandoned", "began", "sched0", "health", "blocking_calls", "gen",
                  "finish", "attempts", "held", "splits")
 
-    def __init__(self, st, client, m, quota: Optional[int], deposit: Optional[Callable]):
+    def __init__(self, st: ThreadState, client: Client, m: Measured, quota: Optional[int], deposit: Optional[Deposit]):
         self.st, self.client, self.m = st, client, m
         # into the client's own recorder: its failures, and its operations between a snapshot's
         # copy of the multiplexer's recorder and its deposit (Multiplexer._record)
@@ -110,7 +113,7 @@ class Multiplexer:
     client threads each either ``hand_in`` a client or ``decline``; the thread ends when every
     one has and every handed-in client is given back."""
 
-    def __init__(self, phase, expected: int, grace_s: float, stall_s: float = float("inf")):
+    def __init__(self, phase: Any, expected: int, grace_s: float, stall_s: float = float("inf")):
         self.phase = phase
         self._snaps = phase.snapshots  # (read for each operation: one attribute less)
         self.grace_ns = int(grace_s * 1e9)
@@ -137,7 +140,8 @@ class Multiplexer:
         self._copied = threading.Condition(self._lock)
 
     # -- the client threads' side ------------------------------------------------------------
-    def hand_in(self, st, client, m, quota: Optional[int], deposit: Optional[Callable]) -> Slot:
+    def hand_in(self, st: ThreadState, client: Client, m: Measured, quota: Optional[int],
+                deposit: Optional[Deposit]) -> Slot:
         """A client thread's client, driven from now on; wait on ``slot.released``. After the
         multiplexer has ended (a stop, its grace passed) it is given back at once."""
         slot = Slot(st, client, m, quota, deposit)
@@ -294,8 +298,12 @@ class Multiplexer:
         """The slot's connection watched (again: a reconnect makes another one): its socket
         (None: none to multiplex) and its split calls."""
         b = slot.m.binding
-        fd = b.fileno() if isinstance(b, Multiplexing) else None
-        slot.splits = b.splits if fd is not None else {}
+        fd = None
+        slot.splits = {}
+        if isinstance(b, Multiplexing):
+            fd = b.fileno()
+            if fd is not None:
+                slot.splits = b.splits
         self._watch(slot, fd)
         return fd
 

@@ -8,17 +8,17 @@ the worker (``engine.worker``), not through it.
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import Any, Optional
 
 from dbswarm import bindings
-from dbswarm.bindings.base import Connection
+from dbswarm.bindings.base import Binding, Connection
 from dbswarm.campaign import admission as limits
 from dbswarm.credentials.secrets import redact_url
 from dbswarm.families import base as families
 from dbswarm.results.documents import RunPlan
 
 
-def make_binding(run: RunPlan, password: Optional[str]):
+def make_binding(run: RunPlan, password: Optional[str]) -> Binding:
     t = run.target
     cls = bindings.get(t["engine"])
     conn = Connection(engine=t["engine"], url=t.get("url"), password=password,
@@ -30,7 +30,7 @@ def make_binding(run: RunPlan, password: Optional[str]):
         # reconnect of this binding checks the address it reached before anything runs on it
         connect = b.connect
 
-        def checked_connect():
+        def checked_connect() -> None:
             connect()
             limits.check_connected(b, allowed)
         b.connect = checked_connect
@@ -60,7 +60,7 @@ def prepare_target(run: RunPlan, password: Optional[str], stage: str) -> dict:
     return out
 
 
-def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: str, binding=None,
+def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: str, binding: Optional[Binding] = None,
                      mid_phase: bool = False) -> dict:
     """One edge ("start" or "end") of a phase's measured window, read on one connection: the
     server's own counters (``Binding.server_counters``) and the family's figures from the
@@ -123,7 +123,7 @@ def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: st
     return out
 
 
-def _end_failed(b, wrapped: bool) -> int:
+def _end_failed(b: Binding, wrapped: bool) -> int:
     """Roll back the edge's transaction after a failed read; 1 where that ended a transaction
     of the edge's own (counted in the server's counters), else 0."""
     try:
@@ -134,7 +134,7 @@ def _end_failed(b, wrapped: bool) -> int:
         return 0
 
 
-def _keep_edge_value(key: str, value, edge: str, out: dict) -> None:
+def _keep_edge_value(key: str, value: Any, edge: str, out: dict) -> None:
     """One read of a window edge (``server`` counters or the ``family``'s figures) into its
     document."""
     if isinstance(value, dict) and "warnings" in value:
