@@ -9,9 +9,10 @@ for all engines (BenchBase's approach).
 A binding offers one or both capabilities (declared in ``bindings/__init__.py``; spec
 validation reads them, so a family an engine cannot serve is refused before anything runs),
 each a protocol of ``bindings/protocols.py`` (``KeyValue``, ``SqlSession``; every binding is
-``Connectable``, and may answer ``ServerIntrospection``): the methods marked
-``@unimplemented`` below are what a capability's binding must override, and registration
-checks it does:
+``Connectable``, and may answer ``ServerIntrospection``), and each with its base class here
+(``KeyValueBinding``, ``SqlSessionBinding``; ``Binding``: what every engine implements): the
+methods marked ``@unimplemented`` are what a capability's binding must override, and
+registration checks it does:
 
 - ``kv``: records of string fields under a string key (YCSB's, go-ycsb's ``DB``).
 - ``sql``: a thin SQL session. SQL families keep their statements and DDL per
@@ -52,8 +53,11 @@ class Connection:
 
 
 class Binding:
-    """Base class; subclasses implement the life cycle and the methods of their capabilities.
-    ``name``, ``capabilities`` and ``is_real_database`` come from the engine's declaration."""
+    """What every engine implements (``protocols.Connectable``): the connection's life cycle, its
+    errors' classification, and what the server says of itself (``ServerIntrospection``: nothing
+    by default). A capability's methods come with its base (``KeyValueBinding``,
+    ``SqlSessionBinding``), multiplexing with ``Multiplexed``. ``name``, ``capabilities`` and
+    ``is_real_database`` come from the engine's declaration."""
     name = "base"
     capabilities: tuple[str, ...] = ()
     is_real_database = True
@@ -126,7 +130,11 @@ class Binding:
         statement fails until it ends)."""
         return False
 
-    # -- kv capability: records of string fields under a string key -------------------
+
+class KeyValueBinding(Binding):
+    """The ``kv`` capability (``protocols.KeyValue``): records of string fields under a string
+    key; the methods marked ``@unimplemented`` are what its engine implements."""
+
     @unimplemented
     def create_table(self, table: str, fieldcount: int) -> None:
         """Drop and create the table/collection of ``fieldcount`` fields (prepare phase)."""
@@ -143,7 +151,7 @@ class Binding:
             self.count(table)
         except Exception:
             try:
-                self.rollback()
+                rollback(self)
             except Exception:
                 pass
             self.create_table(table, fieldcount)
@@ -227,7 +235,11 @@ class Binding:
         False when not found."""
         return partial(self.update, table)
 
-    # -- sql capability: a thin session ------------------------------------------------
+
+class SqlSessionBinding(Binding):
+    """The ``sql`` capability (``protocols.SqlSession``): a thin session; the methods marked
+    ``@unimplemented`` are what its engine implements."""
+
     # Statements are written with %s placeholders; ``prepare`` turns one into this session's
     # form (SQLite's ?), and marks it as a per-operation statement the engine may prepare on
     # the server (PostgreSQL). Everything else runs as given.
@@ -333,6 +345,13 @@ class Binding:
     @unimplemented
     def rollback(self) -> None:
         raise NotImplementedError
+
+
+def rollback(b: Binding) -> None:
+    """Roll back ``b``'s transaction where its engine has transactions (a SQL session); else
+    nothing (a document store's operation is its own)."""
+    if isinstance(b, SqlSessionBinding):
+        b.rollback()
 
 
 class Multiplexed:

@@ -21,7 +21,7 @@ import threading
 import time
 
 from dbswarm.bindings import register
-from dbswarm.bindings.base import Binding
+from dbswarm.bindings.base import KeyValueBinding, SqlSessionBinding
 
 _servers: dict = {}
 _servers_lock = threading.Lock()
@@ -45,7 +45,7 @@ def _process_ordinal(path: str) -> int:
 
 
 @register("noop")
-class NoopBinding(Binding):
+class NoopBinding(KeyValueBinding, SqlSessionBinding):
     dialect = "sqlite"  # SQL families build their statements in some dialect; none is run
     _record = {f"field{i}": "x" for i in range(10)}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from dbswarm.bindings.base import Binding
+from dbswarm.bindings.base import KeyValueBinding, SqlSessionBinding
 from dbswarm.bindings.protocols import Split, splits_of
 
 KEY = "ycsb_key"
@@ -42,7 +42,7 @@ def _both(startkey, n) -> tuple:
     return (startkey, n)
 
 
-class SqlBinding(Binding):
+class SqlBinding(KeyValueBinding, SqlSessionBinding):
     placeholder = "?"
     # "INSERT ... skip duplicates": a prefix verb and a suffix (e.g. ON CONFLICT DO NOTHING)
     insert_ignore_verb = "INSERT OR IGNORE INTO"

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional
 
+from dbswarm.bindings.base import Binding, rollback
 from dbswarm.errors import CONNECTION, FATAL, TargetNotAllowed
 from dbswarm.measure.recorder import Recorder
-
-if TYPE_CHECKING:
-    from dbswarm.bindings.base import Binding
 
 RECONNECT_GIVE_UP_S = float(os.environ.get("DBSWARM_RECONNECT_GIVE_UP_S", "60"))
 
@@ -57,7 +55,7 @@ class Measured:
         again without blocking its other connections."""
         kind = self.failed(op, exc)
         try:
-            self.binding.rollback()
+            rollback(self.binding)
         except Exception:
             pass
         if kind == FATAL or self.should_stop():

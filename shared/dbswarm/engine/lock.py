@@ -34,7 +34,7 @@ import threading
 import time
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
-from dbswarm.bindings.base import Binding
+from dbswarm.bindings.base import KeyValueBinding, rollback
 from dbswarm.engine.target import make_binding
 from dbswarm.errors import DUPLICATE, DbswarmError
 from dbswarm.families import base as families
@@ -85,7 +85,7 @@ def _row(campaign_id: str, run_id: str, started: float, beat: float) -> dict[str
     return {"field0": campaign_id, "field1": f"{started:.3f}", "field2": f"{beat:.3f}", "field3": run_id}
 
 
-def _read(b: Binding, table: str) -> Optional[dict[str, Any]]:
+def _read(b: KeyValueBinding, table: str) -> Optional[dict[str, Any]]:
     row = b.read(LOCK_TABLE, table, ["field0", "field1", "field2", "field3"])
     if not row:
         return None
@@ -96,7 +96,7 @@ def _read(b: Binding, table: str) -> Optional[dict[str, Any]]:
         return {"campaign_id": str(row.get("field0")), "started_at": 0.0, "heartbeat_at": 0.0, "run_id": None}
 
 
-def _insert(b: Binding, table: str, values: dict[str, str]) -> bool:
+def _insert(b: KeyValueBinding, table: str, values: dict[str, str]) -> bool:
     """Insert one lock row; False when the row exists (another holder won)."""
     try:
         b.insert(LOCK_TABLE, table, values)
@@ -108,14 +108,14 @@ def _insert(b: Binding, table: str, values: dict[str, str]) -> bool:
         return False
 
 
-def _rollback(b: Binding) -> None:
+def _rollback(b: KeyValueBinding) -> None:
     try:
-        b.rollback()
+        rollback(b)
     except Exception:
         pass
 
 
-def acquire(b: Binding, run: RunPlan, campaign_id: str) -> dict:
+def acquire(b: KeyValueBinding, run: RunPlan, campaign_id: str) -> dict:
     """Take (or refresh) this campaign's lock on the run's tables, on the connected binding ``b``.
     Raises CampaignLocked naming the holder. Returns {"tables", "taken_over": [...]}."""
     tables = _tables(run)
@@ -167,13 +167,13 @@ def locked_message(table: str, run_id: str, held: dict, now: float, stale: float
             f"both on the same tables on purpose, set target.options.{SHARED_OPTION}: true.")
 
 
-def _release_row(b: Binding, table: str, campaign_id: str) -> None:
+def _release_row(b: KeyValueBinding, table: str, campaign_id: str) -> None:
     held = _read(b, table)
     if held is not None and held["campaign_id"] == campaign_id:
         b.delete(LOCK_TABLE, table)
 
 
-def refresh(b: Binding, run: RunPlan, campaign_id: str) -> bool:
+def refresh(b: KeyValueBinding, run: RunPlan, campaign_id: str) -> bool:
     """Heartbeat: False when a row is no longer this campaign's (it went stale and was taken)."""
     now, ok = time.time(), True
     b.ensure_table(LOCK_TABLE, FIELDS)
@@ -186,7 +186,7 @@ def refresh(b: Binding, run: RunPlan, campaign_id: str) -> bool:
     return ok
 
 
-def release(b: Binding, run: RunPlan, campaign_id: str) -> None:
+def release(b: KeyValueBinding, run: RunPlan, campaign_id: str) -> None:
     b.ensure_table(LOCK_TABLE, FIELDS)
     for t in _tables(run):
         _release_row(b, t, campaign_id)

@@ -11,7 +11,7 @@ import time
 from typing import Any, Optional
 
 from dbswarm import bindings
-from dbswarm.bindings.base import Binding, Connection
+from dbswarm.bindings.base import Binding, Connection, SqlSessionBinding, rollback
 from dbswarm.campaign import admission as limits
 from dbswarm.credentials.secrets import redact_url
 from dbswarm.families import base as families
@@ -89,14 +89,15 @@ def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: st
     # the edge's reads go in one: the start edge's ends after its counters were read and is
     # one of the window's (``own_transactions``), the end edge's after the window closed
     # (not mid-phase: that edge is read at an instant on a connection opened beforehand, as it was)
-    wrapped = bool(getattr(b, "statement_is_transaction", False)) and not mid_phase
+    own = b if isinstance(b, SqlSessionBinding) and b.statement_is_transaction and not mid_phase else None
+    wrapped = own is not None
     ended = 0
     try:
         for key, read in (("server", lambda: b.server_counters(settle=not mid_phase)),
                           ("family", lambda: family.window_snapshot(b, w, phase))):
             try:
-                if wrapped and not b.in_transaction():
-                    b.begin_own()
+                if own is not None and not own.in_transaction():
+                    own.begin_own()
                 value = read()
             except Exception as exc:  # a missing privilege or view: say so, keep going
                 why = f"{type(exc).__name__}: {str(exc)[:200]}"
@@ -109,8 +110,8 @@ def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: st
                 # here, so that the next read runs in a transaction of its own, not in a failed one
                 ended += _end_failed(b, wrapped)
             _keep_edge_value(key, value, edge, out)
-        if wrapped and b.in_transaction():
-            b.end_own()
+        if own is not None and own.in_transaction():
+            own.end_own()
             ended += 1
         if wrapped and edge == "start":
             out["own_transactions"] = ended
@@ -127,8 +128,8 @@ def _end_failed(b: Binding, wrapped: bool) -> int:
     """Roll back the edge's transaction after a failed read; 1 where that ended a transaction
     of the edge's own (counted in the server's counters), else 0."""
     try:
-        was = wrapped and b.in_transaction()
-        b.rollback()
+        was = wrapped and isinstance(b, SqlSessionBinding) and b.in_transaction()
+        rollback(b)
         return 1 if was else 0
     except Exception:
         return 0
