@@ -58,14 +58,14 @@ from typing import Any, Callable, Optional
 from dbswarm.bindings.base import PENDING
 from dbswarm.bindings.protocols import Multiplexing, Split
 from dbswarm.engine.calls import Measured
-from dbswarm.engine.loop import OperationLoop, now
+from dbswarm.engine.loop import EVENT_ATTEMPTS, OperationLoop, now
 from dbswarm.engine.shard_state import ThreadState
 from dbswarm.families.base import EVENT, Client, Exhausted, Op, Stepwise
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Recorder
 
 POLL_S = 0.05  # the longest wait in epoll: the stop event and the stop instant are looked at as often
-EVENT_RETRIES = 99  # an event's retries after its first attempt, as Measured.event makes them
+EVENT_RETRIES = EVENT_ATTEMPTS - 1  # an event's retries after its first attempt, as a thread makes them
 # a client thread's part of a snapshot: deposit(generation, units done, its schedule)
 Deposit = Callable[[int, int, Optional[list]], None]
 NEXT, WAITING, RELEASED = "next", "waiting", "released"  # what _failed did with the slot

@@ -180,7 +180,7 @@ class Client:
     warmup_ended: Optional[Callable[[], None]] = None
 
     # whether every function next_operation returns is a binding's split-capable one, or
-    # ``stepwise`` steps of such (``Binding.fileno``): the shard's multiplexer may drive this
+    # ``stepwise`` steps of such (``protocols.Multiplexing``): the shard's multiplexer may drive this
     # client (engine.mux)
     multiplexable: bool = False
 
