@@ -132,7 +132,7 @@ class Multiplexer:
         self._thread: Optional[threading.Thread] = None
         self._stopping = False
         self._closed = False  # the thread has ended: hand_in gives back at once, nothing is written to _wake
-        self._stop_ns = sys.maxsize  # the phase's stop instant (perf_counter_ns), set when the thread starts
+        self._stop_ns = sys.maxsize  # the phase's stop instant (ns, on engine.loop.now's clock), set when the thread starts
         # what every driven client's operations are recorded into (made at the first admission,
         # as its client thread's), and the snapshot generation it was last copied for
         self.recorder: Optional[Recorder] = None
