@@ -15,11 +15,12 @@ import time
 
 import pytest
 
+from dbswarm.bindings.protocols import Multiplexing, splits_of
 from dbswarm.engine.calls import Measured
 from dbswarm.errors import CONNECTION, DUPLICATE, RETRYABLE, ErrorClass
 from dbswarm.families.sysbench import SysbenchClient, SysbenchTables, SysbenchWorkload
 from dbswarm.measure.recorder import FAILED, Recorder
-from tests import servers
+from tests import measured, servers
 
 pytestmark = pytest.mark.servers
 
@@ -240,13 +241,13 @@ def test_killed_connection_is_classified_and_reconnected(make, request):
     time.sleep(0.2)
     m = Measured(b, Recorder())
     # the first call after the kill fails, is classified as a connection error and reconnects
-    assert m.call("READ", b.read, t, "user1", None) is FAILED
+    assert measured.call(m, "READ", b.read, t, "user1", None) is FAILED
     (key, count), = m.rec.m.errors.items()
     assert key.startswith("READ:connection:") and count == 1, m.rec.m.errors
     assert m.rec.m.counters.get("reconnects") == 1
     # the next one works on the new connection
-    assert m.call("READ", b.read, t, "user1", None) == values("a")
-    assert m.call("UPDATE", b.update, t, "user1", {"field0": "z"}) is True
+    assert measured.call(m, "READ", b.read, t, "user1", None) == values("a")
+    assert measured.call(m, "UPDATE", b.update, t, "user1", {"field0": "z"}) is True
 
 
 @pytest.mark.parametrize("engine", SQL_ENGINES, indirect=True)
@@ -323,14 +324,14 @@ def test_mongodb_server_restart_is_classified_and_reconnected(targets, tmp_path)
         ok = 0
         deadline = time.time() + 60
         while not done.is_set() and time.time() < deadline:
-            if m.call("READ", b.read, t, "user1", None) is not FAILED:
+            if measured.call(m, "READ", b.read, t, "user1", None) is not FAILED:
                 ok += 1
             time.sleep(0.01)
         thread.join(60)
         assert done.is_set(), "restart-ferretdb did not finish"
         # after the restart: it works (reconnecting if the last call failed)
         for _ in range(50):
-            r = m.call("READ", b.read, t, "user1", None)
+            r = measured.call(m, "READ", b.read, t, "user1", None)
             if r is not FAILED:
                 break
         assert r == values("a")
@@ -548,7 +549,7 @@ def test_sysbench_event_counts_queries_like_sysbench(make):
     client = SysbenchClient(w, random.Random(3))
     q = [0, 0, 0]
     for _ in range(20):
-        assert m.event("TRANSACTION", client.body, s, q)
+        assert measured.event(m, "TRANSACTION", client.body, s, q)
     assert q == [14 * 20, 4 * 20, 2 * 20]
     assert m.rec.measurement().operations["TRANSACTION"].count == 20
     assert m.rec.m.errors == {}
@@ -574,12 +575,12 @@ def test_sysbench_events_go_on_after_a_killed_connection(make, request):
     client = SysbenchClient(w, random.Random(5))
     q = [0, 0, 0]
     for _ in range(3):
-        assert m.event("TRANSACTION", client.body, s, q)
+        assert measured.event(m, "TRANSACTION", client.body, s, q)
     old = s.counters["point_select"][1]
     _kill_session(make, b, env)
     time.sleep(0.2)
     for _ in range(10):
-        assert m.event("TRANSACTION", client.body, s, q)
+        assert measured.event(m, "TRANSACTION", client.body, s, q)
     (key, count), = m.rec.m.errors.items()
     assert key.split(":")[1] == "connection" and count == 1, m.rec.m.errors
     assert m.rec.m.counters.get("reconnects") == 1 and m.rec.m.counters.get("retries") == 1
@@ -770,18 +771,30 @@ def test_sysbench_calls_are_taken_at_set_up_and_the_events_use_them(make):
 
 # ---- split calls (engine.mux) --------------------------------------------------------------
 
+def _fileno(b):
+    """The session's socket where its engine multiplexes (bindings.protocols.Multiplexing)."""
+    return b.fileno() if isinstance(b, Multiplexing) else None
+
+
+def _has_split(b, call) -> bool:
+    splits = splits_of(b)
+    return splits is not None and call in splits
+
+
 def _split_call(b, call, *args):
-    """``call``'s split form driven by hand as the multiplexer drives it: ``send``, then
-    ``finish`` each time the session's socket is readable, until it is not PENDING."""
+    """``call``'s split form (the binding's ``splits``) driven by hand as the multiplexer
+    drives it: ``send``, then ``finish`` each time the session's socket is readable, until it
+    is not PENDING."""
     import select
 
     from dbswarm.bindings.base import PENDING
-    call.send(*args)
+    send, finish = b.splits[call]
+    send(*args)
     fd = b.fileno()
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         select.select([fd], [], [], 1.0)
-        result = call.finish()
+        result = finish()
         if result is not PENDING:
             return result
     raise AssertionError("no answer within 10 s")
@@ -790,8 +803,8 @@ def _split_call(b, call, *args):
 @pytest.mark.parametrize("engine", SQL_ENGINES, indirect=True)
 def test_sysbench_calls_split_as_they_block(make):
     """Where a session offers its socket (``fileno``), every call a sysbench event makes
-    (``query_counter``, ``statement_runner``, ``transaction_calls``) carries ``send`` /
-    ``finish`` that give what the blocking call gives, its errors included, inside a real
+    (``query_counter``, ``statement_runner``, ``transaction_calls``) has a split form (``send`` /
+    ``finish``) that give what the blocking call gives, its errors included, inside a real
     transaction; the kv reader and updater too. Elsewhere (SQLite, PyMySQL, MySQL
     Connector/Python) the calls block, and the multiplexer is not used."""
     b, other = make(), make()
@@ -801,9 +814,9 @@ def test_sysbench_calls_split_as_they_block(make):
     s.load(n, _sb_rows(50))
     calls = [s.counters["point_select"][n], s.counters["simple_range"][n], s.runners["index_update"][n],
              *s.transaction(True)]
-    if b.fileno() is None:
+    if _fileno(b) is None:
         assert make.variant in ("sqlite", "mysql-pymysql", "mysql-connector"), make.variant
-        assert not any(hasattr(c, "send") for c in calls)
+        assert not any(_has_split(b, c) for c in calls)
         return
     select_, range_, update = calls[:3]
     begin, commit = s.transaction(True)
@@ -848,9 +861,9 @@ def test_row_fetcher_and_rollback_call_split_as_they_block(make):
     rows_sql = b.prepare(f"SELECT id, k FROM {table} WHERE id BETWEEN {ph} AND {ph} ORDER BY id")
     fetch, rollback = b.row_fetcher(rows_sql), b.rollback_call()
     begin, _ = b.transaction_calls(True)
-    if b.fileno() is None:
+    if _fileno(b) is None:
         assert make.variant in ("sqlite", "mysql-pymysql", "mysql-connector"), make.variant
-        assert not any(hasattr(c, "send") for c in (fetch, rollback))
+        assert not any(_has_split(b, c) for c in (fetch, rollback))
         split = False
     else:
         split = True
@@ -891,9 +904,9 @@ def test_kv_inserter_scanner_and_row_updater_as_the_methods_and_split(make):
     fields = [f"field{i}" for i in range(FIELDS)]
     insert, scan_all, scan_one = b.inserter(t, fields), b.scanner(t, None), b.scanner(t, ["field2"])
     update_all = b.row_updater(t, fields)
-    split = b.fileno() is not None
+    split = _fileno(b) is not None
     if not split:
-        assert not any(hasattr(f, "send") for f in (insert, scan_all, scan_one, update_all))
+        assert not any(_has_split(b, f) for f in (insert, scan_all, scan_one, update_all))
 
     def call(f, *args):
         return _split_call(b, f, *args) if split else f(*args)
@@ -923,8 +936,8 @@ def test_kv_reader_and_updater_split_as_they_block(make):
     b.create_table(t, FIELDS)
     b.insert(t, "user1", values("a"))
     read, update = b.reader(t, None), b.updater(t, "field1")
-    if b.fileno() is None:
-        assert not hasattr(read, "send") and not hasattr(update, "send")
+    if _fileno(b) is None:
+        assert not _has_split(b, read) and not _has_split(b, update)
         return
     key = (lambda k: k.encode()) if getattr(b, "hot_key_type", str) is bytes else (lambda k: k)
     assert _split_call(b, read, key("user1")) == read(key("user1")) == 1
@@ -972,7 +985,7 @@ def test_mysqlclient_prepares_its_per_operation_statements_on_the_server(make, r
     _kill_session(make, b, env)
     time.sleep(0.2)
     m = Measured(b, Recorder())
-    assert m.call("READ", read, "user1") is FAILED
+    assert measured.call(m, "READ", read, "user1") is FAILED
     assert m.rec.m.counters.get("reconnects") == 1
     read = b.reader(t, None)
     assert read("user1") == 1

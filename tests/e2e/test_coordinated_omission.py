@@ -33,13 +33,16 @@ def _lock_for_a_while(env, table, started: threading.Event):
             time.sleep(STALL_S + 1 / RATE)
 
 
-def test_a_stall_shows_in_the_response_time_from_the_intended_start(tmp_path):
+@pytest.mark.parametrize("model", ["threads", "multiplexed"])
+def test_a_stall_shows_in_the_response_time_from_the_intended_start(tmp_path, model):
+    """Either client model asked for: a paced run keeps a thread per connection (its schedule
+    per client: engine.mux), timed by the same owner of the clock (engine.loop.paced)."""
     env = servers.start()
-    table = f"co_{int(time.time() * 1000) % 10**9}"
+    table = f"co_{model[:3]}_{int(time.time() * 1000) % 10**9}"
     campaign = {"name": "co", "seed": 3, "target": servers.target("postgresql", env),
                 "workload": {"preset": "S9", "table": table, "recordcount": 200, "requestdistribution": "uniform",
                              "operationcount": 0, "maxexecutiontime": 4, "target": RATE, "threads": 1},
-                "fanout": {"shards": 1}, "phases": ["prepare", "load", "run", "cleanup"]}
+                "fanout": {"shards": 1, "client_model": model}, "phases": ["prepare", "load", "run", "cleanup"]}
     started = threading.Event()
     locker = threading.Thread(target=_lock_for_a_while, args=(env, table, started), daemon=True)
     locker.start()
@@ -56,6 +59,7 @@ def test_a_stall_shows_in_the_response_time_from_the_intended_start(tmp_path):
     folder = Path(out["store"]) / out["campaign_id"]
     result = json.loads((folder / "result.json").read_text())
     run = result["runs"][0]["phases"]["run"]
+    assert run["client"]["model"] == "threads", run.get("client")  # paced: never multiplexed
     update = run["operations"]["UPDATE"]
     assert update["calls"] >= 0.9 * RATE * 4  # the schedule was kept apart from the stall
     # the one blocked call carries the stall; the service-time p99 does not

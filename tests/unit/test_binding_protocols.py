@@ -6,7 +6,7 @@ import pytest
 
 from dbswarm import bindings
 from dbswarm.bindings import protocols
-from dbswarm.bindings.base import Binding
+from dbswarm.bindings.base import Binding, KeyValueBinding, Multiplexed, SqlSessionBinding
 from dbswarm.campaign.spec import load_campaign
 from dbswarm.cli import main
 from dbswarm.errors import BindingError, CampaignError, FamilyError
@@ -29,7 +29,7 @@ def scratch():
         families._REGISTRY.pop(name, None)
 
 
-class _Kv(Binding):
+class _Kv(KeyValueBinding):
     """Everything of the connection and of kv, doing nothing."""
     def connect(self): pass
     def create_table(self, table, fieldcount): pass
@@ -42,7 +42,7 @@ class _Kv(Binding):
     def delete(self, table, key): return False
 
 
-class _Sql(_Kv):
+class _Sql(_Kv, SqlSessionBinding):
     dialect = "oracle"
     def prepare(self, sql): return sql
     def execute(self, sql, params=()): return 0
@@ -67,12 +67,38 @@ def test_every_built_in_binding_implements_its_declared_protocols():
             assert e.dialect and cls.dialect == e.dialect, (name, e.dialect, cls.dialect)
 
 
+def test_the_binding_base_holds_what_every_engine_implements():
+    """``Binding``: the connection's life cycle and what the server says of itself, nothing of a
+    capability; each capability's methods come with its base, multiplexing with ``Multiplexed``
+    (an opt-in: the engines whose driver splits a call into send / finish)."""
+    def public(cls):
+        return {n for n in vars(cls) if not n.startswith("_")} - {"name", "capabilities", "is_real_database"}
+    every = set(protocols.members(protocols.Connectable)) | set(protocols.members(protocols.ServerIntrospection))
+    assert public(Binding) == every - {"name", "capabilities", "is_real_database"}
+    assert public(KeyValueBinding) <= set(protocols.members(protocols.KeyValue))
+    assert public(SqlSessionBinding) - {"begin_own", "end_own", "in_transaction", "statement_is_transaction"} <= set(
+        protocols.members(protocols.SqlSession))
+    assert not public(KeyValueBinding) & public(SqlSessionBinding)
+    multiplexed = {n for n in bindings.names() if _loads(n) and issubclass(bindings.get(n), Multiplexed)}
+    assert multiplexed == {"postgresql", "mysql"}, multiplexed
+    assert all(isinstance(bindings.get(n).__new__(bindings.get(n)), protocols.Multiplexing) is (n in multiplexed)
+               for n in bindings.names() if _loads(n) and n not in ("postgresql", "mysql"))
+
+
+def _loads(name) -> bool:
+    try:
+        bindings.get(name)
+        return True
+    except BindingError:
+        return False
+
+
 def test_registration_refuses_a_binding_without_its_capabilitys_methods(scratch):
     engines, _ = scratch
     bindings.declare("halfkv", "nowhere", capabilities=(bindings.KV,), needs_url=False)
     engines.append("halfkv")
 
-    class HalfKv(Binding):
+    class HalfKv(KeyValueBinding):
         def connect(self): pass
         def read(self, table, key, fields, rows=True): return None
         def update(self, table, key, values): return False
@@ -96,7 +122,7 @@ def test_registration_refuses_a_sql_binding_without_the_session_or_its_dialect(s
                      dialect="oracle")
     engines.append("halfsql")
     with pytest.raises(BindingError) as err:
-        bindings.register("halfsql")(type("KvOnly", (_Kv,), {"dialect": "oracle"}))
+        bindings.register("halfsql")(type("KvOnly", (_Kv, SqlSessionBinding), {"dialect": "oracle"}))
     assert "prepare, execute, fetchall, begin, commit, rollback of the sql protocol (SqlSession" in str(err.value)
     with pytest.raises(BindingError) as err:
         bindings.register("halfsql")(type("OtherDialect", (_Sql,), {"dialect": "mysql"}))

@@ -26,6 +26,7 @@ from dbswarm.families.generators import ScrambledZipfian, Uniform
 from dbswarm.families.stream import RandomStream
 from dbswarm.families.sysbench import SysbenchClient
 from dbswarm.measure.recorder import FAILED, Recorder
+from tests import measured
 
 FAR = 2 ** 62  # no deadline: max_units decides
 CHUNKS = [1, 7, 150, 2, 1, 239, 600]
@@ -42,16 +43,16 @@ def reference(client, m: Measured, units: int) -> int:
         except Exhausted:
             break
         if op.policy == CALL:
-            result = m.call(op.name, fn, *args)
+            result = measured.call(m, op.name, fn, *args)
             if result is not FAILED and op.missing and result == 0:
                 m.rec.m.op(op.name).not_found += 1
             took = result is not FAILED or m.last_error_kind == DUPLICATE
             done += op.units
         elif op.policy == EVENT:
-            took = m.event(op.name, fn, *args)
+            took = measured.event(m, op.name, fn, *args)
             done += op.units if took else 0
         else:
-            took = m.call_rows(op.name, op.units, fn, *args)
+            took = measured.call_rows(m, op.name, op.units, fn, *args)
             done += op.units if took else 0
         if op.then is not None:
             op.then(took)

@@ -19,6 +19,7 @@ from dbswarm.families.tpcc.load import Population
 from dbswarm.families.tpcc.model import C_LAST_LOAD, DISTRICTS, ITEM_UNITS, c_delta_ok, last_name, nurand, run_constants
 from dbswarm.families.tpcc.transactions import Deck
 from dbswarm.measure.recorder import Measurement, OperationStats
+from tests import measured
 
 FAMILY = families.get("tpcc")
 
@@ -375,7 +376,7 @@ def test_a_retryable_error_rolls_back_reruns_once_and_commits_once(tmp_path):
     attempts = []
     body = _locked_once(c, attempts)
     m = Measured(b, Recorder())
-    assert m.event("NEW_ORDER", body, st, (1, 7, [(11, 1, 1), (12, 1, 2)], False)) is True
+    assert measured.event(m, "NEW_ORDER", body, st, (1, 7, [(11, 1, 1), (12, 1, 2)], False)) is True
     assert len(attempts) == 2
     meas = m.rec.measurement()
     assert meas.counters.get("retries") == 1
@@ -411,9 +412,9 @@ def test_a_committed_new_order_is_recorded_in_the_band_or_counted_before_or_afte
     (warehouse, district, o_id); outside it only counted, before or after. A rolled-back one
     (the 1%) is neither; the band itself is recorded once, with its wall-clock limits."""
     b, st, c, m = _band_client(tmp_path, warm_end_from_now_s)
-    assert m.event("NEW_ORDER", c.new_order, st, ORDER)
-    assert m.event("NEW_ORDER", c.new_order, st, (1, 7, [(13, 1, 2), (tpcc.ITEMS + 1, 1, 1)], True))  # rolled back
-    assert m.event("NEW_ORDER", c.new_order, st, ORDER)
+    assert measured.event(m, "NEW_ORDER", c.new_order, st, ORDER)
+    assert measured.event(m, "NEW_ORDER", c.new_order, st, (1, 7, [(13, 1, 2), (tpcc.ITEMS + 1, 1, 1)], True))  # rolled back
+    assert measured.event(m, "NEW_ORDER", c.new_order, st, ORDER)
     records = m.rec.measurement().records
     lo_ms, hi_ms, before, after = records[tpcc.BAND_RECORDS]
     now_ms = time.time() * 1000
@@ -433,7 +434,7 @@ def test_a_retried_new_order_is_recorded_once_with_the_o_id_it_committed(tmp_pat
     b, st, c, m = _band_client(tmp_path, 0)
     attempts = []
     body = _locked_once(c, attempts)
-    assert m.event("NEW_ORDER", body, st, ORDER) and len(attempts) == 2
+    assert measured.event(m, "NEW_ORDER", body, st, ORDER) and len(attempts) == 2
     meas = m.rec.measurement()
     assert meas.counters["retries"] == 1 and meas.operations["NEW_ORDER"].count == 1
     assert meas.records[tpcc.BAND_ORDERS] == [1, 1, 3001]
@@ -448,8 +449,8 @@ def test_no_band_without_a_rampup_and_warmup_rollbacks_read_the_recorders_instan
     b, st, c, m = _band_client(tmp_path, 0)
     m.rec.warm_end_ns = 0
     m.rec.warm_until_ns = time.perf_counter_ns() + 60 * 10 ** 9
-    assert m.event("NEW_ORDER", c.new_order, st, ORDER)
-    assert m.event("NEW_ORDER", c.new_order, st, (1, 7, [(13, 1, 2), (tpcc.ITEMS + 1, 1, 1)], True))
+    assert measured.event(m, "NEW_ORDER", c.new_order, st, ORDER)
+    assert measured.event(m, "NEW_ORDER", c.new_order, st, (1, 7, [(13, 1, 2), (tpcc.ITEMS + 1, 1, 1)], True))
     assert m.rec.measurement().records == {}
     assert c.counters["new_order_rollbacks_warmup"] == 1 and c.counters["new_order_rollbacks"] == 0
     b.close()

@@ -9,9 +9,10 @@ for all engines (BenchBase's approach).
 A binding offers one or both capabilities (declared in ``bindings/__init__.py``; spec
 validation reads them, so a family an engine cannot serve is refused before anything runs),
 each a protocol of ``bindings/protocols.py`` (``KeyValue``, ``SqlSession``; every binding is
-``Connectable``, and may answer ``ServerIntrospection``): the methods marked
-``@unimplemented`` below are what a capability's binding must override, and registration
-checks it does:
+``Connectable``, and may answer ``ServerIntrospection``), and each with its base class here
+(``KeyValueBinding``, ``SqlSessionBinding``; ``Binding``: what every engine implements): the
+methods marked ``@unimplemented`` are what a capability's binding must override, and
+registration checks it does:
 
 - ``kv``: records of string fields under a string key (YCSB's, go-ycsb's ``DB``).
 - ``sql``: a thin SQL session. SQL families keep their statements and DDL per
@@ -23,14 +24,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable, Optional, TypeVar
 
-from dbswarm.bindings.protocols import unimplemented
+from dbswarm.bindings.protocols import Split, unimplemented
 from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass  # noqa: F401 (re-exported)
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class _Pending:
-    """A split call's ``finish()`` before its answer is complete (``Binding.fileno``)."""
+    """A split call's ``finish()`` before its answer is complete (``protocols.Split``)."""
     __slots__ = ()
 
     def __repr__(self) -> str:
@@ -51,8 +53,11 @@ class Connection:
 
 
 class Binding:
-    """Base class; subclasses implement the life cycle and the methods of their capabilities.
-    ``name``, ``capabilities`` and ``is_real_database`` come from the engine's declaration."""
+    """What every engine implements (``protocols.Connectable``): the connection's life cycle, its
+    errors' classification, and what the server says of itself (``ServerIntrospection``: nothing
+    by default). A capability's methods come with its base (``KeyValueBinding``,
+    ``SqlSessionBinding``), multiplexing with ``Multiplexed``. ``name``, ``capabilities`` and
+    ``is_real_database`` come from the engine's declaration."""
     name = "base"
     capabilities: tuple[str, ...] = ()
     is_real_database = True
@@ -125,7 +130,11 @@ class Binding:
         statement fails until it ends)."""
         return False
 
-    # -- kv capability: records of string fields under a string key -------------------
+
+class KeyValueBinding(Binding):
+    """The ``kv`` capability (``protocols.KeyValue``): records of string fields under a string
+    key; the methods marked ``@unimplemented`` are what its engine implements."""
+
     @unimplemented
     def create_table(self, table: str, fieldcount: int) -> None:
         """Drop and create the table/collection of ``fieldcount`` fields (prepare phase)."""
@@ -142,7 +151,7 @@ class Binding:
             self.count(table)
         except Exception:
             try:
-                self.rollback()
+                rollback(self)
             except Exception:
                 pass
             self.create_table(table, fieldcount)
@@ -199,21 +208,12 @@ class Binding:
     # driver sends bytes (PostgreSQL: the hot path's keys are memoized encoded, not encoded per call)
     hot_key_type: type = str
 
-    # Split calls (``engine.mux``, ``fanout.client_model: multiplexed``): where the driver can
-    # send a statement and read its answer apart, ``reader``'s and ``updater``'s functions also
-    # carry ``send(*args)`` (the statement sent, nothing read) and ``finish()`` (called when
-    # ``fileno()`` is readable: the result ``fn(*args)`` would return, or ``PENDING`` while the
-    # answer is incomplete; raises what ``fn`` would raise). ``fileno()``: the connection's
-    # socket, None where the binding offers no split calls (every call then blocks a thread).
-    def fileno(self) -> Optional[int]:
-        return None
-
-    def reader(self, table: str, fields: Optional[list[str]]):
+    def reader(self, table: str, fields: Optional[list[str]]) -> Callable[[Any], int]:
         """``count(key)``: read(table, key, fields, rows=False), 1 or 0."""
         read = self.read
         return lambda key: read(table, key, fields, False)
 
-    def updater(self, table: str, field: str):
+    def updater(self, table: str, field: str) -> Callable[[Any, Any], Any]:
         """``update(value, key)``: update(table, key, {field: value}), False when not found."""
         update = self.update
         return lambda value, key: update(table, key, {field: value})
@@ -221,21 +221,25 @@ class Binding:
     # The other YCSB operations as functions of one connection, in the same way (split calls
     # where the engine has them). Their keys are str, as ``insert`` / ``scan`` / ``update`` take
     # them; ``values`` hold ``fields`` in that order.
-    def inserter(self, table: str, fields: list[str]):
+    def inserter(self, table: str, fields: list[str]) -> Callable[[str, dict], Any]:
         """``insert(key, values)``: insert(table, key, values)."""
         return partial(self.insert, table)
 
-    def scanner(self, table: str, fields: Optional[list[str]]):
+    def scanner(self, table: str, fields: Optional[list[str]]) -> Callable[[str, int], int]:
         """``count(startkey, n)``: scan(table, startkey, n, fields, rows=False), the rows found."""
         scan = self.scan
         return lambda startkey, n: scan(table, startkey, n, fields, False)
 
-    def row_updater(self, table: str, fields: list[str]):
+    def row_updater(self, table: str, fields: list[str]) -> Callable[[str, dict], Any]:
         """``update(key, values)``: update(table, key, values) (every field of a record), 0 or
         False when not found."""
         return partial(self.update, table)
 
-    # -- sql capability: a thin session ------------------------------------------------
+
+class SqlSessionBinding(Binding):
+    """The ``sql`` capability (``protocols.SqlSession``): a thin session; the methods marked
+    ``@unimplemented`` are what its engine implements."""
+
     # Statements are written with %s placeholders; ``prepare`` turns one into this session's
     # form (SQLite's ?), and marks it as a per-operation statement the engine may prepare on
     # the server (PostgreSQL). Everything else runs as given.
@@ -275,55 +279,55 @@ class Binding:
         return False
 
     @unimplemented
-    def execute(self, sql: str, params=()) -> int:
+    def execute(self, sql: str, params: Any = ()) -> int:
         """Run a statement; the affected row count."""
         raise NotImplementedError
 
     @unimplemented
-    def fetchall(self, sql: str, params=()) -> list[tuple]:
+    def fetchall(self, sql: str, params: Any = ()) -> list[tuple]:
         raise NotImplementedError
 
-    def fetchone(self, sql: str, params=()) -> Optional[tuple]:
+    def fetchone(self, sql: str, params: Any = ()) -> Optional[tuple]:
         rows = self.fetchall(sql, params)
         return rows[0] if rows else None
 
-    def fetchcount(self, sql: str, params=()) -> int:
+    def fetchcount(self, sql: str, params: Any = ()) -> int:
         """Run a query and read its whole result; the number of rows, not turned into Python
         values where the driver allows it."""
         return len(self.fetchall(sql, params))
 
-    def query_counter(self, sql: str):
+    def query_counter(self, sql: str) -> Callable[[Any], int]:
         """``count(params)``: ``fetchcount(sql, params)`` for a per-operation query (``prepare``'s)
         with int parameters only (sysbench's selects), in one call where the session has a
         faster one. It belongs to this connection: take it again after a reconnect."""
         return partial(self.fetchcount, sql)  # self.fetchcount as bound now (a C call, no frame)
 
-    def row_counter(self, sql: str):
+    def row_counter(self, sql: str) -> Callable[[Any], int]:
         """``count(params)``: ``fetchcount(sql, params)`` for a per-operation query of any
         parameters (YCSB's scans through ``scanner``), split as ``statement_runner``'s run is.
         It belongs to this connection: take it again after a reconnect."""
         return partial(self.fetchcount, sql)
 
-    def row_fetcher(self, sql: str):
+    def row_fetcher(self, sql: str) -> Callable[[Any], Any]:
         """``fetch(params)``: ``fetchall(sql, params)`` for a per-operation query whose rows the
         family reads (TPC-C's), split as ``statement_runner``'s run is. It belongs to this
         connection: take it again after a reconnect."""
         return partial(self.fetchall, sql)
 
-    def statement_runner(self, sql: str):
+    def statement_runner(self, sql: str) -> Callable[[Any], int]:
         """``run(params)``: ``execute(sql, params)`` for a per-operation statement (``prepare``'s:
         sysbench's updates, deletes, inserts). Where the session multiplexes (``fileno``) it
         carries ``send(params)`` / ``finish()`` as ``query_counter``'s count does (engine.mux).
         It belongs to this connection: take it again after a reconnect."""
         return partial(self.execute, sql)
 
-    def transaction_calls(self, writes: bool = True):
+    def transaction_calls(self, writes: bool = True) -> tuple[Callable[[], Any], Callable[[], Any]]:
         """``(begin(), commit())``: ``begin(writes)`` and ``commit()`` as calls of no argument,
         split into ``send()`` / ``finish()`` where the session multiplexes (engine.mux). They
         belong to this connection: take them again after a reconnect."""
         return partial(self.begin, writes), partial(self.commit)
 
-    def rollback_call(self):
+    def rollback_call(self) -> Callable[[], Any]:
         """``rollback()`` as a call of no argument inside a transaction ``transaction_calls``
         began (TPC-C's New-Order with an unused item), split where the session multiplexes.
         It belongs to this connection: take it again after a reconnect."""
@@ -341,3 +345,28 @@ class Binding:
     @unimplemented
     def rollback(self) -> None:
         raise NotImplementedError
+
+
+def rollback(b: Binding) -> None:
+    """Roll back ``b``'s transaction where its engine has transactions (a SQL session); else
+    nothing (a document store's operation is its own)."""
+    if isinstance(b, SqlSessionBinding):
+        b.rollback()
+
+
+class Multiplexed:
+    """An engine's opt-in to the shard's multiplexer (``protocols.Multiplexing``,
+    ``fanout.client_model: multiplexed``): mixed into its binding, which says its connection's
+    socket in ``fileno`` and keeps in ``splits`` the split form (``protocols.Split``) of each
+    call of the connection whose driver can send a statement and read its answer apart (made
+    with the call: ``split``). A new table for each connection: a call belongs to its
+    connection, and a client takes its calls again after a reconnect."""
+    splits: dict[Callable[..., Any], Split]
+
+    def fileno(self) -> Optional[int]:
+        raise NotImplementedError
+
+    def split(self, call: F, send: Callable[..., Any], finish: Callable[[], Any]) -> F:
+        """``call`` with its split form registered (``send(*args)``, ``finish()``); returns it."""
+        self.splits[call] = Split(send, finish)
+        return call

@@ -61,7 +61,7 @@ from pymongo.errors import (
 )
 
 from dbswarm.bindings import register
-from dbswarm.bindings.base import Binding, Connection
+from dbswarm.bindings.base import Connection, KeyValueBinding
 from dbswarm.bindings.sql import KEY
 from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 
@@ -129,7 +129,7 @@ def effective_write_concern(url_wc: dict, option_wc: object) -> dict:
 
 
 @register("mongodb")
-class MongoBinding(Binding):
+class MongoBinding(KeyValueBinding):
     def __init__(self, conn: Connection) -> None:
         super().__init__(conn)
         self.client: Optional[MongoClient] = None

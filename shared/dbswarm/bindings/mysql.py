@@ -44,7 +44,7 @@ from typing import Any, Callable, Optional, Protocol, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from dbswarm.bindings import register
-from dbswarm.bindings.base import Connection
+from dbswarm.bindings.base import Connection, Multiplexed
 from dbswarm.bindings.sql import SqlBinding
 from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, BindingError, ErrorClass
 
@@ -243,7 +243,7 @@ def make_driver(name: str) -> Driver:
 
 
 @register("mysql")
-class MysqlBinding(SqlBinding):
+class MysqlBinding(SqlBinding, Multiplexed):
     dialect = "mysql"
     max_params = 65535
     placeholder = "%s"
@@ -271,6 +271,7 @@ class MysqlBinding(SqlBinding):
         self.table_options = f" ENGINE={engine}"  # what a family's CREATE TABLE ends with on this server
         self._driver = make_driver(str(opts.get("driver", "auto")).lower())
         self._statements: Any = None  # the driver's execute / fetchall / fetchone on this connection
+        self.splits = {}  # this connection's split calls (Multiplexed: mysqlclient's)
         prepare = opts.get("prepare", True)
         if not isinstance(prepare, bool):
             raise ValueError(f"target.options.prepare: {prepare!r} is not true or false")
@@ -287,6 +288,7 @@ class MysqlBinding(SqlBinding):
         self.db = self._driver.connect(self._kwargs, self.conn.password or "", init,
                                        float(self.conn.options.get("connect_timeout", 10)))
         st = self._statements = self._driver.statements(self.db, self._hot, self._kwargs.get("read_timeout"))
+        self.splits = getattr(st, "splits", {})  # mysqlclient's split calls (Multiplexed)
         # the driver's calls bound onto the binding itself, over the class's hooks below: one
         # Python call less per statement, on the hot path
         self.execute, self.fetchall, self.fetchone, self.fetchcount = (  # type: ignore[method-assign]

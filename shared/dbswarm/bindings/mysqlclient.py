@@ -40,6 +40,7 @@ from functools import partial
 from typing import Any, Callable, Optional, Sequence
 
 from dbswarm.bindings import mysql_binary
+from dbswarm.bindings.protocols import Split
 from dbswarm.errors import BindingError
 
 CLIENT_SIDE = "client-side (MySQLdb formats parameters; statements cached)"
@@ -155,7 +156,7 @@ class Statements:
     the general path below. ``query`` is ``_mysql``'s C method itself, not MySQLdb's Python
     wrapper (which only turns a bytearray into bytes: dbswarm sends bytes)."""
     __slots__ = ("_query", "_literal", "_string", "_encoding", "_store", "_affected", "_sql", "_ints", "_split",
-                 "fileno")
+                 "fileno", "splits")
 
     def __init__(self, db: Any) -> None:
         from MySQLdb import _mysql
@@ -168,6 +169,7 @@ class Statements:
         # the split calls (engine.mux): _mysql's send_query / read_query_result, and the socket
         self._split: tuple[Any, Any] = (db.send_query, db.read_query_result) if raw else (None, None)
         self.fileno = db.fileno if raw else None
+        self.splits: dict[Any, Split] = {}  # the split form of each call made here (protocols.Multiplexing)
         self._sql: dict[str, bytes] = {}   # statement -> its bytes (statements are cached, few)
         self._ints: dict[str, bytes] = {}  # statement -> its bytes with %d placeholders
 
@@ -245,7 +247,7 @@ class Statements:
 
         def send(key: str) -> None:
             send_query(b % string(key.encode(enc)))
-        count.send, count.finish = send, self._finish_rows  # type: ignore[attr-defined]
+        self.splits[count] = Split(send, self._finish_rows)
         return count
 
     def updater(self, sql: str) -> Callable[[Any, Any], Any]:
@@ -267,7 +269,7 @@ class Statements:
 
         def finish() -> bool:
             return finish_affected() > 0
-        update.send, update.finish = send, finish  # type: ignore[attr-defined]
+        self.splits[update] = Split(send, finish)
         return update
 
     # sysbench's statements (Binding.query_counter / statement_runner / transaction_calls) and
@@ -278,19 +280,19 @@ class Statements:
     def query_counter(self, sql: str) -> Any:  # count(params), with send / finish
         count = partial(self.fetchcount, sql)
         if self._split[0] is not None:
-            count.send, count.finish = self._send(sql), self._finish_rows  # type: ignore[attr-defined]
+            self.splits[count] = Split(self._send(sql), self._finish_rows)
         return count
 
     def row_fetcher(self, sql: str) -> Callable[[Any], Any]:
         fetch = partial(self.fetchall, sql)
         if self._split[0] is not None:
-            fetch.send, fetch.finish = self._send(sql), self._finish_all  # type: ignore[attr-defined]
+            self.splits[fetch] = Split(self._send(sql), self._finish_all)
         return fetch
 
     def statement_runner(self, sql: str) -> Any:  # run(params), with send / finish
         run = partial(self.execute, sql)
         if self._split[0] is not None:
-            run.send, run.finish = self._send(sql), self._finish_affected  # type: ignore[attr-defined]
+            self.splits[run] = Split(self._send(sql), self._finish_affected)
         return run
 
     def transaction_calls(self, writes: bool = True) -> tuple[Callable[[], Any], Callable[[], Any]]:
@@ -298,16 +300,14 @@ class Statements:
         for command in ("BEGIN", "COMMIT"):
             call = partial(self.execute, command)
             if self._split[0] is not None:
-                call.send = partial(self._split[0], command.encode())  # type: ignore[attr-defined]
-                call.finish = self._finish_affected  # type: ignore[attr-defined]
+                self.splits[call] = Split(partial(self._split[0], command.encode()), self._finish_affected)
             calls.append(call)
         return calls[0], calls[1]
 
     def rollback_call(self) -> Callable[[], Any]:
         call = partial(self.execute, "ROLLBACK")
         if self._split[0] is not None:
-            call.send = partial(self._split[0], b"ROLLBACK")  # type: ignore[attr-defined]
-            call.finish = self._finish_affected  # type: ignore[attr-defined]
+            self.splits[call] = Split(partial(self._split[0], b"ROLLBACK"), self._finish_affected)
         return call
 
     def _send(self, sql: str) -> Callable[[Any], None]:
@@ -390,18 +390,19 @@ class BinaryStatements(Statements):
 
         def finish() -> Any:
             return self._pending()
-        run.send, run.finish = send, finish  # type: ignore[attr-defined]
+        self.splits[run] = Split(send, finish)
         return run
 
     def _kv(self, text: Any, sql: str, result: Callable[[bool, int], Any]) -> Any:
         """A kv call (``count(key)``, ``update(value, key)``: positional arguments) over ``_calls``,
         ``text`` the text path's own."""
-        run = self._calls(sql, lambda params: text(*params), lambda params: text.send(*params), text.finish, result)
-        send = run.send
+        text_send, text_finish = self.splits[text]
+        run = self._calls(sql, lambda params: text(*params), lambda params: text_send(*params), text_finish, result)
+        send, finish = self.splits[run]
 
         def call(*args: Any) -> Any:
             return run(args)
-        call.send, call.finish = (lambda *args: send(args)), run.finish  # type: ignore[attr-defined]
+        self.splits[call] = Split(lambda *args: send(args), finish)
         return call
 
     def counter(self, sql: str) -> Any:
@@ -414,12 +415,12 @@ class BinaryStatements(Statements):
 
     def query_counter(self, sql: str) -> Callable[[Any], int]:
         text = super().query_counter(sql)
-        return self._calls(sql, text, text.send, text.finish, lambda is_rows, n: n if is_rows else 0) \
+        return self._calls(sql, text, *self.splits[text], lambda is_rows, n: n if is_rows else 0) \
             if sql in self._hot else text
 
     def statement_runner(self, sql: str) -> Callable[[Any], int]:
         text = super().statement_runner(sql)
-        return self._calls(sql, text, text.send, text.finish, lambda is_rows, n: n) if sql in self._hot else text
+        return self._calls(sql, text, *self.splits[text], lambda is_rows, n: n) if sql in self._hot else text
 
 
 def statement_template(sql: str, params: int) -> bytes:

@@ -22,7 +22,7 @@ import time
 from typing import Any, Optional
 
 from dbswarm.bindings import register
-from dbswarm.bindings.base import Binding
+from dbswarm.bindings.base import KeyValueBinding, SqlSessionBinding
 
 _servers: dict = {}
 _servers_lock = threading.Lock()
@@ -46,7 +46,7 @@ def _process_ordinal(path: str) -> int:
 
 
 @register("noop")
-class NoopBinding(Binding):
+class NoopBinding(KeyValueBinding, SqlSessionBinding):
     dialect = "sqlite"  # SQL families build their statements in some dialect; none is run
     _record = {f"field{i}": "x" for i in range(10)}
 

@@ -40,7 +40,8 @@ from psycopg.adapt import Transformer
 from psycopg.errors import error_from_result
 
 from dbswarm.bindings import register
-from dbswarm.bindings.base import PENDING, Connection
+from dbswarm.bindings.base import PENDING, Connection, Multiplexed
+from dbswarm.bindings.protocols import Split
 from dbswarm.bindings.sql import SqlBinding
 from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, RETRYABLE, ErrorClass
 
@@ -128,7 +129,7 @@ def isolation_level(options: dict) -> Optional[str]:
 
 
 @register("postgresql")
-class PostgresBinding(SqlBinding):
+class PostgresBinding(SqlBinding, Multiplexed):
     dialect = "postgresql"
     max_params = MAX_PARAMS
     placeholder = "%s"
@@ -149,6 +150,7 @@ class PostgresBinding(SqlBinding):
         self._isolation = isolation_level(opts)
         self._server_version: Optional[int] = None
         self.connected_ns: list[int] = []            # when each session of this binding started
+        self.splits = {}                             # this connection's split calls (Multiplexed)
 
     # -- life cycle ------------------------------------------------------------------
     def connect(self) -> None:
@@ -169,6 +171,7 @@ class PostgresBinding(SqlBinding):
         self.cur = self.db.cursor()
         self._pg = self.db.pgconn
         self._prepared = {}
+        self.splits = {}
         self._server_version = self.db.info.server_version
 
     def close(self) -> None:
@@ -513,7 +516,7 @@ class PostgresBinding(SqlBinding):
                 if res.status != ok:
                     raise error(res)
                 return res.ntuples
-        count.send, count.finish = self._split_prepared(sql, ok, _ntuples)  # type: ignore[attr-defined]
+        self.splits[count] = self._split_prepared(sql, ok, _ntuples)
         return count
 
     def row_counter(self, sql: str) -> Callable[[Any], int]:
@@ -541,11 +544,11 @@ class PostgresBinding(SqlBinding):
         if not self._prepare or self._pg is None:
             return unprepared(sql)
         call = partial(blocking, sql)
-        call.send, call.finish = self._split_prepared(sql, ok, value)  # type: ignore[attr-defined]
+        self.splits[call] = self._split_prepared(sql, ok, value)
         return call
 
     def _split_prepared(self, sql: str, ok: pq.ExecStatus,
-                        value: Optional[Callable[[Any], Any]]) -> tuple[Callable[[Any], None], Callable[[], Any]]:
+                        value: Optional[Callable[[Any], Any]]) -> Split:
         """(send(params), finish) of ``sql`` as a statement prepared on this connection: prepared
         at its first send where it is not yet (its Parse sent; when the Parse's answer is in,
         ``finish`` sends the execution and returns PENDING), so that a call taken in the middle
@@ -590,7 +593,7 @@ class PostgresBinding(SqlBinding):
             got.clear()
             send_prepared(p.name, params)
             return PENDING
-        return send, finish
+        return Split(send, finish)
 
     def transaction_calls(self, writes: bool = True) -> tuple[Callable[[], Any], Callable[[], Any]]:
         """BEGIN and COMMIT as ``_simple`` sends them, with their split calls (libpq's
@@ -601,8 +604,7 @@ class PostgresBinding(SqlBinding):
         for command in (b"BEGIN", b"COMMIT"):
             call = partial(self._simple, command)
             finish, got = self._finisher(pq.ExecStatus.COMMAND_OK, _nothing)
-            call.send = partial(_send_simple, self._pg.send_query, got, command)  # type: ignore[attr-defined]
-            call.finish = finish  # type: ignore[attr-defined]
+            self.split(call, partial(_send_simple, self._pg.send_query, got, command), finish)
             calls.append(call)
         return calls[0], calls[1]
 
@@ -612,8 +614,7 @@ class PostgresBinding(SqlBinding):
             return super().rollback_call()
         call = partial(self.rollback)
         finish, got = self._finisher(pq.ExecStatus.COMMAND_OK, _nothing)
-        call.send = partial(_send_simple, self._pg.send_query, got, b"ROLLBACK")  # type: ignore[attr-defined]
-        call.finish = finish  # type: ignore[attr-defined]
+        self.split(call, partial(_send_simple, self._pg.send_query, got, b"ROLLBACK"), finish)
         return call
 
     # -- kv hot path: the prepared statement's libpq call, bound once per client thread -----
@@ -632,7 +633,7 @@ class PostgresBinding(SqlBinding):
             if res.status != ok:
                 raise error(res)
             return res.ntuples
-        count.send, count.finish = self._split(name, ok, rows=True)  # type: ignore[attr-defined]
+        self.splits[count] = self._split(name, ok, rows=True)
         return count
 
     def updater(self, table: str, field: str) -> Callable[[Any, Any], Any]:
@@ -647,7 +648,7 @@ class PostgresBinding(SqlBinding):
             if res.status != ok:
                 raise error(res)
             return (res.command_tuples or 0) > 0
-        update.send, update.finish = self._split(name, ok, rows=False)  # type: ignore[attr-defined]
+        self.splits[update] = self._split(name, ok, rows=False)
         return update
 
     def fileno(self) -> Optional[int]:
@@ -655,7 +656,7 @@ class PostgresBinding(SqlBinding):
         split calls: ``_split``)."""
         return self._pg.socket if self._pg is not None and self._prepare else None
 
-    def _split(self, name: bytes, ok: pq.ExecStatus, rows: bool) -> tuple[Callable[..., None], Callable[[], Any]]:
+    def _split(self, name: bytes, ok: pq.ExecStatus, rows: bool) -> Split:
         """(send, finish) of the reader (``rows``: send(key), finish() -> rows found) or the
         updater (send(value, key), finish() -> a row changed) prepared as ``name``: libpq's
         ``send_query_prepared``, then ``finish`` (``_finisher``) each time the socket is readable."""
@@ -669,7 +670,7 @@ class PostgresBinding(SqlBinding):
         def send_value_key(value: str, key: bytes) -> None:
             got.clear()
             send_prepared(name, [value.encode(), key])
-        return (send_key if rows else send_value_key), finish
+        return Split(send_key if rows else send_value_key, finish)
 
     def _finisher(self, ok: pq.ExecStatus, value: Callable[[Any], Any]) -> tuple[Callable[[], Any], list]:
         """``finish()`` of a statement sent on this connection, and the list its results

@@ -4,7 +4,10 @@
 - ``KeyValue``: the ``kv`` capability, records of string fields under a string key (YCSB);
 - ``SqlSession``: the ``sql`` capability, a thin SQL session in one ``dialect`` (sysbench, TPC-C);
 - ``ServerIntrospection``: what the server says about itself and its counters (optional:
-  ``Binding`` answers "nothing" by default).
+  ``Binding`` answers "nothing" by default);
+- ``Multiplexing``: split calls (``Split``: a statement sent, its answer finished apart) on the
+  connection's socket, which the shard's multiplexer drives (engine.mux); an engine opts in
+  (``bindings.base.Multiplexed``), for the calls whose driver allows it.
 
 A binding (a ``bindings.base.Binding`` subclass) implements the protocols of the capabilities
 its engine declares (``bindings.declare``); ``bindings.register`` checks it at registration:
@@ -17,15 +20,47 @@ binding's own methods, as before.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Callable, NamedTuple, Optional, Protocol, TypeVar, runtime_checkable
 
 from dbswarm.errors import ErrorClass
 
+F = TypeVar("F", bound=Callable[..., Any])
+# the stubs of ``Binding`` that a capability's binding must override (``unimplemented``)
+UNIMPLEMENTED: set[Callable[..., Any]] = set()
 
-def unimplemented(fn: Callable) -> Callable:
+
+def unimplemented(fn: F) -> F:
     """Marks a ``Binding`` stub: a binding whose capability requires the method overrides it."""
-    fn.__binding_unimplemented__ = True  # type: ignore[attr-defined]
+    UNIMPLEMENTED.add(fn)
     return fn
+
+
+class Split(NamedTuple):
+    """A call's split form (engine.mux): ``send(*args)`` sends what ``call(*args)`` would (nothing
+    read); ``finish()``, called when the connection's socket is readable, returns what the call
+    would return, or ``bindings.base.PENDING`` while the answer is incomplete, and raises what
+    it would raise."""
+    send: Callable[..., Any]
+    finish: Callable[[], Any]
+
+
+@runtime_checkable
+class Multiplexing(Protocol):
+    """An engine whose connection's calls can be split (engine.mux): ``fileno()``, the
+    connection's socket (None: no split calls on this connection), and ``splits``, the split
+    form of each call of this connection that has one (``reader``'s, ``statement_runner``'s ...:
+    the calls a client takes from the binding), looked up by the call. A call that is not in it
+    is called whole (blocking the multiplexer's other connections)."""
+    splits: dict[Callable[..., Any], Split]
+
+    def fileno(self) -> Optional[int]: ...
+
+
+def splits_of(binding: object) -> Optional[dict[Callable[..., Any], Split]]:
+    """The binding's split calls (``Multiplexing.splits``), or None for an engine that does not
+    multiplex: where a wrapper of a binding's call (``bindings.sql.reshaped``, a family's)
+    registers its own split form."""
+    return binding.splits if isinstance(binding, Multiplexing) else None
 
 
 class Connectable(Protocol):
@@ -118,6 +153,6 @@ def missing(cls: type, protocol: type) -> list[str]:
     out = []
     for n in members(protocol):
         attr = getattr(cls, n, None)
-        if attr is None or getattr(attr, "__binding_unimplemented__", False):
+        if attr is None or (callable(attr) and attr in UNIMPLEMENTED):
             out.append(n)
     return out

@@ -11,20 +11,22 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence, cast
 
-from dbswarm.bindings.base import Binding, Connection
+from dbswarm.bindings.base import Connection, KeyValueBinding, SqlSessionBinding
+from dbswarm.bindings.protocols import Split, splits_of
 
 KEY = "ycsb_key"
 
 
-def reshaped(call: Callable[[Any], Any], shape: Callable[..., tuple]) -> Callable[..., Any]:
+def reshaped(call: Callable[[Any], Any], shape: Callable[..., tuple], binding: object) -> Callable[..., Any]:
     """``call(params)`` (a statement runner's or row counter's) as ``fn(*args)`` with
-    ``params = shape(*args)``, its split calls (``send`` / ``finish``) carried along."""
+    ``params = shape(*args)``, its split form (``binding``'s, protocols.Multiplexing) carried along."""
     def fn(*args: Any) -> Any:
         return call(shape(*args))
-    send = getattr(call, "send", None)
-    if send is not None:
-        fn.send = lambda *args: send(shape(*args))  # type: ignore[attr-defined]
-        fn.finish = call.finish  # type: ignore[attr-defined]
+    splits = splits_of(binding)
+    split = splits.get(call) if splits is not None else None
+    if splits is not None and split is not None:
+        send = split.send
+        splits[fn] = Split(lambda *args: send(shape(*args)), split.finish)
     return fn
 
 
@@ -40,7 +42,7 @@ def _both(startkey: str, n: int) -> tuple:
     return (startkey, n)
 
 
-class SqlBinding(Binding):
+class SqlBinding(KeyValueBinding, SqlSessionBinding):
     placeholder = "?"
     # "INSERT ... skip duplicates": a prefix verb and a suffix (e.g. ON CONFLICT DO NOTHING)
     insert_ignore_verb = "INSERT OR IGNORE INTO"
@@ -114,13 +116,15 @@ class SqlBinding(Binding):
     # counter (so split into send / finish where the session multiplexes: engine.mux), each
     # prepared now, while the client sets up, where the session prepares statements
     def inserter(self, table: str, fields: list[str]) -> Callable[[str, dict], Any]:
-        return reshaped(self.statement_runner(self._set_up(self._insert_sql(table, tuple(fields)))), _key_then_values)
+        return reshaped(self.statement_runner(self._set_up(self._insert_sql(table, tuple(fields)))), _key_then_values,
+                        self)
 
     def scanner(self, table: str, fields: Optional[list[str]]) -> Callable[[str, int], int]:
-        return reshaped(self.row_counter(self._set_up(self._scan_sql(table, fields))), _both)
+        return reshaped(self.row_counter(self._set_up(self._scan_sql(table, fields))), _both, self)
 
     def row_updater(self, table: str, fields: list[str]) -> Callable[[str, dict], Any]:
-        return reshaped(self.statement_runner(self._set_up(self._update_sql(table, tuple(fields)))), _values_then_key)
+        return reshaped(self.statement_runner(self._set_up(self._update_sql(table, tuple(fields)))), _values_then_key,
+                        self)
 
     def _set_up(self, sql: str) -> str:
         """``sql`` prepared on this connection now where the session prepares statements; a

@@ -1,15 +1,16 @@
-"""Calls and retries: ``Measured``, the one timing wrapper every binding call of a worker
-thread goes through, and its one retry / reconnect policy, acting on the error kinds the
-bindings classify (``dbswarm.errors``) for every engine alike. It records into a
-``measure.recorder.Recorder``; a failed call returns ``FAILED``."""
+"""Failures and reconnects: ``Measured``, a client thread's connection, recorder and stop, and
+the one retry / reconnect policy, acting on the error kinds the bindings classify
+(``dbswarm.errors``) for every engine alike. The clock around an operation is read in
+``engine.loop`` only, which calls, times and records every operation and hands a failure here."""
 from __future__ import annotations
 
 import os
 import time
-from typing import Optional
+from typing import Any, Callable, Optional
 
-from dbswarm.errors import CONNECTION, DUPLICATE, FATAL, TargetNotAllowed
-from dbswarm.measure.recorder import FAILED, Recorder
+from dbswarm.bindings.base import Binding, rollback
+from dbswarm.errors import CONNECTION, FATAL, TargetNotAllowed
+from dbswarm.measure.recorder import Recorder
 
 RECONNECT_GIVE_UP_S = float(os.environ.get("DBSWARM_RECONNECT_GIVE_UP_S", "60"))
 
@@ -25,110 +26,36 @@ class FatalError(Exception):
 
 
 class Measured:
-    """The one timing wrapper: every binding call of a worker thread goes through it.
-
-    It times, records, classifies errors (``binding.classify``) and applies the one retry /
-    reconnect policy: connection loss -> reconnect (with back-off) and count; retryable
-    errors in a multi-statement event -> roll back and run the event again, as sysbench does.
+    """A client thread's connection (``binding``), recorder (``rec``) and stop, and the one
+    failure policy of its operations (``engine.loop`` times and records them): errors recorded
+    and classified (``binding.classify``); a lost connection reconnected (with back-off) and
+    counted; a retryable error in a multi-statement event rolled back for the event to run
+    again, as sysbench does; a fatal one raised (``FatalError``).
     """
-    __slots__ = ("binding", "rec", "should_stop", "_perf", "ok", "paced", "on_reconnect", "last_error_kind")
+    __slots__ = ("binding", "rec", "should_stop", "ok", "paced", "on_reconnect", "last_error_kind")
 
-    def __init__(self, binding, recorder: Recorder, should_stop=lambda: False, paced: bool = False):
+    def __init__(self, binding: Binding, recorder: Recorder, should_stop: Callable[[], bool] = lambda: False,
+                 paced: bool = False):
         self.binding = binding
         self.rec = recorder
         self.should_stop = should_stop
-        self._perf = time.perf_counter_ns
         # paced (a target rate): every operation's response time from its intended start too
         self.paced = paced
         self.ok = recorder.ok_paced if paced else recorder.ok
         # called after every successful reconnect: what a client bound to the old connection
         # (Binding.reader / updater) takes again
-        self.on_reconnect: list = []
+        self.on_reconnect: list[Callable[[], Any]] = []
         self.last_error_kind: Optional[str] = None  # the kind of the last failed call's error
-
-    def call(self, op: str, fn, *args):
-        """One operation; returns fn's result, or ``FAILED`` after recording the error."""
-        perf = self._perf
-        t0 = perf()
-        try:
-            result = fn(*args)
-        except Exception as exc:  # drivers raise many types; classify decides
-            self.failed(op, exc)
-            return FAILED
-        self.ok(op, t0, perf())
-        return result
-
-    def call_rows(self, op: str, n: int, fn, *args):
-        """A batch of n rows (load phase): retried until it succeeds or the worker stops,
-        since batches are idempotent. Returns True when the rows were written."""
-        t0 = self._perf()
-        try:
-            fn(*args)
-        except Exception as exc:
-            return self.rows_failed(op, n, fn, args, exc)
-        self.rec.ok(op, t0, self._perf(), n)
-        return True
-
-    def rows_failed(self, op: str, n: int, fn, args, exc: Exception) -> bool:
-        """An attempt of a batch of n rows failed with ``exc``: recorded, and the batch written
-        again until it succeeds (timed from its last attempt), a duplicate key says it is
-        there, or the worker stops; True when the rows are written."""
-        while True:
-            kind = self.failed(op, exc)
-            if kind == DUPLICATE:
-                return True
-            if kind == FATAL or self.should_stop():
-                return False
-            self.rec.count("retries")
-            t0 = self._perf()
-            try:
-                fn(*args)
-            except Exception as again:
-                exc = again
-                continue
-            self.rec.ok(op, t0, self._perf(), n)
-            return True
-
-    def event(self, op: str, body, session, state, max_attempts: int = 100) -> bool:
-        """A multi-statement event (a transaction): ``body(session, state)`` — the family's
-        statements on the binding's session, and what its thread keeps (sysbench: its query
-        counters) — timed as one, rolled back and run again on retryable and connection errors
-        (as sysbench does); True when it committed."""
-        t0 = self._perf()
-        try:
-            body(session, state)
-        except Exception as exc:
-            return self.event_failed(op, body, session, state, t0, exc, max_attempts - 1)
-        self.ok(op, t0, self._perf())
-        return True
-
-    def event_failed(self, op: str, body, session, state, t0: int, exc: Exception, attempts_left: int = 99) -> bool:
-        """An attempt of an event started at ``t0`` failed with ``exc`` (in ``event``, or in a
-        client's own loop of events: sysbench's hot loop): the error recorded, the
-        transaction rolled back, and ``body`` run again, up to ``attempts_left`` more times,
-        while the errors are retryable or of the connection and the worker is not stopping
-        (as sysbench does); True when an attempt committed, timed from ``t0``."""
-        while True:
-            if not self.retry_event(op, exc) or attempts_left <= 0:
-                return False
-            attempts_left -= 1
-            try:
-                body(session, state)
-            except Exception as again:
-                exc = again
-                continue
-            self.ok(op, t0, self._perf())
-            return True
 
     def retry_event(self, op: str, exc: Exception) -> bool:
         """An attempt of event ``op`` failed with ``exc``: the error recorded (a lost
         connection reconnected, a fatal error raised), the transaction rolled back; True when
         it should run again (not fatal, the worker not stopping: counted in ``retries``).
-        ``event_failed``'s step, and the multiplexer's (engine.mux), which runs the event
+        ``engine.loop.event_failed``'s step, and the multiplexer's (engine.mux), which runs the event
         again without blocking its other connections."""
         kind = self.failed(op, exc)
         try:
-            self.binding.rollback()
+            rollback(self.binding)
         except Exception:
             pass
         if kind == FATAL or self.should_stop():
@@ -136,7 +63,7 @@ class Measured:
         self.rec.count("retries")
         return True
 
-    def failed(self, op, exc) -> str:
+    def failed(self, op: str, exc: BaseException) -> str:
         """Record a failed operation's error and apply the policy (reconnect, or raise on a
         fatal one); returns the error's kind. A client that times an operation itself (the
         YCSB hot path, through Binding.reader) calls it in its ``except``."""
@@ -149,7 +76,7 @@ class Measured:
             raise FatalError(f"{op}: fatal error {cls.name}: {str(exc)[:300]}") from None
         return cls.kind
 
-    def reconnect(self, give_up_s: Optional[float] = None):
+    def reconnect(self, give_up_s: Optional[float] = None) -> bool:
         """Reconnect with back-off until it works or the worker must stop; a target that
         stays unreachable for RECONNECT_GIVE_UP_S ends the thread (TargetUnreachable) instead
         of spinning until the deadline. ``give_up_s``: what is left of those seconds (a thread

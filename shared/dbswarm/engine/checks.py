@@ -23,8 +23,9 @@ after the load it fails the run, as the stage's other steps do.
 from __future__ import annotations
 
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
+from dbswarm.bindings.base import Binding
 from dbswarm.campaign.admission import MAX_CALL_SECONDS, positive_number
 from dbswarm.campaign.plan import INLINE_MAP_LIMIT, split
 from dbswarm.credentials import secrets
@@ -33,7 +34,7 @@ from dbswarm.engine.target import make_binding
 from dbswarm.errors import DbswarmError
 from dbswarm.families import base as families
 from dbswarm.results.documents import CheckEvent, Plan, RunPlan
-from dbswarm.results.store import load_plan, open_store, redact_error
+from dbswarm.results.store import Store, load_plan, open_store, redact_error
 
 STAGES = ("after_load", "after_run")
 CHECK_CALL_SECONDS = 600.0  # a check call stops after this (the prepare function's limit is 900 s)
@@ -42,7 +43,7 @@ CHECK_CALL_SECONDS = 600.0  # a check call stops after this (the prepare functio
 MAX_RANGES = INLINE_MAP_LIMIT
 
 
-def _family(run: RunPlan):
+def _family(run: RunPlan) -> tuple[families.Family, Any]:
     family = families.get(run.family)
     return family, family.workload(run.workload)
 
@@ -65,16 +66,16 @@ def range_bounds(units: int, ranges: int, index: int) -> tuple[int, int]:
     return first, first + sizes[index]
 
 
-def range_key(store, campaign_id, run_id, stage, index) -> str:
+def range_key(store: Store, campaign_id: str, run_id: str, stage: str, index: int) -> str:
     return store.key(campaign_id, "runs", run_id, f"check-{stage}-{index}.json")
 
 
-def _fresh(index, first, end) -> dict:
+def _fresh(index: int, first: int, end: int) -> dict:
     return {"range": index, "first": first, "end": end, "next": first, "failures": [], "seconds": 0.0,
             "calls": 0, "started_at": None, "ended_at": None}
 
 
-def start(store, plan: Plan, run: RunPlan, stage: str) -> list[int]:
+def start(store: Store, plan: Plan, run: RunPlan, stage: str) -> list[int]:
     """The stage's check begins (the prepare step, after the stage's own work): every range's
     progress written afresh (a stage run again, e.g. after a resumed load, checks the database
     as it is now, not as an earlier check found it). -> the range indices, the Map's items."""
@@ -110,7 +111,7 @@ def check_range(event: dict) -> dict:
         return {"run_id": run.run_id, "stage": ev.stage, "range": ev.range, "more": False, "error": progress["error"]}
 
 
-def _check_range(ev: CheckEvent, store, plan: Plan, run: RunPlan) -> dict:
+def _check_range(ev: CheckEvent, store: Store, plan: Plan, run: RunPlan) -> dict:
     family, w = _family(run)
     units, n = family.check_units(w, ev.stage), range_count(run, ev.stage)
     if ev.range >= n:
@@ -151,11 +152,11 @@ def _check_range(ev: CheckEvent, store, plan: Plan, run: RunPlan) -> dict:
     return dict(answer, more=progress["next"] < end, checked=progress["next"] - first)
 
 
-def _binding(run):
+def _binding(run: RunPlan) -> Binding:
     return make_binding(run, secrets.resolve(run.target.get("password")))
 
 
-def _redacted(event, text) -> str:
+def _redacted(event: dict, text: str) -> str:
     return redact_error(event, text)
 
 
@@ -222,7 +223,7 @@ def drive(invoke: Callable[[dict], dict], event: dict, ranges: list[int]) -> Opt
     there are no ranges; an error of a range is raised after every range ended."""
     if not ranges:
         return None
-    def one(i):
+    def one(i: int) -> None:
         while invoke(dict(event, action="check_range", range=i))["more"]:
             pass
     run_in_threads(one, [(i,) for i in ranges])

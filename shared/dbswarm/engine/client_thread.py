@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Optional
 
+from dbswarm.bindings.protocols import Multiplexing
 from dbswarm.campaign.plan import derive_seed
 from dbswarm.engine import calls as measured_calls
 from dbswarm.engine import drive
@@ -51,7 +52,8 @@ def run(phase: Any, st: ThreadState, rate: Optional[float], on_ready: Callable[.
             cp = {"done": done, "state": client.state(), "rng_position": rng.position}
             extra = Snapshots.extra(st, rec, cp, schedule)
             phase.snapshots.deposit(gen, st.index, rec, extra, cp)
-        if mux is not None and not (getattr(client, "multiplexable", False) and binding.fileno() is not None):
+        if mux is not None and not (getattr(client, "multiplexable", False) and isinstance(binding, Multiplexing)
+                                    and binding.fileno() is not None):
             mux.decline(st.index)  # a thread of its own
             mux = None
         on_ready(st)  # connected, client built: wait for the armed instant

@@ -16,6 +16,7 @@ from typing import Optional
 
 from dbswarm.engine.target import make_binding
 from dbswarm.errors import DbswarmError
+from dbswarm.results.documents import RunPlan
 
 OPTION = "connection_limit_check"
 
@@ -24,7 +25,7 @@ class TooFewConnections(DbswarmError):
     """The server admits fewer client connections than the phase opens."""
 
 
-def wanted(run) -> bool:
+def wanted(run: RunPlan) -> bool:
     """Whether the run's phases are checked: a real database and no opt-out."""
     if not run.is_real_database:
         return False
@@ -32,13 +33,13 @@ def wanted(run) -> bool:
     return not (opt is False or str(opt).lower() in ("false", "0", "no", "off"))
 
 
-def phase_connections(run) -> int:
+def phase_connections(run: RunPlan) -> int:
     """Client connections a phase holds at once over all its shards: one per client thread,
     in the load phase too (a thread without rows to write connects as well)."""
     return sum(shard.threads for shard in run.shards) or run.threads
 
 
-def shortfall(run, phase: str, room: Optional[dict]) -> Optional[str]:
+def shortfall(run: RunPlan, phase: str, room: Optional[dict]) -> Optional[str]:
     """The message refusing the phase, or None when the server has room for it (or says
     nothing of its limits)."""
     if not room or room.get("free") is None:
@@ -57,7 +58,7 @@ def shortfall(run, phase: str, room: Optional[dict]) -> Optional[str]:
             f"pooler in front of the server admitting more clients than it reports)")
 
 
-def check(run, phase: str, password: Optional[str]) -> Optional[dict]:
+def check(run: RunPlan, phase: str, password: Optional[str]) -> Optional[dict]:
     """The server's room read on one connection; raises
     ``TooFewConnections`` when the phase does not fit. Returns the room read (None: not
     checked, or not readable: the shards find out, as before)."""

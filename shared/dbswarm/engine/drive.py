@@ -1,5 +1,5 @@
-"""A client thread's loop (``engine.worker.ShardPhase``): paced (``paced``: YCSB's throttle, on
-the phase's elapsed clock) or not, around the operation loop (``engine.loop``, which calls,
+"""A client thread's loop (``engine.worker.ShardPhase``): paced (``engine.loop.paced``: YCSB's throttle,
+on the phase's elapsed clock) or not, around the operation loop (``engine.loop``, which calls,
 times and records the client's operations), until the thread's quota, the stop instant, a stop
 or the client's end; a stall (``shard_state.STALL_S``) kept as such. Or, multiplexed
 (``mux_drive``), the same work done by the shard's multiplexer (``engine.mux``) while the
@@ -9,57 +9,20 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from dbswarm.engine import shard_state
 from dbswarm.engine.calls import Measured
-from dbswarm.engine.loop import OperationLoop
-from dbswarm.engine.mux import Multiplexer
+from dbswarm.engine.loop import OperationLoop, paced
+from dbswarm.engine.mux import Deposit, Multiplexer
 from dbswarm.engine.shard_state import ThreadState
+from dbswarm.families.base import Client
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Recorder
 
 
-def paced(elapsed_zero_ns: int, rate: Optional[float], rec: Optional[Recorder], st: Optional[ThreadState] = None):
-    """YCSB ClientThread throttle: step n is due at start + n/rate. Each step's due time is
-    its intended start (``rec.intended_ns``: operations record their response time from
-    it); a step that starts more than one interval after it is counted in ``late_starts``
-    (the client could not keep the schedule: the database stalled or the client is
-    saturated). The schedule is the phase's, not the segment's: its origin (on the phase's
-    elapsed clock) and the steps scheduled so far are kept in the thread's state, so a
-    backlog at a segment's end (every DBSWARM_PERSIST_INTERVAL_S, and each continuation
-    call) is still late in the next segment instead of being forgotten."""
-    if not rate:
-        return None, None
-    interval = round(1e9 / rate)
-    perf_ns = time.perf_counter_ns
-    zero = elapsed_zero_ns
-    if st is not None and st.schedule:
-        start = zero + round(st.schedule["origin_s"] * 1e9)
-        steps = int(st.schedule["steps"])
-    else:
-        start, steps = perf_ns(), 0
-        if st is not None:
-            st.schedule = {"origin_s": (start - zero) / 1e9, "steps": 0}
-    # steps scheduled (the phase's), late starts (this segment's), steps before it, ns slept
-    state = [steps, 0, steps, 0]
-
-    def wait():
-        due = start + state[0] * interval
-        state[0] += 1
-        now = perf_ns()
-        if due > now:
-            state[3] += due - now
-            time.sleep((due - now) / 1e9)
-        elif now - due > interval:
-            state[1] += 1
-        if rec is not None:
-            rec.intended_ns = due
-    return wait, state
-
-
-def drive(phase: Any, st: ThreadState, client, m: Measured, quota: Optional[int], rate: Optional[float],
-          rec: Optional[Recorder] = None, deposit: Optional[Callable] = None):
+def drive(phase: Any, st: ThreadState, client: Client, m: Measured, quota: Optional[int], rate: Optional[float],
+          rec: Optional[Recorder] = None, deposit: Optional[Deposit] = None) -> None:
     """The thread's loop around the operation loop (``engine.loop``, which calls, times and
     records the client's operations): until the thread's quota, the time cap (finished),
     the call's deadline (continue), a stop, or the client has nothing left (``Exhausted``:
@@ -116,7 +79,7 @@ def drive(phase: Any, st: ThreadState, client, m: Measured, quota: Optional[int]
             now = perf()
             if now - last >= stall_s:
                 stall_seen(st, m, last, now, schedule, slept_ns)
-            if wait:
+            if schedule is not None:
                 slept_ns = schedule[3]
             last = st.progress_at = now
             if loop.exhausted:
@@ -125,9 +88,10 @@ def drive(phase: Any, st: ThreadState, client, m: Measured, quota: Optional[int]
     finally:
         st.done = done
         sched1 = headroom.thread_sched() if sched0 is not None else None
-        st.health = [perf() - perf0, *((sched1[0] - sched0[0], sched1[1] - sched0[1]) if sched1 else (None, None)),
-                     schedule[3] / 1e9 if wait else 0.0]
-        if wait:
+        st.health = [perf() - perf0, *((sched1[0] - sched0[0], sched1[1] - sched0[1])
+                                       if sched1 is not None and sched0 is not None else (None, None)),
+                     schedule[3] / 1e9 if schedule is not None else 0.0]
+        if schedule is not None and st.schedule is not None:
             steps, late, before, _ = schedule
             st.schedule["steps"] = steps
             if rec is not None:
@@ -150,8 +114,8 @@ def stall_seen(st: ThreadState, m: Measured, last: float, now: float, schedule: 
         st.stalled(last + slept, now)
 
 
-def mux_drive(phase: Any, st: ThreadState, client, m: Measured, mux: Multiplexer, quota: Optional[int],
-              deposit: Callable) -> None:
+def mux_drive(phase: Any, st: ThreadState, client: Client, m: Measured, mux: Multiplexer, quota: Optional[int],
+              deposit: Deposit) -> None:
     """``drive``'s work done by the shard's multiplexer (engine.mux): the client handed in,
     this thread asleep until it is given back, then the same end as ``drive``'s."""
     slot = mux.hand_in(st, client, m, quota, deposit)

@@ -32,11 +32,15 @@ import contextlib
 import os
 import threading
 import time
-from typing import Optional
+from typing import Any, Callable, Iterator, Optional, TypeVar
 
+from dbswarm.bindings.base import KeyValueBinding, rollback
 from dbswarm.engine.target import make_binding
 from dbswarm.errors import DUPLICATE, DbswarmError
 from dbswarm.families import base as families
+from dbswarm.results.documents import RunPlan
+
+T = TypeVar("T")
 
 LOCK_TABLE = "dbswarm_lock"
 FIELDS = 4   # field0 campaign id, field1 started at (epoch), field2 heartbeat (epoch), field3 run id
@@ -57,7 +61,7 @@ def stale_seconds() -> float:
         return STALE_S
 
 
-def wanted(run) -> bool:
+def wanted(run: RunPlan) -> bool:
     """Whether this run takes the lock: a real database, tables named, no opt-out."""
     if not run.is_real_database:
         return False
@@ -68,7 +72,7 @@ def wanted(run) -> bool:
     return bool(family.tables(family.workload(run.workload)))
 
 
-def _tables(run) -> list[str]:
+def _tables(run: RunPlan) -> list[str]:
     family = families.get(run.family)
     return sorted(set(family.tables(family.workload(run.workload))))
 
@@ -77,11 +81,11 @@ def _when(epoch: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))
 
 
-def _row(campaign_id, run_id, started, beat):
+def _row(campaign_id: str, run_id: str, started: float, beat: float) -> dict[str, str]:
     return {"field0": campaign_id, "field1": f"{started:.3f}", "field2": f"{beat:.3f}", "field3": run_id}
 
 
-def _read(b, table):
+def _read(b: KeyValueBinding, table: str) -> Optional[dict[str, Any]]:
     row = b.read(LOCK_TABLE, table, ["field0", "field1", "field2", "field3"])
     if not row:
         return None
@@ -92,7 +96,7 @@ def _read(b, table):
         return {"campaign_id": str(row.get("field0")), "started_at": 0.0, "heartbeat_at": 0.0, "run_id": None}
 
 
-def _insert(b, table, values) -> bool:
+def _insert(b: KeyValueBinding, table: str, values: dict[str, str]) -> bool:
     """Insert one lock row; False when the row exists (another holder won)."""
     try:
         b.insert(LOCK_TABLE, table, values)
@@ -104,21 +108,22 @@ def _insert(b, table, values) -> bool:
         return False
 
 
-def _rollback(b):
+def _rollback(b: KeyValueBinding) -> None:
     try:
-        b.rollback()
+        rollback(b)
     except Exception:
         pass
 
 
-def acquire(b, run, campaign_id: str) -> dict:
+def acquire(b: KeyValueBinding, run: RunPlan, campaign_id: str) -> dict:
     """Take (or refresh) this campaign's lock on the run's tables, on the connected binding ``b``.
     Raises CampaignLocked naming the holder. Returns {"tables", "taken_over": [...]}."""
     tables = _tables(run)
     b.ensure_table(LOCK_TABLE, FIELDS)
     now = time.time()
     stale = stale_seconds()
-    inserted, taken_over = [], []
+    inserted: list[str] = []
+    taken_over: list[dict] = []
     try:
         for t in tables:
             for _ in range(3):
@@ -162,13 +167,13 @@ def locked_message(table: str, run_id: str, held: dict, now: float, stale: float
             f"both on the same tables on purpose, set target.options.{SHARED_OPTION}: true.")
 
 
-def _release_row(b, table, campaign_id):
+def _release_row(b: KeyValueBinding, table: str, campaign_id: str) -> None:
     held = _read(b, table)
     if held is not None and held["campaign_id"] == campaign_id:
         b.delete(LOCK_TABLE, table)
 
 
-def refresh(b, run, campaign_id: str) -> bool:
+def refresh(b: KeyValueBinding, run: RunPlan, campaign_id: str) -> bool:
     """Heartbeat: False when a row is no longer this campaign's (it went stale and was taken)."""
     now, ok = time.time(), True
     b.ensure_table(LOCK_TABLE, FIELDS)
@@ -181,13 +186,13 @@ def refresh(b, run, campaign_id: str) -> bool:
     return ok
 
 
-def release(b, run, campaign_id: str) -> None:
+def release(b: KeyValueBinding, run: RunPlan, campaign_id: str) -> None:
     b.ensure_table(LOCK_TABLE, FIELDS)
     for t in _tables(run):
         _release_row(b, t, campaign_id)
 
 
-def on_target(run, password: Optional[str], fn, *args):
+def on_target(run: RunPlan, password: Optional[str], fn: Callable[..., T], *args: Any) -> T:
     """``fn(binding, run, *args)`` on a fresh connection to the run's target."""
     b = make_binding(run, password)
     b.connect()
@@ -201,8 +206,8 @@ def on_target(run, password: Optional[str], fn, *args):
 
 
 @contextlib.contextmanager
-def heartbeat(run, password: Optional[str], campaign_id: str, enabled: bool = True,
-              every: float = HEARTBEAT_S):
+def heartbeat(run: RunPlan, password: Optional[str], campaign_id: str, enabled: bool = True,
+              every: float = HEARTBEAT_S) -> Iterator[None]:
     """Refresh the lock every ``every`` seconds in a background thread while the block runs
     (best effort: a target that does not answer is the step's problem, not the lock's)."""
     if not enabled or not wanted(run):
@@ -210,7 +215,7 @@ def heartbeat(run, password: Optional[str], campaign_id: str, enabled: bool = Tr
         return
     done = threading.Event()
 
-    def beat():
+    def beat() -> None:
         while not done.wait(every):
             try:
                 on_target(run, password, refresh, campaign_id)

@@ -1,27 +1,75 @@
-"""The operation loop: the one place that reads the clock around an operation and records it,
-for every family and both phases.
+"""The operation loop: the one module of the engine that reads the clock around an operation
+(``now``: the begin and end of each, the intended start of a paced one) and records it, for
+every family, both phases and both client models.
 
 A family's client describes its next operation (``Client.next_operation``: an ``Op``, the
 function to call, its arguments); the loop calls it, times it, records it in the thread's
-recorder, counts a row not found, and applies the one failure policy of its kind (``Op.policy``,
-through ``engine.calls.Measured``): a call is recorded as failed, a transaction (an event) is
-rolled back and run again, a load batch retried until written. Families never time or count
-their operations; bindings never do either.
+recorder, counts a row not found, and applies the one failure policy of its kind (``Op.policy``;
+the classification and reconnects in ``engine.calls.Measured``): a call is recorded as failed,
+a transaction (an event) is rolled back and run again, a load batch retried until written.
+Families never time or count their operations; bindings never do either.
 
-The loop runs operations until one ends at or after a deadline (the worker's next stop check)
-or a number of units is done, so the worker's stop checks, snapshots and pacing stay out of
-the per-operation path. A record is an append of the service time to the second's lane while
-the second (and the warm-up's side) lasts; ``Recorder.ok`` at each roll.
+A thread runs its operations in ``OperationLoop.run`` until one ends at or after a deadline
+(the worker's next stop check) or a number of units is done, so the worker's stop checks,
+snapshots and pacing stay out of the per-operation path. The multiplexer (``engine.mux``),
+which sends an operation and finishes it when its answer is in, takes its begin from ``now``
+and ends it through ``OperationLoop.end`` (the same recording) and ``failed`` (the same policy).
+A record is an append of the service time to the second's lane while the second (and the
+warm-up's side) lasts; ``Recorder.ok`` at each roll.
 """
 from __future__ import annotations
 
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from dbswarm.engine.calls import Measured
-from dbswarm.errors import DUPLICATE
-from dbswarm.families.base import CALL, EVENT, ROWS, Exhausted
-from dbswarm.measure.recorder import Lane
+from dbswarm.engine.shard_state import ThreadState
+from dbswarm.errors import DUPLICATE, FATAL
+from dbswarm.families.base import CALL, EVENT, ROWS, Client, Exhausted, Op
+from dbswarm.measure.recorder import Lane, Recorder
+
+# the clock of an operation's begin and end (ns): every read of it around an operation is here
+now: Callable[[], int] = time.perf_counter_ns
+EVENT_ATTEMPTS = 100  # an event's attempts, its first included (as sysbench makes them)
+
+
+def paced(elapsed_zero_ns: int, rate: Optional[float], rec: Optional[Recorder],
+          st: Optional[ThreadState] = None) -> tuple[Optional[Callable[[], None]], Optional[list[int]]]:
+    """YCSB ClientThread throttle: step n is due at start + n/rate. Each step's due time is
+    its intended start (``rec.intended_ns``: operations record their response time from
+    it); a step that starts more than one interval after it is counted in ``late_starts``
+    (the client could not keep the schedule: the database stalled or the client is
+    saturated). The schedule is the phase's, not the segment's: its origin (on the phase's
+    elapsed clock) and the steps scheduled so far are kept in the thread's state, so a
+    backlog at a segment's end (every DBSWARM_PERSIST_INTERVAL_S, and each continuation
+    call) is still late in the next segment instead of being forgotten."""
+    if not rate:
+        return None, None
+    interval = round(1e9 / rate)
+    perf_ns = now
+    zero = elapsed_zero_ns
+    if st is not None and st.schedule:
+        start = zero + round(st.schedule["origin_s"] * 1e9)
+        steps = int(st.schedule["steps"])
+    else:
+        start, steps = perf_ns(), 0
+        if st is not None:
+            st.schedule = {"origin_s": (start - zero) / 1e9, "steps": 0}
+    # steps scheduled (the phase's), late starts (this segment's), steps before it, ns slept
+    state = [steps, 0, steps, 0]
+
+    def wait() -> None:
+        due = start + state[0] * interval
+        state[0] += 1
+        t = perf_ns()
+        if due > t:
+            state[3] += due - t
+            time.sleep((due - t) / 1e9)
+        elif t - due > interval:
+            state[1] += 1
+        if rec is not None:
+            rec.intended_ns = due
+    return wait, state
 
 
 class OperationLoop:
@@ -30,18 +78,19 @@ class OperationLoop:
     ``exhausted`` is set when the client had nothing left (``Exhausted``); ``units`` holds the
     units done by the last ``run`` also when it ended by an exception (a fatal error)."""
 
-    def __init__(self, client, m: Measured, wait: Optional[Callable[[], None]] = None):
+    def __init__(self, client: Client, m: Measured, wait: Optional[Callable[[], None]] = None):
         self.client, self.m, self.wait = client, m, wait
         self.exhausted = False
         self.units = 0
         rec = m.rec
-        self._lanes: dict = {}  # Op -> Lane
+        self._lanes: dict[Op, Lane] = {}
         # the client's hook for the warm-up's end, called once after the first operation that
         # ended past it (sysbench splits its query counters there)
-        self._warm_hook = getattr(client, "warmup_ended", None) if rec.warm_until_ns else None
-        self.run = self._make_run()
+        self._warm_hook: Optional[Callable[[], None]] = (
+            getattr(client, "warmup_ended", None) if rec.warm_until_ns else None)
+        self.run: Callable[[int, int], int] = self._make_run()
 
-    def _lane(self, op) -> Lane:
+    def _lane(self, op: Op) -> Lane:
         """The lane of an Op (lanes are looked up by the Op, made once by the client): the
         recorder's lane of its name; a lane that is never open (until 0) for a load batch's Op
         (its rows, however many, go through ``ok``) and in paced runs (every operation through
@@ -57,7 +106,7 @@ class OperationLoop:
         if hook is None:
             other._warm_hook = None
             return
-        called: list = []
+        called: list[bool] = []
 
         def once() -> None:
             if not called:
@@ -70,10 +119,10 @@ class OperationLoop:
             hook, self._warm_hook = self._warm_hook, None
             hook()
 
-    def _make_run(self):  # noqa: C901 (the loop, in one frame on purpose: a call per operation is its cost)
+    def _make_run(self) -> Callable[[int, int], int]:  # noqa: C901 (the loop in one frame: a call per operation is its cost)
         m, client = self.m, self.client
         next_operation, wait = client.next_operation, self.wait
-        perf, ok, lanes, new_lane = time.perf_counter_ns, m.ok, self._lanes, self._lane
+        perf, ok, lanes, new_lane = now, m.ok, self._lanes, self._lane
         op_stats = m.rec.m.op
 
         def run(deadline_ns: int, max_units: int) -> int:
@@ -113,9 +162,11 @@ class OperationLoop:
             return done
         return run
 
-    def record(self, op, t0: int, t1: int, result) -> None:
-        """An operation that returned, recorded as ``run`` records it (``run`` inlines these
-        lines: a call per operation is its cost); the multiplexer (engine.mux) calls this."""
+    def end(self, op: Op, t0: int, result: Any) -> int:
+        """An operation begun at ``t0`` (``now()``) has returned ``result``: its end read and
+        recorded as ``run`` records it (``run`` inlines these lines: a call per operation is its
+        cost); the multiplexer (engine.mux) calls this. Returns the end (ns)."""
+        t1 = now()
         lane = self._lanes.get(op) or self._lane(op)
         if t1 < lane.until:
             lane.lats.append((t1 - t0) // 1000)
@@ -129,19 +180,20 @@ class OperationLoop:
             self.m.rec.m.op(op.name).not_found += 1
         if op.then is not None:
             op.then(True)
+        return t1
 
-    def failed(self, op, fn, args, t0: int, exc: Exception) -> int:
+    def failed(self, op: Op, fn: Callable[..., Any], args: tuple, t0: int, exc: Exception) -> int:
         """An operation raised (``run``'s policy of its kind): the units it counts."""
         return self._failed(op, fn, args, t0, exc)
 
-    def event_given_up(self, op) -> None:
+    def event_given_up(self, op: Op) -> None:
         """An event whose attempts ended without a commit (the multiplexer's retries,
         engine.mux): what ``_failed`` does after ``event_failed`` returned False."""
-        self._warm_edge(time.perf_counter_ns())
+        self._warm_edge(now())
         if op.then is not None:
             op.then(False)
 
-    def _failed(self, op, fn, args, t0: int, exc: Exception) -> int:
+    def _failed(self, op: Op, fn: Callable[..., Any], args: tuple, t0: int, exc: Exception) -> int:
         """An operation raised: the policy of its kind; returns the units it counts."""
         m, name = self.m, op.name
         if op.policy == CALL:
@@ -153,10 +205,51 @@ class OperationLoop:
                 op.then(kind == DUPLICATE)
             return op.units
         if op.policy == EVENT:  # rolled back and run again, as sysbench does
-            committed = m.event_failed(name, fn, args[0], args[1], t0, exc)
-            self._warm_edge(time.perf_counter_ns())
+            committed = event_failed(m, name, fn, args[0], args[1], t0, exc)
+            self._warm_edge(now())
         else:  # ROWS: a load batch, idempotent: retried until written or the worker stops
-            committed = m.rows_failed(name, op.units, fn, args, exc)
+            committed = rows_failed(m, name, op.units, fn, args, exc)
         if op.then is not None:
             op.then(committed)
         return op.units if committed else 0
+
+
+def event_failed(m: Measured, op: str, body: Callable[[Any, Any], Any], session: Any, state: Any, t0: int,
+                 exc: Exception, attempts_left: int = EVENT_ATTEMPTS - 1) -> bool:
+    """An attempt of an event started at ``t0`` failed with ``exc``: the error recorded, the
+    transaction rolled back (``Measured.retry_event``), and ``body(session, state)`` run again,
+    up to ``attempts_left`` more times, while the errors are retryable or of the connection and
+    the worker is not stopping (as sysbench does); True when an attempt committed, timed from
+    ``t0``."""
+    while True:
+        if not m.retry_event(op, exc) or attempts_left <= 0:
+            return False
+        attempts_left -= 1
+        try:
+            body(session, state)
+        except Exception as again:
+            exc = again
+            continue
+        m.ok(op, t0, now())
+        return True
+
+
+def rows_failed(m: Measured, op: str, n: int, fn: Callable[..., Any], args: tuple, exc: Exception) -> bool:
+    """An attempt of a batch of n rows failed with ``exc``: recorded, and the batch written
+    again until it succeeds (timed from its last attempt), a duplicate key says it is there,
+    or the worker stops; True when the rows are written."""
+    while True:
+        kind = m.failed(op, exc)
+        if kind == DUPLICATE:
+            return True
+        if kind == FATAL or m.should_stop():
+            return False
+        m.rec.count("retries")
+        t0 = now()
+        try:
+            fn(*args)
+        except Exception as again:
+            exc = again
+            continue
+        m.rec.ok(op, t0, now(), n)
+        return True

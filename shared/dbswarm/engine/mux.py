@@ -3,8 +3,9 @@
 Each client thread of the shard connects and builds its client as with threads (in parallel,
 before the start barrier), then hands the client to the shard's ``Multiplexer`` and sleeps
 until it is given back. The multiplexer's one thread sends every client's next operation on
-its connection through the binding's split calls (``Binding.fileno``: ``fn.send(*args)``,
-then ``fn.finish()`` when the socket is readable), waits in one ``epoll`` for any answer,
+its connection through the binding's split calls (``bindings.protocols.Multiplexing``: the
+call's ``Split`` in ``binding.splits``, its ``send(*args)``, then its ``finish()`` when the
+socket ``binding.fileno()`` is readable), waits in one ``epoll`` for any answer,
 finishes that operation, records it as ``engine.loop.OperationLoop`` does (the same lanes,
 warm-up edge, not-found count and failure policy, into the client's own recorder), and sends
 that client's next one. One wake-up serves every answer that has arrived: no thread per
@@ -12,7 +13,7 @@ connection to wake and schedule per answer, which is what a thread per connectio
 128+ connections (docs/decisions/0003-multiplexed-client-model.md).
 
 An operation of several statements (sysbench's event, YCSB's read-modify-write, TPC-C's
-transactions: ``families.base.stepwise``) is driven statement by statement: its steps generator
+transactions: ``families.base.Stepwise``) is driven statement by statement: its steps generator
 yields each call, the multiplexer sends it and gives the generator its answer when it is in (a
 TPC-C transaction's next statement is built from the last one's rows); a failed
 event attempt is rolled back and started again here (``Measured.retry_event``), never run to
@@ -26,7 +27,8 @@ in the multiplexer's thread (counted in ``blocking_calls``: every other connecti
 meanwhile). A lost connection reconnects in the multiplexer's thread, as a thread would,
 and the others wait for it.
 
-Time is read where the operation loop reads it: before the send, after the finish. A client
+Time is read as the operation loop reads it, through it (``engine.loop``: ``now`` before the
+send, ``OperationLoop.end`` after the finish, which records). A client
 whose answer has arrived waits for the multiplexer to reach it among the others that arrived
 in the same wake-up: that delay is in its latency, as a thread's wait for a CPU is.
 
@@ -54,14 +56,18 @@ import time
 from typing import Any, Callable, Optional
 
 from dbswarm.bindings.base import PENDING
+from dbswarm.bindings.protocols import Multiplexing, Split
 from dbswarm.engine.calls import Measured
-from dbswarm.engine.loop import OperationLoop
-from dbswarm.families.base import EVENT, Exhausted
+from dbswarm.engine.loop import EVENT_ATTEMPTS, OperationLoop, now
+from dbswarm.engine.shard_state import ThreadState
+from dbswarm.families.base import EVENT, Client, Exhausted, Op, Stepwise
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Recorder
 
 POLL_S = 0.05  # the longest wait in epoll: the stop event and the stop instant are looked at as often
-EVENT_RETRIES = 99  # an event's retries after its first attempt, as Measured.event makes them
+EVENT_RETRIES = EVENT_ATTEMPTS - 1  # an event's retries after its first attempt, as a thread makes them
+# a client thread's part of a snapshot: deposit(generation, units done, its schedule)
+Deposit = Callable[[int, int, Optional[list]], None]
 NEXT, WAITING, RELEASED = "next", "waiting", "released"  # what _failed did with the slot
 
 
@@ -69,9 +75,9 @@ class Slot:
     """One client thread's client while the multiplexer drives it."""
     __slots__ = ("st", "client", "m", "loop", "shared_loop", "quota", "done", "deposit", "seen", "fd", "op", "fn",
                  "args", "t0", "released", "exc", "abandoned", "began", "sched0", "health", "blocking_calls", "gen",
-                 "finish", "attempts", "held")
+                 "finish", "attempts", "held", "splits")
 
-    def __init__(self, st, client, m, quota: Optional[int], deposit: Optional[Callable]):
+    def __init__(self, st: ThreadState, client: Client, m: Measured, quota: Optional[int], deposit: Optional[Deposit]):
         self.st, self.client, self.m = st, client, m
         # into the client's own recorder: its failures, and its operations between a snapshot's
         # copy of the multiplexer's recorder and its deposit (Multiplexer._record)
@@ -89,7 +95,7 @@ class Slot:
         self.released = threading.Event()
         self.exc: Optional[BaseException] = None
         self.abandoned = False
-        self.began = 0.0
+        self.began = 0  # when it was admitted (ns)
         self.sched0: Optional[tuple[int, int]] = None
         self.health: Optional[list] = None
         self.blocking_calls = 0
@@ -97,6 +103,7 @@ class Slot:
         self.finish: Any = None  # the finish of the call in flight
         self.attempts = 0  # the failed attempts of the event in flight
         self.held = False  # given back at the stop, its thread not yet woken (Multiplexer._release)
+        self.splits: dict[Callable[..., Any], Split] = {}  # the connection's split calls (_watch_connection)
 
 
 class Multiplexer:
@@ -106,7 +113,7 @@ class Multiplexer:
     client threads each either ``hand_in`` a client or ``decline``; the thread ends when every
     one has and every handed-in client is given back."""
 
-    def __init__(self, phase, expected: int, grace_s: float, stall_s: float = float("inf")):
+    def __init__(self, phase: Any, expected: int, grace_s: float, stall_s: float = float("inf")):
         self.phase = phase
         self._snaps = phase.snapshots  # (read for each operation: one attribute less)
         self.grace_ns = int(grace_s * 1e9)
@@ -125,7 +132,7 @@ class Multiplexer:
         self._thread: Optional[threading.Thread] = None
         self._stopping = False
         self._closed = False  # the thread has ended: hand_in gives back at once, nothing is written to _wake
-        self._stop_ns = sys.maxsize  # the phase's stop instant (perf_counter_ns), set when the thread starts
+        self._stop_ns = sys.maxsize  # the phase's stop instant (ns, on engine.loop.now's clock), set when the thread starts
         # what every driven client's operations are recorded into (made at the first admission,
         # as its client thread's), and the snapshot generation it was last copied for
         self.recorder: Optional[Recorder] = None
@@ -133,7 +140,8 @@ class Multiplexer:
         self._copied = threading.Condition(self._lock)
 
     # -- the client threads' side ------------------------------------------------------------
-    def hand_in(self, st, client, m, quota: Optional[int], deposit: Optional[Callable]) -> Slot:
+    def hand_in(self, st: ThreadState, client: Client, m: Measured, quota: Optional[int],
+                deposit: Optional[Deposit]) -> Slot:
         """A client thread's client, driven from now on; wait on ``slot.released``. After the
         multiplexer has ended (a stop, its grace passed) it is given back at once."""
         slot = Slot(st, client, m, quota, deposit)
@@ -217,7 +225,7 @@ class Multiplexer:
 
     def _loop(self) -> None:  # noqa: C901 (the loop in one frame: a call per answer is its cost)
         phase, snaps = self.phase, self._snaps
-        perf = time.perf_counter_ns
+        perf = now
         stop_perf = phase.clock.stop_perf
         stop_ns = self._stop_ns = int(stop_perf * 1e9) if stop_perf != float("inf") else sys.maxsize
         stopped = phase.stop_event.is_set
@@ -232,18 +240,18 @@ class Multiplexer:
                     self._admit(slot)
             if not by_fd and self._left <= 0 and not self._new:
                 return
-            now = perf()
-            if now >= check_ns:
+            t = perf()
+            if t >= check_ns:
                 if snaps.gen != self._copy_gen:  # no client has reached its next operation yet
                     self._hand_over_recorder(snaps.gen)
-                if not self._stopping and (now >= stop_ns or stopped()):
+                if not self._stopping and (t >= stop_ns or stopped()):
                     self._stopping = True
                 if self._stopping and give_up == sys.maxsize:
-                    give_up = max(now, stop_ns if stop_ns != sys.maxsize else now) + self.grace_ns
-                if now >= give_up:
+                    give_up = max(t, stop_ns if stop_ns != sys.maxsize else t) + self.grace_ns
+                if t >= give_up:
                     self._abandon()
                     return
-                check_ns = now + 10_000_000
+                check_ns = t + 10_000_000
             for fd, _ in poll(POLL_S):
                 if fd == wake:
                     try:
@@ -266,13 +274,11 @@ class Multiplexer:
                 except Exception as exc:  # drivers raise many types; the policy classifies
                     self._failed(slot, exc)
                     continue
-                t1 = perf()
-                self._record(slot, slot.op, slot.t0, t1, result)
-                self._next(slot, t1)
+                self._next(slot, self._record(slot, slot.op, slot.t0, result))
 
     def _admit(self, slot: Slot) -> None:
         slot.seen = self._snaps.gen
-        slot.began = time.perf_counter()
+        slot.began = now()
         slot.sched0 = headroom.thread_sched()
         self._admitted += 1
         if not slot.m.paced:  # (paced runs are not multiplexed; their response times need ok_paced)
@@ -282,13 +288,24 @@ class Multiplexer:
                 self.recorder.warm_until_ns, self.recorder.warm_end_ns = own.warm_until_ns, own.warm_end_ns
             slot.shared_loop = OperationLoop(slot.client, Measured(slot.m.binding, self.recorder), None)
             slot.loop.share_warm_hook(slot.shared_loop)
-        fd = slot.m.binding.fileno()
-        if fd is None:
+        if self._watch_connection(slot) is None:
             slot.exc = RuntimeError("the connection offers no socket to multiplex")
             self._release(slot)
             return
+        self._next(slot, now())
+
+    def _watch_connection(self, slot: Slot) -> Optional[int]:
+        """The slot's connection watched (again: a reconnect makes another one): its socket
+        (None: none to multiplex) and its split calls."""
+        b = slot.m.binding
+        fd = None
+        slot.splits = {}
+        if isinstance(b, Multiplexing):
+            fd = b.fileno()
+            if fd is not None:
+                slot.splits = b.splits
         self._watch(slot, fd)
-        self._next(slot, time.perf_counter_ns())
+        return fd
 
     def _watch(self, slot: Slot, fd: Optional[int]) -> None:
         """(Re)register a slot's socket: after a reconnect it is another one (or the same
@@ -333,35 +350,33 @@ class Multiplexer:
                 slot.exc = exc
                 return self._release(slot)
             slot.op, slot.fn, slot.args, slot.attempts = op, fn, args, 0
-            steps = getattr(fn, "steps", None)
-            if steps is not None:  # several statements (families.base.stepwise): the first sent
-                if self._start_steps(slot, steps) != NEXT:
+            if type(fn) is Stepwise:  # several statements: the first sent
+                if self._start_steps(slot, fn.steps) != NEXT:
                     return
-                now_ns = time.perf_counter_ns()
+                now_ns = now()
                 continue
-            send = getattr(fn, "send", None)
-            if send is None:  # no split form: called here, every other connection waiting
+            split = slot.splits.get(fn)
+            if split is None:  # no split form: called here, every other connection waiting
                 slot.blocking_calls += 1
-                t0 = time.perf_counter_ns()
+                t0 = now()
                 try:
                     result = fn(*args)
                 except Exception as exc:
                     slot.t0 = t0
                     if self._failed(slot, exc, again=False) != NEXT:
                         return
-                    now_ns = time.perf_counter_ns()
+                    now_ns = now()
                     continue
-                now_ns = time.perf_counter_ns()
-                self._record(slot, op, t0, now_ns, result)
+                now_ns = self._record(slot, op, t0, result)
                 continue
-            slot.finish = fn.finish
-            slot.t0 = time.perf_counter_ns()
+            slot.finish = split.finish
+            slot.t0 = now()
             try:
-                send(*args)
+                split.send(*args)
             except Exception as exc:
                 if self._failed(slot, exc, again=False) != NEXT:
                     return
-                now_ns = time.perf_counter_ns()
+                now_ns = now()
                 continue
             return
 
@@ -376,10 +391,10 @@ class Multiplexer:
         slot.seen = gen
         deposit(gen, slot.done, None)
 
-    def _start_steps(self, slot: Slot, steps) -> str:
+    def _start_steps(self, slot: Slot, steps: Callable[..., Any]) -> str:
         """An operation of several statements begun: its first call sent (WAITING), or, where
         every call of it was made here, recorded (NEXT); a failure to its policy (``_failed``)."""
-        slot.t0 = time.perf_counter_ns()
+        slot.t0 = now()
         try:
             slot.gen = steps(*slot.args)
             result = self._advance(slot, None)
@@ -387,11 +402,11 @@ class Multiplexer:
             return self._failed(slot, exc, again=False)
         if result is PENDING:
             return WAITING
-        self._record(slot, slot.op, slot.t0, time.perf_counter_ns(), result)
+        self._record(slot, slot.op, slot.t0, result)
         return NEXT
 
     @staticmethod
-    def _advance(slot: Slot, value):
+    def _advance(slot: Slot, value: Any) -> Any:
         """The operation's steps driven on from ``value`` (the last call's result): the next
         call sent (PENDING: wait for its answer), or the operation's result when the steps
         end. A call without a split form is made here (``blocking_calls``)."""
@@ -402,25 +417,27 @@ class Multiplexer:
             except StopIteration as end:
                 slot.gen = None
                 return end.value
-            send = getattr(call, "send", None)
-            if send is None:
+            split = slot.splits.get(call)
+            if split is None:
                 slot.blocking_calls += 1
                 value = call(*call_args)
                 continue
-            slot.finish = call.finish
-            send(*call_args)
+            slot.finish = split.finish
+            split.send(*call_args)
             return PENDING
 
-    def _record(self, slot: Slot, op, t0: int, t1: int, result) -> None:
-        """Into the multiplexer's recorder, or the client's own between a snapshot's copy and
-        the client's deposit (the module's docstring)."""
+    def _record(self, slot: Slot, op: Op, t0: int, result: Any) -> int:
+        """The operation begun at ``t0`` ended with ``result`` (``OperationLoop.end``: its end
+        read, returned): into the multiplexer's recorder, or the client's own between a
+        snapshot's copy and the client's deposit (the module's docstring)."""
         loop = slot.shared_loop
         if loop is None or slot.seen != self._copy_gen:
             loop = slot.loop
-        loop.record(op, t0, t1, result)
+        t1 = loop.end(op, t0, result)
         slot.done += op.units
         if t1 - t0 >= self.stall_ns and not slot.attempts:  # (a retried event's failures are errors)
             slot.st.stalled(t0 / 1e9, t1 / 1e9)
+        return t1
 
     def _failed(self, slot: Slot, exc: Exception, again: bool = True) -> str:
         """An operation raised: its policy (``OperationLoop._failed``: recorded, a lost
@@ -435,7 +452,8 @@ class Multiplexer:
         if slot.gen is not None:  # the steps in flight end here
             slot.gen.close()
             slot.gen = None
-        op, steps = slot.op, getattr(slot.fn, "steps", None)
+        op, fn = slot.op, slot.fn
+        steps = fn.steps if type(fn) is Stepwise else None
         retry = False
         try:
             if op.policy == EVENT and steps is not None:
@@ -451,9 +469,7 @@ class Multiplexer:
             return RELEASED
         # watched again even under the same number: a reconnect's new socket often takes the
         # number of the one it replaced, whose closing took it out of the epoll set
-        fd = slot.m.binding.fileno()
-        self._watch(slot, fd)
-        if fd is None:
+        if self._watch_connection(slot) is None:
             slot.exc = RuntimeError("the connection offers no socket to multiplex after reconnecting")
             self._release(slot)
             return RELEASED
@@ -465,9 +481,9 @@ class Multiplexer:
                 return self._failed(slot, again_exc, again)
             if result is PENDING:
                 return WAITING
-            self._record(slot, op, slot.t0, time.perf_counter_ns(), result)
+            self._record(slot, op, slot.t0, result)
         if again:
-            self._next(slot, time.perf_counter_ns())
+            self._next(slot, now())
         return NEXT
 
     def _release(self, slot: Slot, hold: bool = False) -> None:
@@ -484,7 +500,7 @@ class Multiplexer:
         if slot.fd is not None:
             self._watch(slot, None)
         sched1 = headroom.thread_sched() if slot.sched0 is not None else None
-        wall = time.perf_counter() - slot.began if slot.began else 0.0
+        wall = (now() - slot.began) / 1e9 if slot.began else 0.0
         if sched1 is not None and slot.sched0 is not None:
             share = max(1, self._admitted)
             slot.health = [wall, (sched1[0] - slot.sched0[0]) // share, sched1[1] - slot.sched0[1], 0.0]
@@ -499,8 +515,8 @@ class Multiplexer:
     def _abandon(self) -> None:
         """The grace after the stop instant has passed: every client still waiting for an
         answer is given back as abandoned (its connection is closed by its thread)."""
-        now = time.perf_counter()
+        t = now() / 1e9
         for slot in list(self._by_fd.values()):
             slot.abandoned = True
-            slot.st.stalled(slot.t0 / 1e9, now, abandoned=True)  # its call in flight since it was sent
+            slot.st.stalled(slot.t0 / 1e9, t, abandoned=True)  # its call in flight since it was sent
             self._release(slot)

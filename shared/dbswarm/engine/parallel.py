@@ -11,7 +11,7 @@ def run_in_threads(fn: Callable[..., object], calls: Iterable[tuple]) -> None:
     so one failing call never leaves the others running unwatched."""
     errors: list[BaseException] = []
 
-    def one(args):
+    def one(args: tuple) -> None:
         try:
             fn(*args)
         except BaseException as exc:  # raised below, in the caller's thread

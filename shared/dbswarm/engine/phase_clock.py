@@ -37,8 +37,9 @@ class PhaseClock:
         began_wall, began_perf = time.time(), time.perf_counter()
         self.wall_of_perf = began_wall - began_perf
         self.began_perf = began_perf
-        # the phase's elapsed clock (segments end to end, the gaps between them left out) in
-        # perf_counter_ns: a paced thread's schedule is kept on it across segments and calls
+        # the phase's elapsed clock (segments end to end, the gaps between them left out) in ns
+        # of the operations' clock (engine.loop.now): a paced thread's schedule is kept on it
+        # across segments and calls
         self.elapsed_zero_ns = int((began_perf - elapsed_before) * 1e9)
         # the run phase's warm-up ends warmuptime after the phase began (the first call's start)
         warm = (w.warmuptime - elapsed_before) if phase == "run" else 0.0

@@ -8,17 +8,17 @@ the worker (``engine.worker``), not through it.
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import Any, Optional
 
 from dbswarm import bindings
-from dbswarm.bindings.base import Connection
+from dbswarm.bindings.base import Binding, Connection, SqlSessionBinding, rollback
 from dbswarm.campaign import admission as limits
 from dbswarm.credentials.secrets import redact_url
 from dbswarm.families import base as families
 from dbswarm.results.documents import RunPlan
 
 
-def make_binding(run: RunPlan, password: Optional[str]):
+def make_binding(run: RunPlan, password: Optional[str]) -> Binding:
     t = run.target
     cls = bindings.get(t["engine"])
     conn = Connection(engine=t["engine"], url=t.get("url"), password=password,
@@ -30,7 +30,7 @@ def make_binding(run: RunPlan, password: Optional[str]):
         # reconnect of this binding checks the address it reached before anything runs on it
         connect = b.connect
 
-        def checked_connect():
+        def checked_connect() -> None:
             connect()
             limits.check_connected(b, allowed)
         b.connect = checked_connect
@@ -60,7 +60,7 @@ def prepare_target(run: RunPlan, password: Optional[str], stage: str) -> dict:
     return out
 
 
-def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: str, binding=None,
+def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: str, binding: Optional[Binding] = None,
                      mid_phase: bool = False) -> dict:
     """One edge ("start" or "end") of a phase's measured window, read on one connection: the
     server's own counters (``Binding.server_counters``) and the family's figures from the
@@ -89,14 +89,15 @@ def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: st
     # the edge's reads go in one: the start edge's ends after its counters were read and is
     # one of the window's (``own_transactions``), the end edge's after the window closed
     # (not mid-phase: that edge is read at an instant on a connection opened beforehand, as it was)
-    wrapped = bool(getattr(b, "statement_is_transaction", False)) and not mid_phase
+    own = b if isinstance(b, SqlSessionBinding) and b.statement_is_transaction and not mid_phase else None
+    wrapped = own is not None
     ended = 0
     try:
         for key, read in (("server", lambda: b.server_counters(settle=not mid_phase)),
                           ("family", lambda: family.window_snapshot(b, w, phase))):
             try:
-                if wrapped and not b.in_transaction():
-                    b.begin_own()
+                if own is not None and not own.in_transaction():
+                    own.begin_own()
                 value = read()
             except Exception as exc:  # a missing privilege or view: say so, keep going
                 why = f"{type(exc).__name__}: {str(exc)[:200]}"
@@ -109,8 +110,8 @@ def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: st
                 # here, so that the next read runs in a transaction of its own, not in a failed one
                 ended += _end_failed(b, wrapped)
             _keep_edge_value(key, value, edge, out)
-        if wrapped and b.in_transaction():
-            b.end_own()
+        if own is not None and own.in_transaction():
+            own.end_own()
             ended += 1
         if wrapped and edge == "start":
             out["own_transactions"] = ended
@@ -123,18 +124,18 @@ def read_window_edge(run: RunPlan, password: Optional[str], phase: str, edge: st
     return out
 
 
-def _end_failed(b, wrapped: bool) -> int:
+def _end_failed(b: Binding, wrapped: bool) -> int:
     """Roll back the edge's transaction after a failed read; 1 where that ended a transaction
     of the edge's own (counted in the server's counters), else 0."""
     try:
-        was = wrapped and b.in_transaction()
-        b.rollback()
+        was = wrapped and isinstance(b, SqlSessionBinding) and b.in_transaction()
+        rollback(b)
         return 1 if was else 0
     except Exception:
         return 0
 
 
-def _keep_edge_value(key: str, value, edge: str, out: dict) -> None:
+def _keep_edge_value(key: str, value: Any, edge: str, out: dict) -> None:
     """One read of a window edge (``server`` counters or the ``family``'s figures) into its
     document."""
     if isinstance(value, dict) and "warnings" in value:

@@ -24,7 +24,7 @@ import contextlib
 import gc
 import threading
 import time
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from dbswarm.engine import client_thread, segment, shard_state
 from dbswarm.engine.client_pool import ClientPool
@@ -33,14 +33,14 @@ from dbswarm.engine.phase_clock import PhaseClock
 from dbswarm.engine.shard_state import ShardOutcome, ThreadState
 from dbswarm.engine.snapshots import Snapshots
 from dbswarm.families import base as families
-from dbswarm.families.base import ThreadContext
+from dbswarm.families.base import Client, ThreadContext
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Recorder
 from dbswarm.results.documents import RunPlan, ShardPlan
 
 
 @contextlib.contextmanager
-def _thawed():
+def _thawed() -> Iterator[None]:
     """What ``gc.freeze()`` froze when the clients were ready given back to the collector when
     the measured window ends. Frozen meanwhile: the clients' set-up (connections, prepared
     statements, each statement's calls: some 400,000 objects at 128 connections) is never
@@ -107,7 +107,7 @@ class ShardPhase:
         return self.clock.arm(self.phase, self.w, self.family, start_at=self.start_at, segment=self.segment,
                               elapsed_before=self.cp.get("elapsed", 0.0), deadline=self.deadline)
 
-    def client(self, st: ThreadState, ctx: ThreadContext):
+    def client(self, st: ThreadState, ctx: ThreadContext) -> Client:
         """The family's client of this thread and phase (a run client's quota set in ``ctx``)."""
         if self.phase == "load":
             start, count = self.shard.thread_load[st.index]
@@ -132,7 +132,7 @@ class ShardPhase:
             # runs and the load phase keep a thread per connection (engine.mux)
             self.mux = Multiplexer(self, len(self.states), shard_state.STUCK_THREAD_GRACE_S, shard_state.STALL_S)
 
-        def on_ready(st: ThreadState, wait: bool = True):
+        def on_ready(st: ThreadState, wait: bool = True) -> None:
             if not st.ready:
                 st.ready = True
                 ready.release()
@@ -173,7 +173,7 @@ class ShardPhase:
             raise ValueError(f"execute_inline runs a shard of one client thread, not {len(self.states)}")
         armed = []
 
-        def on_ready(st: ThreadState, wait: bool = True):
+        def on_ready(st: ThreadState, wait: bool = True) -> None:
             if not st.ready:
                 st.ready = True
                 gc.freeze()  # as execute does

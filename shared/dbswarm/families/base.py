@@ -22,6 +22,7 @@ import math
 import random
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generator, Generic, Optional, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -137,25 +138,40 @@ class Exhausted(Exception):
     """Raised by a client's next_operation when it has nothing left to do (a load range written)."""
 
 
-def stepwise(steps: Callable[..., Any]) -> Callable[..., Any]:
+class Stepwise(partial):
+    """An operation's blocking function (a ``functools.partial``: called at a C call's cost, as
+    the function it was) that carries its ``steps`` (``stepwise``) for the shard's multiplexer."""
+    steps: Callable[..., Any]
+
+
+def _run_steps(steps: Callable[..., Any], *args: Any) -> Any:
+    gen = steps(*args)
+    result = None
+    try:
+        while True:
+            call, call_args = gen.send(result)
+            result = call(*call_args)
+    except StopIteration as end:
+        return end.value
+
+
+def stepwise(steps: Callable[..., Any], run: Optional[Callable[..., Any]] = None) -> Stepwise:
     """An operation of several statements (a transaction) described once, as ``steps(*args)``:
     a generator that yields ``(call, call_args)`` for each statement — a binding's function,
-    split into ``send`` / ``finish`` where the binding multiplexes — is sent each call's
-    result, and returns the operation's. What it gives is the blocking function a thread calls
-    (the statements one after another); ``.steps`` is what the shard's multiplexer drives
-    (engine.mux: each call's ``send``, its ``finish`` when the answer is in). The description
-    draws its randoms and counts its statements in the same order either way."""
-    def run(*args: Any) -> Any:
-        gen = steps(*args)
-        result = None
-        try:
-            while True:
-                call, call_args = gen.send(result)
-                result = call(*call_args)
-        except StopIteration as end:
-            return end.value
-    run.steps = steps  # type: ignore[attr-defined]
-    return run
+    split into ``send`` / ``finish`` where the binding multiplexes (bindings.protocols.Multiplexing)
+    — is sent each call's result, and returns the operation's. What it gives is the blocking
+    function a thread calls (the statements one after another; ``run`` where the client has a
+    shorter one of the same statements and draws); its ``steps`` are what the shard's
+    multiplexer drives (engine.mux: each call's ``send``, its ``finish`` when the answer is in).
+    The description draws its randoms and counts its statements in the same order either way."""
+    if run is None:
+        fn = Stepwise(_run_steps, steps)
+    elif isinstance(run, partial):  # (the partial's own function: one C call, not two)
+        fn = Stepwise(run.func, *run.args, **run.keywords)
+    else:
+        fn = Stepwise(run)
+    fn.steps = steps
+    return fn
 
 
 class Client:
@@ -173,7 +189,7 @@ class Client:
     warmup_ended: Optional[Callable[[], None]] = None
 
     # whether every function next_operation returns is a binding's split-capable one, or
-    # ``stepwise`` steps of such (``Binding.fileno``): the shard's multiplexer may drive this
+    # ``stepwise`` steps of such (``protocols.Multiplexing``): the shard's multiplexer may drive this
     # client (engine.mux)
     multiplexable: bool = False
 

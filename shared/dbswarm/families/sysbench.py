@@ -285,8 +285,7 @@ class SysbenchClient:
         only_point_selects = bool(w.skip_trx and w.point_selects and not self._ranges and not self.writes)
         self.body: Callable[..., Any]
         if only_point_selects:  # the same statements and draws as the steps, without a generator
-            self.body = partial(SysbenchClient._point_selects, self)
-            self.body.steps = self._event  # type: ignore[attr-defined]
+            self.body = stepwise(self._event, partial(SysbenchClient._point_selects, self))
         else:
             self.body = stepwise(self._event)
 

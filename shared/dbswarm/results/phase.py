@@ -111,7 +111,7 @@ class PhaseResult:
     extra: dict[str, Any] = field(default_factory=dict)  # the family's figures under its name; unknown keys
     histograms: dict[str, str] = field(default_factory=dict)
     timeline: dict[str, Any] = field(default_factory=dict)
-    intervals: dict[str, Any] = field(default_factory=dict)
+    intervals: Optional[dict[str, Any]] = field(default_factory=dict)
     shard_series: Optional[dict[str, Any]] = None
     client: dict[str, Any] = field(default_factory=dict)
     # ``server`` written last (after ``client``): a phase the merge gave none, to which the

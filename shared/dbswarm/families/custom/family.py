@@ -30,7 +30,7 @@ import yaml
 from pydantic import ValidationError
 from pydantic_core import PydanticCustomError
 
-from dbswarm.bindings.protocols import SqlSession
+from dbswarm.bindings.protocols import Split, SqlSession, splits_of
 from dbswarm.errors import RETRYABLE, FamilyError
 from dbswarm.families import base as families
 from dbswarm.families.base import (
@@ -237,22 +237,23 @@ class _Failed:
         self.exc = exc
 
 
-def _guarded(fn: Any, on_send_error: Optional[Any] = None) -> Callable[..., Any]:
+def _guarded(fn: Any, binding: object, on_send_error: Optional[Any] = None) -> Callable[..., Any]:
     """A binding's call of this connection (``statement_runner``'s, ``transaction_calls``'...)
     whose failure comes back to the transaction's steps as a ``_Failed`` value, so that they
     roll back and try again as ``_RunClient._body`` does: the call made here, and its split
     form (engine.mux) where it has one, whose ``finish`` returns the failure. A ``send`` that
     raises (the connection lost before the statement left) raises still, ending the steps: the
     engine records it and reconnects, as for a thread (``on_send_error()`` first: the
-    statement's error count)."""
+    statement's error count). ``binding``: the connection whose call it is (its split calls)."""
     def call(*args: Any) -> Any:
         try:
             return fn(*args)
         except Exception as exc:
             return _Failed(exc)
-    send = getattr(fn, "send", None)
-    if send is not None:
-        finish = fn.finish
+    splits = splits_of(binding)
+    split = splits.get(fn) if splits is not None else None
+    if splits is not None and split is not None:
+        send, finish = split
 
         def guarded_send(*args: Any) -> None:
             try:
@@ -267,7 +268,7 @@ def _guarded(fn: Any, on_send_error: Optional[Any] = None) -> Callable[..., Any]
                 return finish()
             except Exception as exc:
                 return _Failed(exc)
-        call.send, call.finish = guarded_send, guarded_finish  # type: ignore[attr-defined]
+        splits[call] = Split(guarded_send, guarded_finish)
     return call
 
 
@@ -357,8 +358,7 @@ class _RunClient(Client):
 
         def run(b: SqlSession, call: _Call) -> None:
             body(b, call)
-        run.steps = self._steps  # type: ignore[attr-defined]
-        return run
+        return families.stepwise(self._steps, run)
 
     def _unbind(self) -> None:
         self._bound = None  # the calls belong to the connection replaced
@@ -383,9 +383,9 @@ class _RunClient(Client):
             for s in txn.stmts:
                 fn = (b.row_fetcher if s.mode == CAPTURE else b.row_counter if s.mode == QUERY
                       else b.statement_runner)(s.sql)
-                stmts.append(_guarded(fn, partial(self._count_error, s.record)))
-            out.append(([_guarded(c) for c in begins], _guarded(commit) if commit is not None else None, stmts))
-        out.append(_guarded(b.rollback))
+                stmts.append(_guarded(fn, b, partial(self._count_error, s.record)))
+            out.append(([_guarded(c, b) for c in begins], _guarded(commit, b) if commit is not None else None, stmts))
+        out.append(_guarded(b.rollback, b))
         self._bound = out
         return out
 

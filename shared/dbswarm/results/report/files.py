@@ -387,7 +387,7 @@ def timeseries_csv(result: dict) -> str:
             start, errs, lat = tl["start"], tl["errors"], tl["latency_us"]
             n = max([len(v) for v in tl["ops"].values()] + [len(errs)], default=0)
             totals = [sum(v[i] for v in tl["ops"].values() if i < len(v)) for i in range(n)]
-            iv = p.intervals
+            iv = p.intervals or {}
             for op, seq in sorted(tl["ops"].items()):
                 series = (iv.get("by_operation") or {}).get(op)
                 intended = ((iv.get("intended") or {}).get("by_operation") or {}).get(op)
