@@ -108,8 +108,8 @@ def synthetic_shard(i: int, seconds: int, start: int, rng: random.Random, interv
 def build(root: Path, shards: int, seconds: int, seed: int = 1, interval_s: int = 1) -> tuple[str, dict]:
     from dbswarm.campaign.plan import make_plan
     from dbswarm.campaign.spec import load_campaign, redacted_campaign
+    from dbswarm.documents import ShardResult
     from dbswarm.results import aggregate as agg
-    from dbswarm.results.documents import ShardResult
     from dbswarm.results.store import LocalStore
     campaign, runs = load_campaign({"name": "agg-cost", "target": {"engine": "noop"},
                                     "workload": {"family": "ycsb", "preset": "a", "threads": shards,

@@ -327,7 +327,7 @@ def cmd_schema(args):
         print(json.dumps(json.loads((Path(__file__).parent / "schema" / name).read_text()), indent=2))
         return 0
     from dbswarm.campaign.spec import json_schema  # noqa: PLC0415
-    from dbswarm.results.documents import result_json_schema  # noqa: PLC0415
+    from dbswarm.documents import result_json_schema  # noqa: PLC0415
     print(json.dumps(result_json_schema() if args.result else json_schema(), indent=2))
     return 0
 

@@ -29,7 +29,7 @@ def test_the_parser_and_help_import_nothing_heavy():
 
 def test_schema_prints_the_published_file_equal_to_the_models(capsys):
     from dbswarm.campaign.spec import json_schema
-    from dbswarm.results.documents import result_json_schema
+    from dbswarm.documents import result_json_schema
     assert cli.main(["schema"]) == 0
     assert json.loads(capsys.readouterr().out) == json_schema()
     assert cli.main(["schema", "--result"]) == 0

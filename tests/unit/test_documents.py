@@ -8,7 +8,7 @@ import pytest
 
 from dbswarm.campaign.plan import make_plan
 from dbswarm.campaign.spec import load_campaign
-from dbswarm.results.documents import (
+from dbswarm.documents import (
     DocumentError,
     Plan,
     PrepareEvent,

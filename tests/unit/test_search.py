@@ -2,11 +2,11 @@
 shard can carry, and a next step that cannot be planned; the interleaving of repeat."""
 import pytest
 
+from dbswarm.campaign import peak
 from dbswarm.campaign import search as S
 from dbswarm.campaign.plan import make_plan
 from dbswarm.campaign.spec import load_campaign
 from dbswarm.errors import CampaignError
-from dbswarm.results import peak
 
 
 def _step(search, value, throughput, p99_ms=1.0, error_rate=0.0, status="complete"):

@@ -326,7 +326,7 @@ def test_home_warehouses_spread_evenly_over_the_shards_global_threads(tmp_path, 
     """Every virtual user's home warehouse from its global index: whatever the shard layout,
     every warehouse gets threads / warehouses of them, and no two share a home district
     while there are districts left."""
-    from dbswarm.results.documents import Plan
+    from dbswarm.documents import Plan
     from dbswarm.results.store import open_store
     from dbswarm.run import service
     out = service.plan_campaign({"campaign": {"name": "h", "workload": {"family": "tpcc", "warehouses": warehouses,

@@ -2,7 +2,7 @@
 costs time linear in its size (issue 57 item 1: a 434-byte YAML "billion laughs" spun for
 minutes; a 20 MB label hung the aggregate step):
 
-- the document: at most MAX_DOCUMENT_BYTES of text (the API's body: admission.MAX_BODY_BYTES);
+- the document: at most MAX_DOCUMENT_BYTES of text (the API's body: limits.MAX_BODY_BYTES);
 - its values: at most MAX_VALUES mappings, lists, keys and scalars, and MAX_DOCUMENT_BYTES of
   scalar text, with YAML aliases counted as the copies every reader makes of them (an alias
   to a collection holding it, a cycle, is refused), nested at most MAX_DEPTH levels: the YAML

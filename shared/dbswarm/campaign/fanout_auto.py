@@ -21,7 +21,8 @@ import math
 import os
 from typing import Optional
 
-from dbswarm.campaign.admission import host_allowed, target_endpoints
+from dbswarm.bindings.endpoints import target_endpoints
+from dbswarm.campaign.admission import host_allowed
 
 LAMBDA_MB_PER_VCPU = 1769  # AWS Lambda docs, "Memory and computing power" (measure/headroom.py)
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 
 from dbswarm import bindings
-from dbswarm.campaign.admission import threads_per_shard_problems
 from dbswarm.campaign.fanout_auto import client_model_for
+from dbswarm.campaign.limits import threads_per_shard_problems
 from dbswarm.campaign.spec import Campaign, Run, auto_fanout, shard_count
+from dbswarm.documents import Plan, RunPlan, ShardPlan
 from dbswarm.errors import CampaignError
 from dbswarm.families import base as families
 from dbswarm.families.base import split
-from dbswarm.results.documents import Plan, RunPlan, ShardPlan
 
 INLINE_MAP_LIMIT = 40  # above this many shards the state machine uses a Distributed Map
 

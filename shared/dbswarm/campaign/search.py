@@ -6,7 +6,7 @@ machine: the plan step plans the first step's run; after each run the state mach
 records the step, decides, and plans the next run (or none); a Choice loops back to the
 per-run Map. Every step's shard data stays under ``runs/<run>/``; the decision and its reason
 are in ``search.json`` and result.json (``search``). The settings (``Search``), the curve's
-marks and result.json's section are ``dbswarm.results.peak``'s (the results read them too).
+marks and result.json's section are ``dbswarm.campaign.peak``'s (the results read them too).
 
 Stepping: geometric (start, start·factor, …) until a stop rule fires or ``max`` /
 ``max_steps``; then ``refine`` steps narrow the edge (geometric midpoints): the smallest
@@ -19,12 +19,12 @@ import math
 from statistics import NormalDist
 from typing import Any, Optional
 
+from dbswarm.campaign.peak import Search, by_value, pooled, summarize
 from dbswarm.campaign.plan import check_shard_limit, make_plan
 from dbswarm.campaign.spec import Campaign, Run, Target, _slug
 from dbswarm.errors import CampaignError
 from dbswarm.families import base as families
 from dbswarm.measure.headroom import limits_figures
-from dbswarm.results.peak import Search, by_value, pooled, summarize
 
 # ---- one step's figures ------------------------------------------------------------------------
 

@@ -22,17 +22,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from dbswarm import bindings
 from dbswarm.campaign.fanout_auto import auto_plan
+from dbswarm.campaign.peak import Search
 from dbswarm.credentials import secrets
 from dbswarm.credentials.secrets import in_cloud
 from dbswarm.errors import CampaignError, FamilyError, SecretError, did_you_mean
 from dbswarm.families import base as families
-from dbswarm.results.peak import Search
 
 PHASES = ("prepare", "load", "run", "cleanup")
 from dbswarm.campaign import consistency
-from dbswarm.campaign.admission import check_campaign_size, threads_per_shard_problems
 from dbswarm.campaign.bounds import MAX_DEPTH, BoundedComposer, document_size_problem, read_text, shape_problems
 from dbswarm.campaign.bounds import shown as bounds_shown
+from dbswarm.campaign.limits import check_campaign_size, threads_per_shard_problems
 from dbswarm.campaign.memory import memory_problems
 from dbswarm.credentials.redact import (
     SECRET_HINT,

@@ -14,8 +14,8 @@ from dbswarm import bindings
 from dbswarm.bindings.base import Connection
 from dbswarm.campaign import admission as limits
 from dbswarm.credentials.secrets import redact_url
+from dbswarm.documents import RunPlan
 from dbswarm.families import base as families
-from dbswarm.results.documents import RunPlan
 
 
 def make_binding(run: RunPlan, password: Optional[str]):

@@ -13,13 +13,13 @@ import time
 from typing import Optional
 
 from dbswarm import bindings
+from dbswarm.campaign.peak import result_section
 from dbswarm.credentials.secrets import redact_url
+from dbswarm.documents import RESULT_SCHEMA_VERSION, CampaignResult, Plan, RunPlan, ShardResult
 from dbswarm.families import base as families
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Measurement, OperationStats
 from dbswarm.results import stalls as stalling
-from dbswarm.results.documents import RESULT_SCHEMA_VERSION, CampaignResult, Plan, RunPlan, ShardResult
-from dbswarm.results.peak import result_section
 
 MIN_STEADY_SECONDS = 3
 

@@ -25,21 +25,21 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from dbswarm.campaign.admission import (
+from dbswarm.campaign.admission import check_targets
+from dbswarm.campaign.cost import check_max_cost, estimate
+from dbswarm.campaign.limits import (
     MAX_BODY_BYTES,
     MAX_CALL_SECONDS,
     MAX_LEAD_SECONDS,
-    check_targets,
     positive_int,
     positive_number,
     threads_per_shard_problems,
 )
-from dbswarm.campaign.cost import check_max_cost, estimate
 from dbswarm.campaign.plan import check_shard_limit, plan_run
 from dbswarm.campaign.spec import check_deployed_references, load_campaign
 from dbswarm.credentials.redact import redact_message
+from dbswarm.documents import Plan
 from dbswarm.errors import CampaignError, DbswarmError
-from dbswarm.results.documents import Plan
 from dbswarm.results.store import S3Store, Store, open_store
 from dbswarm.run.service import new_campaign_id, release_locks
 

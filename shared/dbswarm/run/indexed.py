@@ -25,9 +25,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from dbswarm.documents import Plan
 from dbswarm.errors import DbswarmError
 from dbswarm.results.aggregate import failure_key, shard_key
-from dbswarm.results.documents import Plan
 from dbswarm.results.store import Store, open_store
 from dbswarm.run import service
 

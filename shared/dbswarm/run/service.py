@@ -29,20 +29,14 @@ import time
 from typing import Callable, Optional
 
 from dbswarm.campaign import adaptive
-from dbswarm.campaign.admission import MAX_CALL_SECONDS, MAX_LEAD_SECONDS, check_targets, positive_number
+from dbswarm.campaign.admission import check_targets
 from dbswarm.campaign.cost import check_max_cost, estimate
+from dbswarm.campaign.limits import MAX_CALL_SECONDS, MAX_LEAD_SECONDS, positive_number
 from dbswarm.campaign.plan import check_shard_limit, make_plan
 from dbswarm.campaign.search import advance, first_step
 from dbswarm.campaign.spec import check_deployed_references, load_campaign, redacted_campaign
 from dbswarm.credentials import secrets
-from dbswarm.engine import checks, connection_room, lock
-from dbswarm.engine.target import make_binding, prepare_target, read_window_edge
-from dbswarm.engine.worker import ShardPhase
-from dbswarm.errors import CampaignError, DbswarmError, step_error_text
-from dbswarm.families import base as families
-from dbswarm.measure.recorder import Measurement
-from dbswarm.results.aggregate import aggregate, failure_key, run_phases, shard_key
-from dbswarm.results.documents import (
+from dbswarm.documents import (
     Plan,
     PrepareEvent,
     ShardAnswer,
@@ -51,6 +45,13 @@ from dbswarm.results.documents import (
     ShardFailureEvent,
     ShardResult,
 )
+from dbswarm.engine import checks, connection_room, lock
+from dbswarm.engine.target import make_binding, prepare_target, read_window_edge
+from dbswarm.engine.worker import ShardPhase
+from dbswarm.errors import CampaignError, DbswarmError, step_error_text
+from dbswarm.families import base as families
+from dbswarm.measure.recorder import Measurement
+from dbswarm.results.aggregate import aggregate, failure_key, run_phases, shard_key
 from dbswarm.results.report.files import write_reports
 from dbswarm.results.store import LocalStore, cache_plan, load_plan, open_store, redact_error
 from dbswarm.results.verdict.regression import compare_with_baseline

@@ -12,12 +12,12 @@ import io
 import json
 import re
 
+from dbswarm.campaign.peak import search_markdown
 from dbswarm.credentials.redact import redact_doc
 from dbswarm.errors import DbswarmError
 from dbswarm.families import base as families
 from dbswarm.families.tables import fmt
 from dbswarm.measure.recorder import PERCENTILES, _pname
-from dbswarm.results.peak import search_markdown
 from dbswarm.results.report import markdown
 from dbswarm.results.report.client_note import ACCEPT, MEASURE_DB, client_note, client_phases
 from dbswarm.results.report.html import error_rows, server_lines
