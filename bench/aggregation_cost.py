@@ -13,7 +13,7 @@ each in a fresh Python process measured with os.wait4 (peak RSS = ru_maxrss):
 
 - merge:     dbswarm.results.aggregate.aggregate(plan, store) — read every shard file and
              merge_phase (the merged result document);
-- aggregate: dbswarm.run.service.aggregate_campaign(event) — the whole Aggregate step:
+- aggregate: dbswarm.run.runtime.service.aggregate_campaign(event) — the whole Aggregate step:
              the merge plus result.json, result.csv, timeseries.csv, summary.md, report.html.
 
     python bench/aggregation_cost.py --shards 1000 --seconds 3600 --intervals 6,1
@@ -41,7 +41,7 @@ what, store_root, cid = sys.argv[1:4]
 t0 = time.perf_counter()
 from dbswarm.results.aggregate import aggregate
 from dbswarm.results.store import LocalStore, load_plan
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 t_import = time.perf_counter() - t0
 store = LocalStore(store_root)
 t1 = time.perf_counter()

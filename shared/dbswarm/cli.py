@@ -44,7 +44,7 @@ def _n(count: int, noun: str) -> str:
 def cmd_run(args):
     from dbswarm.results.report import junit  # noqa: PLC0415
     from dbswarm.results.store import open_store  # noqa: PLC0415
-    from dbswarm.run.local import run_campaign  # noqa: PLC0415
+    from dbswarm.run.runtime.local import run_campaign  # noqa: PLC0415
     if args.shards is not None and args.shards < 1:
         raise DbswarmError("--shards: expected a whole number >= 1, got " + str(args.shards))
     if args.max_call_seconds is not None and not (0 < args.max_call_seconds <= 86400):
@@ -155,7 +155,7 @@ def _reasons(result, out) -> list[str]:
 def cmd_resume(args):
     from dbswarm.results.report import junit  # noqa: PLC0415
     from dbswarm.results.store import open_store  # noqa: PLC0415
-    from dbswarm.run.resume import resume_campaign  # noqa: PLC0415
+    from dbswarm.run.front.resume import resume_campaign  # noqa: PLC0415
     out = resume_campaign(args.campaign_id, args.results, log=lambda msg: print(msg, file=sys.stderr))
     status = report_outcome(out, args.json)
     junit.campaign_ci_outputs(open_store(out["store"]), out["campaign_id"], args.junit)
@@ -200,7 +200,7 @@ def cmd_validate(args):
     from dbswarm.campaign.cost import check_max_cost, estimate, summary  # noqa: PLC0415
     from dbswarm.campaign.plan import plan_run  # noqa: PLC0415
     from dbswarm.campaign.spec import auto_fanout, load_campaign, local_reference_problems  # noqa: PLC0415
-    from dbswarm.run.local import local_parameters  # noqa: PLC0415
+    from dbswarm.run.runtime.local import local_parameters  # noqa: PLC0415
     campaign, runs = load_campaign(args.campaign)
     local_parameters(runs)  # DBSWARM_ALLOWED_TARGETS set here: `run` would refuse a target outside it
     problems = local_reference_problems(campaign)  # resolved, never printed: `run` would refuse them too
@@ -242,7 +242,7 @@ def _check_statements(campaign, runs) -> list[str]:
     from dbswarm.campaign.plan import make_plan  # noqa: PLC0415
     from dbswarm.errors import CampaignError  # noqa: PLC0415
     from dbswarm.families import base as families  # noqa: PLC0415
-    from dbswarm.run.statements import check_runs  # noqa: PLC0415
+    from dbswarm.run.runtime.statements import check_runs  # noqa: PLC0415
     if not any(families.get(r.workload.family).checks_statements(r.workload) for r in runs):
         return []
     plan = make_plan(campaign, runs, "validate", sqlite_url=os.path.join(tempfile.gettempdir(), "dbswarm-validate-none"))
@@ -269,7 +269,7 @@ def _print_samples(campaign, runs, n: int) -> None:
 
 
 def cmd_check(args):
-    from dbswarm.run import tpcc_check  # noqa: PLC0415
+    from dbswarm.run.front import tpcc_check  # noqa: PLC0415
     if args.jobs is not None and args.jobs < 1:
         raise DbswarmError(f"--jobs: expected a whole number >= 1, got {args.jobs}")
     results = tpcc_check.check_campaign(args.campaign, args.after_load, args.jobs, tpcc_check.stderr_progress)
@@ -333,8 +333,8 @@ def cmd_schema(args):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from dbswarm.run.indexed_cli import add_indexed_commands  # noqa: PLC0415
-    from dbswarm.run.remote import add_remote_commands  # noqa: PLC0415
+    from dbswarm.run.front.indexed_cli import add_indexed_commands  # noqa: PLC0415
+    from dbswarm.run.front.remote import add_remote_commands  # noqa: PLC0415
     p = argparse.ArgumentParser(prog="dbswarm", description="Distributed database load campaigns "
                                 "(the workload families' methodologies), locally or on AWS Lambda.")
     sub = p.add_subparsers(dest="command", required=True)

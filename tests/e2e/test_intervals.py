@@ -6,7 +6,7 @@ import csv
 import io
 
 from dbswarm.results.store import open_store
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 
 
 def test_per_interval_percentiles_in_the_result_and_timeseries(tmp_path):

@@ -88,7 +88,7 @@ def test_an_execution_started_directly_is_checked_at_plan_time(tmp_path, monkeyp
     """The state machine started without the API (as a schedule or the console would) with a
     target outside AllowedTargets: the execution fails in its plan step, says which host and
     which parameter, and nothing is written."""
-    from dbswarm.run.emulator import LocalCloud
+    from dbswarm.run.runtime.emulator import LocalCloud
     for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                  "AWS_DEFAULT_REGION": "us-east-1"}.items():
         monkeypatch.setenv(k, v)
@@ -262,7 +262,7 @@ def test_urls_inside_options_are_read_by_their_own_grammar():
 def test_the_api_refuses_a_host_list_url(tmp_path):
     """The API under the template's default AllowedTargets: the issue's URL is a 400."""
     from dbswarm.results.store import LocalStore
-    from dbswarm.run import api
+    from dbswarm.run.front import api
     dep = api.Deployment("arn:aws:states:us-east-1:123456789012:stateMachine:dbswarm-campaign",
                          LocalStore(tmp_path / "r"), secret_prefix="dbswarm/", allowed_targets=DEFAULT)
     for url in ("postgresql://u@127.0.0.1,@10.0.0.5/db?port=5432", "postgresql://u@127.0.0.1,10.0.0.5/db"):

@@ -6,10 +6,10 @@ import sys
 
 from dbswarm import cli
 from dbswarm.results import compare
-from dbswarm.run import tpcc_check
+from dbswarm.run.front import tpcc_check
 
 HEAVY = ("pydantic", "boto3", "moto", "psycopg", "pymongo", "MySQLdb", "hdrh", "dbswarm.campaign.spec",
-         "dbswarm.engine.worker", "dbswarm.results.aggregate", "dbswarm.run.service",
+         "dbswarm.engine.worker", "dbswarm.results.aggregate", "dbswarm.run.runtime.service",
          "urllib.request", "http.client")  # the remote commands' HTTP client: imported when they call
 
 

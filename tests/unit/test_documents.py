@@ -18,7 +18,7 @@ from dbswarm.documents import (
     result_json_schema,
 )
 from dbswarm.results.store import open_store
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 
 ROOT = Path(__file__).resolve().parents[2]
 

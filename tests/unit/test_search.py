@@ -62,7 +62,7 @@ def _search_campaign(tmp_path, **fanout):
 
 
 def test_plan_refuses_a_search_max_no_shard_can_carry(tmp_path):
-    from dbswarm.run.service import plan_campaign
+    from dbswarm.run.runtime.service import plan_campaign
     with pytest.raises(CampaignError) as err:
         plan_campaign({"campaign": _search_campaign(tmp_path, shards=1), "results": str(tmp_path)})
     assert "search.max: threads 4096" in str(err.value) and "client threads in one shard" in str(err.value)

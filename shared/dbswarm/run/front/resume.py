@@ -21,10 +21,10 @@ from dbswarm.engine import checks
 from dbswarm.errors import DbswarmError
 from dbswarm.results.aggregate import shard_key
 from dbswarm.results.store import open_store
-from dbswarm.run import service
-from dbswarm.run.emulator import LocalCloud
-from dbswarm.run.interrupt import FENCE_ENV, STOP_FILE_ENV, GracefulStop, claim_campaign, fence_path
-from dbswarm.run.local import local_parameters, template_path
+from dbswarm.run.runtime import service
+from dbswarm.run.runtime.emulator import LocalCloud
+from dbswarm.run.runtime.interrupt import FENCE_ENV, STOP_FILE_ENV, GracefulStop, claim_campaign, fence_path
+from dbswarm.run.runtime.local import local_parameters, template_path
 
 
 def _shard_state(store, cid, run_id, phase, i):

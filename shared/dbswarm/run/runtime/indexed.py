@@ -29,7 +29,7 @@ from dbswarm.documents import Plan
 from dbswarm.errors import DbswarmError
 from dbswarm.results.aggregate import failure_key, shard_key
 from dbswarm.results.store import Store, open_store
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 
 INDEX_VARIABLES = ("JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX", "CLOUD_RUN_TASK_INDEX",
                    "DBSWARM_SHARD_INDEX")

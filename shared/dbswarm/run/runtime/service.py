@@ -55,7 +55,7 @@ from dbswarm.results.aggregate import aggregate, failure_key, run_phases, shard_
 from dbswarm.results.report.files import write_reports
 from dbswarm.results.store import LocalStore, cache_plan, load_plan, open_store, redact_error
 from dbswarm.results.verdict.regression import compare_with_baseline
-from dbswarm.run import alive, interrupt, metrics, statements
+from dbswarm.run.runtime import alive, interrupt, metrics, statements
 
 DEFAULT_LEAD_SECONDS = 2.0
 LEAD_PER_SHARD_ENV = "DBSWARM_LEAD_PER_SHARD_S"  # seconds of start lead per shard (default: lead_per_shard)
@@ -634,7 +634,7 @@ def _run_segment(run, shard, phase, index, ev, key, store, password, doc, measur
 
 
 def _metrics_export(store, cid: str, run, phase: str, index: int):
-    """The shard phase's live metrics exporters (``dbswarm.run.metrics``), maybe none."""
+    """The shard phase's live metrics exporters (``dbswarm.run.runtime.metrics``), maybe none."""
     plan = load_plan(store, cid, run.run_id)
     prometheus = (plan.metrics or {}).get("prometheus") or {}
     password = secrets.resolve(prometheus["password"]) if prometheus.get("password") else None

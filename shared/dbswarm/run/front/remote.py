@@ -25,9 +25,9 @@ DOWNLOAD_SKIP = ("runs/", "sqlite/")
 
 
 def _api():
-    """dbswarm.run.api, imported when a deployment is driven through its state machine (it
+    """dbswarm.run.front.api, imported when a deployment is driven through its state machine (it
     imports the library and boto3: `dbswarm --help` need not)."""
-    from dbswarm.run import api  # noqa: PLC0415
+    from dbswarm.run.front import api  # noqa: PLC0415
     return api
 
 class ApiClient:
@@ -228,7 +228,7 @@ def cmd_cancel(args):
     if not (args.api or args.state_machine or os.environ.get("DBSWARM_API")
             or os.environ.get("DBSWARM_STATE_MACHINE")):
         # no deployment named: a campaign `dbswarm run` is running on this machine
-        from dbswarm.run.interrupt import cancel_local  # noqa: PLC0415
+        from dbswarm.run.runtime.interrupt import cancel_local  # noqa: PLC0415
         pid = cancel_local(args.id)
         doc = {"id": args.id, "status": "CANCELLED", "runner_pid": pid,
                "note": "its shards stop at their next operation; what they measured is aggregated"}

@@ -3,7 +3,7 @@
 AWS Lambda's Python context has ``get_remaining_time_in_millis()`` and
 ``aws_request_id``; Huawei FunctionGraph's has ``getRemainingTimeInMilliSeconds()`` and
 ``getRequestID()``. Handlers call these helpers and nothing else, so the same
-``functions/<name>/app.py`` runs on both (and under ``dbswarm.run.emulator``'s emulation).
+``functions/<name>/app.py`` runs on both (and under ``dbswarm.run.runtime.emulator``'s emulation).
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ How it fits together (moto 5.2.5, pinned: the Lambda hook below is a private API
   errorType/errorMessage, a process that dies as ``Runtime.ExitError``, one that
   outlives its function's Timeout as ``Sandbox.Timedout``.
 - The functions and the state machine are created from what template.yaml says
-  (``dbswarm.run.template``): names, handlers, timeouts, environment,
+  (``dbswarm.run.runtime.template``): names, handlers, timeouts, environment,
   DefinitionSubstitutions.
 - The processes get the caller's environment (so a local results folder or a real
   S3-compatible endpoint given with AWS_ENDPOINT_URL is used as is), or, with
@@ -52,8 +52,8 @@ from unittest import mock
 
 from dbswarm.credentials.redact import redact_message
 from dbswarm.errors import DbswarmError
-from dbswarm.run.interrupt import FENCE_ENV, hold_fence, in_function_process
-from dbswarm.run.template import FunctionSpec, SamApp
+from dbswarm.run.runtime.interrupt import FENCE_ENV, hold_fence, in_function_process
+from dbswarm.run.runtime.template import FunctionSpec, SamApp
 
 _INHERITED = object()
 CANCEL_WAIT_S = 60.0  # a cancelled campaign's shards get this long to stop at their next operation
@@ -61,7 +61,7 @@ REGION = "us-east-1"
 ACCOUNT = "123456789012"
 FAKE_KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 GRACE_S = 2.0                      # beyond a function's Timeout before its process is killed
-PRELOAD = ["dbswarm.run.emulator", "dbswarm.run.service", "dbswarm.bindings.sqlite", "boto3"]
+PRELOAD = ["dbswarm.run.runtime.emulator", "dbswarm.run.runtime.service", "dbswarm.bindings.sqlite", "boto3"]
 # Test hook, never set in production: make a function call fail on purpose. JSON:
 #   {"function": "WorkerFunction", "match": {"phase": "run", "shard": 3}, "mode": "raise" | "kill",
 #    "after_s": 0.5}
@@ -76,7 +76,7 @@ LOCAL_ONLY_UNSET = "DBSWARM_CLOUDWATCH_NAMESPACE"  # the workers' live metrics i
 
 
 class LambdaContext:
-    """What AWS passes as ``context`` (the parts handlers may use, via dbswarm.run.context)."""
+    """What AWS passes as ``context`` (the parts handlers may use, via dbswarm.run.runtime.context)."""
 
     def __init__(self, name, arn, memory, timeout_s, request_id):
         self.function_name = name

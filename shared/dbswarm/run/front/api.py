@@ -41,7 +41,7 @@ from dbswarm.credentials.redact import redact_message
 from dbswarm.documents import Plan
 from dbswarm.errors import CampaignError, DbswarmError
 from dbswarm.results.store import S3Store, Store, open_store
-from dbswarm.run.service import new_campaign_id, release_locks
+from dbswarm.run.runtime.service import new_campaign_id, release_locks
 
 LIST_LIMIT = 50
 URL_EXPIRES_S = 3600

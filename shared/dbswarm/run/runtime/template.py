@@ -4,7 +4,7 @@
 the state machine (its ASL definition with ``DefinitionSubstitutions`` applied) and the
 schedules (their ``Input``) of a SAM template, resolving the intrinsic functions the
 template uses (Ref, GetAtt, Sub, If, Join, Equals, Not, Select, Split) against
-parameters and made-up physical names. ``dbswarm.run.emulator`` builds its emulation from
+parameters and made-up physical names. ``dbswarm.run.runtime.emulator`` builds its emulation from
 this; the tests check the template and the ASL with it.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dbswarm.errors import DbswarmError
 
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_.:]+)\}")
 NO_VALUE = object()
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[4]
 
 
 class TemplateError(DbswarmError):

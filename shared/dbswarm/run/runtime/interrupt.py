@@ -9,7 +9,7 @@ aggregates what exists with status ``interrupted``. A second Ctrl-C / SIGTERM ab
 (the function processes are killed; shard files written so far stay).
 
 No process outlives the campaign: function processes die with their parent, the forkserver
-(``die_with_parent``: PR_SET_PDEATHSIG), and with the runner (``dbswarm.run.emulator``: a
+(``die_with_parent``: PR_SET_PDEATHSIG), and with the runner (``dbswarm.run.runtime.emulator``: a
 thread watches the answer pipe, whose other end only the runner holds: SIGKILL at once when
 it closes); the forkserver ignores SIGTERM and SIGINT (a signal to the whole process group
 reaches the shards, which stop and write, and must not kill their parent first) and ends when

@@ -1,7 +1,7 @@
 """Local mode: the campaign's state machine (statemachines/campaign.asl.json, as
 template.yaml deploys it) executed on this machine by moto's Step Functions engine, with
 every function call — plan, prepare, each shard's worker call, aggregate, compare — run
-by the real handler in its own OS process (``dbswarm.run.emulator``). A shard answering
+by the real handler in its own OS process (``dbswarm.run.runtime.emulator``). A shard answering
 "continue" is called again with its checkpoint, in a new process, as Lambda would be.
 
 ``ProgressBoard`` shows live progress from the files shards write to
@@ -32,10 +32,10 @@ from dbswarm.engine.shard_state import STUCK_THREAD_GRACE_S
 from dbswarm.errors import CONNECTION, RETRYABLE, DbswarmError, NotRunnableHere, step_error_text
 from dbswarm.families import base as families
 from dbswarm.results.store import S3Store, open_store
-from dbswarm.run import service
-from dbswarm.run.emulator import LocalCloud
-from dbswarm.run.interrupt import FENCE_ENV, STOP_FILE_ENV, GracefulStop, claim_campaign, fence_path
-from dbswarm.run.template import REPO_ROOT
+from dbswarm.run.runtime import service
+from dbswarm.run.runtime.emulator import LocalCloud
+from dbswarm.run.runtime.interrupt import FENCE_ENV, STOP_FILE_ENV, GracefulStop, claim_campaign, fence_path
+from dbswarm.run.runtime.template import REPO_ROOT
 
 POLL_S = 0.25  # the execution and the progress files, 4 times a second: about 1 % of a CPU (0.1 s: 3 %)
 
