@@ -41,7 +41,7 @@ def host_allowed(host: str, allowed: str, resolve: Callable[..., Any] = socket.g
     if anything:
         return True
     try:
-        addrs = [ipaddress.ip_address(host.split("%")[0] if ":" in host else host)]
+        addrs = {ipaddress.ip_address(host.split("%")[0] if ":" in host else host)}
     except ValueError:
         if any(fnmatch.fnmatchcase(host.lower(), p) for p in patterns):
             return True
@@ -102,6 +102,7 @@ def check_connected(binding: Any, allowed: Optional[str] = None) -> None:
         peers, why = None, f"{type(exc).__name__}"
     else:
         why = "the driver does not say"
+    bad: Optional[str]
     if peers is None:
         bad = f"the address connected to could not be read ({why})"
     else:

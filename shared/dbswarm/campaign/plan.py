@@ -9,6 +9,7 @@ its own seed derived from the campaign seed.
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from dbswarm import bindings
 from dbswarm.campaign.fanout_auto import client_model_for
@@ -22,7 +23,7 @@ from dbswarm.families.base import split
 INLINE_MAP_LIMIT = 40  # above this many shards the state machine uses a Distributed Map
 
 
-def derive_seed(seed: int, *path) -> int:
+def derive_seed(seed: int, *path: Any) -> int:
     digest = hashlib.sha256("/".join(str(p) for p in (seed, *path)).encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
 

@@ -34,7 +34,7 @@ def object_base(text: str) -> str:
     return (out[:52].rstrip("-")) or "dbswarm"
 
 
-def _env_refs(campaign) -> list[str]:
+def _env_refs(campaign: Any) -> list[str]:
     """The environment variables the campaign's password references read; a password given
     inline or by file cannot be rendered as a Secret reference."""
     names = []

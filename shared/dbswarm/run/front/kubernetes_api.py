@@ -31,7 +31,7 @@ WORKERS_GRACE_S = 60.0  # after the coordinator's end, how long to wait for the 
 INSTALL_HINT = "pip install 'dbswarm[kubernetes]' (or: pip install kubernetes)"
 
 
-def _client_package():
+def _client_package() -> Any:
     try:
         import kubernetes as k8s  # noqa: PLC0415 (an optional extra: only the submit path needs it)
         import urllib3  # noqa: PLC0415 (the client's transport, to name a connection failure)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from dbswarm.documents import Plan
 from dbswarm.errors import DbswarmError
@@ -130,7 +130,7 @@ class PhaseWait:
         return _exists(self.store, failure_key(self.store, self.campaign_id, rid, phase, i))
 
 
-def coordinate(campaign, results: str, campaign_id: str, log: Log = print,
+def coordinate(campaign: Any, results: str, campaign_id: str, log: Log = print,
                phase_timeout_s: float = DEFAULT_PHASE_TIMEOUT_S, lead_seconds: float = 5.0,
                workers: Optional[int] = None) -> dict:
     """The campaign's un-sharded steps in the state machine's order, releasing each phase to
