@@ -283,7 +283,7 @@ def test_sam_build_makes_both_layers(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     lib = tmp_path / "build" / "DbswarmLayer" / "python" / "dbswarm"
     drivers = tmp_path / "build" / "DriversLayer" / "python"
-    assert (lib / "run" / "service.py").is_file() and (lib / "run" / "context.py").is_file()
+    assert (lib / "run" / "runtime" / "service.py").is_file() and (lib / "run" / "runtime" / "context.py").is_file()
     for pkg in ("pymongo", "pymysql", "psycopg", "psycopg_binary", "pydantic", "pydantic_core", "yaml", "hdrh",
                 "mysql", "markdown_it"):
         assert (drivers / pkg).is_dir(), pkg
