@@ -13,7 +13,7 @@ each in a fresh Python process measured with os.wait4 (peak RSS = ru_maxrss):
 
 - merge:     dbswarm.results.aggregate.aggregate(plan, store) — read every shard file and
              merge_phase (the merged result document);
-- aggregate: dbswarm.run.service.aggregate_campaign(event) — the whole Aggregate step:
+- aggregate: dbswarm.run.runtime.service.aggregate_campaign(event) — the whole Aggregate step:
              the merge plus result.json, result.csv, timeseries.csv, summary.md, report.html.
 
     python bench/aggregation_cost.py --shards 1000 --seconds 3600 --intervals 6,1
@@ -41,7 +41,7 @@ what, store_root, cid = sys.argv[1:4]
 t0 = time.perf_counter()
 from dbswarm.results.aggregate import aggregate
 from dbswarm.results.store import LocalStore, load_plan
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 t_import = time.perf_counter() - t0
 store = LocalStore(store_root)
 t1 = time.perf_counter()
@@ -108,8 +108,8 @@ def synthetic_shard(i: int, seconds: int, start: int, rng: random.Random, interv
 def build(root: Path, shards: int, seconds: int, seed: int = 1, interval_s: int = 1) -> tuple[str, dict]:
     from dbswarm.campaign.plan import make_plan
     from dbswarm.campaign.spec import load_campaign, redacted_campaign
+    from dbswarm.documents import ShardResult
     from dbswarm.results import aggregate as agg
-    from dbswarm.results.documents import ShardResult
     from dbswarm.results.store import LocalStore
     campaign, runs = load_campaign({"name": "agg-cost", "target": {"engine": "noop"},
                                     "workload": {"family": "ycsb", "preset": "a", "threads": shards,

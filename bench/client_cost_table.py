@@ -19,7 +19,7 @@ WORKLOADS = {"ycsb": {"preset": "a", "recordcount": 20000, "table": "usertable_c
 
 
 def main(argv=None) -> int:
-    from dbswarm.run.local import run_campaign
+    from dbswarm.run.runtime.local import run_campaign
     from tests import servers
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--engines", default="postgresql,mysql")

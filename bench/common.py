@@ -8,7 +8,7 @@
   of every child it waited for), optionally pinned to CPUs with ``taskset``;
 - pinning the servers (``taskset -a -cp CPUS PID`` for every process of the server, so
   every thread, and the backends PostgreSQL forks later inherit it);
-- running dbswarm exactly as users do: a campaign through ``dbswarm.run.local.run_campaign``
+- running dbswarm exactly as users do: a campaign through ``dbswarm.run.runtime.local.run_campaign``
   in a separate Python process (``bench/dbswarm_run.py``) that reports the CPU of the
   shard processes (RUSAGE_CHILDREN) apart from its own orchestration;
 - interleaved rounds A, B, A, B, ... and median ratios with min-max;
@@ -345,7 +345,7 @@ def check(res: dict, what: str) -> dict:
 
 def run_dbswarm(campaign: dict, *, pinned: bool = False, results_dir: Optional[str] = None,
                 timeout: float = 900, prefix: tuple = ()) -> dict:
-    """One campaign through dbswarm.run.local.run_campaign in its own Python process
+    """One campaign through dbswarm.run.runtime.local.run_campaign in its own Python process
     (bench/dbswarm_run.py). Returns its summary: the run's merged phase, the CPU of the
     shard processes (``shard_cpu_s``: what the client costs) and of the orchestrating
     process (``runner_cpu_s``), and the totals from wait4 (``cpu_s``, ``cpu_user_s``,
@@ -395,7 +395,7 @@ DBSWARM_MODE = os.environ.get("DBSWARM_BENCH_MODE", "campaign")
 DBSWARM_MODE_TEXT = {
     "fanout": "dbswarm's own service functions in the state machine's order, one spawned process per "
               "shard (`bench/dbswarm_run.py`, mode fanout: the service path, without the state machine)",
-    "campaign": "`dbswarm.run.local.run_campaign`, what `dbswarm run` calls: the state machine through moto, every "
+    "campaign": "`dbswarm.run.runtime.local.run_campaign`, what `dbswarm run` calls: the state machine through moto, every "
                 "function in its own process (`bench/dbswarm_run.py`, mode campaign)",
 }[DBSWARM_MODE]
 CGROUP_ROOT = Path("/sys/fs/cgroup/cpuacct")

@@ -11,7 +11,7 @@ Mode (environment DBSWARM_BENCH_MODE):
                       orchestration costs seconds per campaign, burns CPU beside the shards
                       during the run, and runs the shards in forkserver processes whose CPU
                       this process cannot attribute (bench/fanout_scaling.py measures both).
-  campaign            dbswarm.run.local.run_campaign(campaign, RESULTS_DIR, show_progress=False):
+  campaign            dbswarm.run.runtime.local.run_campaign(campaign, RESULTS_DIR, show_progress=False):
                       exactly `dbswarm run` (the default of the benchmarks since issue 21).
                       shard_cpu_s is the shard calls' own CPU as the workers record it (the
                       result's client_cpu_s); the CPU of every process of the campaign is
@@ -39,7 +39,7 @@ def _shard_entry(event):
     import faulthandler
     import signal
 
-    from dbswarm.run import service
+    from dbswarm.run.runtime import service
     # bench/common.run_measured sends SIGUSR1 before it kills a campaign that overran its
     # timeout: the stacks of every thread land in the campaign's stderr
     faulthandler.register(signal.SIGUSR1, all_threads=True)
@@ -52,7 +52,7 @@ def run_fanout(campaign: dict, results_dir: str) -> dict:
     service.run_shard, exactly what the worker function runs."""
     import multiprocessing as mp
 
-    from dbswarm.run import service
+    from dbswarm.run.runtime import service
     ctx = mp.get_context("spawn")
 
     def run_shards(event, shard_count):
@@ -90,7 +90,7 @@ def main():
     mode = os.environ.get("DBSWARM_BENCH_MODE", "campaign")
     t_import = time.perf_counter()
     from dbswarm.measure.recorder import decode_histogram, new_histogram
-    from dbswarm.run import local
+    from dbswarm.run.runtime import local
     c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     if mode == "fanout":

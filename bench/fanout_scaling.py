@@ -8,7 +8,7 @@
    the server saturates (ops/s grows by less than 5% from one K to the next, or K reaches
    --max-mysql-shards).
 3. The local mode's orchestration: the same noop campaign through
-   `dbswarm.run.local.run_campaign` (moto's Step Functions engine, forkserver processes)
+   `dbswarm.run.runtime.local.run_campaign` (moto's Step Functions engine, forkserver processes)
    and through the service functions (bench/dbswarm_run.py, fanout mode): wall time,
    the orchestrating process's CPU, and the throughput the shards reach beside it.
 

@@ -45,7 +45,7 @@ def _prometheus(folder: Path) -> tuple[subprocess.Popen, str]:
 
 
 def _one(env: dict, threads: int, seconds: int, remote_write: str | None, results: Path) -> dict:
-    from dbswarm.run.local import run_campaign
+    from dbswarm.run.runtime.local import run_campaign
     campaign = {"name": f"mcost-{threads}", "target": C._servers.target("postgresql", env),
                 "workload": {"preset": "c", "recordcount": 20000, "operationcount": 0, "maxexecutiontime": seconds,
                              "threads": threads},
@@ -70,7 +70,7 @@ def main() -> None:
     os.environ["DBSWARM_PERSIST_INTERVAL_S"] = "2"
     tmp = Path(tempfile.mkdtemp(prefix="metrics-cost-"))
     # the table the runs read: loaded once
-    from dbswarm.run.local import run_campaign
+    from dbswarm.run.runtime.local import run_campaign
     run_campaign({"name": "mcost-load", "target": C._servers.target("postgresql", env),
                   "workload": {"preset": "c", "recordcount": 20000, "operationcount": 1, "threads": 4},
                   "phases": ["prepare", "load"]}, str(tmp / "load"), show_progress=False, log=lambda *_: None)

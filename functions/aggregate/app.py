@@ -1,5 +1,5 @@
 """Aggregate: merge every shard's measurement into result.json and the reports."""
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 
 
 def handler(event, context):

@@ -1,5 +1,5 @@
 """API: POST/GET/DELETE /campaigns over API Gateway (HTTP API) or a FunctionGraph APIG trigger."""
-from dbswarm.run import api
+from dbswarm.run.front import api
 
 
 def handler(event, context):

@@ -1,5 +1,5 @@
 """Compare: check the result against a stored baseline; the verdict goes into result.json."""
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 
 
 def handler(event, context):

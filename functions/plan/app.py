@@ -4,7 +4,7 @@ Event (from the state machine): {"request": <execution input>, "execution_name":
 execution's name is the campaign id. Invoked directly, the event is the request itself. With {"action": "next_step", "state": ...}:
 a search's decision after each of its runs, and the next run's plan.
 """
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 
 
 def handler(event, context):

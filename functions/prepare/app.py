@@ -2,7 +2,7 @@
 after it, drop at cleanup); with {"action": "arm"}, the start instant of a phase (and its
 measured window's start edge); with {"action": "window"}, the window's end edge; with
 {"action": "check_range" | "check_merge"}, a range of a consistency check, or their merge."""
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 
 
 def handler(event, context):

@@ -50,7 +50,7 @@ def _n(count: int, noun: str) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     from dbswarm.results.report import junit  # noqa: PLC0415
     from dbswarm.results.store import open_store  # noqa: PLC0415
-    from dbswarm.run.local import run_campaign  # noqa: PLC0415
+    from dbswarm.run.runtime.local import run_campaign  # noqa: PLC0415
     if args.shards is not None and args.shards < 1:
         raise DbswarmError("--shards: expected a whole number >= 1, got " + str(args.shards))
     if args.max_call_seconds is not None and not (0 < args.max_call_seconds <= 86400):
@@ -161,7 +161,7 @@ def _reasons(result: Optional[dict], out: dict) -> list[str]:
 def cmd_resume(args: argparse.Namespace) -> int:
     from dbswarm.results.report import junit  # noqa: PLC0415
     from dbswarm.results.store import open_store  # noqa: PLC0415
-    from dbswarm.run.resume import resume_campaign  # noqa: PLC0415
+    from dbswarm.run.front.resume import resume_campaign  # noqa: PLC0415
     out = resume_campaign(args.campaign_id, args.results, log=lambda msg: print(msg, file=sys.stderr))
     status = report_outcome(out, args.json)
     junit.campaign_ci_outputs(open_store(out["store"]), out["campaign_id"], args.junit)
@@ -210,7 +210,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from dbswarm.campaign.cost import check_max_cost, estimate, summary  # noqa: PLC0415
     from dbswarm.campaign.plan import plan_run  # noqa: PLC0415
     from dbswarm.campaign.spec import auto_fanout, load_campaign, local_reference_problems  # noqa: PLC0415
-    from dbswarm.run.local import local_parameters  # noqa: PLC0415
+    from dbswarm.run.runtime.local import local_parameters  # noqa: PLC0415
     campaign, runs = load_campaign(args.campaign)
     local_parameters(runs)  # DBSWARM_ALLOWED_TARGETS set here: `run` would refuse a target outside it
     problems = local_reference_problems(campaign)  # resolved, never printed: `run` would refuse them too
@@ -252,7 +252,7 @@ def _check_statements(campaign: Campaign, runs: list[Run]) -> list[str]:
     from dbswarm.campaign.plan import make_plan  # noqa: PLC0415
     from dbswarm.errors import CampaignError  # noqa: PLC0415
     from dbswarm.families import base as families  # noqa: PLC0415
-    from dbswarm.run.statements import check_runs  # noqa: PLC0415
+    from dbswarm.run.runtime.statements import check_runs  # noqa: PLC0415
     if not any(families.get(r.workload.family).checks_statements(r.workload) for r in runs):
         return []
     plan = make_plan(campaign, runs, "validate", sqlite_url=os.path.join(tempfile.gettempdir(), "dbswarm-validate-none"))
@@ -279,7 +279,7 @@ def _print_samples(campaign: Campaign, runs: list[Run], n: int) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from dbswarm.run import tpcc_check  # noqa: PLC0415
+    from dbswarm.run.front import tpcc_check  # noqa: PLC0415
     if args.jobs is not None and args.jobs < 1:
         raise DbswarmError(f"--jobs: expected a whole number >= 1, got {args.jobs}")
     results = tpcc_check.check_campaign(args.campaign, args.after_load, args.jobs, tpcc_check.stderr_progress)
@@ -337,14 +337,14 @@ def cmd_schema(args: argparse.Namespace) -> int:
         print(json.dumps(json.loads((Path(__file__).parent / "schema" / name).read_text()), indent=2))
         return 0
     from dbswarm.campaign.spec import json_schema  # noqa: PLC0415
-    from dbswarm.results.documents import result_json_schema  # noqa: PLC0415
+    from dbswarm.documents import result_json_schema  # noqa: PLC0415
     print(json.dumps(result_json_schema() if args.result else json_schema(), indent=2))
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from dbswarm.run.indexed_cli import add_indexed_commands  # noqa: PLC0415
-    from dbswarm.run.remote import add_remote_commands  # noqa: PLC0415
+    from dbswarm.run.front.indexed_cli import add_indexed_commands  # noqa: PLC0415
+    from dbswarm.run.front.remote import add_remote_commands  # noqa: PLC0415
     p = argparse.ArgumentParser(prog="dbswarm", description="Distributed database load campaigns "
                                 "(the workload families' methodologies), locally or on AWS Lambda.")
     sub = p.add_subparsers(dest="command", required=True)

@@ -39,7 +39,7 @@ from dbswarm.families.base import ThreadContext
 from dbswarm.families.stream import RandomStream
 from dbswarm.measure.recorder import Recorder
 from dbswarm.results.store import open_store
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 from tests.e2e.test_family_plugin import TOY_FAMILY
 from tests.unit.test_operation_loop import reference
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from dbswarm.run.local import run_campaign
+from dbswarm.run.runtime.local import run_campaign
 from tests import servers
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 from tests import servers
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from dbswarm.run.local import run_campaign
+from dbswarm.run.runtime.local import run_campaign
 from tests import servers
 
 pytestmark = [pytest.mark.servers]

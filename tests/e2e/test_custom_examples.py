@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from dbswarm.campaign.spec import load_campaign
-from dbswarm.run.local import run_campaign
+from dbswarm.run.runtime.local import run_campaign
 from tests import servers
 
 ROOT = Path(__file__).resolve().parents[2]

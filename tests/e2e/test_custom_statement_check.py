@@ -16,7 +16,7 @@ import pytest
 
 from dbswarm.cli import main
 from dbswarm.errors import DbswarmError
-from dbswarm.run.local import run_campaign
+from dbswarm.run.runtime.local import run_campaign
 from tests import servers
 
 pytestmark = [pytest.mark.servers]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dbswarm.results.store import open_store
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 from tests import servers
 
 pytestmark = [pytest.mark.servers]

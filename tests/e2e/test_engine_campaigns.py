@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from dbswarm.families.ycsb import key_name
-from dbswarm.run.local import run_campaign
+from dbswarm.run.runtime.local import run_campaign
 from tests import servers
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
@@ -413,7 +413,7 @@ def test_sysbench_campaign(engine, env, tmp_path):
 def test_failure_reasons_never_carry_the_password(env, tmp_path):
     """A shard failure's reason is stored and printed: the run's password and URL
     credentials in it are replaced (service.redact_error), whatever a driver put there."""
-    from dbswarm.run import service
+    from dbswarm.run.runtime import service
     password = servers.password(env)
     plan = service.plan_campaign({"campaign": _campaign("e2e-redact", servers.target("postgresql", env),
                                                         {"recordcount": 10}, ["prepare", "load"]),

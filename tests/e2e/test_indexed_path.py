@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dbswarm.run.local import run_campaign
+from dbswarm.run.runtime.local import run_campaign
 from tests import servers, timing
 from tests.moto_server import moto_server
 

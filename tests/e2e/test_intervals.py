@@ -10,7 +10,7 @@ import io
 import pytest
 
 from dbswarm.results.store import open_store
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 from tests import servers
 
 

@@ -9,7 +9,7 @@ import threading
 import time
 from pathlib import Path
 
-from dbswarm.run.local import run_campaign
+from dbswarm.run.runtime.local import run_campaign
 
 ROOT = Path(__file__).resolve().parents[2]
 

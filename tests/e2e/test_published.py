@@ -11,7 +11,7 @@ import pytest
 
 from dbswarm.families.published import matches, rows_of
 from dbswarm.families.tables import published_family_table
-from dbswarm.run.local import run_campaign
+from dbswarm.run.runtime.local import run_campaign
 from tests import servers
 
 

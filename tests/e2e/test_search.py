@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from dbswarm.run.local import run_campaign
+from dbswarm.run.runtime.local import run_campaign
 
 # the noop server: 8 calls at once, 50 ms each: 160 calls/s at most. The service time dwarfs the
 # client's own work per call even on a loaded machine (a few ms when the CPUs are shared with

@@ -12,7 +12,7 @@ import pytest
 
 from dbswarm.engine import shard_state
 from dbswarm.results.store import open_store
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 from tests import servers
 
 pytestmark = [pytest.mark.servers]

@@ -34,8 +34,8 @@ from dbswarm import bindings
 from dbswarm.bindings.base import Connection
 from dbswarm.families import base as families
 from dbswarm.results.report.files import fmt
-from dbswarm.run import service
-from dbswarm.run.local import run_campaign
+from dbswarm.run.runtime import service
+from dbswarm.run.runtime.local import run_campaign
 from tests import servers, timing
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
@@ -75,7 +75,7 @@ def population(b) -> dict:
 
 def _kill_after_first_district(event, engine, env):
     """Shard 1's load in its own process, killed as soon as it has committed a district."""
-    code = ("import json, sys; from dbswarm.run import service; "
+    code = ("import json, sys; from dbswarm.run.runtime import service; "
             "service.run_shard(json.loads(sys.argv[1]))")
     proc = subprocess.Popen([sys.executable, "-c", code, json.dumps(dict(event, shard=1))],
                             env=dict(os.environ, PYTHONPATH=f"{ROOT / 'shared'}:{ROOT}"))

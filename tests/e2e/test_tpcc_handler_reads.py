@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dbswarm.families.tpcc import sql as S
-from dbswarm.run.local import run_campaign
+from dbswarm.run.runtime.local import run_campaign
 from tests import servers
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]

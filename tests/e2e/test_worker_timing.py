@@ -6,7 +6,7 @@ import time
 
 from dbswarm.results.aggregate import shard_key
 from dbswarm.results.store import open_store
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 from tests.unit.test_worker import _plan, _run_noop, _run_until_done
 
 

@@ -2,13 +2,14 @@
 a campaign is planned, not only when the API accepts it: an execution started directly (a
 schedule, the console, `aws stepfunctions start-execution`) with a target outside the
 networks fails in its plan step with a message naming the host, before anything connects.
-And the pieces that check: ``limits.host_allowed`` and ``limits.target_hosts``."""
+And the pieces that check: ``admission.host_allowed`` and ``endpoints.target_hosts``."""
 import json
 import time
 
 import pytest
 
-from dbswarm.campaign import admission as limits
+from dbswarm.bindings import endpoints
+from dbswarm.campaign import admission
 from tests.faults.conftest import ROOT
 
 
@@ -40,26 +41,26 @@ NOWHERE = _resolver({})
     ("db.example.org", "*.example.com,10.0.0.0/8", False),  # not resolvable here: refused
 ])
 def test_host_allowed_by_cidr_and_pattern(host, allowed, expected):
-    assert limits.host_allowed(host, allowed, resolve=NOWHERE) is expected
+    assert admission.host_allowed(host, allowed, resolve=NOWHERE) is expected
 
 
 def test_a_name_is_allowed_when_every_address_it_resolves_to_is_in_the_networks():
     resolve = _resolver({"db.internal": ["10.0.0.5"], "split.internal": ["10.0.0.5", "203.0.113.9"],
                          "v6.internal": ["fd00::1%eth0"]})
-    assert limits.host_allowed("db.internal", "10.0.0.0/8", resolve=resolve)
-    assert not limits.host_allowed("db.internal", "192.168.0.0/16", resolve=resolve)
-    assert not limits.host_allowed("split.internal", "10.0.0.0/8", resolve=resolve)   # one address outside
-    assert limits.host_allowed("v6.internal", "fc00::/7", resolve=resolve)             # scope id stripped
-    assert not limits.host_allowed("gone.internal", "10.0.0.0/8", resolve=resolve)     # does not resolve
+    assert admission.host_allowed("db.internal", "10.0.0.0/8", resolve=resolve)
+    assert not admission.host_allowed("db.internal", "192.168.0.0/16", resolve=resolve)
+    assert not admission.host_allowed("split.internal", "10.0.0.0/8", resolve=resolve)   # one address outside
+    assert admission.host_allowed("v6.internal", "fc00::/7", resolve=resolve)             # scope id stripped
+    assert not admission.host_allowed("gone.internal", "10.0.0.0/8", resolve=resolve)     # does not resolve
 
 
 def test_a_name_resolved_by_this_machine():
-    assert limits.host_allowed("localhost", "127.0.0.0/8,::1/128")
-    assert not limits.host_allowed("localhost", "10.0.0.0/8")
+    assert admission.host_allowed("localhost", "127.0.0.0/8,::1/128")
+    assert not admission.host_allowed("localhost", "10.0.0.0/8")
 
 
 def test_target_hosts_finds_every_host_a_target_connects_to():
-    hosts = limits.target_hosts
+    hosts = endpoints.target_hosts
     assert hosts({"url": "postgresql://u@db1.internal:5432/app"}) == ["db1.internal"]
     assert hosts({"url": "mongodb://u@m1:27017,m2:27018,[fd00::7]:27019/app"}) == ["m1", "m2", "fd00::7"]
     assert hosts({"url": "host=pg1,pg2 port=5432 dbname=app user=u"}) == ["pg1", "pg2"]
@@ -76,7 +77,7 @@ def test_target_hosts_finds_every_host_a_target_connects_to():
 
 
 def test_target_network_problems_names_the_host_and_the_parameter():
-    problems = limits.target_network_problems(
+    problems = admission.target_network_problems(
         [("target", {"url": "postgresql://u@10.0.0.5/app", "options": {"backend": "postgresql://203.0.113.7/x"}})],
         "10.0.0.0/8")
     assert problems == ["target.url: host '203.0.113.7' is not in the networks this deployment may reach "
@@ -87,7 +88,7 @@ def test_an_execution_started_directly_is_checked_at_plan_time(tmp_path, monkeyp
     """The state machine started without the API (as a schedule or the console would) with a
     target outside AllowedTargets: the execution fails in its plan step, says which host and
     which parameter, and nothing is written."""
-    from dbswarm.run.emulator import LocalCloud
+    from dbswarm.run.runtime.emulator import LocalCloud
     for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                  "AWS_DEFAULT_REGION": "us-east-1"}.items():
         monkeypatch.setenv(k, v)
@@ -125,7 +126,7 @@ DEFAULT = _template_default()
 
 
 def _refused(url, allowed=DEFAULT, **target):
-    return limits.target_network_problems([("target", {"url": url, **target})], allowed)
+    return admission.target_network_problems([("target", {"url": url, **target})], allowed)
 
 
 def test_the_default_is_the_private_ranges():
@@ -160,7 +161,7 @@ def test_postgresql_urls_that_reach_a_host_outside_are_refused(url):
 
 
 def test_postgresql_host_lists_are_read_by_libpq():
-    hosts = limits.target_hosts
+    hosts = endpoints.target_hosts
     assert hosts({"url": "postgresql://u@127.0.0.1,10.0.0.5/db"}) == ["127.0.0.1", "10.0.0.5"]
     assert hosts({"url": "postgresql://u@10.0.0.5/db?host=127.0.0.1"}) == ["127.0.0.1"]
     assert hosts({"url": "postgresql://u@h.internal/db?hostaddr=127.0.0.1"}) == ["127.0.0.1"]
@@ -178,14 +179,14 @@ def test_postgresql_host_lists_are_read_by_libpq():
 
 def test_pghost_is_what_libpq_uses_when_the_url_names_no_host(monkeypatch):
     monkeypatch.setenv("PGHOST", "127.0.0.1")
-    assert limits.target_hosts({"url": "dbname=db"}) == ["127.0.0.1"]
+    assert endpoints.target_hosts({"url": "dbname=db"}) == ["127.0.0.1"]
     monkeypatch.setenv("PGHOST", "10.0.0.5")
     assert _refused("dbname=db") == []
 
 
 def test_a_socket_passes_only_under_a_pattern_naming_it():
     url = "postgresql:///db?host=/var/run/postgresql"
-    assert limits.target_hosts({"url": url}) == []
+    assert endpoints.target_hosts({"url": url}) == []
     assert _refused(url) and "unix socket '/var/run/postgresql/.s.PGSQL.5432'" in _refused(url)[0]
     assert _refused(url, DEFAULT + ",/var/run/postgresql*") == []
     assert _refused(url, "*") == []
@@ -202,10 +203,10 @@ def test_the_documented_socket_pattern_holds_libpq_s_socket_directory(url, socke
     /var/run/postgresql/* did not match: the check reads the socket libpq connects to in it
     (DIR/.s.PGSQL.PORT, what the binding's peer_addresses says once connected), and a pattern
     naming the directory itself holds it too."""
-    assert limits.target_endpoints({"engine": "postgresql", "url": url})[1] == [socket]
+    assert endpoints.target_endpoints({"engine": "postgresql", "url": url})[1] == [socket]
     for pattern in ("/var/run/postgresql/*", "/var/run/postgresql"):
         assert _refused(url, DEFAULT + "," + pattern) == [], pattern
-        assert limits.socket_allowed(socket, pattern)
+        assert admission.socket_allowed(socket, pattern)
 
 
 @pytest.mark.parametrize("url", [
@@ -225,9 +226,9 @@ def test_mysql_urls_that_reach_a_host_outside_are_refused(url):
 
 
 def test_mysql_hosts_are_read_by_the_binding_parser():
-    assert limits.target_hosts({"url": "mysql://u@10.0.0.5:3307/db?charset=utf8mb4"}) == ["10.0.0.5"]
+    assert endpoints.target_hosts({"url": "mysql://u@10.0.0.5:3307/db?charset=utf8mb4"}) == ["10.0.0.5"]
     assert _refused("mysql://u@10.0.0.5:3307/db") == [] and _refused("mariadb://u@[fd00::5]/db") == []
-    assert limits.target_endpoints({"url": "mysql://u@10.0.0.5/db?unix_socket=/tmp/m.sock"})[:2] == \
+    assert endpoints.target_endpoints({"url": "mysql://u@10.0.0.5/db?unix_socket=/tmp/m.sock"})[:2] == \
         ([], ["/tmp/m.sock"])
 
 
@@ -244,9 +245,9 @@ def test_mongodb_urls_that_reach_a_host_outside_are_refused(url):
 
 
 def test_mongodb_seed_lists_are_read_by_pymongo():
-    assert limits.target_hosts({"url": "mongodb://u@10.0.0.5:27017,10.0.0.6/db?replicaSet=rs"}) == \
+    assert endpoints.target_hosts({"url": "mongodb://u@10.0.0.5:27017,10.0.0.6/db?replicaSet=rs"}) == \
         ["10.0.0.5", "10.0.0.6"]
-    assert limits.target_endpoints({"url": "mongodb://%2Ftmp%2Fm.sock/db"})[:2] == ([], ["/tmp/m.sock"])
+    assert endpoints.target_endpoints({"url": "mongodb://%2Ftmp%2Fm.sock/db"})[:2] == ([], ["/tmp/m.sock"])
     assert "Percent-encoding is only allowed" in _refused("mongodb://u@%31%32%37.0.0.1/db")[0]   # pymongo's words
     assert _refused("mongodb://u@10.0.0.5:27017,10.0.0.6/db?replicaSet=rs") == []
 
@@ -261,7 +262,7 @@ def test_urls_inside_options_are_read_by_their_own_grammar():
 def test_the_api_refuses_a_host_list_url(tmp_path):
     """The API under the template's default AllowedTargets: the issue's URL is a 400."""
     from dbswarm.results.store import LocalStore
-    from dbswarm.run import api
+    from dbswarm.run.front import api
     dep = api.Deployment("arn:aws:states:us-east-1:123456789012:stateMachine:dbswarm-campaign",
                          LocalStore(tmp_path / "r"), secret_prefix="dbswarm/", allowed_targets=DEFAULT)
     for url in ("postgresql://u@127.0.0.1,@10.0.0.5/db?port=5432", "postgresql://u@127.0.0.1,10.0.0.5/db"):
@@ -314,11 +315,11 @@ def test_a_database_file_or_no_database_has_no_host():
     """SQLite's url is a file path, noop has none: nothing to check, under any AllowedTargets."""
     for target in ({"engine": "sqlite", "url": "/tmp/x/shared.db"}, {"engine": "sqlite3", "url": "relative.db"},
                    {"engine": "noop", "url": "anything"}, {"engine": "sqlite"}):
-        assert limits.target_endpoints(target) == ([], [], [])
-        assert limits.target_network_problems([("target", target)], DEFAULT) == []
-        assert limits.target_network_problems([("target", target)], "*") == []
+        assert endpoints.target_endpoints(target) == ([], [], [])
+        assert admission.target_network_problems([("target", target)], DEFAULT) == []
+        assert admission.target_network_problems([("target", target)], "*") == []
     # "*" (local mode) allows any URL, even one the check could not read
-    assert limits.target_network_problems([("target", {"engine": "postgresql", "url": "10.0.0.5"})], "*") == []
+    assert admission.target_network_problems([("target", {"engine": "postgresql", "url": "10.0.0.5"})], "*") == []
 
 
 def test_a_local_campaign_on_a_sqlite_file_runs(tmp_path):

@@ -42,7 +42,7 @@ def test_deep_nesting_is_exit_2_naming_the_problem(tmp_path, case, command):
 @pytest.mark.parametrize("case", list(CASES))
 def test_deep_nesting_is_a_400_from_the_api(tmp_path, case):
     from dbswarm.results.store import LocalStore
-    from dbswarm.run import api
+    from dbswarm.run.front import api
     dep = api.Deployment("arn:aws:states:us-east-1:123456789012:stateMachine:dbswarm-campaign",
                          LocalStore(tmp_path / "r"), secret_prefix="dbswarm/", allowed_targets="10.0.0.0/8")
     out = api.handle({"requestContext": {"http": {"method": "POST"}}, "rawPath": "/campaigns",
@@ -162,7 +162,7 @@ CASES_57 = {**HOSTILE,
 _API = """
 import json, sys
 from dbswarm.results.store import LocalStore
-from dbswarm.run import api
+from dbswarm.run.front import api
 dep = api.Deployment("arn:aws:states:us-east-1:123456789012:stateMachine:dbswarm-campaign",
                      LocalStore(sys.argv[2]), secret_prefix="dbswarm/", allowed_targets="10.0.0.0/8")
 body = open(sys.argv[1], encoding="utf-8").read()

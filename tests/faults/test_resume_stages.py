@@ -13,8 +13,8 @@ import os
 
 import pytest
 
-from dbswarm.run import service
-from dbswarm.run.alive import ALIVE_S
+from dbswarm.run.runtime import service
+from dbswarm.run.runtime.alive import ALIVE_S
 from tests import servers
 from tests.faults.conftest import dbswarm_env, wait_gone
 

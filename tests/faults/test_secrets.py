@@ -86,7 +86,7 @@ def _scan_tree(folder: Path, found: list):
 # python -c: `dbswarm ARGS` (argv[2:]) saving every execution history the local runner reads to argv[1]
 _RUN_KEEPING_HISTORY = """
 import json, sys
-from dbswarm.run import emulator as asl_local
+from dbswarm.run.runtime import emulator as asl_local
 from dbswarm.cli import main
 read = asl_local.LocalCloud.history
 def history(self, arn):
@@ -121,7 +121,7 @@ def test_refused_form_is_not_echoed_by_the_cli(tmp_path, target):
 @pytest.mark.parametrize("target", ECHOING, ids=["engine-is-a-url", "url-of-no-engine", "url-user-info"])
 def test_refused_form_is_not_echoed_by_the_api(tmp_path, target):
     from dbswarm.results.store import LocalStore
-    from dbswarm.run import api
+    from dbswarm.run.front import api
     dep = api.Deployment("arn:aws:states:us-east-1:123456789012:stateMachine:dbswarm-campaign",
                          LocalStore(tmp_path / "r"), secret_prefix="dbswarm/", allowed_targets="10.0.0.0/8")
     out = api.handle({"requestContext": {"http": {"method": "POST"}}, "rawPath": "/campaigns",
@@ -193,8 +193,8 @@ def test_api_path_writes_no_secret_anywhere(tmp_path, env, capfd, monkeypatch):
     Manager secret runs for real, and every object of the bucket, every event of the execution
     history and every line the functions logged are scanned for the password."""
     from dbswarm.results.store import S3Store
-    from dbswarm.run import api
-    from dbswarm.run.emulator import LocalCloud
+    from dbswarm.run.front import api
+    from dbswarm.run.runtime.emulator import LocalCloud
     real = servers.password(env)
     for key in [k for k in os.environ if k.startswith("AWS_ENDPOINT_URL") or k in ("AWS_PROFILE",
                                                                                    "AWS_SESSION_TOKEN")]:
@@ -270,7 +270,7 @@ def test_an_error_raised_in_a_function_process_reaches_the_runner_redacted(tmp_p
     """A function's process resolved the password (and so knows it); an error text carrying it
     (a driver echoing its connection string) is redacted there, before it crosses to the runner,
     whose execution history, execution.json and stderr never learn the secret."""
-    from dbswarm.run.emulator import FunctionProcesses
+    from dbswarm.run.runtime.emulator import FunctionProcesses
     handler = tmp_path / "app.py"
     handler.write_text(
         "from dbswarm.credentials import secrets\n"
@@ -310,7 +310,7 @@ def test_a_yaml_syntax_error_never_echoes_the_line(tmp_path):
     assert "not valid YAML/JSON" in proc.stderr and "line 5" in proc.stderr, proc.stderr
     assert PLANT not in proc.stderr + proc.stdout, proc.stderr
     from dbswarm.results.store import LocalStore
-    from dbswarm.run import api
+    from dbswarm.run.front import api
     dep = api.Deployment("arn:aws:states:us-east-1:123456789012:stateMachine:dbswarm-campaign",
                          LocalStore(tmp_path / "r"), secret_prefix="dbswarm/", allowed_targets="10.0.0.0/8")
     out = api.handle({"requestContext": {"http": {"method": "POST"}}, "rawPath": "/campaigns",
@@ -492,7 +492,7 @@ def test_an_error_quoting_a_common_word_password_is_redacted_where_it_stands(tmp
     """The error path of a function's process with a password that is a common word: the password
     is masked in its URL, after `password=` and (3 characters or more) where the error quotes it
     as a word; the error's other words stay, the password inside other words too."""
-    from dbswarm.run.emulator import FunctionProcesses
+    from dbswarm.run.runtime.emulator import FunctionProcesses
     handler = tmp_path / "app.py"
     handler.write_text(
         "from dbswarm.credentials import secrets\n"

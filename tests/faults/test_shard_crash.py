@@ -89,7 +89,7 @@ def test_a_retried_call_continues_from_the_persisted_state(tmp_path, monkeypatch
     continues from the shard file instead, and a shard already done is not run again."""
     from dbswarm.measure.recorder import Measurement
     from dbswarm.results.store import LocalStore
-    from dbswarm.run import service
+    from dbswarm.run.runtime import service
     monkeypatch.setenv("DBSWARM_PERSIST_INTERVAL_S", "0.6")
     written, real_put = [], LocalStore.put_json
 
@@ -128,7 +128,7 @@ def test_a_retried_call_continues_from_the_persisted_state(tmp_path, monkeypatch
     assert cut["status"] == "continue" and 0 < cut["segments"][-1]["done"] < 3000
     assert Measurement.from_dict(cut["measurement"]).total_ops == cut["segments"][-1]["done"]
     path.write_text(json.dumps(cut))
-    # no sign of life of the call (run/alive.py: it says when a call died; here the call lived on
+    # no sign of life of the call (run/runtime/alive.py: it says when a call died; here the call lived on
     # and would say so): the lost seconds are bounded by the persistence interval
     path.with_suffix(".alive").unlink()
     answer = service.run_shard({"store": out["store"], "campaign_id": cid, "run_id": calls[-1]["run_id"],

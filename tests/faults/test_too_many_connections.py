@@ -54,7 +54,7 @@ def test_threads_refused_until_the_time_cap_end_the_phase(model, limited_role, m
     from dbswarm.campaign.plan import make_plan
     from dbswarm.campaign.spec import load_campaign
     from dbswarm.engine import calls, shard_state, worker
-    from dbswarm.run.local import run_campaign
+    from dbswarm.run.runtime.local import run_campaign
     env, table = limited_role, f"faults_refused_{model}"
     target = servers.target("postgresql", env)
     wl = {"preset": "c", "recordcount": 200, "operationcount": 0, "maxexecutiontime": 1.0, "threads": 4,

@@ -53,7 +53,7 @@ def test_control_characters_in_a_label_are_refused(tmp_path, label):
 
 def test_control_characters_are_refused_by_the_api(tmp_path):
     from dbswarm.results.store import LocalStore
-    from dbswarm.run import api
+    from dbswarm.run.front import api
     dep = api.Deployment("arn:aws:states:us-east-1:123456789012:stateMachine:dbswarm-campaign",
                          LocalStore(tmp_path / "r"), secret_prefix="dbswarm/", allowed_targets="*")
     body = {"name": "faults-ctl", "target": {"engine": "postgresql", "url": "postgresql://u@10.0.0.5/db",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dbswarm.engine.parallel import run_in_threads
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 from tests import servers
 
 FIDELITY_DB = "dbswarm_fidelity"

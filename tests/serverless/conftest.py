@@ -1,5 +1,5 @@
 """Fixtures for the serverless application's tests: fake AWS credentials, and the SAM
-application "deployed" into moto with its state machine executing (dbswarm.run.emulator)."""
+application "deployed" into moto with its state machine executing (dbswarm.run.runtime.emulator)."""
 import base64
 import json
 import os
@@ -29,7 +29,7 @@ def aws_env():
 @pytest.fixture(scope="module")
 def cloud(aws_env):
     """template.yaml in moto; functions reach the emulated S3 / Secrets Manager."""
-    from dbswarm.run.emulator import LocalCloud
+    from dbswarm.run.runtime.emulator import LocalCloud
     with LocalCloud(ROOT / "template.yaml", FAST, emulate_for_functions=True) as c:
         yield c
 

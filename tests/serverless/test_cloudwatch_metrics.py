@@ -8,8 +8,8 @@ import pytest
 from moto import mock_aws
 
 from dbswarm.results.store import open_store
-from dbswarm.run import metrics, service
-from dbswarm.run.template import load_yaml
+from dbswarm.run.runtime import metrics, service
+from dbswarm.run.runtime.template import load_yaml
 
 from .conftest import ROOT
 
@@ -73,7 +73,7 @@ def test_the_template_s_dashboard_reads_the_metrics_the_workers_push(cloudwatch)
 
 def test_local_mode_does_not_push_to_cloudwatch(aws_env, monkeypatch):
     """The template's default namespace is a deployment's: local functions do not get it."""
-    from dbswarm.run.emulator import LocalCloud
+    from dbswarm.run.runtime.emulator import LocalCloud
     monkeypatch.delenv(metrics.CLOUDWATCH_ENV, raising=False)
     with LocalCloud(ROOT / "template.yaml", {"RetryIntervalSeconds": 1}) as cloud:
         assert metrics.CLOUDWATCH_ENV not in cloud.function_environment("WorkerFunction")

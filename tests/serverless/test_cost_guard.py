@@ -10,7 +10,7 @@ import pytest
 
 from dbswarm.campaign.cost import estimate
 from dbswarm.campaign.spec import load_campaign
-from dbswarm.run.template import load_yaml
+from dbswarm.run.runtime.template import load_yaml
 
 from .conftest import FAST, ROOT, call_api, use_api_environment
 
@@ -21,7 +21,7 @@ NOOP = "name: cost-guard\nseed: 1\ntarget: {engine: noop}\nworkload: {preset: S2
 @pytest.fixture(scope="module")
 def capped(aws_env):
     """A deployment with MaxCampaignCost set: the parameter reaches the functions' environment."""
-    from dbswarm.run.emulator import LocalCloud
+    from dbswarm.run.runtime.emulator import LocalCloud
     with LocalCloud(ROOT / "template.yaml", {**FAST, "MaxCampaignCost": CAP}, emulate_for_functions=True) as c:
         yield c
 

@@ -12,7 +12,7 @@ import pytest
 
 from dbswarm.cli import main
 from dbswarm.results.store import S3Store
-from dbswarm.run import api
+from dbswarm.run.front import api
 
 CAMPAIGN = """name: remote
 seed: 2

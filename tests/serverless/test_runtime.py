@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from dbswarm.run import context as runtime
-from dbswarm.run import service
+from dbswarm.run.runtime import context as runtime
+from dbswarm.run.runtime import service
 
 from .conftest import ROOT
 

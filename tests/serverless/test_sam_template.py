@@ -1,7 +1,7 @@
-"""dbswarm.run.template: intrinsic functions resolved the way CloudFormation would."""
+"""dbswarm.run.runtime.template: intrinsic functions resolved the way CloudFormation would."""
 import pytest
 
-from dbswarm.run.template import SamApp, TemplateError
+from dbswarm.run.runtime.template import SamApp, TemplateError
 
 TEMPLATE = """
 Parameters:

@@ -1,5 +1,5 @@
 """statemachines/campaign.asl.json executed by moto's Step Functions engine, every
-function call run by the real handler in its own process (dbswarm.run.emulator), results
+function call run by the real handler in its own process (dbswarm.run.runtime.emulator), results
 in the emulated S3 bucket: the API, the continue loop, failed and killed shards, the
 nightly schedule with its baseline, the Distributed Map, Secrets Manager."""
 import json
@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from dbswarm.engine import lock
-from dbswarm.run.emulator import FAULT_ENV
+from dbswarm.run.runtime.emulator import FAULT_ENV
 from tests import timing
 
 from .conftest import call_api, entered, s3_json, shard_docs
@@ -92,7 +92,7 @@ def test_api_rejects_invalid_campaigns_with_field_messages(api_env):
     # a REST API / FunctionGraph APIG event (payload 1.0 shape), body base64-encoded
     import base64
 
-    from dbswarm.run import api
+    from dbswarm.run.front import api
     response = api.handle({"httpMethod": "POST", "path": "/prod/campaigns", "isBase64Encoded": True,
                            "body": base64.b64encode(b"name: v1\nworkload: {threads: 0}\n").decode()})
     assert response["statusCode"] == 400 and response["isBase64Encoded"] is False
@@ -392,7 +392,7 @@ def test_a_cancelled_campaign_stops_its_shards_and_keeps_what_they_measured(api_
 
 
 def test_function_processes_report_timeouts_and_crashes_in_lambdas_shape(cloud, tmp_path):
-    from dbswarm.run.emulator import FunctionSpec
+    from dbswarm.run.runtime.emulator import FunctionSpec
     (tmp_path / "app.py").write_text(
         "import os, time\n"
         "def handler(event, context):\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dbswarm.run.template import SamApp, TemplateError, load_yaml, placeholders, substitute
+from dbswarm.run.runtime.template import SamApp, TemplateError, load_yaml, placeholders, substitute
 from tests import timing
 
 from .conftest import ROOT
@@ -283,7 +283,7 @@ def test_sam_build_makes_both_layers(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     lib = tmp_path / "build" / "DbswarmLayer" / "python" / "dbswarm"
     drivers = tmp_path / "build" / "DriversLayer" / "python"
-    assert (lib / "run" / "service.py").is_file() and (lib / "run" / "context.py").is_file()
+    assert (lib / "run" / "runtime" / "service.py").is_file() and (lib / "run" / "runtime" / "context.py").is_file()
     for pkg in ("pymongo", "pymysql", "psycopg", "psycopg_binary", "pydantic", "pydantic_core", "yaml", "hdrh",
                 "mysql", "markdown_it"):
         assert (drivers / pkg).is_dir(), pkg
@@ -302,7 +302,7 @@ def test_sam_build_makes_both_layers(tmp_path):
     if python312 is None:
         return  # the tags above are the proof on a machine without 3.12
     # the layers import under the Lambda runtime's Python, handlers on top
-    check = ("import sys; sys.path[:0] = [%r, %r, %r]; import app, dbswarm.run.service, dbswarm.run.api, psycopg, "
+    check = ("import sys; sys.path[:0] = [%r, %r, %r]; import app, dbswarm.run.runtime.service, dbswarm.run.front.api, psycopg, "
              "pymysql, pymongo, pydantic, pydantic_core, hdrh.histogram, yaml, mysql.connector, markdown_it; "
              "assert mysql.connector.HAVE_CEXT and psycopg.pq.__impl__ == 'binary'; print('ok')"
              % (str(lib.parent), str(drivers), str(tmp_path / "build" / "WorkerFunction")))

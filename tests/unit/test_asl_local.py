@@ -5,7 +5,7 @@ import sys
 
 PROBE = r"""
 import sys, time
-from dbswarm.run.emulator import _import_interpreter
+from dbswarm.run.runtime.emulator import _import_interpreter
 t = time.perf_counter()
 _import_interpreter()
 took = time.perf_counter() - t
@@ -26,7 +26,7 @@ def test_interpreter_imports_without_moto_ec2_and_batch_stays_importable():
 
 ENGINE_PROBE = r"""
 from jsonpath_ng.ext.parser import ExtendedJsonPathParser
-from dbswarm.run import emulator
+from dbswarm.run.runtime import emulator
 emulator._import_interpreter()
 from moto.stepfunctions.parser.asl.utils import json_path
 from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils

@@ -9,7 +9,7 @@ from dbswarm.campaign.spec import load_campaign
 from dbswarm.cli import main
 from dbswarm.errors import CampaignError
 from dbswarm.results.store import LocalStore
-from dbswarm.run import api
+from dbswarm.run.front import api
 
 PG = "postgresql://u@db.internal/app"
 BIG_MATRIX = {"recordcount": list(range(1, 101)), "operationcount": list(range(1, 101)), "threads": list(range(1, 101))}

@@ -40,4 +40,4 @@ def test_every_bench_script_s_dbswarm_imports_resolve():
 def test_an_import_of_a_moved_module_is_found_in_a_child_s_code():
     child = 'CHILD = r"""\nimport sys\nfrom dbswarm import service\nfrom dbswarm.results.store import (\n    LocalStore,\n    nothing_here,\n)\n"""\n'
     assert unresolved(child) == ["from dbswarm import service", "from dbswarm.results.store import nothing_here"]
-    assert unresolved("from dbswarm.run import service\nimport dbswarm.results.store\n") == []
+    assert unresolved("from dbswarm.run.runtime import service\nimport dbswarm.results.store\n") == []

@@ -6,10 +6,10 @@ import sys
 
 from dbswarm import cli
 from dbswarm.results import compare
-from dbswarm.run import tpcc_check
+from dbswarm.run.front import tpcc_check
 
 HEAVY = ("pydantic", "boto3", "moto", "psycopg", "pymongo", "MySQLdb", "hdrh", "dbswarm.campaign.spec",
-         "dbswarm.engine.worker", "dbswarm.results.aggregate", "dbswarm.run.service",
+         "dbswarm.engine.worker", "dbswarm.results.aggregate", "dbswarm.run.runtime.service",
          "urllib.request", "http.client")  # the remote commands' HTTP client: imported when they call
 
 
@@ -29,7 +29,7 @@ def test_the_parser_and_help_import_nothing_heavy():
 
 def test_schema_prints_the_published_file_equal_to_the_models(capsys):
     from dbswarm.campaign.spec import json_schema
-    from dbswarm.results.documents import result_json_schema
+    from dbswarm.documents import result_json_schema
     assert cli.main(["schema"]) == 0
     assert json.loads(capsys.readouterr().out) == json_schema()
     assert cli.main(["schema", "--result"]) == 0

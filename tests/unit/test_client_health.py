@@ -6,12 +6,12 @@ import time
 
 import pytest
 
+from dbswarm.campaign.peak import Search, summarize
 from dbswarm.campaign.search import decide, step_figures
 from dbswarm.campaign.spec import Campaign
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Measurement
 from dbswarm.results import aggregate
-from dbswarm.results.peak import Search, summarize
 
 
 def test_capacity_of_a_lambda_is_its_memory_share_and_the_local_emulator_is_not_a_lambda():

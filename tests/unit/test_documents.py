@@ -8,7 +8,7 @@ import pytest
 
 from dbswarm.campaign.plan import make_plan
 from dbswarm.campaign.spec import load_campaign
-from dbswarm.results.documents import (
+from dbswarm.documents import (
     DocumentError,
     Plan,
     PrepareEvent,
@@ -18,7 +18,7 @@ from dbswarm.results.documents import (
     result_json_schema,
 )
 from dbswarm.results.store import open_store
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from dbswarm.errors import DbswarmError
-from dbswarm.run import indexed, kubernetes
+from dbswarm.run.front import kubernetes
+from dbswarm.run.runtime import indexed
 
 ROOT = Path(__file__).resolve().parents[2]
 K8S_VERSION = "1.33.0"

@@ -62,7 +62,7 @@ def test_allowed_targets_set_here_is_enforced_locally(tmp_path, monkeypatch, cap
 
 def test_allowed_targets_passes_a_target_it_holds(tmp_path, monkeypatch):
     from dbswarm.campaign.spec import load_campaign
-    from dbswarm.run.local import local_parameters
+    from dbswarm.run.runtime.local import local_parameters
     monkeypatch.setenv("DBSWARM_ALLOWED_TARGETS", "127.0.0.0/8")
     _, runs = load_campaign(str(_spec(tmp_path, 5432)))
     # the functions get the list too: each connection is checked on its socket (target.make_binding)

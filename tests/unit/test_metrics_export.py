@@ -3,7 +3,7 @@ import pytest
 
 from dbswarm.campaign.spec import load_campaign
 from dbswarm.errors import CampaignError
-from dbswarm.run import metrics
+from dbswarm.run.runtime import metrics
 
 
 def _campaign(prometheus):

@@ -7,7 +7,7 @@ import time
 import pytest
 from rich.console import Console
 
-from dbswarm.run.local import ProgressBoard
+from dbswarm.run.runtime.local import ProgressBoard
 
 
 @pytest.fixture(autouse=True)
@@ -72,7 +72,7 @@ def test_state_machine_errors_are_unwrapped_into_one_line():
     import pytest
 
     from dbswarm.errors import DbswarmError
-    from dbswarm.run.local import _unwrapped, _Watch
+    from dbswarm.run.runtime.local import _unwrapped, _Watch
     assert _unwrapped("ValueError", "ValueError: ValueError: results: unsupported scheme 'ftp'") \
         == "results: unsupported scheme 'ftp'"
     assert _unwrapped("dbswarm.CampaignError", "CampaignError: invalid campaign:\n  - target.url: missing") \
@@ -115,7 +115,7 @@ def test_progress_names_the_top_error_class_and_marks_it_retried(tmp_path):
 
 
 def test_shards_write_their_error_classes_into_the_progress_file(tmp_path, monkeypatch):
-    from dbswarm.run import service
+    from dbswarm.run.runtime import service
     monkeypatch.setenv("DBSWARM_PROGRESS_DIR", str(tmp_path))
     write = service._progress_writer("000-S2", "run", 0)
 

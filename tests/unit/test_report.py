@@ -234,7 +234,7 @@ def test_timeseries_csv_has_the_intended_start_percentiles_of_a_paced_run(tmp_pa
     intended start (result.json's intervals.intended) beside the service-time ones."""
     from pathlib import Path
 
-    from dbswarm.run import service
+    from dbswarm.run.runtime import service
     out = service.run_steps({"name": "paced", "target": {"engine": "noop"}, "phases": ["run"],
                              "workload": {"preset": "c", "recordcount": 100, "operationcount": 400, "target": 200,
                                           "threads": 2}},

@@ -3,7 +3,7 @@ attempt skewed the client/server check to 0.54 without a word, and ``lost_s`` wa
 a whole persistence interval per shard where about half of it was lost. Now the phase's
 ``server`` says which window edge is missing and why, the cross-check says what the client's
 figures lost, and a resume counts the seconds from the last persisted write to the dead call's
-last sign of life (``run/alive.py``), not the bound."""
+last sign of life (``run/runtime/alive.py``), not the bound."""
 import json
 import os
 import time
@@ -13,7 +13,7 @@ import pytest
 from dbswarm.measure.recorder import Measurement, Timeline
 from dbswarm.results.aggregate import merge_phase
 from dbswarm.results.store import LocalStore, open_store
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 
 
 def test_a_missing_window_edge_is_said_not_left_out(tmp_path):
@@ -105,7 +105,7 @@ def test_resume_counts_the_seconds_lost_until_the_dead_call_was_last_alive(tmp_p
 def test_a_sign_of_life_of_another_call_is_not_taken(tmp_path):
     """A later call that died before its first write left its own sign of life: it says nothing
     of when the call that wrote the last segment died."""
-    from dbswarm.run import alive
+    from dbswarm.run.runtime import alive
     store = LocalStore(tmp_path)
     key = "c/runs/000/run/shard-0.json"
     with alive.Alive(store, key, 3):

@@ -2,11 +2,11 @@
 shard can carry, and a next step that cannot be planned; the interleaving of repeat."""
 import pytest
 
+from dbswarm.campaign import peak
 from dbswarm.campaign import search as S
 from dbswarm.campaign.plan import make_plan
 from dbswarm.campaign.spec import load_campaign
 from dbswarm.errors import CampaignError
-from dbswarm.results import peak
 
 
 def _step(search, value, throughput, p99_ms=1.0, error_rate=0.0, status="complete"):
@@ -62,7 +62,7 @@ def _search_campaign(tmp_path, **fanout):
 
 
 def test_plan_refuses_a_search_max_no_shard_can_carry(tmp_path):
-    from dbswarm.run.service import plan_campaign
+    from dbswarm.run.runtime.service import plan_campaign
     with pytest.raises(CampaignError) as err:
         plan_campaign({"campaign": _search_campaign(tmp_path, shards=1), "results": str(tmp_path)})
     assert "search.max: threads 4096" in str(err.value) and "client threads in one shard" in str(err.value)

@@ -2,8 +2,8 @@
 per-second spread over the steady window, and its repeated samples), so one noisy run does not
 end the growth, and a step whose gain is within the noise is run again before anything is
 decided (campaign.search.gain_tests)."""
+from dbswarm.campaign import peak
 from dbswarm.campaign import search as S
-from dbswarm.results import peak
 
 
 def _phase(per_second, start=1000):

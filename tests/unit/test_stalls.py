@@ -14,7 +14,7 @@ from dbswarm.errors import CONNECTION, ErrorClass
 from dbswarm.results import stalls as stalling
 from dbswarm.results.aggregate import shard_key
 from dbswarm.results.store import open_store
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 
 
 def _run(tmp_path, workload):

@@ -8,7 +8,7 @@ import time
 from dbswarm.measure.recorder import Measurement, Timeline
 from dbswarm.results.aggregate import merge_phase
 from dbswarm.results.report.files import summary_markdown
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 
 RUN = {"family": "ycsb", "workload": {"family": "ycsb", "warmuptime": 0}}
 

@@ -327,9 +327,9 @@ def test_home_warehouses_spread_evenly_over_the_shards_global_threads(tmp_path, 
     """Every virtual user's home warehouse from its global index: whatever the shard layout,
     every warehouse gets threads / warehouses of them, and no two share a home district
     while there are districts left."""
-    from dbswarm.results.documents import Plan
+    from dbswarm.documents import Plan
     from dbswarm.results.store import open_store
-    from dbswarm.run import service
+    from dbswarm.run.runtime import service
     out = service.plan_campaign({"campaign": {"name": "h", "workload": {"family": "tpcc", "warehouses": warehouses,
                                                                         "threads": threads},
                                               "fanout": {"shards": shards}}, "results": str(tmp_path)})
@@ -689,7 +689,7 @@ def _check_campaign(tmp_path, warehouses, shards, stage="after_run", tables=True
     from dbswarm import bindings
     from dbswarm.bindings.base import Connection
     from dbswarm.results.store import open_store
-    from dbswarm.run import service
+    from dbswarm.run.runtime import service
     plan = service.plan_campaign({"campaign": {
         "name": "c", "target": {"engine": "sqlite"}, "phases": ["run"] if stage == "after_run" else ["load", "run"],
         "fanout": {"shards": shards},
@@ -717,7 +717,7 @@ def test_check_ranges_are_contiguous_disjoint_and_one_per_shard(units, shards, e
 
 def test_check_ranges_at_most_the_inline_maps_concurrency(tmp_path):
     from dbswarm.engine import checks
-    from dbswarm.run import service
+    from dbswarm.run.runtime import service
     store, ev = _check_campaign(tmp_path, 50, 45, tables=False)
     run = service.load_plan(store, ev["campaign_id"], ev["run_id"]).run(ev["run_id"])
     assert run.shard_count == 45 and checks.range_count(run, "after_run") == checks.MAX_RANGES == 40
@@ -732,7 +732,7 @@ def test_a_check_range_goes_on_over_calls_and_the_merge_names_every_warehouse(tm
     puts every range's failures, in warehouse order, into the stage's check (empty tables: the
     population condition fails on each warehouse)."""
     from dbswarm.engine import checks
-    from dbswarm.run import service
+    from dbswarm.run.runtime import service
     store, event = _check_campaign(tmp_path, 3, 2)
     cid, rid = event["campaign_id"], event["run_id"]
     stage = service.prepare_run(event)
@@ -768,7 +768,7 @@ def test_a_check_range_goes_on_over_calls_and_the_merge_names_every_warehouse(tm
 def test_a_check_range_that_cannot_run_after_the_run_fails_the_check_not_the_campaign(tmp_path):
     """After the run, a range whose check raises (here: no tables) records the error; the merge
     makes the stage's check failed, naming the range, never raising. After the load it raises."""
-    from dbswarm.run import service
+    from dbswarm.run.runtime import service
     store, event = _check_campaign(tmp_path, 2, 2, tables=False)
     assert service.prepare_run(event)["check_ranges"] == [0, 1]
     answer = service.check_call(dict(event, action="check_range", range=1))

@@ -59,7 +59,7 @@ def test_the_examples_with_their_variable_unset_are_valid_but_not_runnable_here(
 
 
 def test_run_refuses_an_unset_env_reference_before_anything_starts(tmp_path, monkeypatch):
-    from dbswarm.run.local import run_campaign
+    from dbswarm.run.runtime.local import run_campaign
     monkeypatch.delenv("DBSWARM_T35_PASS", raising=False)
     text = ("name: envref\nmatrix:\n  target:\n    - {engine: sqlite}\n"
             "    - {engine: postgresql, url: \"postgresql://dbswarm@127.0.0.1:5/dbswarm\", "
@@ -135,7 +135,7 @@ def test_tpcc_preset_names_are_case_insensitive():
 def test_a_run_that_failed_before_any_shard_says_so_once(monkeypatch):
     """The state machine failed in its plan or prepare step: one prefix, no pointer to shard
     files that do not exist."""
-    from dbswarm.run.local import _Watch
+    from dbswarm.run.runtime.local import _Watch
     watch = _Watch("c-35", lambda *_: None, board=None)
     watch.plan = {"store": "/nonexistent-dbswarm-35", "campaign_id": "c-35"}
 
@@ -151,7 +151,7 @@ def test_a_run_that_failed_before_any_shard_says_so_once(monkeypatch):
 
         def location(self, key):
             return key
-    import dbswarm.run.local as local
+    import dbswarm.run.runtime.local as local
     monkeypatch.setattr(local, "open_store", lambda url: Store())
     cause = '{"errorType": "SecretError", "errorMessage": "SecretError: target.password: cannot read secret file"}'
     with pytest.raises(DbswarmError) as err:
@@ -169,7 +169,7 @@ def test_validates_cost_estimate_is_the_one_the_result_shows(tmp_path, capsys):
     from pathlib import Path
 
     from dbswarm.results.report.files import cost_lines
-    from dbswarm.run.service import plan_campaign
+    from dbswarm.run.runtime.service import plan_campaign
     demo = str(Path(__file__).parents[2] / "examples" / "demo.yaml")
     assert main(["validate", demo]) == 0
     out = capsys.readouterr().out

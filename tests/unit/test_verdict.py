@@ -424,3 +424,11 @@ def test_the_history_chart_labels_what_it_plots():
     assert "reference: 3 run(s) from run 1, 1 flagged held out" in chart["title"]
     series["metric"] = "write_p99_us"
     assert history_charts("c", {"compare": {"series": [series]}})[0]["ylabel"] == "write p99 latency, µs"
+
+
+def test_the_campaign_file_names_the_metrics_the_verdict_reads():
+    """results.thresholds is validated below the results (campaign.consistency names the metrics):
+    the names are those regression.METRICS reads, no more and no fewer."""
+    from dbswarm.campaign import consistency
+    from dbswarm.results.verdict import regression
+    assert consistency.THRESHOLD_METRICS == tuple(regression.METRICS)

@@ -7,7 +7,7 @@ import pytest
 
 from dbswarm.results.aggregate import shard_key
 from dbswarm.results.store import open_store
-from dbswarm.run import service
+from dbswarm.run.runtime import service
 
 
 def _plan(tmp_path, workload, shards=1, phases=("prepare", "load", "run")):

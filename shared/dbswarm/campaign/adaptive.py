@@ -44,7 +44,7 @@ def first_run(campaign: Campaign, runs: list[Run]) -> tuple[list[Run], dict]:
     return [_run_of(doc["cells"][0], 0, None)], doc
 
 
-def _campaign(campaign_doc: dict, plan, shards: Optional[int]) -> Campaign:
+def _campaign(campaign_doc: dict, plan: Any, shards: Optional[int]) -> Campaign:
     fanout = dict(campaign_doc.get("fanout") or {})
     if shards is not None:
         fanout.update(shards=shards, threads_per_shard=None)
@@ -62,7 +62,7 @@ def _limit(campaign: Campaign, threads: int, max_shards: int) -> tuple[int, str]
     return min(limits, key=lambda x: x[0])
 
 
-def advance(doc: dict, plan, last_run, phases: dict, campaign_doc: dict, max_shards: int = 0):
+def advance(doc: dict, plan: Any, last_run: Any, phases: dict, campaign_doc: dict, max_shards: int = 0) -> Any:
     """Record the attempt ``last_run`` measured and return the next RunPlan (None: done)."""
     cell = doc["cells"][doc["current"]]
     phase = phases.get("run") or phases.get("load") or {}

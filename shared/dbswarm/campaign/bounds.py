@@ -2,7 +2,7 @@
 costs time linear in its size (issue 57 item 1: a 434-byte YAML "billion laughs" spun for
 minutes; a 20 MB label hung the aggregate step):
 
-- the document: at most MAX_DOCUMENT_BYTES of text (the API's body: admission.MAX_BODY_BYTES);
+- the document: at most MAX_DOCUMENT_BYTES of text (the API's body: limits.MAX_BODY_BYTES);
 - its values: at most MAX_VALUES mappings, lists, keys and scalars, and MAX_DOCUMENT_BYTES of
   scalar text, with YAML aliases counted as the copies every reader makes of them (an alias
   to a collection holding it, a cycle, is refused), nested at most MAX_DEPTH levels: the YAML
@@ -50,7 +50,7 @@ def document_size_problem(size: int, what: str) -> Optional[str]:
             "(a campaign needs a few KB: split it into several campaigns)")
 
 
-def read_text(path) -> str:
+def read_text(path: Any) -> str:
     """A campaign file's text, refused unread when it is larger than MAX_DOCUMENT_BYTES."""
     with open(path, "rb") as fh:
         data = fh.read(MAX_DOCUMENT_BYTES + 1)
@@ -71,13 +71,13 @@ class BoundedComposer:
     _chars = 0
     _depth = 0
 
-    def compose_document(self):
+    def compose_document(self) -> Any:
         self._values, self._chars, self._depth = 0, 0, 0
         self._open: set[int] = set()       # ids of the collections being composed (a node's children add it)
         self._sizes: dict[int, tuple[int, int]] = {}   # id(node) -> (values, chars) of composed nodes
         return super().compose_document()  # type: ignore[misc]
 
-    def compose_node(self, parent, index):
+    def compose_node(self, parent: Any, index: int) -> Any:
         event = self.peek_event()  # type: ignore[attr-defined]
         line = event.start_mark.line + 1
         if isinstance(event, yaml.AliasEvent):
@@ -102,7 +102,7 @@ class BoundedComposer:
             if parent is not None:
                 self._open.discard(id(parent))
 
-    def _count(self, values: int, chars: int, line: int, alias: str) -> None:
+    def _count(self, values: int, chars: int, line: int, alias: Optional[str]) -> None:
         self._values += values
         self._chars += chars
         if self._values > MAX_VALUES:
@@ -118,7 +118,7 @@ class BoundedComposer:
             raise CampaignError([f"(file): line {line}: {what}; a campaign file is at most "
                                  f"{MAX_DOCUMENT_BYTES:,}"])
 
-    def _size(self, node) -> tuple[int, int]:
+    def _size(self, node: Any) -> tuple[int, int]:
         """Values and scalar characters of a composed node, its aliases copied; linear in the
         distinct nodes (each one's size is kept)."""
         sizes = self._sizes
@@ -202,7 +202,7 @@ def shape_problems(data: Any) -> list[str]:
     return sorted(problems)
 
 
-def _path(link) -> str:
+def _path(link: Any) -> str:
     """"a.b[2].c" of a path kept as nested (parent, part) pairs: built only for a problem."""
     parts = []
     while link is not None:

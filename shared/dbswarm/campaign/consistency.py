@@ -11,9 +11,12 @@ from typing import Any
 
 from dbswarm.errors import did_you_mean
 from dbswarm.families.tpcc.model import PRESETS as TPCC_PRESETS
-from dbswarm.results.verdict.regression import METRICS
 
-THRESHOLD_KEYS = (*METRICS, "default")
+# the metrics results.thresholds may name: those the regression verdict reads
+# (results.verdict.regression.METRICS, a test keeps the two the same; the campaign file is below
+# the results, so it names them rather than import them)
+THRESHOLD_METRICS = ("throughput", "read_p99_us", "write_p99_us", "read_avg_us", "write_avg_us")
+THRESHOLD_KEYS = (*THRESHOLD_METRICS, "default")
 
 
 def campaign_problems(campaign: Any) -> list[str]:

@@ -30,11 +30,12 @@ import json
 import math
 import os
 from importlib import resources
-from typing import Optional
+from typing import Any, Optional
 
 from dbswarm.campaign.memory import WORKER_MEMORY_MB  # template.yaml WorkerMemorySize's default
 from dbswarm.campaign.plan import INLINE_MAP_LIMIT, plan_run
 from dbswarm.campaign.search import possible_steps
+from dbswarm.documents import ShardPlan
 from dbswarm.errors import DbswarmError
 from dbswarm.families import base as families
 
@@ -59,7 +60,7 @@ def prices() -> dict:
     return table
 
 
-def _phase_seconds(fam, w, phase, shard, assumptions) -> float:
+def _phase_seconds(fam: Any, w: Any, phase: str, shard: ShardPlan, assumptions: set[str]) -> float:
     if phase == "load":
         rows = getattr(shard, "load_count", 0) or 0
         if rows:
@@ -75,7 +76,8 @@ def _phase_seconds(fam, w, phase, shard, assumptions) -> float:
     return 0.0
 
 
-def estimate(campaign, runs, *, worker_memory_mb: Optional[int] = None, worker_timeout_s: Optional[int] = None,
+def estimate(campaign: Any, runs: Any, *, worker_memory_mb: Optional[int] = None,
+             worker_timeout_s: Optional[int] = None,
              cpu_count: Optional[int] = 1, price_table: Optional[dict] = None) -> dict:
     """The cloud usage and price of ``campaign`` (spec.load_campaign's pair) on a deployment
     with the given worker memory and time limit (template.yaml's defaults when not given)."""

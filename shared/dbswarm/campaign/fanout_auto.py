@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Optional
+from typing import Any, Optional
 
-from dbswarm.campaign.admission import host_allowed, target_endpoints
+from dbswarm.bindings.endpoints import target_endpoints
+from dbswarm.campaign.admission import host_allowed
 
 LAMBDA_MB_PER_VCPU = 1769  # AWS Lambda docs, "Memory and computing power" (measure/headroom.py)
 
@@ -115,5 +116,5 @@ def client_model_for(requested: str, target: dict, threads: int, shards: int) ->
     return "multiplexed" if local else "threads"
 
 
-def _no_resolution(host, port):
+def _no_resolution(host: Any, port: Any) -> None:
     raise OSError("not resolved")  # a name other than localhost is not taken for this machine

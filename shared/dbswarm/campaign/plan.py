@@ -9,20 +9,21 @@ its own seed derived from the campaign seed.
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from dbswarm import bindings
-from dbswarm.campaign.admission import threads_per_shard_problems
 from dbswarm.campaign.fanout_auto import client_model_for
+from dbswarm.campaign.limits import threads_per_shard_problems
 from dbswarm.campaign.spec import Campaign, Run, auto_fanout, shard_count
+from dbswarm.documents import Plan, RunPlan, ShardPlan
 from dbswarm.errors import CampaignError
 from dbswarm.families import base as families
 from dbswarm.families.base import split
-from dbswarm.results.documents import Plan, RunPlan, ShardPlan
 
 INLINE_MAP_LIMIT = 40  # above this many shards the state machine uses a Distributed Map
 
 
-def derive_seed(seed: int, *path) -> int:
+def derive_seed(seed: int, *path: Any) -> int:
     digest = hashlib.sha256("/".join(str(p) for p in (seed, *path)).encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
 

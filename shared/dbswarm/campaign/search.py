@@ -6,7 +6,7 @@ machine: the plan step plans the first step's run; after each run the state mach
 records the step, decides, and plans the next run (or none); a Choice loops back to the
 per-run Map. Every step's shard data stays under ``runs/<run>/``; the decision and its reason
 are in ``search.json`` and result.json (``search``). The settings (``Search``), the curve's
-marks and result.json's section are ``dbswarm.results.peak``'s (the results read them too).
+marks and result.json's section are ``dbswarm.campaign.peak``'s (the results read them too).
 
 Stepping: geometric (start, start·factor, …) until a stop rule fires or ``max`` /
 ``max_steps``; then ``refine`` steps narrow the edge (geometric midpoints): the smallest
@@ -19,16 +19,16 @@ import math
 from statistics import NormalDist
 from typing import Any, Optional
 
+from dbswarm.campaign.peak import Search, by_value, pooled, summarize
 from dbswarm.campaign.plan import check_shard_limit, make_plan
 from dbswarm.campaign.spec import Campaign, Run, Target, _slug
 from dbswarm.errors import CampaignError
 from dbswarm.families import base as families
 from dbswarm.measure.headroom import limits_figures
-from dbswarm.results.peak import Search, by_value, pooled, summarize
 
 # ---- one step's figures ------------------------------------------------------------------------
 
-def step_figures(search: Search, value, run_id: str, phase: dict, shard_count: int) -> dict:
+def step_figures(search: Search, value: Any, run_id: str, phase: dict, shard_count: int) -> dict:
     """What the decision reads from a merged run phase."""
     ops = phase.get("operations") or {}
     p99s = []
@@ -88,7 +88,7 @@ def _failure(search: Search, s: dict) -> Optional[str]:
 
 # ---- the decision -------------------------------------------------------------------------------
 
-def _round(search: Search, v: float):
+def _round(search: Search, v: float) -> Any:
     return max(1, int(round(v))) if search.integer else round(v, 3)
 
 
@@ -150,7 +150,7 @@ def _annotated_tests(search: Search, grow: list[dict]) -> list[dict]:
     return tests
 
 
-def _grow(search: Search, state: dict):
+def _grow(search: Search, state: dict) -> Any:
     """The growth's next value, or ``_CONTINUE`` once a stop rule fired and the values it rests
     on have their runs (``state`` gains ``stop`` and the refine phase)."""
     steps = state["steps"]
@@ -225,7 +225,7 @@ def decide(search: Search, state: dict) -> Optional[Any]:
     return mid
 
 
-def _edge(search: Search, state: dict):
+def _edge(search: Search, state: dict) -> Any:
     """The interval the narrowing halves: after a failure, (largest passing, smallest failing);
     after a plateau, (largest value below the knee, the knee)."""
     steps = sorted(state["steps"], key=lambda s: s["value"])
@@ -246,7 +246,7 @@ def _edge(search: Search, state: dict):
 
 # ---- planning the steps (called by service.plan_campaign and service.next_step) -----------------
 
-def _step_run(search: Search, cell: dict, index: int, value, kind: str, step: int):
+def _step_run(search: Search, cell: dict, index: int, value: Any, kind: str, step: int) -> Any:
     fam = families.get(cell["workload"]["family"])
     workload = fam.workload({**cell["workload"], search.key: value})
     run_id = f"{index:03d}-{_slug(cell['cell'][4:] or cell['cell'])}-{search.key}{_slug(f'{value:g}')}"[:80]
@@ -263,7 +263,7 @@ def geometric_values(search: Search) -> list:
     return values
 
 
-def possible_steps(campaign, cells: list) -> list:
+def possible_steps(campaign: Any, cells: list) -> list:
     """Every run the search could make, as an upper bound for the cost estimate: per cell the
     geometric values up to max, plus ``refine`` narrowing steps and the confirmations (two
     values run ``peak_samples`` times each) counted at the largest value, the ``max_steps``
@@ -281,7 +281,7 @@ def possible_steps(campaign, cells: list) -> list:
     return out
 
 
-def first_step(campaign, cells: list, cpu_count=None, max_shards: int = 0) -> tuple[list, dict]:
+def first_step(campaign: Any, cells: list, cpu_count: Any = None, max_shards: int = 0) -> tuple[list, dict]:
     """The first step's run (of the first cell) and search.json's initial content. The largest
     value the search can reach is planned too, so that a max no shard can carry (threads per
     shard) or above the deployment's MaxShards is refused now, naming search.max, not after
@@ -311,7 +311,7 @@ def first_step(campaign, cells: list, cpu_count=None, max_shards: int = 0) -> tu
     return [_step_run(search, doc["cells"][0], 0, start, "grow", 1)], doc
 
 
-def advance(doc: dict, plan, last_run, phases: dict, campaign_doc: dict, max_shards: int = 0):
+def advance(doc: dict, plan: Any, last_run: Any, phases: dict, campaign_doc: dict, max_shards: int = 0) -> Any:
     """Record the step ``last_run`` measured, decide, and return the next step's RunPlan (or
     None: every cell's search is done). ``doc`` (search.json's content) is updated in place. A
     next value that cannot be planned stops the cell's growth as its ``max``."""

@@ -14,7 +14,7 @@ import os
 import re
 import typing
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Self, Union
 from urllib.parse import urlsplit
 
 import yaml
@@ -22,15 +22,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from dbswarm import bindings
 from dbswarm.campaign.fanout_auto import auto_plan
+from dbswarm.campaign.peak import Search
 from dbswarm.credentials import secrets
 from dbswarm.credentials.secrets import in_cloud
 from dbswarm.errors import CampaignError, FamilyError, SecretError, did_you_mean
 from dbswarm.families import base as families
-from dbswarm.results.peak import Search
 
 PHASES = ("prepare", "load", "run", "cleanup")
 from dbswarm.campaign import consistency
-from dbswarm.campaign.admission import check_campaign_size, threads_per_shard_problems
 from dbswarm.campaign.bounds import (
     MAX_DEPTH,
     MAX_DOCUMENT_BYTES,
@@ -40,6 +39,7 @@ from dbswarm.campaign.bounds import (
     shape_problems,
 )
 from dbswarm.campaign.bounds import shown as bounds_shown
+from dbswarm.campaign.limits import check_campaign_size, threads_per_shard_problems
 from dbswarm.campaign.memory import memory_problems
 from dbswarm.credentials.redact import (
     SECRET_HINT,
@@ -61,7 +61,7 @@ class SecretRef(_Strict):
     file: Optional[str] = Field(None, description="file whose content (stripped) is the value")
 
     @model_validator(mode="after")
-    def _exactly_one(self):
+    def _exactly_one(self) -> Any:
         given = [k for k in ("secret", "env", "file") if getattr(self, k)]
         if len(given) != 1:
             raise ValueError("give exactly one of secret, env or file")
@@ -70,7 +70,7 @@ class SecretRef(_Strict):
             raise ValueError("; ".join(p.removeprefix("password.") for p in problems))
         return self
 
-    def describe(self):
+    def describe(self) -> Any:
         for k in ("secret", "env", "file"):
             if getattr(self, k):
                 return {k: getattr(self, k)}
@@ -87,7 +87,7 @@ class Target(_Strict):
 
     @field_validator("engine", mode="before")
     @classmethod
-    def _engine(cls, v):
+    def _engine(cls, v: Any) -> Any:
         name = bindings.canonical(v)
         if name is None:
             raise ValueError(f"unknown engine {v!r}; expected one of {', '.join(bindings.names())}")
@@ -95,14 +95,14 @@ class Target(_Strict):
 
     @field_validator("password", mode="before")
     @classmethod
-    def _no_literal_password(cls, v):
+    def _no_literal_password(cls, v: Any) -> Any:
         if isinstance(v, (str, int, float)):
             raise ValueError(SECRET_HINT)
         return v
 
     @field_validator("url")
     @classmethod
-    def _url(cls, v, info: ValidationInfo):
+    def _url(cls, v: Any, info: ValidationInfo) -> Any:
         problems = url_password_problems(v) if v else []
         if problems:
             raise ValueError(f"{'; '.join(problems)}: {SECRET_HINT}")
@@ -122,14 +122,14 @@ class Target(_Strict):
 
     @field_validator("options")
     @classmethod
-    def _no_password_option(cls, v):
+    def _no_password_option(cls, v: Any) -> Any:
         problems = option_password_problems(v)
         if problems:
             raise ValueError("; ".join(problems))
         return v
 
     @property
-    def display(self):
+    def display(self) -> Any:
         return self.label or self.engine
 
 
@@ -157,7 +157,7 @@ class Fanout(_Strict):
         "process started on this machine: 0.5 s + 0.9 CPU-seconds per shard over the CPUs), in the cloud 2 s")
 
     @model_validator(mode="after")
-    def _one(self):
+    def _one(self) -> Any:
         if self.threads_per_shard and self.shards:
             raise ValueError("give threads_per_shard or shards, not both")
         if self.shards and self.shards > self.max_shards:
@@ -184,7 +184,7 @@ class VerdictSettings(_Strict):
                                     "blind")
 
 
-def _pair(name: str, near: float, bound: float):
+def _pair(name: str, near: float, bound: float) -> Any:
     return Field((near, bound), description=f"[near, bound] of {name}")
 
 
@@ -201,7 +201,7 @@ class ClientThresholds(_Strict):
         "switch intervals (sys.getswitchinterval, 5 ms; judged at 4 threads per shard or more)", 0.5, 1.0)
 
     @model_validator(mode="after")
-    def _order(self):
+    def _order(self) -> Any:
         for name in type(self).model_fields:
             near, bound = getattr(self, name)
             if not 0 < near <= bound:
@@ -220,7 +220,7 @@ class PrometheusExport(_Strict):
 
     @field_validator("remote_write")
     @classmethod
-    def _url(cls, v):
+    def _url(cls, v: Any) -> Any:
         parts = urlsplit(v)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"expected an http(s):// URL, got {v[:80]!r}")
@@ -230,7 +230,7 @@ class PrometheusExport(_Strict):
 
     @field_validator("labels")
     @classmethod
-    def _labels(cls, v):
+    def _labels(cls, v: Any) -> Any:
         for k, val in v.items():
             if not re.fullmatch(r"[a-zA-Z_][a-zA-Z0-9_]{0,63}", k) or k.startswith("__") or k in METRIC_LABELS:
                 raise ValueError(f"label {k[:40]!r}: a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not "
@@ -240,7 +240,7 @@ class PrometheusExport(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _basic_auth(self):
+    def _basic_auth(self) -> Self:
         if (self.username is None) != (self.password is None):
             given, missing = ("username", "password") if self.password is None else ("password", "username")
             raise ValueError(f"{given} without {missing}: HTTP basic auth takes both (or neither)")
@@ -262,7 +262,7 @@ class Results(_Strict):
 
     @field_validator("location")
     @classmethod
-    def _location(cls, v):
+    def _location(cls, v: Any) -> Any:
         scheme = v.split("://", 1)[0] if "://" in v else None
         if scheme not in (None, "s3", "file") or (scheme == "s3" and not v[len("s3://"):].split("/")[0]):
             raise ValueError(f"unsupported location {v!r}: a folder or s3://bucket/prefix")
@@ -302,6 +302,10 @@ class Repeat(_Strict):
                                                "repetition (interleaved: B A B A …); the verdict compares the two")
 
 
+Phase = Literal["prepare", "load", "run", "cleanup"]
+DEFAULT_PHASES: tuple[Phase, ...] = ("prepare", "load", "run")
+
+
 class Campaign(_Strict):
     name: str = Field("campaign", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     seed: int = Field(0, ge=0)
@@ -311,7 +315,7 @@ class Campaign(_Strict):
                                          description="axes whose cartesian product is the list of runs")
     fanout: Fanout = Field(default_factory=Fanout)
     phases: list[Literal["prepare", "load", "run", "cleanup"]] = Field(
-        default_factory=lambda: ["prepare", "load", "run"])
+        default_factory=lambda: list(DEFAULT_PHASES))
     results: Results = Field(default_factory=Results)
     max_cost: Optional[float] = Field(None, gt=0, description="refuse the campaign before anything runs when its "
                                       "cloud cost estimate (dbswarm validate shows it) exceeds this, in the price "
@@ -322,17 +326,17 @@ class Campaign(_Strict):
 
     @field_validator("repeat", mode="before")
     @classmethod
-    def _repeat_int(cls, v):
+    def _repeat_int(cls, v: Any) -> Any:
         return {"count": v} if isinstance(v, int) and not isinstance(v, bool) else v
 
     @field_validator("results", mode="before")
     @classmethod
-    def _results_str(cls, v):
+    def _results_str(cls, v: Any) -> Any:
         return {"location": v} if isinstance(v, str) else v
 
     @field_validator("phases")
     @classmethod
-    def _phase_order(cls, v):
+    def _phase_order(cls, v: Any) -> Any:
         if not v:
             raise ValueError("at least one phase")
         if len(set(v)) != len(v) or v != sorted(v, key=PHASES.index):
@@ -340,7 +344,7 @@ class Campaign(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _adaptive_alone(self):
+    def _adaptive_alone(self) -> Any:
         if self.fanout.adaptive and self.search:
             raise ValueError("fanout.adaptive and search: a peak search varies one key run after run; adapt its "
                              "shards in a campaign of its own")
@@ -348,7 +352,7 @@ class Campaign(_Strict):
 
     @field_validator("matrix")
     @classmethod
-    def _axes(cls, v):
+    def _axes(cls, v: Any) -> Any:
         for axis, values in v.items():
             if not values:
                 raise ValueError(f"axis {axis!r} is empty")
@@ -369,7 +373,7 @@ class Run(BaseModel):
     search_step: Optional[dict[str, Any]] = None  # a search's step: {cell, step, kind, key, value}
 
 
-def _path(loc):
+def _path(loc: Any) -> Any:
     out = ""
     for part in loc:
         if isinstance(part, int):
@@ -379,7 +383,7 @@ def _path(loc):
     return out
 
 
-def _messages(err: ValidationError, prefix="", model=None):
+def _messages(err: ValidationError, prefix: str = "", model: Any = None) -> Any:
     """Every problem of a pydantic error as "path: message"; an unknown key names the nearest
     valid one of its model (``model``: the validated model, default Campaign)."""
     out = []
@@ -395,7 +399,7 @@ def _messages(err: ValidationError, prefix="", model=None):
     return out
 
 
-def _choice_message(e) -> Optional[str]:
+def _choice_message(e: Any) -> Optional[str]:
     """A refused choice (a Literal) as "Input should be 'zipfian', ..., got 'gauss'; did you mean ...":
     the value given echoed back (short, escaped) and the nearest valid one; None for other errors."""
     if e["type"] != "literal_error":
@@ -409,7 +413,7 @@ def _choice_message(e) -> Optional[str]:
 _QUOTED = re.compile(r"'([^']*)'")
 
 
-def _model_keys(model, loc) -> list[str]:
+def _model_keys(model: Any, loc: Any) -> list[str]:
     """The keys (field names and aliases) of the model found at ``loc`` under ``model``."""
     for part in loc:
         if not isinstance(part, str) or not (isinstance(model, type) and issubclass(model, BaseModel)):
@@ -432,7 +436,7 @@ def _model_keys(model, loc) -> list[str]:
     return [n for name, f in model.model_fields.items() for n in (name, f.alias) if n]
 
 
-def _workload_problems(data) -> list[str]:
+def _workload_problems(data: Any) -> list[str]:
     """The workloads' own problems of a campaign whose top level is invalid (a bad name, an
     unknown key beside them), so that one validation reports them all: the workload and the
     matrix validated as they would be under a valid top level (targets left out)."""
@@ -462,7 +466,7 @@ def _workload_problems(data) -> list[str]:
     return []
 
 
-def _axis_value_path(axis, i, key=None):
+def _axis_value_path(axis: Any, i: int, key: Any = None) -> Any:
     return f"matrix.{axis}[{i}]" + (f".{key}" if key else "")
 
 
@@ -475,7 +479,7 @@ def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
     for index, combo in enumerate(combos):
         wl = dict(campaign.workload)
         origin = {k: f"workload.{k}" for k in wl}
-        target = campaign.target
+        target: Optional[Target] = campaign.target
         target_path = "target"
         label = {}
         for (axis, _), (i, value) in zip(axes, combo):
@@ -545,7 +549,7 @@ def expand_runs(campaign: Campaign) -> list[Run]:  # noqa: C901
     return runs
 
 
-def _workload_errors(err: ValidationError, fam, family: str, origin: dict, combo: tuple, axes: list) -> list[str]:
+def _workload_errors(err: ValidationError, fam: Any, family: str, origin: dict, combo: tuple, axes: list) -> list[str]:
     """A run's workload that did not validate: each error named by where its key came from (the
     workload or a matrix axis's value, ``origin``)."""
     problems = []
@@ -567,7 +571,7 @@ def _workload_errors(err: ValidationError, fam, family: str, origin: dict, combo
     return problems
 
 
-def _workload_engine_mismatch(fam, workload, target: Target, origin: dict, wl: dict) -> list[str]:
+def _workload_engine_mismatch(fam: Any, workload: Any, target: Target, origin: dict, wl: dict) -> list[str]:
     """A workload of the wrong kind for the engine (a document workload at a SQL engine, SQL at
     MongoDB), named at the workload's own fields (or its file's keys)."""
     out = []
@@ -579,7 +583,7 @@ def _workload_engine_mismatch(fam, workload, target: Target, origin: dict, wl: d
     return out
 
 
-def _engine_problem(fam, family: str, workload, target: Target, target_path: str) -> Optional[str]:
+def _engine_problem(fam: Any, family: str, workload: Any, target: Target, target_path: str) -> Optional[str]:
     """Why the run's engine cannot run its workload (a capability, an SQL dialect), or None."""
     engine = bindings.engine(target.engine)
     requires = fam.requires_for(workload)
@@ -607,7 +611,7 @@ def warmup_problems(runs: list[Run]) -> list[str]:
     return sorted(set(problems), key=problems.index)[:5]
 
 
-def _numeric_keys(model) -> list[str]:
+def _numeric_keys(model: Any) -> list[str]:
     out = []
     for name, f in type(model).model_fields.items():
         kinds = typing.get_args(f.annotation) or (f.annotation,)
@@ -669,14 +673,14 @@ def repeat_runs(campaign: Campaign, cells: list[Run]) -> list[Run]:
     return out
 
 
-def _workload_origin(origin, combo, axes):
+def _workload_origin(origin: Any, combo: Any, axes: Any) -> Any:
     for (axis, _), (i, _) in zip(axes, combo):
         if axis in ("workload", "preset"):
             return _axis_value_path(axis, i)
     return "workload"
 
 
-def _family_keys(name) -> set:
+def _family_keys(name: Any) -> set:
     """The workload keys a family knows (the neutral ones only, for an unknown family: the
     run is then reported as an unknown family)."""
     try:
@@ -685,7 +689,7 @@ def _family_keys(name) -> set:
         return set(families.WorkloadModel.model_fields) | {"family"}
 
 
-def _workload_label(value):
+def _workload_label(value: Any) -> Any:
     try:
         key = families.get(value.get("family", families.DEFAULT)).label_key
     except FamilyError:
@@ -697,7 +701,7 @@ def _workload_label(value):
     return label or value.get("family") or "workload"
 
 
-def _slug(value):
+def _slug(value: Any) -> Any:
     return re.sub(r"[^A-Za-z0-9.]+", "_", str(value)).strip("_") or "x"
 
 
@@ -733,7 +737,7 @@ def shard_count(campaign: Campaign, threads: int, cpu_count: int | None = None, 
     return max(1, min(n, threads, f.max_shards))
 
 
-def load_campaign(source) -> tuple[Campaign, list[Run]]:
+def load_campaign(source: Any) -> tuple[Campaign, list[Run]]:
     """Parse (path, YAML/JSON text, or dict) and validate; raises CampaignError."""
     data = read_campaign_data(source)
     check_campaign_size(data)  # before the matrix is expanded
@@ -803,8 +807,8 @@ class _UniqueKeyLoader(BoundedComposer, yaml.SafeLoader):
     """YAML's safe loader, refusing a key given twice in one mapping (YAML keeps the last,
     silently), and a document past the bounds of ``campaign.bounds`` (at the line crossing one)."""
 
-    def construct_mapping(self, node, deep=False):
-        seen = {}
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: dict[Any, int] = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
             try:
@@ -819,7 +823,7 @@ class _UniqueKeyLoader(BoundedComposer, yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
-def _yaml_problem(err) -> str:
+def _yaml_problem(err: Any) -> str:
     """A YAML error as "what, line L, column C": never the snippet of the line (a password's)."""
     problem = getattr(err, "problem", None)
     mark = getattr(err, "problem_mark", None)
@@ -834,7 +838,7 @@ def _yaml_problem(err) -> str:
     return f"{problem}{where}{also}"
 
 
-def read_campaign_data(source):
+def read_campaign_data(source: Any) -> Any:
     if isinstance(source, dict):
         problems = shape_problems(source)
         if problems:
@@ -898,7 +902,7 @@ def workload_file_refs(data: Any) -> list[str]:
     def mapping(value: Any) -> dict:
         return value if isinstance(value, dict) else {}
     matrix = mapping(data.get("matrix"))
-    axis = matrix.get("workload") if isinstance(matrix.get("workload"), list) else []
+    axis: list = matrix["workload"] if isinstance(matrix.get("workload"), list) else []
     tops = [("workload", data.get("workload")),
             ("repeat.baseline.workload", mapping(mapping(data.get("repeat")).get("baseline")).get("workload")),
             *((f"matrix.workload[{i}]", w) for i, w in enumerate(axis))]

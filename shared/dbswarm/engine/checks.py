@@ -26,14 +26,14 @@ import time
 from typing import Any, Callable, Optional
 
 from dbswarm.bindings.base import Binding
-from dbswarm.campaign.admission import MAX_CALL_SECONDS, positive_number
+from dbswarm.campaign.limits import MAX_CALL_SECONDS, positive_number
 from dbswarm.campaign.plan import INLINE_MAP_LIMIT, split
 from dbswarm.credentials import secrets
+from dbswarm.documents import CheckEvent, Plan, RunPlan
 from dbswarm.engine.parallel import run_in_threads
 from dbswarm.engine.target import make_binding
 from dbswarm.errors import DbswarmError
 from dbswarm.families import base as families
-from dbswarm.results.documents import CheckEvent, Plan, RunPlan
 from dbswarm.results.store import Store, load_plan, open_store, redact_error
 
 STAGES = ("after_load", "after_run")

@@ -14,8 +14,8 @@ from dbswarm import bindings
 from dbswarm.bindings.base import Binding, Connection, SqlSessionBinding, rollback
 from dbswarm.campaign import admission as limits
 from dbswarm.credentials.secrets import redact_url
+from dbswarm.documents import RunPlan
 from dbswarm.families import base as families
-from dbswarm.results.documents import RunPlan
 
 
 def make_binding(run: RunPlan, password: Optional[str]) -> Binding:
@@ -33,7 +33,7 @@ def make_binding(run: RunPlan, password: Optional[str]) -> Binding:
         def checked_connect() -> None:
             connect()
             limits.check_connected(b, allowed)
-        b.connect = checked_connect
+        b.connect = checked_connect  # type: ignore[method-assign]  # the binding's own, checked
     return b
 
 

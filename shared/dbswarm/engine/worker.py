@@ -26,6 +26,7 @@ import threading
 import time
 from typing import Callable, Iterator, Optional
 
+from dbswarm.documents import RunPlan, ShardPlan
 from dbswarm.engine import client_thread, segment, shard_state
 from dbswarm.engine.client_pool import ClientPool
 from dbswarm.engine.mux import Multiplexer
@@ -36,7 +37,6 @@ from dbswarm.families import base as families
 from dbswarm.families.base import Client, ThreadContext
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Recorder
-from dbswarm.results.documents import RunPlan, ShardPlan
 
 
 @contextlib.contextmanager

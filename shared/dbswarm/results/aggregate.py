@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
 from dbswarm import bindings
+from dbswarm.campaign.peak import result_section
 from dbswarm.credentials.secrets import redact_url
+from dbswarm.documents import RESULT_SCHEMA_VERSION, CampaignResult, Plan, RunPlan, ShardResult
 from dbswarm.families import base as families
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Measurement, OperationStats
 from dbswarm.results import stalls as stalling
-from dbswarm.results.documents import RESULT_SCHEMA_VERSION, CampaignResult, Plan, RunPlan, ShardResult
-from dbswarm.results.peak import result_section
 from dbswarm.results.phase import PhaseResult, PhaseShards, Steady
 from dbswarm.results.store import (
     ADAPTIVE_DOC,

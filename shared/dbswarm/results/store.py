@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 
 from dbswarm.credentials import secrets
 from dbswarm.credentials.redact import redact_doc, redact_message, redact_text
+from dbswarm.documents import Plan
 from dbswarm.errors import ResultsNotWritten
-from dbswarm.results.documents import Plan
 
 _NO_SPACE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
 

@@ -1,2 +1,4 @@
-"""Front ends and runtimes: the campaign steps (service), the local runner and its state-machine emulator,
-interrupt and resume, the remote CLI and the API, the platform context, the SAM template."""
+"""Running a campaign, in two parts: the front ends (``front``: the API, the remote commands,
+resume, the TPC-C check command, the indexed path's and Kubernetes' commands) and the runtimes
+they start or call (``runtime``: the campaign steps, the local runner and its state-machine
+emulator, the indexed worker, interrupt, the platform context, the SAM template)."""

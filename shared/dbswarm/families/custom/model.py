@@ -84,7 +84,7 @@ class GaussianGen(_Strict):
     integer: bool = True
 
     @model_validator(mode="after")
-    def _order(self):
+    def _order(self) -> Self:
         return _bounds_in_order(self)
 
 
@@ -96,7 +96,7 @@ class ExponentialGen(_Strict):
     integer: bool = True
 
     @model_validator(mode="after")
-    def _order(self):
+    def _order(self) -> Self:
         return _bounds_in_order(self)
 
 
@@ -162,7 +162,7 @@ class TimestampGen(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _order(self):
+    def _order(self) -> Self:
         if _utc(self.max) < _utc(self.min):
             raise ValueError(f"max ({self.max}) is before min ({self.min})")
         return self

@@ -179,4 +179,4 @@ class Tpcc(Family[TpccWorkload]):
         return summary.report_tables(runs)
 
 
-families.register(Tpcc())  # the consistency check as a command: `dbswarm check` (run/tpcc_check.py)
+families.register(Tpcc())  # the consistency check as a command: `dbswarm check` (run/front/tpcc_check.py)

@@ -13,12 +13,12 @@ import json
 import re
 from typing import Optional
 
+from dbswarm.campaign.peak import search_markdown
 from dbswarm.credentials.redact import redact_doc
 from dbswarm.errors import DbswarmError
 from dbswarm.families import base as families
 from dbswarm.families.tables import fmt
 from dbswarm.measure.recorder import PERCENTILES, _pname
-from dbswarm.results.peak import search_markdown
 from dbswarm.results.phase import phases_of
 from dbswarm.results.report import markdown
 from dbswarm.results.report.client_note import ACCEPT, MEASURE_DB, client_note, client_phases
@@ -335,7 +335,7 @@ CSV_FIELDS = ["run_id", "phase", "engine", "label", "family", "workload", "threa
 def _result_families(result: dict) -> dict:
     """The families of a result's runs that are known here, by name (a result read where a
     plugin family is not installed still has its common columns)."""
-    out = {}
+    out: dict[str, Optional[families.Family]] = {}
     for r in result["runs"]:
         name = r["workload"]["family"]
         if name not in out:
@@ -396,7 +396,7 @@ def timeseries_csv(result: dict) -> str:
                     avg = round(lat[i] / totals[i], 1) if i < len(lat) and totals[i] else ""
                     row = [r["run_id"], name, start + i, i, op, c, e, avg]
                     k = (start + i - iv["start"]) // iv["interval_s"] if series else -1
-                    if 0 <= k < iv["intervals"]:
+                    if series and 0 <= k < iv["intervals"]:
                         row += [iv["interval_s"], iv["start"] + k * iv["interval_s"]]
                         row += ["" if series[col][k] is None else series[col][k] for col in pcols]
                         row += ["" if not intended or intended[col][k] is None else intended[col][k]

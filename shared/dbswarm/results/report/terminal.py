@@ -10,6 +10,7 @@ at its spaces, ``3,553`` never breaks), and a column is never narrower than its 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -29,10 +30,10 @@ def _is_rule(line: str) -> bool:
     return bool(re.fullmatch(r"\|?(\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*\|?\s*", line.strip()))
 
 
-def blocks(markdown: str) -> list[tuple[str, object]]:
+def blocks(markdown: str) -> list[tuple[str, Any]]:
     """("text", str) and ("table", (header, rows)) blocks of a Markdown text, in order."""
     lines = markdown.splitlines()
-    out: list[tuple[str, object]] = []
+    out: list[tuple[str, Any]] = []
     text: list[str] = []
     i = 0
     while i < len(lines):

@@ -345,7 +345,7 @@ def judge_campaign(result: dict, history: list[dict], base_doc: Optional[dict], 
                      **{k: j[k] for k in ("n", "n_reference", "p", "test", "worse_by", "mean_reference",
                                           "sd_reference")}}
                 stats.append(d)
-            elif source.startswith("history/"):
+            elif (source or "").startswith("history/"):
                 d = {"run_id": cell, "metric": metric, "baseline": V.median(ref), "value": V.median(values),
                      "change": round(V.median(values) / V.median(ref) - 1, 4) if V.median(ref) else 0.0,
                      "threshold": min_effect, "method": "inconclusive", "reference": source,

@@ -6,7 +6,7 @@ section (``result_section``) and its Markdown tables (``search_markdown``).
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -49,7 +49,7 @@ class Search(_Strict):
     stop: Stop = Field(default_factory=Stop)
 
     @model_validator(mode="after")
-    def _range(self):
+    def _range(self) -> Any:
         if self.start > self.max:
             raise ValueError("start is above max")
         return self
@@ -92,7 +92,7 @@ def summarize(search: Search, state: dict) -> dict:
     if not groups:
         return {"peak": None, "knee": None}
 
-    def mark(samples):
+    def mark(samples: Any) -> Any:
         first = samples[0]
         out = {k: first[k] for k in ("value", "run_id", "throughput", "p99_us")}
         if len(samples) > 1:

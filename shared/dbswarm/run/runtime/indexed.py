@@ -23,15 +23,14 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from dbswarm.campaign.plan import plan_run
 from dbswarm.campaign.spec import load_campaign
+from dbswarm.documents import Plan
 from dbswarm.errors import CampaignError, DbswarmError
-from dbswarm.results.aggregate import failure_key, shard_key
-from dbswarm.results.documents import Plan
-from dbswarm.results.store import Store, open_store
-from dbswarm.run import service
+from dbswarm.results.store import Store, failure_key, open_store, shard_key
+from dbswarm.run.runtime import service
 
 INDEX_VARIABLES = ("JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX", "CLOUD_RUN_TASK_INDEX",
                    "DBSWARM_SHARD_INDEX")
@@ -132,7 +131,7 @@ class PhaseWait:
         return _exists(self.store, failure_key(self.store, self.campaign_id, rid, phase, i))
 
 
-def coordinate(campaign, results: str, campaign_id: str, log: Log = print,
+def coordinate(campaign: Any, results: str, campaign_id: str, log: Log = print,
                phase_timeout_s: float = DEFAULT_PHASE_TIMEOUT_S, lead_seconds: float = 5.0,
                workers: Optional[int] = None) -> dict:
     """The campaign's un-sharded steps in the state machine's order, releasing each phase to
@@ -155,7 +154,7 @@ def coordinate(campaign, results: str, campaign_id: str, log: Log = print,
         store.put_json(end_key(store, campaign_id), {"at": time.time()})
 
 
-def shards_past_workers(campaign, workers: int) -> list[str]:
+def shards_past_workers(campaign: Any, workers: int) -> list[str]:
     """A run planned with more shards than the array has workers: a worker runs the shard of its
     index only, so the shards past the last index would never run (the coordinator would wait
     --phase-timeout for them). Each named with its fanout and --workers."""

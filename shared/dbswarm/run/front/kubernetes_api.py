@@ -1,4 +1,4 @@
-"""Submit, follow and delete a campaign's manifests (``dbswarm.run.kubernetes``) through the
+"""Submit, follow and delete a campaign's manifests (``dbswarm.run.front.kubernetes``) through the
 Kubernetes API, with the official Python client: the optional extra ``dbswarm[kubernetes]``.
 
 - ``apply``: creates the ConfigMap and the two Jobs, in that order; an API refusal (403, 409
@@ -22,8 +22,8 @@ from typing import Any, Callable, Optional
 
 from dbswarm.errors import DbswarmError
 from dbswarm.results.store import open_store
-from dbswarm.run import api
-from dbswarm.run.kubernetes import object_base
+from dbswarm.run.front import api
+from dbswarm.run.front.kubernetes import object_base
 
 Log = Callable[[str], None]
 POLL_S = 5.0
@@ -31,7 +31,7 @@ WORKERS_GRACE_S = 60.0  # after the coordinator's end, how long to wait for the 
 INSTALL_HINT = "pip install 'dbswarm[kubernetes]' (or: pip install kubernetes)"
 
 
-def _client_package():
+def _client_package() -> Any:
     try:
         import kubernetes as k8s  # noqa: PLC0415 (an optional extra: only the submit path needs it)
         import urllib3  # noqa: PLC0415 (the client's transport, to name a connection failure)

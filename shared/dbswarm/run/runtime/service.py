@@ -26,24 +26,18 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
+from dbswarm.bindings.base import Binding
 from dbswarm.campaign import adaptive
-from dbswarm.campaign.admission import MAX_CALL_SECONDS, MAX_LEAD_SECONDS, check_targets, positive_number
+from dbswarm.campaign.admission import check_targets
 from dbswarm.campaign.cost import check_max_cost, estimate
+from dbswarm.campaign.limits import MAX_CALL_SECONDS, MAX_LEAD_SECONDS, positive_number
 from dbswarm.campaign.plan import check_shard_limit, make_plan
 from dbswarm.campaign.search import advance, first_step
 from dbswarm.campaign.spec import check_deployed_references, load_campaign, redacted_campaign
 from dbswarm.credentials import secrets
-from dbswarm.engine import checks, connection_room, lock
-from dbswarm.engine.segment import SegmentCall
-from dbswarm.engine.target import make_binding, prepare_target, read_window_edge
-from dbswarm.engine.worker import ShardPhase
-from dbswarm.errors import CampaignError, DbswarmError, step_error_text
-from dbswarm.families import base as families
-from dbswarm.measure.recorder import Measurement
-from dbswarm.results.aggregate import aggregate, run_phases
-from dbswarm.results.documents import (
+from dbswarm.documents import (
     Plan,
     PrepareEvent,
     ShardAnswer,
@@ -52,9 +46,18 @@ from dbswarm.results.documents import (
     ShardFailureEvent,
     ShardResult,
 )
+from dbswarm.engine import checks, connection_room, lock
+from dbswarm.engine.segment import SegmentCall
+from dbswarm.engine.target import make_binding, prepare_target, read_window_edge
+from dbswarm.engine.worker import ShardPhase
+from dbswarm.errors import CampaignError, DbswarmError, step_error_text
+from dbswarm.families import base as families
+from dbswarm.measure.recorder import Measurement
+from dbswarm.results.aggregate import aggregate, run_phases
 from dbswarm.results.report.files import write_reports
 from dbswarm.results.store import (
     LocalStore,
+    Store,
     cache_plan,
     failure_key,
     load_plan,
@@ -64,7 +67,7 @@ from dbswarm.results.store import (
     window_key,
 )
 from dbswarm.results.verdict.regression import compare_with_baseline
-from dbswarm.run import alive, interrupt, metrics, statements
+from dbswarm.run.runtime import alive, interrupt, metrics, statements
 
 DEFAULT_LEAD_SECONDS = 2.0
 LEAD_PER_SHARD_ENV = "DBSWARM_LEAD_PER_SHARD_S"  # seconds of start lead per shard (default: lead_per_shard)
@@ -79,7 +82,7 @@ def new_campaign_id(name: str) -> str:
     return f"{name}-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{_random.token_hex(2)}"
 
 
-def _store(event):
+def _store(event: dict) -> Any:
     return open_store(event["store"])
 
 
@@ -143,7 +146,7 @@ def plan_campaign(event: dict) -> dict:
             or DEFAULT_LEAD_SECONDS}
 
 
-def check_plan_statements(plan, prepares: bool) -> None:
+def check_plan_statements(plan: Any, prepares: bool) -> None:
     """The runs' statements prepared on one connection before anything is written or run
     (``run.statements``), for the workloads whose tables this campaign does not create: those it
     creates are checked by the prepare phase's before_load step, once they exist."""
@@ -154,7 +157,7 @@ def check_plan_statements(plan, prepares: bool) -> None:
         raise CampaignError(problems)
 
 
-def _run_item(store, cid, run) -> dict:
+def _run_item(store: Store, cid: str, run: Any) -> dict:
     """A run as the state machine's per-run Map iterates it: shard items inline, or in S3."""
     item = {"run_id": run.run_id, "index": run.index, "shard_count": run.shard_count, "map_mode": run.map_mode}
     items = [{"shard": i} for i in range(run.shard_count)]
@@ -264,7 +267,7 @@ def lead_per_shard() -> float:
     return 0.0
 
 
-def window(event: dict, binding=None) -> dict:
+def window(event: dict, binding: Any = None) -> dict:
     """One edge of a phase's measured window (before its shards start, after they all
     ended): the server's counters and the family's figures, stored beside the shard files."""
     store = _store(event)
@@ -311,7 +314,7 @@ def lock_run(event: dict) -> Optional[dict]:
         raise
 
 
-def _record_refusal(store, plan, run, text: str) -> None:
+def _record_refusal(store: Store, plan: Any, run: Any, text: str) -> None:
     """Why the run (or its phases from one on) did not run: its story in result.json's run and
     summary.md (the state machine's error alone reached only the runner's stderr); put_json redacts."""
     store.put_json(store.key(plan.campaign_id, "runs", run.run_id, REFUSED_FILE), {"error": text, "at": time.time()})
@@ -340,7 +343,7 @@ def release_locks(event: dict, timeout: float = 10.0) -> None:
         t.join(max(0.0, end - time.monotonic()))
 
 
-def _quietly(fn, *args):
+def _quietly(fn: Any, *args: Any) -> None:
     try:
         fn(*args)
     except Exception:
@@ -391,7 +394,7 @@ def persist_interval() -> Optional[float]:
     return value or None
 
 
-def _note_warmup_edge_missed(store, campaign_id: str, run_id: str, phase: str, why: str) -> None:
+def _note_warmup_edge_missed(store: Store, campaign_id: str, run_id: str, phase: str, why: str) -> None:
     """Why the window's start edge was not read when the warm-up ended, into the edge read
     before the shards started (which then stands for the window's start): the family's figures
     say their window includes the warm-up, and why."""
@@ -406,7 +409,7 @@ def _note_warmup_edge_missed(store, campaign_id: str, run_id: str, phase: str, w
     store.put_json(key, doc)
 
 
-def _warmup_edge(event, run, phase, index, start_at) -> Optional["_Cancel"]:
+def _warmup_edge(event: dict, run: Any, phase: str, index: int, start_at: Any) -> Optional["_Cancel"]:
     """The measured window's start edge read again when the warm-up ends (a family whose
     window excludes it: TPC-C's ramp-up, as HammerDB), by shard 0's call, at the instant the
     shards' warm-up ends (the start barrier + warmuptime). None when nothing is to be read
@@ -434,11 +437,12 @@ def _warmup_edge(event, run, phase, index, start_at) -> Optional["_Cancel"]:
     due = start_at + w.warmuptime
     cancelled = threading.Event()
 
-    def read_at_the_instant():
+    def read_at_the_instant() -> None:
         # connected beforehand: the edge is read at the instant, not a connection later
-        b = make_binding(run, secrets.resolve(run.target.get("password")))
+        made = make_binding(run, secrets.resolve(run.target.get("password")))
+        b: Optional[Binding] = made
         try:
-            b.connect()
+            made.connect()
         except Exception:
             b = None  # window() connects (and records what fails)
         try:
@@ -459,12 +463,12 @@ class _Cancel:
     def __init__(self, flag: threading.Event, thread: threading.Thread):
         self.flag, self.thread = flag, thread
 
-    def cancel(self):
+    def cancel(self) -> None:
         self.flag.set()
         self.thread.join(timeout=10)
 
 
-def _stored_state(store, key, checkpoint):
+def _stored_state(store: Store, key: Any, checkpoint: Any) -> Any:
     """What the results store already holds of this shard, and where this call starts from:
     (doc or None, the checkpoint to start from, seconds lost, already done?).
 
@@ -494,7 +498,8 @@ def _stored_state(store, key, checkpoint):
     return doc, checkpoint, round(lost, 3), False
 
 
-def _lost_since(store, key: str, doc, segment: int, persisted_at: float, interval: Optional[float]) -> float:
+def _lost_since(store: Store, key: str, doc: ShardResult, segment: int, persisted_at: float,
+                interval: Optional[float]) -> float:
     """Seconds a call that died measured after its last persisted write (``persisted_at``):
     until its last sign of life (``alive``: a local results folder), else until the recorded
     failure (the state machine's), at most one persistence interval when neither says when it
@@ -575,7 +580,7 @@ def run_shard(event: dict, remaining_seconds: Optional[Callable[[], float]] = No
                        ops=measurement.total_ops, errors=measurement.total_errors).to_dict()
 
 
-def _run_segment(call: SegmentCall):
+def _run_segment(call: SegmentCall) -> Any:
     """The call's segment (see ``run_shard``): -> (outcome, cumulative measurement, interrupted).
     While it runs, the shard's file is written every ``interval`` seconds with what it
     measured so far and the checkpoint to continue from (ShardPhase snapshots: the threads go
@@ -591,7 +596,7 @@ def _run_segment(call: SegmentCall):
         for export in exports:
             export.pushed_to = int((before.get(export.endpoint) or {}).get("pushed_to") or 0)
 
-    def document(outcome, final: bool):
+    def document(outcome: Any, final: bool) -> Any:
         """The shard's file: the calls before this one (``doc``, ``measurement``) and this
         call's outcome, final or as of a snapshot."""
         info = outcome.info
@@ -625,7 +630,7 @@ def _run_segment(call: SegmentCall):
         store.put_json(key, data)
         return total
 
-    def on_snapshot(outcome):
+    def on_snapshot(outcome: Any) -> None:
         try:
             document(outcome, final=False)
         except Exception as exc:  # a failed write loses nothing yet: the next one and the end write again
@@ -642,8 +647,8 @@ def _run_segment(call: SegmentCall):
     return outcome, document(outcome, final=True), interrupted
 
 
-def _metrics_export(store, cid: str, run, phase: str, index: int):
-    """The shard phase's live metrics exporters (``dbswarm.run.metrics``), maybe none."""
+def _metrics_export(store: Store, cid: str, run: Any, phase: str, index: int) -> Any:
+    """The shard phase's live metrics exporters (``dbswarm.run.runtime.metrics``), maybe none."""
     plan = load_plan(store, cid, run.run_id)
     prometheus = (plan.metrics or {}).get("prometheus") or {}
     password = secrets.resolve(prometheus["password"]) if prometheus.get("password") else None
@@ -652,7 +657,7 @@ def _metrics_export(store, cid: str, run, phase: str, index: int):
     return metrics.start_export(plan.metrics, labels, password)
 
 
-def _binding_settings(run, password):
+def _binding_settings(run: Any, password: Any) -> Any:
     try:
         return make_binding(run, password).describe()
     except Exception:
@@ -673,14 +678,14 @@ def record_shard_failure(event: dict) -> dict:
     return {"shard": ev.shard, "status": "failed"}
 
 
-def _progress_writer(run_id, phase, shard):
+def _progress_writer(run_id: str, phase: str, shard: int) -> Any:
     """Local mode: shards report progress through small files the runner polls."""
     folder = os.environ.get("DBSWARM_PROGRESS_DIR")
     if not folder:
         return None
     path = os.path.join(folder, f"{run_id}.{phase}.{shard}.json")
 
-    def write(done, errors, final=False, classes=None, **figures):
+    def write(done: Any, errors: Any, final: bool = False, classes: Any = None, **figures: Any) -> None:
         """``figures`` (the call's end): total, started_at, ended_at, status (done | continue)."""
         tmp = path + ".tmp"
         with open(tmp, "w") as fh:
@@ -690,10 +695,10 @@ def _progress_writer(run_id, phase, shard):
     return write
 
 
-def _with_error_classes(progress, shard_phase):
+def _with_error_classes(progress: Any, shard_phase: Any) -> Any:
     """The worker's progress callback (done, errors) with the error classes counted so far
     ("OP:kind:name" -> count) from the shard's client threads."""
-    def report(done, errors):
+    def report(done: Any, errors: Any) -> None:
         progress(done, errors, classes=shard_phase.error_counts()[1])
     return report
 
@@ -734,7 +739,7 @@ def compare_campaign(event: dict) -> dict:
                                  event.get("thresholds") or {}, bool(event.get("save_baseline")))
 
 
-def run_steps(campaign, results: str, run_shards: Callable[[dict, int], None],
+def run_steps(campaign: Any, results: str, run_shards: Callable[[dict, int], None],
               lead_seconds: float = 1.0, max_call_seconds: Optional[float] = None,
               campaign_id: Optional[str] = None, refuse_search: Optional[str] = None,
               compare: bool = False, cpu_count: Optional[int] = None) -> dict:

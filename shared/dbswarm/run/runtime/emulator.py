@@ -14,7 +14,7 @@ How it fits together (moto 5.2.5, pinned: the Lambda hook below is a private API
   errorType/errorMessage, a process that dies as ``Runtime.ExitError``, one that
   outlives its function's Timeout as ``Sandbox.Timedout``.
 - The functions and the state machine are created from what template.yaml says
-  (``dbswarm.run.template``): names, handlers, timeouts, environment,
+  (``dbswarm.run.runtime.template``): names, handlers, timeouts, environment,
   DefinitionSubstitutions.
 - The processes get the caller's environment (so a local results folder or a real
   S3-compatible endpoint given with AWS_ENDPOINT_URL is used as is), or, with
@@ -44,16 +44,17 @@ import traceback
 import types
 import uuid
 import zipfile
-from collections import Counter
+from collections import Counter, defaultdict
 from multiprocessing import forkserver
 from multiprocessing.connection import wait as _wait_any
-from typing import Callable, Optional
+from multiprocessing.process import BaseProcess
+from typing import Any, Callable, Optional
 from unittest import mock
 
 from dbswarm.credentials.redact import redact_message
 from dbswarm.errors import DbswarmError
-from dbswarm.run.interrupt import FENCE_ENV, hold_fence, in_function_process
-from dbswarm.run.template import FunctionSpec, SamApp
+from dbswarm.run.runtime.interrupt import FENCE_ENV, hold_fence, in_function_process
+from dbswarm.run.runtime.template import FunctionSpec, SamApp
 
 _INHERITED = object()
 CANCEL_WAIT_S = 60.0  # a cancelled campaign's shards get this long to stop at their next operation
@@ -61,7 +62,7 @@ REGION = "us-east-1"
 ACCOUNT = "123456789012"
 FAKE_KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 GRACE_S = 2.0                      # beyond a function's Timeout before its process is killed
-PRELOAD = ["dbswarm.run.emulator", "dbswarm.run.service", "dbswarm.bindings.sqlite", "boto3"]
+PRELOAD = ["dbswarm.run.runtime.emulator", "dbswarm.run.runtime.service", "dbswarm.bindings.sqlite", "boto3"]
 # Test hook, never set in production: make a function call fail on purpose. JSON:
 #   {"function": "WorkerFunction", "match": {"phase": "run", "shard": 3}, "mode": "raise" | "kill",
 #    "after_s": 0.5}
@@ -76,9 +77,9 @@ LOCAL_ONLY_UNSET = "DBSWARM_CLOUDWATCH_NAMESPACE"  # the workers' live metrics i
 
 
 class LambdaContext:
-    """What AWS passes as ``context`` (the parts handlers may use, via dbswarm.run.context)."""
+    """What AWS passes as ``context`` (the parts handlers may use, via dbswarm.run.runtime.context)."""
 
-    def __init__(self, name, arn, memory, timeout_s, request_id):
+    def __init__(self, name: Any, arn: Any, memory: Any, timeout_s: Any, request_id: Any) -> None:
         self.function_name = name
         self.function_version = "$LATEST"
         self.invoked_function_arn = arn
@@ -92,17 +93,19 @@ class LambdaContext:
         return max(0, int((self._deadline - time.time()) * 1000))
 
 
-def _load_handler(job):
+def _load_handler(job: dict) -> Any:
     code_dir = job["code_dir"]
     if code_dir not in sys.path:
         sys.path.insert(0, code_dir)
     spec = importlib.util.spec_from_file_location(f"dbswarm_function_{job['logical_id']}", job["module_file"])
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{job['module_file']}: not a Python module a handler can be loaded from")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return getattr(module, job["function_name"])
 
 
-def _fault_for(job) -> Optional[dict]:
+def _fault_for(job: dict) -> Optional[dict]:
     text = job["env"].get(FAULT_ENV)
     if not text:
         return None
@@ -115,7 +118,7 @@ def _fault_for(job) -> Optional[dict]:
     return fault
 
 
-def _apply_fault(fault):
+def _apply_fault(fault: Any) -> None:
     if fault.get("mode") == "kill":
         t = threading.Timer(float(fault.get("after_s", 0)), lambda: os.kill(os.getpid(), signal.SIGKILL))
         t.daemon = True
@@ -124,7 +127,7 @@ def _apply_fault(fault):
         raise RuntimeError(f"fault injected by {FAULT_ENV} (test hook)")
 
 
-def _watch_runner(conn, answered: threading.Event):
+def _watch_runner(conn: Any, answered: threading.Event) -> None:
     """End this function process at once when its runner is gone. PR_SET_PDEATHSIG follows the
     parent, which is the forkserver, and the forkserver lives as long as any function process
     does (each holds its 'alive' pipe): a killed runner left its shards loading the database.
@@ -132,7 +135,7 @@ def _watch_runner(conn, answered: threading.Event):
     once that closed. What the shard persisted stays (``dbswarm resume`` continues it)."""
     fd = conn.fileno()
 
-    def watch():
+    def watch() -> None:
         poller = select.poll()
         poller.register(fd, select.POLLERR | select.POLLHUP)
         while not answered.is_set():
@@ -146,7 +149,7 @@ def _watch_runner(conn, answered: threading.Event):
     threading.Thread(target=watch, name="dbswarm-runner-watch", daemon=True).start()
 
 
-def _function_main(job, conn):
+def _function_main(job: dict, conn: Any) -> None:
     """A function call: the real handler with the function's environment and a context."""
     in_function_process()  # SIGINT is the runner's; SIGTERM stops the shard; dies with its parent
     answered = threading.Event()
@@ -163,7 +166,7 @@ def _function_main(job, conn):
         if fault:
             _apply_fault(fault)
         result = handler(job["event"], context)
-        answer = ("ok", json.dumps(result))
+        answer: tuple[str, Any] = ("ok", json.dumps(result))
     except BaseException as exc:  # everything goes back in Lambda's error shape
         # redacted here, where the secrets this process resolved are known (the runner and the
         # execution history never learn them)
@@ -182,7 +185,7 @@ def _function_main(job, conn):
         conn.close()
 
 
-def _warm_boto():
+def _warm_boto() -> None:
     """In the forkserver: read botocore's data files once, so that a function process forked
     from it creates its clients in milliseconds instead of ~0.25 s of CPU. Nothing that
     depends on the environment is resolved here (credentials, region and endpoints are read
@@ -214,7 +217,7 @@ if os.environ.get("DBSWARM_FORKSERVER_WARM") == "1":  # set while the forkserver
 _SESSION = None
 
 
-def _emulation_session():
+def _emulation_session() -> Any:
     """The boto3 session of the emulation's own clients, one per process: mock_aws starts every
     emulation with a new default session, whose clients would read botocore's models of IAM, S3,
     Lambda and Step Functions again at every local campaign of a process after its first (a
@@ -228,7 +231,7 @@ def _emulation_session():
     return _SESSION
 
 
-def _import_interpreter():
+def _import_interpreter() -> None:
     """Import moto's ASL interpreter without the package ``moto.batch``.
 
     The interpreter imports ``moto.batch.utils`` (for its Batch task integration, which no
@@ -243,6 +246,8 @@ def _import_interpreter():
         import moto.stepfunctions.parser.models  # noqa: F401
         return
     spec = importlib.util.find_spec("moto.batch")
+    if spec is None:
+        raise ModuleNotFoundError("moto.batch: moto is not installed as dbswarm pins it (5.2.5)")
     stand_in = types.ModuleType("moto.batch")
     stand_in.__path__ = list(spec.submodule_search_locations or [])
     sys.modules["moto.batch"] = stand_in
@@ -259,7 +264,7 @@ def _import_interpreter():
 class FunctionProcesses:
     """One OS process per call; a call that dies or outlives its timeout becomes an error."""
 
-    def __init__(self, preload=PRELOAD):
+    def __init__(self, preload: Any = PRELOAD) -> None:
         self.ctx = mp.get_context("forkserver")
         self.ctx.set_forkserver_preload(list(preload))
         os.environ["DBSWARM_FORKSERVER_WARM"] = "1"
@@ -267,12 +272,12 @@ class FunctionProcesses:
             forkserver.ensure_running()
         finally:
             os.environ.pop("DBSWARM_FORKSERVER_WARM", None)
-        self.active: dict[int, mp.Process] = {}
+        self.active: dict[int, BaseProcess] = {}
         self.jobs: dict[int, dict] = {}
         self.lock = threading.Lock()
         self.closed = False
 
-    def call(self, job: dict, timeout_s: float):
+    def call(self, job: dict, timeout_s: float) -> Any:
         """("ok", json text) or ("error", {"errorType", "errorMessage", ...})."""
         parent, child = self.ctx.Pipe(duplex=False)
         proc = self.ctx.Process(target=_function_main, args=(job, child), daemon=True,
@@ -281,8 +286,10 @@ class FunctionProcesses:
             if self.closed:
                 return "error", _error("Runtime.Cancelled", "the local emulation is shutting down", job)
             proc.start()
-            self.active[proc.pid] = proc
-            self.jobs[proc.pid] = job
+            pid = proc.pid
+            assert pid is not None  # a started process has one
+            self.active[pid] = proc
+            self.jobs[pid] = job
         child.close()
         try:
             msg = None
@@ -310,15 +317,15 @@ class FunctionProcesses:
             return msg
         finally:
             with self.lock:
-                self.active.pop(proc.pid, None)
-                self.jobs.pop(proc.pid, None)
+                self.active.pop(pid, None)
+                self.jobs.pop(pid, None)
             parent.close()
 
     def running(self) -> int:
         with self.lock:
             return sum(p.is_alive() for p in self.active.values())
 
-    def of_campaign(self, campaign_id: str) -> list[mp.Process]:
+    def of_campaign(self, campaign_id: str) -> list[BaseProcess]:
         """The calls under way of one campaign (its events name it)."""
         with self.lock:
             return [p for pid, p in self.active.items()
@@ -329,13 +336,15 @@ class FunctionProcesses:
         it measured (``interrupt.in_function_process``)."""
         procs = self.of_campaign(campaign_id)
         for p in procs:
+            if p.pid is None:  # not started (of_campaign lists started ones)
+                continue
             try:
                 os.kill(p.pid, signal.SIGTERM)
             except OSError:
                 pass
         return len(procs)
 
-    def close(self):
+    def close(self) -> None:
         with self.lock:
             self.closed = True
             procs = list(self.active.values())
@@ -346,7 +355,7 @@ class FunctionProcesses:
             p.join(5)
 
 
-def _error(kind, message, job):
+def _error(kind: Any, message: Any, job: dict) -> Any:
     return {"errorType": kind, "errorMessage": message, "requestId": job["request_id"]}
 
 
@@ -354,24 +363,26 @@ def _error(kind, message, job):
 
 _registry: dict[str, tuple["LocalCloud", FunctionSpec]] = {}
 _registry_lock = threading.Lock()
-_patcher = None
-_original_invoke = None
+_patcher: Optional[list[Any]] = None
+_original_invoke: Optional[Callable[..., Any]] = None
 
 
-def _invoke(backend, function_name, qualifier, body, headers, response_headers):
+def _invoke(backend: Any, function_name: Any, qualifier: Any, body: Any, headers: Any, response_headers: Any) -> Any:
     entry = _registry.get(function_name)
     if entry is None:  # not one of ours: moto's own behaviour
+        assert _original_invoke is not None  # saved as the first LocalCloud registered
         return _original_invoke(backend, function_name, qualifier, body, headers, response_headers)
     cloud, spec = entry
     payload, error = cloud.run_function(spec, body)
     if error is not None:
         response_headers["x-amz-function-error"] = "Unhandled"
         return json.dumps(error).encode()
+    assert payload is not None  # run_function answers a payload or an error
     return payload.encode()
 
 
 @functools.cache
-def _reusing_parser(parser_class):
+def _reusing_parser(parser_class: Any) -> Any:
     """jsonpath_ng's ``parse(path)`` with one parser of ``parser_class`` for the process, built
     on first use, and each path parsed once (parsed paths are immutable: moto only finds and
     updates through them). Building the parser is the cost (22 ms of CPU against 0.07 ms for a
@@ -380,7 +391,7 @@ def _reusing_parser(parser_class):
     parser, lock = None, threading.Lock()
 
     @functools.lru_cache(maxsize=4096)
-    def parse(path: str):
+    def parse(path: str) -> Any:
         nonlocal parser
         with lock:
             if parser is None:
@@ -398,7 +409,7 @@ def _engine_client_users() -> list:
 
 
 @functools.lru_cache(maxsize=64)
-def _engine_client_of(region: str, service: str, intercepting: bool):
+def _engine_client_of(region: str, service: str, intercepting: bool) -> Any:
     from botocore.config import Config
     from moto.settings import moto_server_port
     from moto.stepfunctions.parser.asl.component.common.timeouts.timeout import TimeoutSeconds
@@ -410,7 +421,7 @@ def _engine_client_of(region: str, service: str, intercepting: bool):
                       read_timeout=TimeoutSeconds.DEFAULT_TIMEOUT_SECONDS), **kwargs)
 
 
-def _engine_client(region: str, service: str, state_credentials=None):
+def _engine_client(region: str, service: str, state_credentials: Any = None) -> Any:
     """moto's ``boto_client_for`` (the interpreter's client for a Task's service), made once per
     region and service instead of at every Task: each new client cost a Lambda or S3 model
     lookup and endpoint resolution, under the GIL beside the shards. Same settings as moto's
@@ -420,7 +431,7 @@ def _engine_client(region: str, service: str, state_credentials=None):
     return _engine_client_of(region, service, bool(botocore_stubber.enabled))
 
 
-def _register(cloud, functions):
+def _register(cloud: Any, functions: Any) -> None:
     global _patcher, _original_invoke
 
     from moto.awslambda_simple.models import LambdaSimpleBackend
@@ -447,7 +458,7 @@ def _register(cloud, functions):
                 p.start()
 
 
-def _unregister(cloud):
+def _unregister(cloud: Any) -> None:
     global _patcher
     with _registry_lock:
         for key in [k for k, (c, _) in _registry.items() if c is cloud]:
@@ -460,6 +471,13 @@ def _unregister(cloud):
 
 # ==== the emulated deployment ==================================================================
 
+def _sfn_backend_class() -> Any:
+    """moto's Step Functions backend class, whose methods the emulation replaces while it runs
+    (the definition's validation, stop_execution): Any, since its types say they are methods."""
+    from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+    return StepFunctionsParserBackend
+
+
 class LocalCloud:
     """template.yaml deployed into moto, with the state machine executing for real.
 
@@ -469,14 +487,15 @@ class LocalCloud:
         cloud.trace(arn)
     """
 
-    def __init__(self, template=None, parameters: Optional[dict] = None, *, emulate_for_functions=False,
+    def __init__(self, template: Any = None, parameters: Optional[dict] = None, *, emulate_for_functions: bool = False,
                  extra_env: Optional[dict] = None, on_call: Optional[Callable] = None,
-                 after_call: Optional[Callable] = None, stack_name="dbswarm", validate_definition=True):
+                 after_call: Optional[Callable] = None, stack_name: str = "dbswarm",
+                 validate_definition: bool = True) -> None:
         # validate_definition=False: moto's create_state_machine does not parse the definition
         # (its execution parses it again: the first parse is a second of start-up, and the
         # template's definition is validated by the tests, through this same create call)
         self.validate_definition = validate_definition
-        self._saved_validate = None
+        self._saved_validate: Any = None
         self.app = SamApp(template, parameters, stack_name=stack_name, region=REGION, account=ACCOUNT)
         self.functions = self.app.functions()
         self.machine = self.app.state_machine()
@@ -484,19 +503,21 @@ class LocalCloud:
         self.extra_env = dict(extra_env or {})
         self.on_call, self.after_call = on_call, after_call
         self.endpoint: Optional[str] = None
-        self.calls = Counter()
-        self.call_seconds = Counter()
-        self.running = Counter()   # calls under way, per function
-        self.peak = Counter()      # the most calls of a function under way at once (a Map's parallelism)
+        self.calls: Counter[str] = Counter()
+        self.call_seconds: dict[str, float] = defaultdict(float)
+        self.running: Counter[str] = Counter()   # calls under way, per function
+        self.peak: Counter[str] = Counter()      # the most calls of a function under way at once (a Map's parallelism)
         self._stats_lock = threading.Lock()
-        self._mock = self._server = self._processes = None
+        self._mock: Any = None        # moto's mock_aws
+        self._server: Any = None      # moto's ThreadedMotoServer (functions reaching the emulation)
+        self._processes: Optional[FunctionProcesses] = None
         self._saved_env: dict = {}
-        self._saved_log_level = None
+        self._saved_log_level: Optional[int] = None
         self.base_env: dict = {}
         self.refusing = False   # a graceful stop: the engine's calls fail fast, direct invokes run
         self.cancelled: dict[str, threading.Thread] = {}  # campaign id -> its cancel's aggregation
         self._closing = False
-        self._saved_stop = None
+        self._saved_stop: Any = None
 
     # -- lifecycle --------------------------------------------------------------------------
     def __enter__(self) -> "LocalCloud":
@@ -519,15 +540,15 @@ class LocalCloud:
         self._saved_log_level = engine_log.level
         engine_log.setLevel(logging.CRITICAL)
         if not self.validate_definition:
-            from moto.stepfunctions.parser.models import StepFunctionsParserBackend as _Backend
+            _Backend = _sfn_backend_class()
             self._saved_validate = _Backend.__dict__["_validate_definition"]
             _Backend._validate_definition = staticmethod(lambda definition: None)
-        from moto.stepfunctions.parser.models import StepFunctionsParserBackend as _Stopper
+        _Stopper = _sfn_backend_class()
         # (defined on its base class in moto 5.2.5: restored by removing the override)
         self._saved_stop = _Stopper.__dict__.get("stop_execution", _INHERITED)
         saved, cloud = _Stopper.stop_execution, self
 
-        def stop_execution(backend, execution_arn):
+        def stop_execution(backend: Any, execution_arn: Any) -> Any:
             out = saved(backend, execution_arn)
             cloud._stopped(execution_arn)
             return out
@@ -543,10 +564,10 @@ class LocalCloud:
             raise
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def close(self):
+    def close(self) -> None:
         self._closing = True
         for thread in list(self.cancelled.values()):
             thread.join(CANCEL_WAIT_S + 10)
@@ -554,7 +575,7 @@ class LocalCloud:
             self._processes.close()   # from now on calls fail fast (Runtime.Cancelled)
         self._drain()
         if self._saved_stop is not None:
-            from moto.stepfunctions.parser.models import StepFunctionsParserBackend as _Stopper
+            _Stopper = _sfn_backend_class()
             if self._saved_stop is _INHERITED:
                 del _Stopper.stop_execution
             else:
@@ -568,7 +589,7 @@ class LocalCloud:
             self._mock.stop()
             self._mock = None
         if self._saved_validate is not None:
-            from moto.stepfunctions.parser.models import StepFunctionsParserBackend as _Backend
+            _Backend = _sfn_backend_class()
             _Backend._validate_definition = self._saved_validate
             self._saved_validate = None
         if self._saved_log_level is not None:
@@ -581,7 +602,7 @@ class LocalCloud:
                 os.environ[key] = value
         self._saved_env = {}
 
-    def _drain(self, timeout_s=20.0):
+    def _drain(self, timeout_s: float = 20.0) -> None:
         """Stop the executions still running and wait for the engine to finish them: its
         threads must not outlive the emulation (they would call real AWS endpoints)."""
         sfn = getattr(self, "sfn", None)
@@ -618,37 +639,46 @@ class LocalCloud:
             request = json.loads(self.sfn.describe_execution(executionArn=arn).get("input") or "{}")
             if not request.get("store"):
                 return  # started by the local runner (which stops its executions itself)
-            self._processes.stop_campaign(cid)
+            processes = self.processes
+            processes.stop_campaign(cid)
             deadline = time.monotonic() + CANCEL_WAIT_S
-            while self._processes.of_campaign(cid) and time.monotonic() < deadline:
+            while processes.of_campaign(cid) and time.monotonic() < deadline:
                 time.sleep(0.1)
-            self._processes.stop_campaign(cid)  # a call that started meanwhile
-            while self._processes.of_campaign(cid) and time.monotonic() < deadline:
+            processes.stop_campaign(cid)  # a call that started meanwhile
+            while processes.of_campaign(cid) and time.monotonic() < deadline:
                 time.sleep(0.1)
             self.invoke("AggregateFunction", {"store": request["store"], "campaign_id": cid,
                                               "interrupted": "cancelled"})
         except Exception as err:  # no plan yet (nothing measured), the emulation closing
             logging.getLogger(__name__).info("campaign %s cancelled; not aggregated: %s", cid, err)
 
-    def _set_env(self, key, value):
+    def _set_env(self, key: Any, value: Any) -> None:
         self._saved_env.setdefault(key, os.environ.get(key))
         os.environ[key] = value
 
-    def _start_server(self):
+    def _start_server(self) -> None:
         from moto.server import ThreadedMotoServer
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
-        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-        self._server.start()
-        host, port = self._server._server.server_address  # private, moto pinned at 5.2.5
+        server: Any = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self._server = server
+        server.start()
+        host, port = server._server.server_address  # private, moto pinned at 5.2.5
         self.endpoint = f"http://{host}:{port}"
 
+    @property
+    def processes(self) -> FunctionProcesses:
+        """The functions' processes (made as the emulation starts)."""
+        if self._processes is None:
+            raise DbswarmError("the local emulation has not started (use LocalCloud as a context manager)")
+        return self._processes
+
     # -- clients ------------------------------------------------------------------------------
-    def client(self, service: str):
+    def client(self, service: str) -> Any:
         """A client of the emulated service (intercepted by moto)."""
         return _emulation_session().client(service, region_name=REGION,
                                            **{k.lower(): v for k, v in FAKE_KEYS.items()})
 
-    def external_client(self, service: str, endpoint_url: Optional[str] = None):
+    def external_client(self, service: str, endpoint_url: Optional[str] = None) -> Any:
         """A client moto never intercepts, with the caller's own credentials and endpoint
         (what a results store outside the emulation needs)."""
         import boto3
@@ -668,10 +698,10 @@ class LocalCloud:
         return c
 
     # -- deployment ---------------------------------------------------------------------------
-    def bucket(self, logical_id="ResultsBucket") -> str:
+    def bucket(self, logical_id: str = "ResultsBucket") -> str:
         return self.app.physical_name(logical_id)
 
-    def _deploy(self):
+    def _deploy(self) -> None:
         iam = self.client("iam")
         trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
                                                          "Principal": {"Service": ["lambda.amazonaws.com",
@@ -698,7 +728,7 @@ class LocalCloud:
     def state_machine_arn(self) -> str:
         return self.machine.arn
 
-    def function_environment(self, function) -> dict:
+    def function_environment(self, function: Any) -> dict:
         """The environment a function's process gets (function: logical id or FunctionSpec)."""
         spec = function if isinstance(function, FunctionSpec) else self.functions[function]
         env = dict(self.base_env)
@@ -720,7 +750,7 @@ class LocalCloud:
         return env
 
     # -- calls ------------------------------------------------------------------------------
-    def run_function(self, spec: FunctionSpec, body, direct: bool = False) -> tuple[Optional[str], Optional[dict]]:
+    def run_function(self, spec: FunctionSpec, body: Any, direct: bool = False) -> tuple[Optional[str], Optional[dict]]:
         """One invocation (called on the engine's thread): (payload JSON, None) or (None, error)."""
         if isinstance(body, bytes):
             body = body.decode()
@@ -740,7 +770,7 @@ class LocalCloud:
             self.running[spec.logical_id] += 1
             self.peak[spec.logical_id] = max(self.peak[spec.logical_id], self.running[spec.logical_id])
         try:
-            status, value = self._processes.call(job, spec.timeout)
+            status, value = self.processes.call(job, spec.timeout)
         finally:
             with self._stats_lock:
                 self.running[spec.logical_id] -= 1
@@ -753,11 +783,12 @@ class LocalCloud:
             result = self.after_call(spec.logical_id, event, result, error)
         return (json.dumps(result), None) if error is None else (None, error)
 
-    def invoke(self, logical_id: str, event: dict):
+    def invoke(self, logical_id: str, event: dict) -> Any:
         """Call one function directly (as `sam remote invoke` would); raises on its error."""
         payload, error = self.run_function(self.functions[logical_id], json.dumps(event), direct=True)
         if error:
             raise DbswarmError(f"{logical_id} failed: {error['errorType']}: {error['errorMessage']}")
+        assert payload is not None  # run_function answers a payload or an error
         return json.loads(payload)
 
     # -- executions ---------------------------------------------------------------------------
@@ -769,7 +800,8 @@ class LocalCloud:
     def describe(self, arn: str) -> dict:
         return self.sfn.describe_execution(executionArn=arn)
 
-    def wait(self, arn: str, tick: Optional[Callable] = None, poll_s=0.1, timeout_s: Optional[float] = None) -> dict:
+    def wait(self, arn: str, tick: Optional[Callable] = None, poll_s: float = 0.1,
+             timeout_s: Optional[float] = None) -> dict:
         t0 = time.monotonic()
         while True:
             desc = self.describe(arn)
@@ -781,11 +813,11 @@ class LocalCloud:
                 tick()
             time.sleep(poll_s)
 
-    def stop(self, arn: str, cause="stopped locally"):
+    def stop(self, arn: str, cause: str = "stopped locally") -> None:
         try:
             self.sfn.stop_execution(executionArn=arn, error="dbswarm.Cancelled", cause=cause)
         finally:
-            self._processes.close()
+            self.processes.close()
 
     def history(self, arn: str) -> list[dict]:
         return _history(self.sfn, arn)
@@ -816,11 +848,11 @@ class LocalCloud:
         }
 
 
-def _history(sfn, arn: str) -> list[dict]:
+def _history(sfn: Any, arn: str) -> list[dict]:
     """An execution's whole history, page by page."""
     events, token = [], None
     while True:
-        kw = {"nextToken": token} if token else {}
+        kw: dict[str, Any] = {"nextToken": token} if token else {}
         page = sfn.get_execution_history(executionArn=arn, maxResults=1000, **kw)
         events += page["events"]
         token = page.get("nextToken")
@@ -839,11 +871,11 @@ def _history_summary(events: list[dict]) -> tuple[Counter, Counter, list[dict]]:
     return entered, kinds, failures
 
 
-def _iso(value):
+def _iso(value: Any) -> Any:
     return value.isoformat() if hasattr(value, "isoformat") else value
 
 
-def _zip_folder(folder) -> bytes:
+def _zip_folder(folder: Any) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         for root, _, files in os.walk(folder):

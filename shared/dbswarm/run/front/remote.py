@@ -8,6 +8,7 @@ outputs ApiUrl, StateMachineArn and ResultsBucketName).
 """
 from __future__ import annotations
 
+import argparse
 import builtins
 import json
 import os
@@ -16,7 +17,7 @@ import sys
 import time
 import urllib.parse
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from dbswarm.errors import CampaignError, DbswarmError
 
@@ -24,29 +25,29 @@ DOWNLOAD_SKIP = ("runs/", "sqlite/")
 
 
 
-def _api():
-    """dbswarm.run.api, imported when a deployment is driven through its state machine (it
+def _api() -> Any:
+    """dbswarm.run.front.api, imported when a deployment is driven through its state machine (it
     imports the library and boto3: `dbswarm --help` need not)."""
-    from dbswarm.run import api  # noqa: PLC0415
+    from dbswarm.run.front import api  # noqa: PLC0415
     return api
 
 class ApiClient:
     """Requests to the campaigns API, signed with SigV4 for the execute-api service."""
 
-    def __init__(self, url: str, region: Optional[str] = None, session=None):
+    def __init__(self, url: str, region: Optional[str] = None, session: Any = None) -> None:
         self.url = url.rstrip("/")
         m = re.search(r"\.execute-api\.([a-z0-9-]+)\.", self.url)
         self._session = session
         self.region = region or (m.group(1) if m else None) or self.session.region_name or "us-east-1"
 
     @property
-    def session(self):
+    def session(self) -> Any:
         if self._session is None:
             import boto3  # noqa: PLC0415 (the remote commands only: seconds to import)
             self._session = boto3.Session()
         return self._session
 
-    def request(self, method: str, path: str, body: Optional[str] = None, query: Optional[dict] = None):
+    def request(self, method: str, path: str, body: Optional[str] = None, query: Optional[dict] = None) -> Any:
         from botocore.auth import SigV4Auth  # noqa: PLC0415 (as boto3)
         from botocore.awsrequest import AWSRequest  # noqa: PLC0415
         url = self.url + path
@@ -77,7 +78,7 @@ class ApiClient:
 class Remote:
     """One deployment, through the API or directly; every method returns the API's document."""
 
-    def __init__(self, api_url=None, state_machine=None, results=None):
+    def __init__(self, api_url: Any = None, state_machine: Any = None, results: Any = None) -> None:
         api_url = api_url or (None if state_machine else os.environ.get("DBSWARM_API"))
         state_machine = state_machine or (None if api_url else os.environ.get("DBSWARM_STATE_MACHINE"))
         if not api_url and not state_machine:
@@ -93,7 +94,7 @@ class Remote:
             from dbswarm.results.store import open_store  # noqa: PLC0415 (boto3: only when a deployment is used)
             self.dep = _api().Deployment(state_machine, open_store(results))
 
-    def _call(self, method, path, body=None, query=None, local=None):
+    def _call(self, method: Any, path: Any, body: Any = None, query: Any = None, local: Any = None) -> Any:
         if self.client is None:
             try:
                 return local()
@@ -106,23 +107,23 @@ class Remote:
             raise DbswarmError(f"{method} {path}: HTTP {code}: {doc.get('error') or doc.get('message') or doc}")
         return doc
 
-    def submit(self, text, max_call_seconds=None, lead_seconds=None):
+    def submit(self, text: Any, max_call_seconds: Any = None, lead_seconds: Any = None) -> Any:
         return self._call("POST", "/campaigns", text,
                           {"max_call_seconds": max_call_seconds, "lead_seconds": lead_seconds},
                           lambda: _api().submit(self.dep, text, max_call_seconds=max_call_seconds,
                                              lead_seconds=lead_seconds))
 
-    def status(self, cid):
+    def status(self, cid: str) -> Any:
         return self._call("GET", f"/campaigns/{cid}", local=lambda: _api().status(self.dep, cid))
 
-    def cancel(self, cid):
+    def cancel(self, cid: str) -> Any:
         return self._call("DELETE", f"/campaigns/{cid}", local=lambda: _api().cancel(self.dep, cid))
 
-    def list(self, limit=20):
+    def list(self, limit: int = 20) -> Any:
         return self._call("GET", "/campaigns", query={"limit": limit},
                           local=lambda: _api().list_campaigns(self.dep, limit))
 
-    def download(self, cid, into: Path) -> "builtins.list[Path]":  # list: the method above
+    def download(self, cid: str, into: Path) -> "builtins.list[Path]":  # list: the method above
         """The campaign's result files (not the shard files) into ``into``."""
         into.mkdir(parents=True, exist_ok=True)
         written = []
@@ -154,11 +155,11 @@ class Remote:
 
 # ---- commands -------------------------------------------------------------------------------
 
-def _remote(args) -> Remote:
+def _remote(args: argparse.Namespace) -> Remote:
     return Remote(args.api, args.state_machine, args.results)
 
 
-def cmd_submit(args):
+def cmd_submit(args: argparse.Namespace) -> Any:
     text = Path(args.campaign).read_text() if args.campaign != "-" else sys.stdin.read()
     remote = _remote(args)
     out = remote.submit(text, args.max_call_seconds, args.lead_seconds)
@@ -173,7 +174,7 @@ def cmd_submit(args):
     return 0
 
 
-def _wait(remote, cid, args):
+def _wait(remote: Any, cid: str, args: argparse.Namespace) -> Any:
     last = None
     while True:
         doc = remote.status(cid)
@@ -186,7 +187,7 @@ def _wait(remote, cid, args):
         time.sleep(args.poll)
 
 
-def _progress_line(doc):
+def _progress_line(doc: dict) -> Any:
     parts = []
     for run in (doc.get("progress") or {}).get("runs", []):
         for phase, p in run["phases"].items():
@@ -196,11 +197,11 @@ def _progress_line(doc):
     return f"{doc['id']}: {doc['status']}" + (f" · {', '.join(parts[-3:])}" if parts else "")
 
 
-def cmd_status(args):
+def cmd_status(args: argparse.Namespace) -> Any:
     return _print_status(_remote(args).status(args.id), args)
 
 
-def _print_status(doc, args):
+def _print_status(doc: dict, args: argparse.Namespace) -> Any:
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
@@ -224,11 +225,11 @@ def _print_status(doc, args):
     return 4 if (doc.get("result") or {}).get("verdict") == "regressed" else 3
 
 
-def cmd_cancel(args):
+def cmd_cancel(args: argparse.Namespace) -> Any:
     if not (args.api or args.state_machine or os.environ.get("DBSWARM_API")
             or os.environ.get("DBSWARM_STATE_MACHINE")):
         # no deployment named: a campaign `dbswarm run` is running on this machine
-        from dbswarm.run.interrupt import cancel_local  # noqa: PLC0415
+        from dbswarm.run.runtime.interrupt import cancel_local  # noqa: PLC0415
         pid = cancel_local(args.id)
         doc = {"id": args.id, "status": "CANCELLED", "runner_pid": pid,
                "note": "its shards stop at their next operation; what they measured is aggregated"}
@@ -239,7 +240,7 @@ def cmd_cancel(args):
     return 0
 
 
-def cmd_results(args):
+def cmd_results(args: argparse.Namespace) -> Any:
     into = Path(args.out) / args.id
     written = _remote(args).download(args.id, into)
     for p in written:
@@ -247,7 +248,7 @@ def cmd_results(args):
     return 0
 
 
-def cmd_list(args):
+def cmd_list(args: argparse.Namespace) -> Any:
     doc = _remote(args).list(args.limit)
     if args.json:
         print(json.dumps(doc, indent=1))
@@ -257,8 +258,8 @@ def cmd_list(args):
     return 0
 
 
-def add_remote_commands(sub):
-    def target(p):
+def add_remote_commands(sub: Any) -> None:
+    def target(p: Any) -> None:
         p.add_argument("--api", help="the campaigns API URL (stack output ApiUrl; or DBSWARM_API)")
         p.add_argument("--state-machine", help="the campaign state machine ARN (stack output StateMachineArn; "
                        "or DBSWARM_STATE_MACHINE)")

@@ -4,7 +4,7 @@
 the state machine (its ASL definition with ``DefinitionSubstitutions`` applied) and the
 schedules (their ``Input``) of a SAM template, resolving the intrinsic functions the
 template uses (Ref, GetAtt, Sub, If, Join, Equals, Not, Select, Split) against
-parameters and made-up physical names. ``dbswarm.run.emulator`` builds its emulation from
+parameters and made-up physical names. ``dbswarm.run.runtime.emulator`` builds its emulation from
 this; the tests check the template and the ASL with it.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dbswarm.errors import DbswarmError
 
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_.:]+)\}")
 NO_VALUE = object()
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[4]
 
 
 class TemplateError(DbswarmError):
@@ -34,10 +34,10 @@ class _CfnLoader(yaml.SafeLoader):
     pass
 
 
-def _tag(name):
+def _tag(name: Any) -> Any:
     long = "Ref" if name == "Ref" else f"Fn::{name}"
 
-    def construct(loader, node):
+    def construct(loader: Any, node: Any) -> Any:
         if isinstance(node, yaml.ScalarNode):
             value = loader.construct_scalar(node)
             if name == "GetAtt":
@@ -55,7 +55,7 @@ for _name in ("Ref", "GetAtt", "Sub", "If", "Join", "Equals", "Not", "And", "Or"
     _CfnLoader.add_constructor(f"!{_name}", _tag(_name))
 
 
-def load_yaml(path) -> dict:
+def load_yaml(path: Any) -> dict:
     with open(path) as fh:
         return yaml.load(fh, Loader=_CfnLoader)
 
@@ -108,8 +108,8 @@ class ScheduleSpec:
 
 
 class SamApp:
-    def __init__(self, path=None, parameters: Optional[dict] = None, *, stack_name="dbswarm",
-                 region="us-east-1", account="123456789012"):
+    def __init__(self, path: Any = None, parameters: Optional[dict] = None, *, stack_name: str = "dbswarm",
+                 region: str = "us-east-1", account: str = "123456789012") -> None:
         self.path = Path(path or REPO_ROOT / "template.yaml").resolve()
         self.root = self.path.parent
         self.doc = load_yaml(self.path)
@@ -119,7 +119,7 @@ class SamApp:
         self._conditions: dict = {}
 
     # -- parameters and names ----------------------------------------------------------
-    def _parameters(self, given) -> dict:
+    def _parameters(self, given: Any) -> dict:
         out = {}
         declared = self.doc.get("Parameters") or {}
         unknown = set(given) - set(declared)
@@ -166,7 +166,7 @@ class SamApp:
         return f"arn:aws:cloudformation:{self.region}:{self.account}:{name}"
 
     # -- intrinsic functions ---------------------------------------------------------------
-    def _ref(self, name):
+    def _ref(self, name: Any) -> Any:
         pseudo = {"AWS::Region": self.region, "AWS::AccountId": self.account, "AWS::Partition": "aws",
                   "AWS::StackName": self.stack_name, "AWS::URLSuffix": "amazonaws.com",
                   "AWS::StackId": f"arn:aws:cloudformation:{self.region}:{self.account}:stack/{self.stack_name}/0",
@@ -182,7 +182,7 @@ class SamApp:
             return self.physical_name(name)
         raise TemplateError(f"Ref to unknown name {name!r}")
 
-    def _getatt(self, logical_id, attr):
+    def _getatt(self, logical_id: Any, attr: Any) -> Any:
         if logical_id not in self.resources:
             raise TemplateError(f"GetAtt of unknown resource {logical_id!r}")
         if attr == "Arn":
@@ -192,7 +192,7 @@ class SamApp:
         raise TemplateError(f"GetAtt {logical_id}.{attr} is not supported by the local loader")
 
     def _sub(self, template: str, variables: dict) -> str:
-        def one(m):
+        def one(m: Any) -> Any:
             key = m.group(1)
             if key.startswith("!"):
                 return "${" + key[1:] + "}"
@@ -203,7 +203,7 @@ class SamApp:
             return str(self._ref(key))
         return re.sub(r"\$\{(!?[A-Za-z0-9_.:]+)\}", one, template)
 
-    def condition(self, name) -> bool:
+    def condition(self, name: Any) -> bool:
         if name not in self._conditions:
             decl = (self.doc.get("Conditions") or {}).get(name)
             if decl is None:
@@ -256,7 +256,7 @@ class SamApp:
         return {k: r for k, r in ((k, self.resolve(v)) for k, v in value.items()) if r is not NO_VALUE}
 
     # -- resources ---------------------------------------------------------------------
-    def _of_type(self, *kinds) -> list[str]:
+    def _of_type(self, *kinds: Any) -> list[str]:
         return [k for k, r in self.resources.items() if r.get("Type") in kinds]
 
     def functions(self) -> dict[str, FunctionSpec]:
@@ -268,7 +268,7 @@ class SamApp:
             env.update(((props.get("Environment") or {}).get("Variables") or {}))
             spec_env = {k: str(v) for k, v in self.resolve(env).items()}
 
-            def prop(name, default=None, props=props):
+            def prop(name: Any, default: Any = None, props: Any = props) -> Any:
                 return self.resolve(props[name]) if name in props else self.resolve(glob.get(name, default))
             code = prop("CodeUri")
             if not isinstance(code, str):
@@ -319,7 +319,7 @@ def placeholders(text: str) -> set[str]:
     return set(PLACEHOLDER.findall(text))
 
 
-def substitute(text: str, substitutions: dict, where="definition") -> str:
+def substitute(text: str, substitutions: dict, where: str = "definition") -> str:
     """DefinitionSubstitutions applied as Step Functions does; every ${...} must have a value."""
     missing = placeholders(text) - set(substitutions)
     if missing:

@@ -10,7 +10,7 @@ continues from its shard file's checkpoint; bad input (exit 2) fails the index a
 Credentials never appear inline: the object store's keys and the database password come from
 Kubernetes Secrets by name (``secretKeyRef``), or from the pods' service account (IRSA, workload
 identity) when no Secret is named. Submitting, following and deleting them through the API:
-``dbswarm.run.kubernetes_api``.
+``dbswarm.run.front.kubernetes_api``.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def object_base(text: str) -> str:
     return (out[:52].rstrip("-")) or "dbswarm"
 
 
-def _env_refs(campaign) -> list[str]:
+def _env_refs(campaign: Any) -> list[str]:
     """The environment variables the campaign's password references read; a password given
     inline or by file cannot be rendered as a Secret reference."""
     names = []

@@ -14,7 +14,7 @@ import json
 import sys
 import threading
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from dbswarm import bindings
 from dbswarm.bindings.base import Connection
@@ -45,7 +45,7 @@ def check_parallel(connect: Callable, warehouses: int, after_load: bool = False,
     lock = threading.Lock()
     tally = {"checked": 0, "failures": 0}
 
-    def one(i, first, end):
+    def one(i: int, first: Any, end: Any) -> None:
         b = connect()
         try:
             for wh in range(first, end):
@@ -64,7 +64,7 @@ def check_parallel(connect: Callable, warehouses: int, after_load: bool = False,
     return check_result([f for part in found for f in part], warehouses, after_load, time.time() - t0)
 
 
-def check_campaign(source, after_load: bool = False, jobs: Optional[int] = None,
+def check_campaign(source: Any, after_load: bool = False, jobs: Optional[int] = None,
                    progress: Optional[Callable[[str, int, int, int, int], None]] = None) -> list[dict]:
     """The consistency conditions on the target of every TPC-C run of a campaign file. One entry
     per run: {"run_id", "label", "check": ``check_result``'s dict}. ``progress(label, warehouse,
@@ -81,7 +81,7 @@ def check_campaign(source, after_load: bool = False, jobs: Optional[int] = None,
         conn = Connection(engine=t.engine, url=t.url, password=password, options=dict(t.options or {}),
                           display=redact_url(t.url) or t.engine)
 
-        def connect(conn=conn):
+        def connect(conn: Any = conn) -> Any:
             b = bindings.get(conn.engine)(conn)
             b.connect()
             return b
@@ -91,7 +91,7 @@ def check_campaign(source, after_load: bool = False, jobs: Optional[int] = None,
     return out
 
 
-def stderr_progress(label, warehouse, checked, total, failures):
+def stderr_progress(label: Any, warehouse: Any, checked: Any, total: Any, failures: Any) -> None:
     """A progress line on stderr per warehouse checked (``dbswarm check``)."""
     print(f"check {label}: warehouse {warehouse} checked ({checked}/{total}, {failures} failure"
           f"{'' if failures == 1 else 's'} so far)", file=sys.stderr, flush=True)

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
+
+from dbswarm.results.store import Store
 
 ALIVE_S = 0.5
 
 
-def path_of(store, key: str) -> Optional[Path]:
+def path_of(store: Store, key: str) -> Optional[Path]:
     """The sign-of-life file of the shard file ``key`` (None: not a local results folder)."""
     root = getattr(store, "local_root", None)
     if root is None:
@@ -22,7 +24,7 @@ def path_of(store, key: str) -> Optional[Path]:
     return Path(root) / (key[:-len(".json")] + ".alive" if key.endswith(".json") else key + ".alive")
 
 
-def last_alive(store, key: str, segment: int) -> Optional[float]:
+def last_alive(store: Store, key: str, segment: int) -> Optional[float]:
     """When the call that writes segment ``segment`` of the shard was last seen alive (epoch
     seconds), or None (no sign of life, or one of another call: a later call that died before
     its first write says nothing of when this one died)."""
@@ -39,7 +41,7 @@ class Alive:
     """``with Alive(store, key, segment):`` the call's sign of life, set again every ALIVE_S until it ends
     (its last time is the end's, which the shard file's end records anyway)."""
 
-    def __init__(self, store, key: str, segment: int):
+    def __init__(self, store: Store, key: str, segment: int) -> None:
         self.path = path_of(store, key)
         self.segment = segment  # the segment this call writes: the file's content
         self._stop = threading.Event()
@@ -65,7 +67,7 @@ class Alive:
             self._thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2)

@@ -28,7 +28,7 @@ class _Doc(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     @classmethod
-    def of(cls, data):
+    def of(cls, data: Any) -> Any:
         if isinstance(data, cls):
             return data
         try:
@@ -42,8 +42,8 @@ class _Doc(BaseModel):
         return self.model_dump(mode="json")
 
 
-def _version(known: int):
-    def check(cls, v):
+def _version(known: int) -> Any:
+    def check(cls: Any, v: Any) -> Any:
         if v > known:
             raise ValueError(f"schema_version {v} is newer than this dbswarm reads ({known}): upgrade dbswarm")
         return v

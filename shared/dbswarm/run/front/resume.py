@@ -15,19 +15,19 @@ import os
 import shutil
 import tempfile
 import threading
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from dbswarm.engine import checks
 from dbswarm.errors import DbswarmError
 from dbswarm.results.aggregate import shard_key
-from dbswarm.results.store import open_store
-from dbswarm.run import service
-from dbswarm.run.emulator import LocalCloud
-from dbswarm.run.interrupt import FENCE_ENV, STOP_FILE_ENV, GracefulStop, claim_campaign, fence_path
-from dbswarm.run.local import local_parameters, template_path
+from dbswarm.results.store import Store, open_store
+from dbswarm.run.runtime import service
+from dbswarm.run.runtime.emulator import LocalCloud
+from dbswarm.run.runtime.interrupt import FENCE_ENV, STOP_FILE_ENV, GracefulStop, claim_campaign, fence_path
+from dbswarm.run.runtime.local import local_parameters, template_path
 
 
-def _shard_state(store, cid, run_id, phase, i):
+def _shard_state(store: Store, cid: str, run_id: str, phase: str, i: int) -> Any:
     try:
         doc = store.get_json(shard_key(store, cid, run_id, phase, i))
     except KeyError:
@@ -88,7 +88,8 @@ def resume_campaign(campaign_id: str, results: Optional[str] = None, log: Callab
     return out
 
 
-def _resume_phase(cloud, store, base: dict, run, ph: str, states: dict, stopper, log: Callable,
+def _resume_phase(cloud: LocalCloud, store: Store, base: dict, run: Any, ph: str, states: dict, stopper: Any,
+                  log: Callable,
                   lead_seconds: float) -> int:
     """One phase of a run resumed: its shards not done run (from their checkpoints), between
     the phase's window edges; after the load, its after_load step. Returns the shards run."""
@@ -118,7 +119,7 @@ def _resume_phase(cloud, store, base: dict, run, ph: str, states: dict, stopper,
     return len(todo)
 
 
-def _after_load(cloud, base: dict, run_id: str) -> None:
+def _after_load(cloud: LocalCloud, base: dict, run_id: str) -> None:
     """The step after the load (secondary indexes: each family builds those that do not exist)
     and its consistency check, as the state machine's CheckRanges + CheckMerge."""
     step = cloud.invoke("PrepareFunction", dict(base, run_id=run_id, stage="after_load"))
@@ -126,7 +127,7 @@ def _after_load(cloud, base: dict, run_id: str) -> None:
                  dict(base, run_id=run_id, stage="after_load"), step.get("check_ranges") or [])
 
 
-def _after_load_missing(store, campaign_id: str, run, run_states: Optional[list]) -> bool:
+def _after_load_missing(store: Store, campaign_id: str, run: Any, run_states: Optional[list]) -> bool:
     """The load is done but its after_load step never finished: no ``prepare-after_load.json``
     (the prepare function writes it once the stage's work is done, never before), and the run
     phase has not begun (a run phase that already ran without the indexes measured what it
@@ -136,7 +137,7 @@ def _after_load_missing(store, campaign_id: str, run, run_states: Optional[list]
     return not _has(store, store.key(campaign_id, "runs", run.run_id, "prepare-after_load.json"))
 
 
-def _has(store, key) -> bool:
+def _has(store: Store, key: Any) -> bool:
     try:
         store.get_json(key)
     except KeyError:
@@ -144,10 +145,10 @@ def _has(store, key) -> bool:
     return True
 
 
-def _cleaned_up(store, campaign_id, plan) -> list[str]:
+def _cleaned_up(store: Store, campaign_id: str, plan: Any) -> list[str]:
     """Runs with a shard still to do whose cleanup stage already ran (it dropped their tables:
     resuming would measure errors against missing tables, and call that the cause)."""
-    out = []
+    out: list[str] = []
     if "cleanup" not in plan.phases:
         return out
     for run in plan.runs:
@@ -165,11 +166,11 @@ def _cleaned_up(store, campaign_id, plan) -> list[str]:
     return out
 
 
-def _run_shards(cloud, event, todo) -> list[str]:
+def _run_shards(cloud: LocalCloud, event: dict, todo: Any) -> list[str]:
     """Each shard in its own thread, calling the worker function (a process per call) until done."""
     errors = []
 
-    def one(i, checkpoint):
+    def one(i: int, checkpoint: Any) -> None:
         ev = dict(event, shard=i, checkpoint=checkpoint)
         try:
             while True:

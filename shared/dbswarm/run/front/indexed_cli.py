@@ -1,5 +1,5 @@
 """The indexed path's commands: ``coordinate``, ``worker``, ``step`` and ``kubernetes``
-(docs/kubernetes.md). The library is ``dbswarm.run.indexed`` and ``dbswarm.run.kubernetes``."""
+(docs/kubernetes.md). The library is ``dbswarm.run.runtime.indexed`` and ``dbswarm.run.front.kubernetes``."""
 from __future__ import annotations
 
 import argparse
@@ -15,7 +15,7 @@ def _log(msg: str) -> None:
 
 
 def cmd_coordinate(args: argparse.Namespace) -> int:
-    from dbswarm.run import indexed  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
+    from dbswarm.run.runtime import indexed  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
     if args.phase_timeout <= 0:
         raise DbswarmError(f"--phase-timeout: expected seconds > 0, got {args.phase_timeout:g}")
     if args.workers is not None and args.workers < 1:
@@ -28,7 +28,7 @@ def cmd_coordinate(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     import signal  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
 
-    from dbswarm.run import indexed, interrupt  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
+    from dbswarm.run.runtime import indexed, interrupt  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
     index = indexed.shard_index(args.shard)
     # SIGTERM (a pod evicted, a job cancelled): the shard stops between operations and writes what it
     # measured; started again, the index continues from that file
@@ -43,7 +43,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def _steps() -> dict[str, Callable[[dict], Any]]:
-    from dbswarm.run import service  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
+    from dbswarm.run.runtime import service  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
     return {"plan": service.plan_campaign, "prepare": service.prepare_run, "arm": service.arm,
             "window": service.window, "shard": service.run_shard, "record-failure": service.record_shard_failure,
             "check": service.check_call, "next": service.next_step, "aggregate": service.aggregate_campaign,
@@ -78,8 +78,8 @@ def cmd_kubernetes(args: argparse.Namespace) -> int:
         raise DbswarmError(f"dbswarm kubernetes {args.campaign} {args.id}: one campaign file, or `follow ID` / "
                            "`delete ID`")
     from dbswarm.campaign.spec import load_campaign  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
-    from dbswarm.run import kubernetes  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
-    from dbswarm.run.service import new_campaign_id  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
+    from dbswarm.run.front import kubernetes  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
+    from dbswarm.run.runtime.service import new_campaign_id  # noqa: PLC0415 (the CLI's start-up: imported when the command runs)
     if not args.results:
         raise DbswarmError("--results: give the s3://bucket/prefix the pods share")
     cid = args.campaign_id or new_campaign_id(load_campaign(args.campaign)[0].name)
@@ -100,7 +100,7 @@ def cmd_kubernetes(args: argparse.Namespace) -> int:
         if args.follow:
             raise DbswarmError("--follow: follows what --apply submits (or `dbswarm kubernetes follow ID`)")
         return 0
-    from dbswarm.run import kubernetes_api  # noqa: PLC0415 (the optional Kubernetes client: when submitting)
+    from dbswarm.run.front import kubernetes_api  # noqa: PLC0415 (the optional Kubernetes client: when submitting)
     cluster = kubernetes_api.connect(args.namespace, args.kubeconfig, args.context)
     kubernetes_api.apply(cluster, manifests, _log)
     _log(f"campaign {cid} submitted to {cluster.host}, namespace {args.namespace}"
@@ -115,7 +115,7 @@ def _kubernetes_action(args: argparse.Namespace) -> int:
     """`dbswarm kubernetes follow ID` and `dbswarm kubernetes delete ID`."""
     if not args.id:
         raise DbswarmError(f"dbswarm kubernetes {args.campaign}: name the campaign id (ID)")
-    from dbswarm.run import kubernetes_api  # noqa: PLC0415 (the optional Kubernetes client: when asked for)
+    from dbswarm.run.front import kubernetes_api  # noqa: PLC0415 (the optional Kubernetes client: when asked for)
     if args.campaign == "delete":
         cluster = kubernetes_api.connect(args.namespace, args.kubeconfig, args.context)
         kubernetes_api.delete(cluster, args.id, _log)

@@ -23,25 +23,25 @@ import os
 import re
 import time
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
-from dbswarm.campaign.admission import (
+from dbswarm.campaign.admission import check_targets
+from dbswarm.campaign.cost import check_max_cost, estimate
+from dbswarm.campaign.limits import (
     MAX_BODY_BYTES,
     MAX_CALL_SECONDS,
     MAX_LEAD_SECONDS,
-    check_targets,
     positive_int,
     positive_number,
     threads_per_shard_problems,
 )
-from dbswarm.campaign.cost import check_max_cost, estimate
 from dbswarm.campaign.plan import check_shard_limit, plan_run
 from dbswarm.campaign.spec import check_deployed_references, load_campaign, read_campaign_data, workload_file_refs
 from dbswarm.credentials.redact import redact_message
+from dbswarm.documents import Plan
 from dbswarm.errors import CampaignError, DbswarmError
-from dbswarm.results.documents import Plan
 from dbswarm.results.store import S3Store, Store, open_store
-from dbswarm.run.service import new_campaign_id, release_locks
+from dbswarm.run.runtime.service import new_campaign_id, release_locks
 
 LIST_LIMIT = 50
 URL_EXPIRES_S = 3600
@@ -75,7 +75,7 @@ class Deployment:
                    allowed_targets=os.environ.get("DBSWARM_ALLOWED_TARGETS") or None)
 
     @property
-    def sfn(self):
+    def sfn(self) -> Any:
         if self._sfn is None:
             import boto3  # noqa: PLC0415 (in the cloud only: seconds to import)
             self._sfn = boto3.client("stepfunctions", region_name=self.state_machine_arn.split(":")[3])
@@ -116,7 +116,7 @@ def submit(dep: Deployment, text: str, *, max_call_seconds: Optional[float] = No
     key = dep.store.key(cid, "submitted.yaml")
     text = text if text.endswith("\n") else text + "\n"  # read back as text, never as a path
     dep.store.put_text(key, text, "application/yaml")
-    request = {"campaign_key": key, "store": dep.store.url, "results": dep.store.url}
+    request: dict[str, Any] = {"campaign_key": key, "store": dep.store.url, "results": dep.store.url}
     if max_call_seconds:
         request["max_call_seconds"] = float(max_call_seconds)
     if lead_seconds:
@@ -257,7 +257,7 @@ def result_files(store: Store, campaign_id: str) -> dict:
     return out
 
 
-def _describe(dep, campaign_id):
+def _describe(dep: Any, campaign_id: str) -> Any:
     arn = dep.execution_arn(campaign_id)
     try:
         return dep.sfn.describe_execution(executionArn=arn)
@@ -268,12 +268,12 @@ def _describe(dep, campaign_id):
         raise
 
 
-def _links(dep, cid):
+def _links(dep: Any, cid: str) -> Any:
     return {"self": f"/campaigns/{cid}", "result": dep.store.location(dep.store.key(cid, "result.json")),
             "report": dep.store.location(dep.store.key(cid, "report.html"))}
 
 
-def _iso(value):
+def _iso(value: Any) -> Any:
     return value.isoformat() if hasattr(value, "isoformat") else value
 
 
@@ -316,7 +316,7 @@ def handle(event: dict, dep: Optional[Deployment] = None) -> dict:
         return _response(400, {"error": redact_message(str(err))})
 
 
-def _route(event):
+def _route(event: dict) -> Any:
     """(method, "/campaigns" | "/campaigns/{id}" | None, id) for HTTP API 2.0 and 1.0/APIG events."""
     method = ((event.get("requestContext") or {}).get("http") or {}).get("method") or event.get("httpMethod") or ""
     path = event.get("rawPath") or event.get("path") or ""
@@ -331,7 +331,7 @@ def _route(event):
 EXECUTION_STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 
 
-def _body(event) -> str:
+def _body(event: dict) -> str:
     body = event.get("body") or ""
     if len(body) > MAX_BODY_BYTES * 4 // 3 + 4:
         raise CampaignError([f"(body): more than {MAX_BODY_BYTES:,} bytes; a campaign file may have at most "
@@ -344,6 +344,6 @@ def _body(event) -> str:
     return body
 
 
-def _response(code, doc):
+def _response(code: Any, doc: dict) -> Any:
     return {"statusCode": code, "headers": {"content-type": "application/json"}, "isBase64Encoded": False,
             "body": json.dumps(doc, indent=1, default=str)}

@@ -9,7 +9,7 @@ aggregates what exists with status ``interrupted``. A second Ctrl-C / SIGTERM ab
 (the function processes are killed; shard files written so far stay).
 
 No process outlives the campaign: function processes die with their parent, the forkserver
-(``die_with_parent``: PR_SET_PDEATHSIG), and with the runner (``dbswarm.run.emulator``: a
+(``die_with_parent``: PR_SET_PDEATHSIG), and with the runner (``dbswarm.run.runtime.emulator``: a
 thread watches the answer pipe, whose other end only the runner holds: SIGKILL at once when
 it closes); the forkserver ignores SIGTERM and SIGINT (a signal to the whole process group
 reaches the shards, which stop and write, and must not kill their parent first) and ends when
@@ -31,7 +31,7 @@ import signal
 import tempfile
 import threading
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from dbswarm.engine.lock import CampaignLocked
 
@@ -51,7 +51,7 @@ def shard_stop_event() -> threading.Event:
     path = os.environ.get(STOP_FILE_ENV)
     with _lock:
         if path and _watcher is None:
-            def watch():
+            def watch() -> None:
                 while not _stop.is_set():
                     if os.path.exists(path):
                         _stop.set()
@@ -62,11 +62,11 @@ def shard_stop_event() -> threading.Event:
     return _stop
 
 
-def request_stop(*_):
+def request_stop(*_: Any) -> None:
     _stop.set()
 
 
-def in_function_process():
+def in_function_process() -> None:
     """In a local function's process: SIGTERM asks the shard to stop (as the first Ctrl-C),
     SIGINT is the runner's to handle, and the process dies with its parent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -74,7 +74,7 @@ def in_function_process():
     die_with_parent()
 
 
-def die_with_parent(sig=signal.SIGKILL):
+def die_with_parent(sig: Any = signal.SIGKILL) -> None:
     """Linux: this process gets ``sig`` when its parent ends (no orphan keeps loading a database)."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -139,7 +139,7 @@ def claim_campaign(campaign_id: str) -> Callable[[], None]:
     finally:
         os.close(fd)   # closing releases the exclusive probe: this runner's own shards share it
 
-    def release():
+    def release() -> None:
         try:
             os.close(runner)
         except OSError:
@@ -192,18 +192,18 @@ class GracefulStop:
         self.requested: Optional[str] = None
         self._saved: dict = {}
 
-    def __enter__(self):
+    def __enter__(self) -> Any:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self._saved[sig] = signal.signal(sig, self._handle)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         for sig, handler in self._saved.items():
             signal.signal(sig, handler)
         self._saved = {}
 
-    def _handle(self, signum, frame):
+    def _handle(self, signum: Any, frame: Any) -> None:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = signal.Signals(signum).name

@@ -1,7 +1,7 @@
 """Local mode: the campaign's state machine (statemachines/campaign.asl.json, as
 template.yaml deploys it) executed on this machine by moto's Step Functions engine, with
 every function call — plan, prepare, each shard's worker call, aggregate, compare — run
-by the real handler in its own OS process (``dbswarm.run.emulator``). A shard answering
+by the real handler in its own OS process (``dbswarm.run.runtime.emulator``). A shard answering
 "continue" is called again with its checkpoint, in a new process, as Lambda would be.
 
 ``ProgressBoard`` shows live progress from the files shards write to
@@ -18,24 +18,25 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, ProgressColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Column
 from rich.text import Text
 
 from dbswarm.campaign.admission import allowed_targets, check_targets
 from dbswarm.campaign.spec import load_campaign, local_reference_problems, read_campaign_data
 from dbswarm.credentials.redact import redact_message, redact_text
+from dbswarm.documents import Plan
 from dbswarm.engine.shard_state import STUCK_THREAD_GRACE_S
 from dbswarm.errors import CONNECTION, RETRYABLE, DbswarmError, NotRunnableHere, step_error_text
 from dbswarm.families import base as families
-from dbswarm.results.store import S3Store, open_store
-from dbswarm.run import service
-from dbswarm.run.emulator import LocalCloud
-from dbswarm.run.interrupt import FENCE_ENV, STOP_FILE_ENV, GracefulStop, claim_campaign, fence_path
-from dbswarm.run.template import REPO_ROOT
+from dbswarm.results.store import S3Store, Store, open_store
+from dbswarm.run.runtime import service
+from dbswarm.run.runtime.emulator import LocalCloud
+from dbswarm.run.runtime.interrupt import FENCE_ENV, STOP_FILE_ENV, GracefulStop, claim_campaign, fence_path
+from dbswarm.run.runtime.template import REPO_ROOT
 
 POLL_S = 0.25  # the execution and the progress files, 4 times a second: about 1 % of a CPU (0.1 s: 3 %)
 
@@ -43,11 +44,11 @@ POLL_S = 0.25  # the execution and the progress files, 4 times a second: about 1
 class ProgressBoard:
     """Reads the shards' progress files; renders a rich progress bar with the current OPS."""
 
-    def __init__(self, progress_dir, console=None, enabled=True):
+    def __init__(self, progress_dir: Any, console: Any = None, enabled: bool = True) -> None:
         self.dir = progress_dir
         self.enabled = enabled
-        self.progress = None
-        self.task = None
+        self.progress: Optional[Progress] = None
+        self.task: Optional[TaskID] = None
         self._last = (0, time.time())
         self._ops = 0.0
         if enabled:
@@ -55,15 +56,15 @@ class ProgressBoard:
             board = self
 
             class Count(ProgressColumn):
-                def render(self, task):
+                def render(self, task: Any) -> Any:
                     return Text(_count_text(task))
 
             class Errors(ProgressColumn):
-                def render(self, task):
+                def render(self, task: Any) -> Any:
                     return Text(board.errors_text(task))
             # at 80 columns the description and the bar give way; counts, ops/s, errors and the
             # elapsed time are never cut
-            keep = {"no_wrap": True, "overflow": "ignore"}
+            keep: dict[str, Any] = {"no_wrap": True, "overflow": "ignore"}
             self.console = console or Console(stderr=True)
             self.progress = Progress(
                 TextColumn("{task.description}", table_column=Column(ratio=3, no_wrap=True, overflow="ellipsis",
@@ -75,7 +76,7 @@ class ProgressBoard:
                 TimeElapsedColumn(table_column=Column(**keep)),
                 console=self.console, transient=False, expand=True)
 
-    def start_phase(self, description, total, prefix, seconds=None, shards=None):
+    def start_phase(self, description: Any, total: Any, prefix: Any, seconds: Any = None, shards: Any = None) -> None:
         """A phase's bar: over its operation count (``total``), or, for a time-limited phase
         (``seconds``: the phase ends when its time is up), over its time, the count beside it
         without a total. ``shards``: how many shards report (the final figures wait for all)."""
@@ -92,7 +93,7 @@ class ProgressBoard:
                                                classes={}, done=0, count_total=None if self._seconds else total,
                                                final=False)
 
-    def errors_text(self, task) -> str:
+    def errors_text(self, task: Any) -> str:
         """"N err" and the most frequent error class, marked when the worker retries it; the
         class is abbreviated (then the mark) so that at the console's width the counts, ops/s and
         elapsed time beside it stay uncut."""
@@ -125,7 +126,7 @@ class ProgressBoard:
                     continue
         return docs
 
-    def poll(self, docs=None):
+    def poll(self, docs: Any = None) -> Any:
         done = errors = 0
         classes: dict[str, int] = {}
         docs = self._read() if docs is None else docs
@@ -152,7 +153,7 @@ class ProgressBoard:
                                  classes=classes)
         return done, errors
 
-    def final_figures(self, docs) -> Optional[tuple[int, float]]:
+    def final_figures(self, docs: Any) -> Optional[tuple[int, float]]:
         """(operations, ops/s) of the phase as result.json merges them, once every shard has
         reported its last call done: all its operations, warm-up included, over the span from
         the first shard's start to the last one's end. None before (or from older shards)."""
@@ -164,7 +165,7 @@ class ProgressBoard:
         span = max(d["ended_at"] for d in finals) - min(d["started_at"] for d in finals)
         return total, total / max(span, 1e-9)
 
-    def end_phase(self):
+    def end_phase(self) -> None:
         docs = self._read()
         done, _ = self.poll(docs)
         if self.progress and self.task is not None:
@@ -181,7 +182,7 @@ class ProgressBoard:
                                      **({} if t.total else {"total": done, "count_total": done}))
             self.progress.stop_task(self.task)
 
-    def stop(self):
+    def stop(self) -> None:
         if self.progress and self.progress.live.is_started:
             self.progress.stop()
 
@@ -199,7 +200,7 @@ def smoothed_rate(previous: float, rate: float, seconds: float) -> float:
     return previous + weight * (rate - previous)
 
 
-def _count_text(task) -> str:
+def _count_text(task: Any) -> str:
     """"N/TOTAL" over a count; "N" when the phase is time-limited (its bar is its time) or has no
     count. After the phase, N is the count result.json has (warm-up included)."""
     done = task.fields.get("done", task.completed)
@@ -227,7 +228,7 @@ LOCAL_PARAMETERS = {"RetryIntervalSeconds": 1, "AllowedTargets": "*"}
 LOCAL_ALLOWED_SOURCE = "DBSWARM_ALLOWED_TARGETS, set in this environment"
 
 
-def local_parameters(runs=None) -> dict:
+def local_parameters(runs: Any = None) -> dict:
     """The template parameters of a local execution. DBSWARM_ALLOWED_TARGETS set here is enforced
     as a deployment's AllowedTargets is: ``runs``' targets checked now (refused before anything
     starts, no connection made), and every function's connection checked on its socket."""
@@ -248,9 +249,9 @@ def template_path() -> Path:
     return path
 
 
-def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int] = None,
+def run_campaign(source: Any, results: Optional[str] = None, *, shards: Optional[int] = None,
                  max_call_seconds: Optional[float] = None, show_progress: bool = True,
-                 lead_seconds: float = 0.5, console=None, log=print, quiet: bool = False) -> dict:
+                 lead_seconds: float = 0.5, console: Any = None, log: Any = print, quiet: bool = False) -> dict:
     """Plan, run and aggregate a campaign locally by executing the campaign state machine;
     returns the aggregate step's answer plus "store", "compare" (when compared) and
     "execution" (the state machine execution's status; its trace is execution.json)."""
@@ -283,7 +284,7 @@ def run_campaign(source, results: Optional[str] = None, *, shards: Optional[int]
                            on_call=watch.on_call, after_call=watch.after_call, validate_definition=False) as cloud:
             watch.cloud = cloud
 
-            def tick():
+            def tick() -> None:
                 watch.tick()
                 if stopper.requested:
                     raise _Stopping
@@ -321,14 +322,14 @@ class _Stopping(Exception):
     """The first Ctrl-C / SIGTERM arrived (raised from the wait loop's tick)."""
 
 
-def _stop_gracefully(cloud, arn, watch, signame) -> dict:
+def _stop_gracefully(cloud: LocalCloud, arn: Any, watch: Any, signame: str) -> dict:
     """Shards stop at their next operation and write; no new call starts; then the execution
     is stopped. A second signal (KeyboardInterrupt) aborts."""
     watch.log(f"campaign {watch.cid}: {signame}: stopping every shard at its next operation "
               "(interrupt again to abort)")
     cloud.refusing = True
     deadline = time.monotonic() + STUCK_THREAD_GRACE_S + 20
-    while cloud._processes.running() and time.monotonic() < deadline:
+    while cloud.processes.running() and time.monotonic() < deadline:
         watch.tick()
         time.sleep(POLL_S)
     try:
@@ -344,21 +345,21 @@ class _Watch:
     aggregate and compare. Calls arrive on the engine's threads; the board and the log
     are driven from the main thread (``tick``)."""
 
-    def __init__(self, cid, log, board):
+    def __init__(self, cid: str, log: Any, board: Any) -> None:
         self.cid, self.log, self.board = cid, log, board
-        self.cloud = None
+        self.cloud: Optional[LocalCloud] = None
         self.lock = threading.Lock()
-        self.plan = None
-        self.full_plan = None
-        self.current = None        # (run_id, phase) of the latest worker call
-        self.shown = None          # (run_id, phase) on the board
+        self.plan: Optional[dict] = None
+        self.full_plan: Optional[Plan] = None
+        self.current: Optional[tuple[Any, Any]] = None  # (run_id, phase) of the latest worker call
+        self.shown: Optional[tuple[Any, Any]] = None    # (run_id, phase) on the board
         self.messages: list[str] = []
         self.after_bars: list[str] = []  # said once the progress bars are done (a check's outcome)
         self.quiet = False         # set by run_campaign (--quiet)
         self.outputs: dict = {}
 
     # -- engine threads ------------------------------------------------------------------
-    def on_call(self, function, event):
+    def on_call(self, function: Any, event: dict) -> None:
         if function != "WorkerFunction":
             return
         with self.lock:
@@ -368,7 +369,7 @@ class _Watch:
             else:
                 self.current = (event["run_id"], event["phase"])
 
-    def after_call(self, function, event, result, error):
+    def after_call(self, function: Any, event: dict, result: Any, error: Any) -> Any:
         if error is None and function == "PlanFunction":
             result = self._planned(result, step=event.get("action") == "next_step")
         if error is None and event.get("action") == "check_merge" and result and result.get("ranges"):
@@ -384,19 +385,21 @@ class _Watch:
                 self.outputs[function] = result
         return result
 
-    def _planned(self, plan, step=False):
+    def _planned(self, plan: Any, step: bool = False) -> Any:
         """The plan step's answer (or a search's next step: its one new run)."""
         store = self.user_store(plan["store"])
         full = service.load_plan(store, plan["campaign_id"], plan["runs"][0]["run_id"] if plan["runs"] else None)
         mirrored = False
+        cloud = self.cloud
+        assert cloud is not None  # set as the emulated cloud starts, before any call
         for run in plan["runs"]:
             if run.get("items_key"):
                 # a Distributed Map reads its items from S3: the emulated bucket gets a copy
-                self.cloud.client("s3").put_object(Bucket=self.cloud.bucket(), Key=run["items_key"],
+                cloud.client("s3").put_object(Bucket=cloud.bucket(), Key=run["items_key"],
                                                    Body=store.get_bytes(run["items_key"]))
                 mirrored = True
         if mirrored:
-            plan = dict(plan, bucket=self.cloud.bucket(), items_prefix="")
+            plan = dict(plan, bucket=cloud.bucket(), items_prefix="")
         with self.lock:
             self.plan, self.full_plan = plan, full
             if step:
@@ -408,18 +411,18 @@ class _Watch:
                                      + f"; results in {plan['store']}")
         return plan
 
-    def user_store(self, url):
+    def user_store(self, url: Any) -> Any:
         """The results store, reached past the emulation (a folder, or S3 at the user's endpoint)."""
         if url.startswith("s3://") and self.cloud is not None:
             return S3Store(url, client=self.cloud.external_client("s3"))
         return open_store(url)
 
     # -- main thread -----------------------------------------------------------------------
-    def tick(self):
+    def tick(self) -> None:
         with self.lock:
             messages, self.messages = self.messages, []
             current, full = self.current, self.full_plan
-        if current != self.shown and full is not None:
+        if current is not None and current != self.shown and full is not None:
             self.end_phase()
             run = full.run(current[0])
             n = run.shard_count
@@ -434,7 +437,7 @@ class _Watch:
         if self.shown:
             self.board.poll()
 
-    def end_phase(self):
+    def end_phase(self) -> None:
         if self.shown:
             self.board.end_phase()
         with self.lock:
@@ -442,7 +445,7 @@ class _Watch:
         for m in messages:
             self._say(m)
 
-    def _say(self, message):
+    def _say(self, message: Any) -> None:
         message = redact_text(message)
         if self.board.progress is not None and self.board.progress.live.is_started:
             self.board.progress.console.print(message, markup=False, highlight=False)
@@ -450,7 +453,7 @@ class _Watch:
             self.log(message)
 
     # -- the end -----------------------------------------------------------------------------
-    def interrupted(self, cloud, trace, signame) -> dict:
+    def interrupted(self, cloud: LocalCloud, trace: Any, signame: str) -> dict:
         """After a graceful stop: aggregate what the shards wrote, status interrupted."""
         if self.plan is None:
             raise DbswarmError(f"campaign {self.cid}: interrupted ({signame}) before it was planned: nothing was "
@@ -463,7 +466,7 @@ class _Watch:
                     execution={"arn": trace["execution"]["arn"], "status": trace["execution"]["status"],
                                "error": "dbswarm.Interrupted", "trace_key": store.key(self.cid, "execution.json")})
 
-    def outcome(self, desc, trace, history) -> dict:
+    def outcome(self, desc: Any, trace: Any, history: Any) -> dict:
         status, error = desc["status"], desc.get("error")
         cause = step_error_text(desc.get("cause"))
         if self.plan is None:
@@ -506,7 +509,7 @@ class _Watch:
         return out
 
 
-def _a_phase_incomplete(store, cid) -> bool:
+def _a_phase_incomplete(store: Store, cid: str) -> bool:
     """result.json has a phase that ran and did not do what was planned (status incomplete)."""
     try:
         result = store.get_json(store.key(cid, "result.json"))
@@ -515,7 +518,7 @@ def _a_phase_incomplete(store, cid) -> bool:
     return any(p.get("status") == "incomplete" for r in result.get("runs", []) for p in r.get("phases", {}).values())
 
 
-def _unwrapped(error, cause: str) -> str:
+def _unwrapped(error: Any, cause: str) -> str:
     """A function's error as the user's message: "ValueError: ValueError: results: ..." (the
     state's error name, then Lambda's errorType and errorMessage) becomes "results: ..."."""
     text = (cause or "").strip()
@@ -532,7 +535,7 @@ def _unwrapped(error, cause: str) -> str:
 _ERROR_TYPE = re.compile(r"[A-Za-z_][\w.]*(Error|Exception): ")
 
 
-def _run_error(history) -> str:
+def _run_error(history: Any) -> str:
     for e in history:
         d = e.get("stateEnteredEventDetails") or {}
         if d.get("name") == "Aggregate":
@@ -540,13 +543,13 @@ def _run_error(history) -> str:
     return "(no detail in the execution history)"
 
 
-def _phase_total(run, phase):
+def _phase_total(run: Any, phase: str) -> Any:
     if phase == "load":
         return sum(s.load_count for s in run.shards)
     return run.operation_total or None
 
 
-def _phase_seconds(run, phase) -> Optional[float]:
+def _phase_seconds(run: Any, phase: str) -> Optional[float]:
     """The run phase's time limit (the family's: YCSB maxexecutiontime, sysbench time, TPC-C
     rampup + time), when it has one: its bar shows time, not a count it may never reach."""
     if phase != "run":
