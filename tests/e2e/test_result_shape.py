@@ -23,7 +23,7 @@ import jsonschema
 import pytest
 
 from dbswarm.results.phase import PhaseResult
-from dbswarm.run.local import run_campaign
+from dbswarm.run.runtime.local import run_campaign
 from tests import timing
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -263,7 +263,7 @@ def test_the_api_reads_no_workload_file(tmp_path):
     """Whether a path exists, and what its keys are, never comes back: the same answer for a
     YAML file holding keys, a missing path and a matrix or repeat baseline naming one."""
     from dbswarm.results.store import LocalStore
-    from dbswarm.run import api
+    from dbswarm.run.front import api
     secret = tmp_path / "app.yaml"
     secret.write_text("db_password_hint: x\nadmin_user: root\n")
     dep = api.Deployment("arn:aws:states:us-east-1:123456789012:stateMachine:dbswarm-campaign",

@@ -16,7 +16,7 @@ from typing import Optional
 
 from dbswarm.engine.target import make_binding
 from dbswarm.errors import DbswarmError
-from dbswarm.results.documents import RunPlan
+from dbswarm.documents import RunPlan
 
 OPTION = "connection_limit_check"
 

@@ -38,7 +38,7 @@ from dbswarm.bindings.base import KeyValueBinding, rollback
 from dbswarm.engine.target import make_binding
 from dbswarm.errors import DUPLICATE, DbswarmError
 from dbswarm.families import base as families
-from dbswarm.results.documents import RunPlan
+from dbswarm.documents import RunPlan
 
 T = TypeVar("T")
 

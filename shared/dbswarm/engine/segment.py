@@ -14,7 +14,7 @@ from dbswarm.engine import shard_state
 from dbswarm.engine.shard_state import ShardOutcome
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Measurement, Recorder
-from dbswarm.results.documents import RunPlan, ShardEvent, ShardPlan, ShardResult
+from dbswarm.documents import RunPlan, ShardEvent, ShardPlan, ShardResult
 from dbswarm.results.store import Store
 
 
