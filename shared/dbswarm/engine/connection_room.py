@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Optional
 
+from dbswarm.documents import RunPlan
 from dbswarm.engine.target import make_binding
 from dbswarm.errors import DbswarmError
-from dbswarm.documents import RunPlan
 
 OPTION = "connection_limit_check"
 

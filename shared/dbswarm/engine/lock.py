@@ -35,10 +35,10 @@ import time
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
 from dbswarm.bindings.base import KeyValueBinding, rollback
+from dbswarm.documents import RunPlan
 from dbswarm.engine.target import make_binding
 from dbswarm.errors import DUPLICATE, DbswarmError
 from dbswarm.families import base as families
-from dbswarm.documents import RunPlan
 
 T = TypeVar("T")
 

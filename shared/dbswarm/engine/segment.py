@@ -10,11 +10,11 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from dbswarm.documents import RunPlan, ShardEvent, ShardPlan, ShardResult
 from dbswarm.engine import shard_state
 from dbswarm.engine.shard_state import ShardOutcome
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Measurement, Recorder
-from dbswarm.documents import RunPlan, ShardEvent, ShardPlan, ShardResult
 from dbswarm.results.store import Store
 
 
