@@ -61,6 +61,25 @@ def test_a_slow_start_is_said_first_and_the_figure_marked():
     json.dumps(phase)
 
 
+def test_several_slow_starts_are_one_line_before_the_tables_and_their_reasons_at_the_end():
+    """Issue 58: on a loaded host every phase's shards start late; a bullet per phase before the
+    tables pushed the demo's first table past its terminal's first screen."""
+    docs = {i: _doc(i, 1000.0 + 3 * i, 20, skew=0.01 + 3 * i) for i in range(4)}
+    phase = merge_phase("ycsb", RUN["workload"], 4, "run", docs, {})
+    result = _result(phase)
+    result["runs"] = [dict(result["runs"][0], run_id=f"00{k}") for k in range(3)]
+    md = summary_markdown(result)
+    head, first_table = md.split("\n|", 1)[0], md.index("\n|")
+    said = [line for line in head.splitlines() if "read with care" in line]
+    assert said == ["**Throughput to read with care** in 3 phases (marked ⚠ below; why, phase by phase, at the "
+                    "end; result.json: each phase's `throughput_caveat`)."], said
+    assert "- run 000, run phase:" not in head
+    end = md.split("### Throughput to read with care", 1)
+    assert len(end) == 2 and md.index("### Throughput to read with care") > first_table
+    for k in range(3):
+        assert f"- run 00{k}, run phase: {phase['throughput_caveat']}" in end[1]
+
+
 def test_no_steady_window_is_said():
     # 100 shards, each began 0.44 s after the one before and ran 20 s: no second had all of them
     docs = {i: _doc(i, 1000.0 + 0.44 * i, 20, skew=0.44 * i) for i in range(100)}

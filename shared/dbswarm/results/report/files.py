@@ -129,10 +129,7 @@ def _summary_markdown(result: dict) -> str:  # noqa: C901 (one section after ano
     lines += client_first_lines(result)  # a load generator that was the bottleneck: said before anything else
     caveats = [(r["run_id"], name, p.throughput_caveat) for r in result["runs"]
                for name, p in phases_of(r) if p.throughput_caveat]
-    if caveats:
-        lines.append("\n**Throughput to read with care** (marked ⚠ below; result.json: the phase's "
-                     "`throughput_caveat`):\n")
-        lines += [f"- run {run_id}, {name} phase: {why}" for run_id, name, why in caveats]
+    lines += _caveats_first(caveats)
     skipped = [(r["run_id"], s) for r in result["runs"] for s in (r.get("preparation") or {}).get("skipped", [])]
     if skipped:
         lines.append("\n**Requested preparation skipped** (the target was not prepared as the campaign asked; "
@@ -233,12 +230,29 @@ def _summary_markdown(result: dict) -> str:  # noqa: C901 (one section after ano
                 f"| {r['run_id']} | {name} | {len(p.shards.complete)}/{p.shards.expected} "
                 f"| {p.operations_total:,} | {p.errors_total:,} | {p.duration_s} | {fmt(p.ops_per_s)} "
                 f"| {steady} | {mix} | {p.start_skew_s['max']} |")
+    if len(caveats) > 1:  # said in one line at the top, each phase's reason here
+        lines += ["", "### Throughput to read with care", ""]
+        lines += [f"- run {run_id}, {name} phase: {why}" for run_id, name, why in caveats]
     lines += cost_lines(result)
     if result.get("search"):
         lines += search_markdown(result["search"])
     if result.get("compare"):
         lines += verdict_markdown(result["compare"])
     return "\n".join(lines) + "\n"
+
+
+def _caveats_first(caveats: list[tuple[str, str, str]]) -> list[str]:
+    """What summary.md says of the phases whose throughput is to be read with care before its
+    tables: one phase's reason in full; several phases (a loaded host starts every shard late)
+    in one line, their reasons in a section at the end, so the first table stays on screen."""
+    if not caveats:
+        return []
+    if len(caveats) == 1:
+        run_id, name, why = caveats[0]
+        return ["\n**Throughput to read with care** (marked ⚠ below; result.json: the phase's "
+                "`throughput_caveat`):\n", f"- run {run_id}, {name} phase: {why}"]
+    return [f"\n**Throughput to read with care** in {len(caveats)} phases (marked ⚠ below; why, phase by phase, "
+            "at the end; result.json: each phase's `throughput_caveat`)."]
 
 
 def errors_table(result: dict) -> list[str]:
