@@ -207,12 +207,12 @@ def cmd_baseline_accept(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from dbswarm.campaign.admission import check_local_targets  # noqa: PLC0415
     from dbswarm.campaign.cost import check_max_cost, estimate, summary  # noqa: PLC0415
     from dbswarm.campaign.plan import plan_run  # noqa: PLC0415
     from dbswarm.campaign.spec import auto_fanout, load_campaign, local_reference_problems  # noqa: PLC0415
-    from dbswarm.run.runtime.local import local_parameters  # noqa: PLC0415
     campaign, runs = load_campaign(args.campaign)
-    local_parameters(runs)  # DBSWARM_ALLOWED_TARGETS set here: `run` would refuse a target outside it
+    check_local_targets(runs)  # DBSWARM_ALLOWED_TARGETS set here: `run` would refuse a target outside it
     problems = local_reference_problems(campaign)  # resolved, never printed: `run` would refuse them too
     if problems:  # the file is valid: a different answer (exit 10) from an invalid one (exit 2)
         raise NotRunnableHere(problems)

@@ -118,6 +118,18 @@ def check_connected(binding: Any, allowed: Optional[str] = None) -> None:
                                f"may reach (template parameter AllowedTargets: {allowed}); nothing was run")
 
 
+LOCAL_ALLOWED_SOURCE = "DBSWARM_ALLOWED_TARGETS, set in this environment"
+
+
+def check_local_targets(runs: Iterable[Any]) -> Optional[str]:
+    """Local mode's allow-list: DBSWARM_ALLOWED_TARGETS, when set, enforced as a deployment's
+    AllowedTargets is (``runs``' targets refused now, no connection made); the list, or None."""
+    allowed = allowed_targets()
+    if allowed:
+        check_targets(runs, allowed, LOCAL_ALLOWED_SOURCE)
+    return allowed
+
+
 def check_targets(runs: Iterable[Any], allowed: Optional[str] = None, source: str = ALLOWED_SOURCE) -> None:
     seen, pairs = set(), []
     for run in runs:

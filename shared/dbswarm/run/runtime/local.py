@@ -25,7 +25,7 @@ from rich.progress import BarColumn, Progress, ProgressColumn, TaskID, TextColum
 from rich.table import Column
 from rich.text import Text
 
-from dbswarm.campaign.admission import allowed_targets, check_targets
+from dbswarm.campaign.admission import allowed_targets, check_local_targets
 from dbswarm.campaign.spec import load_campaign, local_reference_problems, read_campaign_data
 from dbswarm.credentials.redact import redact_message, redact_text
 from dbswarm.documents import Plan
@@ -225,19 +225,14 @@ def _top_error_class(classes: dict) -> Optional[tuple[str, bool]]:
 # template parameters for local executions: any target host (this machine's user chose it),
 # unless DBSWARM_ALLOWED_TARGETS is set here (local_parameters)
 LOCAL_PARAMETERS = {"RetryIntervalSeconds": 1, "AllowedTargets": "*"}
-LOCAL_ALLOWED_SOURCE = "DBSWARM_ALLOWED_TARGETS, set in this environment"
 
 
 def local_parameters(runs: Any = None) -> dict:
     """The template parameters of a local execution. DBSWARM_ALLOWED_TARGETS set here is enforced
     as a deployment's AllowedTargets is: ``runs``' targets checked now (refused before anything
     starts, no connection made), and every function's connection checked on its socket."""
-    allowed = allowed_targets()
-    if not allowed:
-        return dict(LOCAL_PARAMETERS)
-    if runs is not None:
-        check_targets(runs, allowed, LOCAL_ALLOWED_SOURCE)
-    return {**LOCAL_PARAMETERS, "AllowedTargets": allowed}
+    allowed = check_local_targets(runs) if runs is not None else allowed_targets()
+    return {**LOCAL_PARAMETERS, "AllowedTargets": allowed} if allowed else dict(LOCAL_PARAMETERS)
 
 
 def template_path() -> Path:
