@@ -8,6 +8,7 @@ import pytest
 from dbswarm.families.published import published_for
 from dbswarm.measure.recorder import Measurement, Timeline
 from dbswarm.results.aggregate import merge_phase as merge_run_phase
+from dbswarm.results.phase import PhaseResult
 from dbswarm.results.report.files import CSV_FIELDS, result_csv, summary_markdown, timeseries_csv
 
 
@@ -216,10 +217,10 @@ def test_short_phases_get_a_note_not_a_stub_chart_and_no_steady_window_is_a_dash
     from dbswarm.results.report.html import throughput_chart
     result = _result(presets=("S2",))
     phase = result["runs"][0]["phases"]["run"]
-    assert throughput_chart("c", "000-S2", "run", phase)["title"].endswith("steady window 0–4 s")
+    assert throughput_chart("c", "000-S2", "run", PhaseResult.of(phase))["title"].endswith("steady window 0–4 s")
     phase["timeline"]["ops"] = {op: seq[:2] for op, seq in phase["timeline"]["ops"].items()}  # a 2-second phase
     phase["duration_s"], phase["steady"] = 1.6, {"window": [1001, 1001], "seconds": 0, "ops_per_s": None}
-    assert throughput_chart("c", "000-S2", "run", phase) is None
+    assert throughput_chart("c", "000-S2", "run", PhaseResult.of(phase)) is None
     page = report_html(result)
     assert "The phase lasted 1.6 s: too short for a chart over time" in page
     assert not [c for c in _charts(page) if c["id"].endswith("tput")] and "steady window 1–1 s" not in page
@@ -276,10 +277,10 @@ def test_no_client_chart_of_lone_dots():
     from dbswarm.results.report.html import client_charts
     one = {"start": 1002.03, "step_s": 1.0, "cpu_share": [0.8], "wakeup_delay_us": [2700.0]}
     phase = {"timeline": {"start": 1000}, "client": {"series": {"0": [one], "1": [dict(one, cpu_share=[0.9])]}}}
-    assert client_charts("c", "004", "load", phase) == []
+    assert client_charts("c", "004", "load", PhaseResult.of(phase)) == []
     two = dict(one, cpu_share=[0.8, 0.7], wakeup_delay_us=[2700.0, 2500.0])
     phase["client"]["series"]["0"] = [two]
-    charts = client_charts("c", "004", "load", phase)
+    charts = client_charts("c", "004", "load", PhaseResult.of(phase))
     assert len(charts) == 2 and all(len(c["x"]) == 5 for c in charts), charts
 
 

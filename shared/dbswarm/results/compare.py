@@ -30,6 +30,7 @@ from typing import Any, Optional
 
 from dbswarm.errors import DbswarmError
 from dbswarm.measure.recorder import decode_histogram
+from dbswarm.results.phase import PhaseResult, phases_of
 from dbswarm.results.store import open_store
 from dbswarm.results.verdict import stats as V
 from dbswarm.results.verdict.regression import MIN_PREDICTION_REFERENCE
@@ -132,7 +133,7 @@ def _config(run: dict) -> dict:
 
 
 def collect(side: list[tuple[dict, str]]) -> dict:
-    """{(cell, phase): {"samples": [phase dicts], "configs": [...], "runs": [where from]}} of one
+    """{(cell, phase): {"samples": [PhaseResult], "configs": [...], "runs": [where from]}} of one
     side's results. A result's baseline-arm runs (``repeat: {baseline}``) and search steps are
     not repetitions of its configuration: left out."""
     out: dict = {}
@@ -141,8 +142,8 @@ def collect(side: list[tuple[dict, str]]) -> dict:
             if r.get("search_step") or (r.get("arm") or "candidate") != "candidate":
                 continue
             cell = str(r.get("cell") or r["run_id"])
-            for name, p in (r.get("phases") or {}).items():
-                if "operations_total" not in p:
+            for name, p in phases_of(r):
+                if p.operations_total is None:
                     continue  # prepare, or a phase that never ran
                 e = out.setdefault((cell, name), {"samples": [], "configs": [], "runs": []})
                 e["samples"].append(p)
@@ -172,13 +173,13 @@ def not_comparable(base: dict, cand: dict) -> list[str]:
     models = []
     for label, e in (("baseline", base), ("candidate", cand)):
         for p, run in zip(e["samples"], e["runs"]):
-            c = p.get("client") or {}
+            c = p.client or {}
             if c.get("verdict") == "bound" and not c.get("allowed"):
                 why.append(f"client-bound phase in the {label} ({run}): the load generator's ceiling, not the "
                            f"database's ({c.get('reason') or 'client verdict bound'})")
-            if p.get("status") not in ("complete", "complete_with_errors", None):
-                why.append(f"the {label}'s phase did not complete ({run}: {p.get('status')})")
-        models.append(sorted({str((p.get("client") or {}).get("model") or "threads") for p in e["samples"]}))
+            if p.status not in ("complete", "complete_with_errors", None):
+                why.append(f"the {label}'s phase did not complete ({run}: {p.status})")
+        models.append(sorted({str((p.client or {}).get("model") or "threads") for p in e["samples"]}))
     if models[0] != models[1]:
         why.append(f"different client model: {', '.join(models[0])} → {', '.join(models[1])}")
     return why
@@ -190,14 +191,14 @@ def _latency(op: dict) -> dict:
     return op.get("intended") or op  # at a target rate, from the intended start (no coordinated omission)
 
 
-def figure_values(samples: list[dict]) -> dict:
+def figure_values(samples: list[PhaseResult]) -> dict:
     """{(metric, op or None): [one value per run]} of a side's samples of one phase."""
     out: dict = {}
     for p in samples:
-        if p.get("throughput") is not None:
-            out.setdefault(("throughput", None), []).append(float(p["throughput"]))
-        out.setdefault(("errors", None), []).append(float(p.get("error_rate") or 0.0))
-        for op, s in sorted((p.get("operations") or {}).items()):
+        if p.throughput is not None:
+            out.setdefault(("throughput", None), []).append(float(p.throughput))
+        out.setdefault(("errors", None), []).append(float(p.error_rate or 0.0))
+        for op, s in sorted((p.operations or {}).items()):
             lat = _latency(s)
             for name, key in PERCENTILES:
                 if lat.get(key) is not None:
@@ -209,12 +210,12 @@ def figure_values(samples: list[dict]) -> dict:
     return out
 
 
-def statement_latencies(phase: dict) -> dict:
+def statement_latencies(phase: PhaseResult) -> dict:
     """The per-statement latencies of a family that has them (custom workloads: its ``custom``
     section), as operations' figures: {"<transaction>.<n>": {"p50_us", "p95_us", "p99_us"}} (the
     section keeps milliseconds and no p99.9)."""
     out = {}
-    section = phase.get("custom") or {}
+    section = phase.family("custom") or {}
     for name, txn in sorted((section.get("transactions") or {}).items()):
         for st in txn.get("statements") or []:
             lat = st.get("latency") or {}
@@ -365,7 +366,7 @@ def side_spectra(base: Optional[dict], cand: Optional[dict]) -> dict:
     merged: dict = {}
     for label, e in (("baseline", base), ("candidate", cand)):
         for p in (e or {}).get("samples", []):
-            for op, text in (p.get("histograms") or {}).items():
+            for op, text in (p.histograms or {}).items():
                 if not text:
                     continue
                 h = merged.setdefault(op, {}).get(label)

@@ -27,7 +27,7 @@ import markdown_it  # rich depends on it, so it is always installed
 from dbswarm import __version__
 from dbswarm.families.tables import measured_phase
 from dbswarm.measure.recorder import decode_histogram
-from dbswarm.results.phase import phases_of
+from dbswarm.results.phase import PhaseResult, phases_of
 from dbswarm.results.report import markdown
 from dbswarm.results.report.client_note import ACCEPT, MEASURE_DB, client_note, client_phases
 
@@ -68,8 +68,8 @@ def _slug(*parts: Any) -> str:
 
 # ---- chart specs -----------------------------------------------------------------------------
 
-def throughput_chart(cid: str, run_id: str, phase: str, p: dict) -> dict | None:
-    tl = p.get("timeline") or {}
+def throughput_chart(cid: str, run_id: str, phase: str, p: PhaseResult) -> dict | None:
+    tl = p.timeline or {}
     ops = {op: seq for op, seq in (tl.get("ops") or {}).items() if any(seq)}
     if tl.get("start") is None or not ops:
         return None
@@ -89,7 +89,7 @@ def throughput_chart(cid: str, run_id: str, phase: str, p: dict) -> dict | None:
         series.append({"label": op, "values": (list(seq) + [0] * (n - len(seq)))[lo:hi]})
     if any(errs):
         series.append({"label": "errors", "values": errs[lo:hi], "color": COLORS["errors"], "dash": [4, 3]})
-    steady = (p.get("steady") or {}).get("window")
+    steady = p.steady.window if p.steady else None
     note = ""
     if steady and steady[1] > steady[0]:
         note = f"; steady window {steady[0] - tl['start']}–{steady[1] - tl['start']} s"
@@ -98,10 +98,10 @@ def throughput_chart(cid: str, run_id: str, phase: str, p: dict) -> dict | None:
             "yunit": " /s", "series": series}
 
 
-def latency_chart(cid: str, run_id: str, phase: str, p: dict) -> dict | None:
-    iv = p.get("intervals") or {}
+def latency_chart(cid: str, run_id: str, phase: str, p: PhaseResult) -> dict | None:
+    iv = p.intervals or {}
     allv = iv.get("all") or {}
-    tl = p.get("timeline") or {}
+    tl = p.timeline or {}
     if len(allv.get("count") or []) < MIN_POINTS or tl.get("start") is None:
         return None
     x = [iv["start"] + k * iv["interval_s"] - tl["start"] for k in range(iv["intervals"])]
@@ -127,10 +127,10 @@ def percentile_spectrum(text: str, grid: list[float]) -> list:
     return [h.get_value_at_percentile(100.0 * (1 - 1 / x)) if n and x <= n else None for x in grid]
 
 
-def spectrum_chart(cid: str, run_id: str, phase: str, p: dict) -> dict | None:
-    hists = {op: t for op, t in (p.get("histograms") or {}).items() if t}
-    counts = {op: (p.get("operations") or {}).get(op, {}).get("calls") or
-              (p.get("operations") or {}).get(op, {}).get("count") or 0 for op in hists}
+def spectrum_chart(cid: str, run_id: str, phase: str, p: PhaseResult) -> dict | None:
+    hists = {op: t for op, t in (p.histograms or {}).items() if t}
+    ops = p.operations or {}
+    counts = {op: ops.get(op, {}).get("calls") or ops.get(op, {}).get("count") or 0 for op in hists}
     top = max(counts.values(), default=0)
     if not hists or top < 2:
         return None
@@ -149,10 +149,10 @@ def spectrum_chart(cid: str, run_id: str, phase: str, p: dict) -> dict | None:
             "yunit": " µs", "series": series}
 
 
-def shard_chart(cid: str, run_id: str, phase: str, p: dict) -> dict | None:
-    ss = p.get("shard_series") or {}
+def shard_chart(cid: str, run_id: str, phase: str, p: PhaseResult) -> dict | None:
+    ss = p.shard_series or {}
     per = {s: seq for s, seq in (ss.get("ops") or {}).items() if any(seq)}
-    tl = p.get("timeline") or {}
+    tl = p.timeline or {}
     if not per or ss.get("start") is None or tl.get("start") is None:
         return None
     n = max(len(v) for v in per.values())
@@ -167,12 +167,12 @@ def shard_chart(cid: str, run_id: str, phase: str, p: dict) -> dict | None:
             "ylabel": "operations / s", "yunit": " /s", "series": series}
 
 
-def client_charts(cid: str, run_id: str, phase: str, p: dict) -> list[dict]:
+def client_charts(cid: str, run_id: str, phase: str, p: PhaseResult) -> list[dict]:
     """The client-health chart per shard over time (``client.series``: per-second samples of
     each shard's CPU share and wake-up delay; docs/client-health.md)."""
-    c = p.get("client") or {}
+    c = p.client or {}
     series = c.get("series") or {}
-    tl = p.get("timeline") or {}
+    tl = p.timeline or {}
     if not series or tl.get("start") is None:
         return []
     t0 = tl["start"]
@@ -233,12 +233,13 @@ def scaling_charts(cid: str, result: dict) -> list[dict]:
     line per (instance, workload)."""
     groups: dict = {}
     for r in result["runs"]:
-        _, p = measured_phase(r)
-        if not p:
+        _, d = measured_phase(r)
+        if not d:
             continue
+        p = PhaseResult.of(d)
         key = f"{r['target']['label']} · {r['workload']['name']}"
-        p99 = max((s.get("p99_us") or 0 for s in (p.get("operations") or {}).values()), default=0) or None
-        groups.setdefault(key, {})[r["threads"]] = (p.get("throughput"), p99)
+        p99 = max((s.get("p99_us") or 0 for s in (p.operations or {}).values()), default=0) or None
+        groups.setdefault(key, {})[r["threads"]] = (p.throughput, p99)
     groups = {k: v for k, v in groups.items() if len(v) > 1}
     if not groups:
         return []
@@ -412,31 +413,31 @@ def targets_html(result: dict) -> str:
             + _table(["instance", "engine", "URL (redacted)", "client driver", "server settings"], rows, "left"))
 
 
-def phase_html(cid: str, r: dict, name: str, p: dict, charts: list[dict]) -> str:
+def phase_html(cid: str, r: dict, name: str, p: PhaseResult, charts: list[dict]) -> str:
     head = (f"<h3 id='{_slug(cid, r['run_id'], name)}'>{_e(r['run_id'])} · {_e(name)} "
             f"<small>{_e(r['workload']['family'])} {_e(r['workload']['name'])}, {r['threads']} threads, "
-            f"{r['shard_count']} shard{'s' if r['shard_count'] != 1 else ''}, {_e(p.get('status'))}</small></h3>")
-    if "operations_total" not in p:
+            f"{r['shard_count']} shard{'s' if r['shard_count'] != 1 else ''}, {_e(p.status)}</small></h3>")
+    if p.operations_total is None:
         return head + "<p>No shard of this phase reported a measurement.</p>"
-    st = p.get("steady") or {}
-    facts = [("operations", _fmt(p["operations_total"])), ("errors", _fmt(p.get("errors_total"))),
-             ("duration", f"{p.get('duration_s')} s"), ("ops/s overall", _fmt(p.get("ops_per_s"))),
-             ("ops/s steady", f"{_fmt(st['ops_per_s'])} over {st.get('seconds')} s" if st.get("ops_per_s") is not None
+    st = p.steady
+    facts = [("operations", _fmt(p.operations_total)), ("errors", _fmt(p.errors_total)),
+             ("duration", f"{p.duration_s} s"), ("ops/s overall", _fmt(p.ops_per_s)),
+             ("ops/s steady", f"{_fmt(st.ops_per_s)} over {st.seconds} s" if st and st.ops_per_s is not None
               else "– (no steady window)")]
-    skew = p.get("start_skew_s") or {}
+    skew = p.start_skew_s or {}
     if skew.get("max") is not None:  # None: no shard call waited at the start barrier (continuations)
         per = ", ".join(f"{s}: {v * 1000:.1f} ms" for s, v in sorted((skew.get("per_shard") or {}).items(),
                                                                      key=lambda kv: int(kv[0])) if v is not None)
         facts.append(("start skew", f"max {skew['max'] * 1000:.1f} ms" + (f" <small>({per})</small>" if per else "")))
     out = [head, "<p class='facts'>" + " · ".join(f"{k} <b>{v}</b>" for k, v in facts) + "</p>"]
-    ops = p.get("operations") or {}
+    ops = p.operations or {}
     for maker in (throughput_chart, latency_chart, spectrum_chart):  # the charts first, the table after
         spec = maker(cid, r["run_id"], name, p)
         if spec:
             charts.append(spec)
             out.append(f"<div class='chart' id='{spec['id']}'></div>")
-        elif maker is throughput_chart and (p.get("timeline") or {}).get("start") is not None:
-            out.append(f"<p class='note'>The phase lasted {p.get('duration_s')} s: too short for a chart over "
+        elif maker is throughput_chart and (p.timeline or {}).get("start") is not None:
+            out.append(f"<p class='note'>The phase lasted {p.duration_s} s: too short for a chart over "
                        "time (one point per second).</p>")
     if ops:
         cols = ["count", "errors", "avg_us", "p50_us", "p90_us", "p95_us", "p99_us", "p99_9_us", "max_us"]
@@ -448,14 +449,14 @@ def phase_html(cid: str, r: dict, name: str, p: dict, charts: list[dict]) -> str
         charts.append(spec)
         out.append(f"<details><summary>Throughput per shard</summary><div class='chart' id='{spec['id']}'></div>"
                    "</details>")
-    client = p.get("client") or {}
+    client = p.client or {}
     if client.get("verdict") and client["verdict"] != "unmeasured":
         specs = client_charts(cid, r["run_id"], name, p)
         charts += specs
         out.append(f"<details{' open' if client['verdict'] == 'bound' else ''}><summary>Client health: "
                    f"<b>{_e(client['verdict'])}</b> — {_e(client.get('reason', ''))}</summary>"
                    + "".join(f"<div class='chart' id='{s['id']}'></div>" for s in specs) + "</details>")
-    srv = (p.get("server") or {}).get("cross_check") or {}
+    srv = (p.server or {}).get("cross_check") or {}
     if srv:
         out.append("<h4>Client-counted against server-counted</h4>" + _table(
             ["figure", "client", "server", "client/server"],
@@ -528,7 +529,7 @@ def report_html(result: dict, summary_md: str) -> str:
     sections.append("<h2>Runs</h2>")
     toc = []
     for r in result["runs"]:
-        for name, p in r["phases"].items():
+        for name, p in phases_of(r):
             toc.append(f"<a href='#{_slug(cid, r['run_id'], name)}'>{_e(r['run_id'])} · {_e(name)}</a>")
             sections.append(phase_html(cid, r, name, p, charts))
     sections.append(targets_html(result))
