@@ -242,7 +242,9 @@ def test_an_accepted_bound_phase_is_one_note_line_not_an_alarm():
     assert "accepted by results.allow_client_bound" in head[0] and "another machine" in head[0], head
     assert not any("**The load generator was the bottleneck**" in line for line in client_first_lines(result))
     html = client_alert_html(result)
-    assert html.startswith("<p class='client-note'>Note: ") and "client-bound" not in html
+    assert html.startswith("<details class='client-note'><summary>Note: the load generator was the bottleneck in "
+                           "2 of 2 phases …</summary>Note: ") and "client-bound" not in html
+    assert html.count("<summary>") == 1 and "another machine" in html.split("</summary>")[1]
     # the reasons are kept, after the Client health table
     assert any(line.startswith("- run 001, run phase: the load generator was the bottleneck")
                for line in client_health_table(result))

@@ -219,13 +219,26 @@ def client_alert_html(result: dict) -> str:
     report says, with what the user can do; phases bound and accepted, or near: one note line."""
     bound, _, _, _ = client_phases(result)
     if not bound:
-        note = client_note(result)
-        return f"<p class='client-note'>{_e(note)}</p>" if note else ""
+        return _note_html(client_note(result))
     items = [f"<li>run {_e(run_id)}, {_e(name)} phase: {_e(c.get('reason', ''))}</li>" for run_id, name, c in bound]
     return ("<div class='client-bound'><b>The load generator was the bottleneck</b> (client verdict "
             "<code>bound</code>): these figures are the client's ceiling and its scheduling delay, not the "
             "database's.<ul>" + "".join(items) + f"</ul>To measure the database: {_e(MEASURE_DB)}. To accept these "
             f"figures as they are: <code>{_e(ACCEPT)}</code>.</div>")
+
+
+def _note_html(note: Optional[str]) -> str:
+    """An accepted client verdict's note as one line on the first screen (its head, up to the
+    reasons in brackets), the whole note one click away: a long note pushed the first chart
+    below a laptop window's fold."""
+    if not note:
+        return ""
+    label, _, text = note.rpartition("Note: ")
+    cut = min((i for i in (text.find(" ("), text.find("; "), text.find(": ")) if i > 0), default=-1)
+    if cut < 0:
+        return f"<p class='client-note'>{_e(note)}</p>"
+    head = label + "Note: " + text[:cut]
+    return f"<details class='client-note'><summary>{_e(head)} …</summary>{_e(note)}</details>"
 
 
 def scaling_charts(cid: str, result: dict) -> list[dict]:
@@ -536,7 +549,10 @@ def report_html(result: dict, summary_md: str) -> str:
     toc.append(f"<a href='#{_slug(cid, 'tables')}'>Tables</a>")
     sections.append(f"<h2 id='{_slug(cid, 'tables')}'>Tables</h2>"
                     + markdown_it.MarkdownIt("commonmark", {"html": False}).enable("table").render(tables))
-    sections.insert(1, "<p class='toc'>" + " · ".join(toc) + "</p>")
+    # one line on the first screen (a matrix campaign's dozens of phases wrapped over several,
+    # pushing the first chart below the fold), the links one click away
+    sections.insert(1, f"<details class='toc'><summary>Phases ({len(toc) - 1}) and tables</summary>"
+                       + " · ".join(toc) + "</details>")
     data = json.dumps(charts, separators=(",", ":")).replace("</", "<\\/")
     return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>dbswarm {_e(result['name'])} · {_e(cid)}</title>"
