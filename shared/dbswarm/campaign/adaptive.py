@@ -18,8 +18,6 @@ from dbswarm.credentials.secrets import in_cloud
 from dbswarm.errors import CampaignError
 from dbswarm.families import base as families
 
-ADAPTIVE_DOC = "adaptive.json"
-
 
 def _cell(run: Run) -> dict:
     return {"cell": run.run_id, "index": run.index, "axes": run.axes,
