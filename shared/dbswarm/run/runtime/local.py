@@ -32,6 +32,7 @@ from dbswarm.documents import Plan
 from dbswarm.engine.shard_state import STUCK_THREAD_GRACE_S
 from dbswarm.errors import CONNECTION, RETRYABLE, DbswarmError, NotRunnableHere, step_error_text
 from dbswarm.families import base as families
+from dbswarm.results.phase import phases_of
 from dbswarm.results.store import EXECUTION_DOC, RESULT_DOC, S3Store, Store, campaign_key, open_store, runs_prefix
 from dbswarm.run.runtime import service
 from dbswarm.run.runtime.emulator import LocalCloud
@@ -510,7 +511,7 @@ def _a_phase_incomplete(store: Store, cid: str) -> bool:
         result = store.get_json(campaign_key(store, cid, RESULT_DOC))
     except (KeyError, ValueError, OSError):
         return False
-    return any(p.get("status") == "incomplete" for r in result.get("runs", []) for p in r.get("phases", {}).values())
+    return any(p.status == "incomplete" for r in result.get("runs", []) for _, p in phases_of(r))
 
 
 def _unwrapped(error: Any, cause: str) -> str:

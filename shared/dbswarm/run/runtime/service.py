@@ -54,6 +54,7 @@ from dbswarm.errors import CampaignError, DbswarmError, step_error_text
 from dbswarm.families import base as families
 from dbswarm.measure.recorder import Measurement
 from dbswarm.results.aggregate import aggregate, run_phases
+from dbswarm.results.phase import PhaseResult
 from dbswarm.results.report.files import write_reports
 from dbswarm.results.store import (
     ADAPTIVE_DOC,
@@ -195,8 +196,9 @@ def next_step(event: dict) -> dict:
         doc, name, step = store.get_json(campaign_key(store, cid, SEARCH_DOC)), SEARCH_DOC, advance
     last = plan.runs[-1]
     phases = run_phases(plan, store, last)
+    measured = PhaseResult.of(phases.get("run") or phases.get("load") or {})  # ({}: neither, nothing measured)
     campaign_doc = store.get_json(campaign_key(store, cid, CAMPAIGN_DOC))
-    new_run = step(doc, plan, last, phases, campaign_doc, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
+    new_run = step(doc, plan, last, measured, campaign_doc, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
     if new_run is not None:
         plan.runs.append(new_run)
         store.put_json(campaign_key(store, cid, PLAN_DOC), plan.to_dict())
