@@ -66,25 +66,32 @@ def cmd_run(args: argparse.Namespace) -> int:
 def report_outcome(out: dict, as_json: bool = False) -> int:
     """Print a finished (or interrupted) campaign's tables and, on stderr in every mode, why it
     is not complete; the exit status (EXIT_CODES)."""
-    from dbswarm.results.store import open_store  # noqa: PLC0415
+    from dbswarm.results.store import (  # noqa: PLC0415
+        REPORT_FILES,
+        REPORT_HTML,
+        RESULT_DOC,
+        SUMMARY_DOC,
+        campaign_key,
+        open_store,
+    )
     store = open_store(out["store"])
     cid = out["campaign_id"]
     result = None
     try:
-        result = store.get_json(store.key(cid, "result.json"))
+        result = store.get_json(campaign_key(store, cid, RESULT_DOC))
     except (KeyError, ValueError, OSError):
         pass
     if as_json:
         print(json.dumps(out, indent=1))
     else:
         try:
-            _print_summary(store.get_text(store.key(cid, "summary.md")))
+            _print_summary(store.get_text(campaign_key(store, cid, SUMMARY_DOC)))
         except (KeyError, OSError):
             pass
         print()
-        for name in ("result.json", "result.csv", "timeseries.csv", "summary.md", "report.html"):
-            print(f"{name + ':':<16}{store.location(store.key(cid, name))}")
-        report = store.location(store.key(cid, "report.html"))
+        for name in REPORT_FILES:
+            print(f"{name + ':':<16}{store.location(campaign_key(store, cid, name))}")
+        report = store.location(campaign_key(store, cid, REPORT_HTML))
         if "://" not in report:
             print(f"open the report in a browser: file://{Path(report).resolve()}")
         else:
@@ -305,11 +312,10 @@ def _find_result(ref: str) -> Path:
 
 def cmd_show(args: argparse.Namespace) -> int:
     from dbswarm.results.report.files import summary_markdown  # noqa: PLC0415
-    from dbswarm.results.store import open_store  # noqa: PLC0415
+    from dbswarm.results.store import open_store, s3_result_ref  # noqa: PLC0415
     if args.result.startswith("s3://"):
-        bucket_url, _, key = args.result.partition("/campaigns/")
-        store = open_store(bucket_url)
-        result = store.get_json("campaigns/" + key.rstrip("/") + ("" if key.endswith(".json") else "/result.json"))
+        bucket_url, key = s3_result_ref(args.result)
+        result = open_store(bucket_url).get_json(key)
     else:
         result = json.loads(_find_result(args.result).read_text())
     if args.json:

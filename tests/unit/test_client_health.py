@@ -12,6 +12,7 @@ from dbswarm.campaign.spec import Campaign
 from dbswarm.measure import headroom
 from dbswarm.measure.recorder import Measurement
 from dbswarm.results import aggregate
+from dbswarm.results.phase import PhaseResult
 
 
 def test_capacity_of_a_lambda_is_its_memory_share_and_the_local_emulator_is_not_a_lambda():
@@ -278,7 +279,7 @@ def test_a_client_bound_step_stops_the_search_and_is_never_its_peak():
     bound_client = {"verdict": "bound", "allowed": False, "reason": "the load generator was the bottleneck in shard 0"}
     for value, thr, client in ((1, 100.0, ok_client), (2, 190.0, ok_client), (4, 400.0, bound_client)):
         phase = {"status": "complete", "throughput": thr, "error_rate": 0.0, "operations": {}, "client": client}
-        step = step_figures(search, value, f"r{value}", phase, 1)
+        step = step_figures(search, value, f"r{value}", PhaseResult.of(phase), 1)
         step["kind"] = "grow"
         state["steps"].append(step)
         nxt = decide(search, state)
@@ -287,8 +288,8 @@ def test_a_client_bound_step_stops_the_search_and_is_never_its_peak():
     marks = summarize(search, state)
     assert marks["peak"]["value"] == 2  # the bound step's higher throughput is the client's ceiling
     # allowed (the noop engine, or results.allow_client_bound): an ordinary step
-    allowed = step_figures(search, 4, "r4", {"status": "complete", "throughput": 400.0, "error_rate": 0.0,
-                                              "client": {**bound_client, "allowed": True}}, 1)
+    allowed = step_figures(search, 4, "r4", PhaseResult.of({"status": "complete", "throughput": 400.0, "error_rate": 0.0,
+                                                             "client": {**bound_client, "allowed": True}}), 1)
     assert allowed["failed"] is None and allowed["client"] == "bound"
 
 
@@ -469,6 +470,6 @@ def test_a_contended_host_has_its_own_word_fails_nothing_and_is_never_a_peak_or_
     # never a nightly baseline, never a search's peak
     assert client_bound_reasons(_result(contended)) and not client_bound_reasons(_result({"verdict": "near"}))
     search = Search.model_validate({"key": "threads", "start": 1, "max": 64, "stop": {"peak_samples": 1}})
-    step = step_figures(search, 4, "r4", {"status": "complete", "throughput": 400.0, "error_rate": 0.0,
-                                          "client": contended}, 1)
+    step = step_figures(search, 4, "r4", PhaseResult.of({"status": "complete", "throughput": 400.0, "error_rate": 0.0,
+                                                         "client": contended}), 1)
     assert step["failed"].startswith("client-bound: the host was contended")

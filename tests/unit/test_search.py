@@ -7,12 +7,13 @@ from dbswarm.campaign import search as S
 from dbswarm.campaign.plan import make_plan
 from dbswarm.campaign.spec import load_campaign
 from dbswarm.errors import CampaignError
+from dbswarm.results.phase import PhaseResult
 
 
 def _step(search, value, throughput, p99_ms=1.0, error_rate=0.0, status="complete"):
     phase = {"status": status, "throughput": throughput, "error_rate": error_rate,
              "operations": {"READ": {"p99_us": p99_ms * 1000}}}
-    return {**S.step_figures(search, value, f"run-{value:g}", phase, 1), "kind": "grow"}
+    return {**S.step_figures(search, value, f"run-{value:g}", PhaseResult.of(phase), 1), "kind": "grow"}
 
 
 def _decide(search, figures):
@@ -83,9 +84,9 @@ def test_a_next_step_that_cannot_be_planned_stops_the_search_as_its_max(tmp_path
     while True:
         last = plan.runs[-1]
         values.append(last.search_step["value"])
-        phases = {"run": {"status": "complete", "throughput": 100.0 * last.threads, "error_rate": 0.0,
-                          "operations": {}}}
-        new = S.advance(doc, plan, last, phases, campaign.model_dump(mode="json"), max_shards=4)
+        phase = PhaseResult.of({"status": "complete", "throughput": 100.0 * last.threads, "error_rate": 0.0,
+                                "operations": {}})
+        new = S.advance(doc, plan, last, phase, campaign.model_dump(mode="json"), max_shards=4)
         if new is None:
             break
         assert new.shard_count <= 4

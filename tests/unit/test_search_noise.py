@@ -4,6 +4,7 @@ end the growth, and a step whose gain is within the noise is run again before an
 decided (campaign.search.gain_tests)."""
 from dbswarm.campaign import peak
 from dbswarm.campaign import search as S
+from dbswarm.results.phase import PhaseResult
 
 
 def _phase(per_second, start=1000):
@@ -16,7 +17,8 @@ def _phase(per_second, start=1000):
 
 
 def _step(search, value, per_second, kind="grow", index=0):
-    return {**S.step_figures(search, value, f"{index:03d}-threads{value:g}", _phase(per_second), 1), "kind": kind}
+    return {**S.step_figures(search, value, f"{index:03d}-threads{value:g}",
+                                PhaseResult.of(_phase(per_second)), 1), "kind": kind}
 
 
 CLEAN = {1: [200, 201, 199, 200, 200], 2: [400, 398, 402, 401, 399], 4: [800, 797, 803, 799, 801],
@@ -74,8 +76,8 @@ def test_a_clean_plateau_stops_at_once():
 
 def test_a_step_without_per_second_figures_is_judged_as_before():
     search = S.Search(stop={"gain_below": 0.05, "peak_samples": 1})
-    steps = [{**S.step_figures(search, v, f"r{v}", {"status": "complete", "throughput": t, "error_rate": 0,
-                                                   "operations": {}}, 1), "kind": "grow"}
+    steps = [{**S.step_figures(search, v, f"r{v}", PhaseResult.of({"status": "complete", "throughput": t,
+                                                                  "error_rate": 0, "operations": {}}), 1), "kind": "grow"}
              for v, t in ((1, 100), (2, 190), (4, 195))]
     state = {"steps": steps, "phase": "grow"}
     S.decide(search, state)
@@ -139,8 +141,8 @@ def test_a_failure_confirms_the_peak_before_narrowing():
     state = {"steps": [], "phase": "grow"}
     for v in (1, 2, 4):
         _run(search, state, v, CLEAN[v])
-    state["steps"].append({**S.step_figures(search, 8, "r8", {**_phase(CLEAN[8]), "operations": {
-        "READ": {"p99_us": 90_000}}}, 1), "kind": "grow"})
+    state["steps"].append({**S.step_figures(search, 8, "r8", PhaseResult.of({**_phase(CLEAN[8]), "operations": {
+        "READ": {"p99_us": 90_000}}}), 1), "kind": "grow"})
     asked = [S.decide(search, state)]
     assert asked == [4] and state["next_kind"] == "confirm" and "stop" not in state
     while asked[-1] == 4:
@@ -154,8 +156,8 @@ def test_a_narrowing_step_that_becomes_the_peak_gets_its_runs_and_max_steps_boun
     state = {"steps": [], "phase": "grow"}
     for v in (1, 2, 4):
         _run(search, state, v, CLEAN[v])
-    state["steps"].append({**S.step_figures(search, 8, "r8", {**_phase(CLEAN[8]), "operations": {
-        "READ": {"p99_us": 90_000}}}, 1), "kind": "grow"})
+    state["steps"].append({**S.step_figures(search, 8, "r8", PhaseResult.of({**_phase(CLEAN[8]), "operations": {
+        "READ": {"p99_us": 90_000}}}), 1), "kind": "grow"})
     nxt = S.decide(search, state)
     nxt = _run(search, state, nxt, CLEAN[4])
     nxt = _run(search, state, nxt, CLEAN[4])

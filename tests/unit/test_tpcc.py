@@ -731,13 +731,13 @@ def test_a_check_range_goes_on_over_calls_and_the_merge_names_every_warehouse(tm
     second call goes on from there (warehouse 2 only, warehouse 1 not checked again); the merge
     puts every range's failures, in warehouse order, into the stage's check (empty tables: the
     population condition fails on each warehouse)."""
-    from dbswarm.engine import checks
+    from dbswarm.results.store import check_range_key
     from dbswarm.run.runtime import service
     store, event = _check_campaign(tmp_path, 3, 2)
     cid, rid = event["campaign_id"], event["run_id"]
     stage = service.prepare_run(event)
     assert stage["check_ranges"] == [0, 1]
-    key = lambda i: checks.range_key(store, cid, rid, "after_run", i)  # noqa: E731
+    key = lambda i: check_range_key(store, cid, rid, "after_run", i)  # noqa: E731
     assert [store.get_json(key(i))["next"] for i in (0, 1)] == [0, 2]  # started afresh by the stage
     call = dict(event, action="check_range", max_call_seconds=0.001)
     first = service.check_call(dict(call, range=0))

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from dbswarm.campaign.measured import MeasuredPhase
 from dbswarm.campaign.plan import check_shard_limit, make_plan
 from dbswarm.campaign.spec import Campaign, Run, Target, usable_cpus
 from dbswarm.credentials.secrets import in_cloud
 from dbswarm.errors import CampaignError
 from dbswarm.families import base as families
-
-ADAPTIVE_DOC = "adaptive.json"
 
 
 def _cell(run: Run) -> dict:
@@ -62,14 +61,15 @@ def _limit(campaign: Campaign, threads: int, max_shards: int) -> tuple[int, str]
     return min(limits, key=lambda x: x[0])
 
 
-def advance(doc: dict, plan: Any, last_run: Any, phases: dict, campaign_doc: dict, max_shards: int = 0) -> Any:
-    """Record the attempt ``last_run`` measured and return the next RunPlan (None: done)."""
+def advance(doc: dict, plan: Any, last_run: Any, phase: MeasuredPhase, campaign_doc: dict,
+            max_shards: int = 0) -> Any:
+    """Record the attempt ``last_run`` measured (``phase``: its run phase, else its load phase)
+    and return the next RunPlan (None: done)."""
     cell = doc["cells"][doc["current"]]
-    phase = phases.get("run") or phases.get("load") or {}
-    client = phase.get("client") or {}
+    client = phase.client
     verdict = client.get("verdict")
     cell["attempts"].append({"run_id": last_run.run_id, "shards": last_run.shard_count,
-                             "threads": last_run.threads, "verdict": verdict, "status": phase.get("status"),
+                             "threads": last_run.threads, "verdict": verdict, "status": phase.status,
                              "reason": client.get("reason")})
     index = len(plan.runs)
     embedded = next((r.target.get("url") for r in plan.runs if r.target.get("engine") == cell["target"]["engine"]),

@@ -19,6 +19,7 @@ import math
 from statistics import NormalDist
 from typing import Any, Optional
 
+from dbswarm.campaign.measured import MeasuredPhase
 from dbswarm.campaign.peak import Search, by_value, pooled, summarize
 from dbswarm.campaign.plan import check_shard_limit, make_plan
 from dbswarm.campaign.spec import Campaign, Run, Target, _slug
@@ -28,20 +29,19 @@ from dbswarm.measure.headroom import limits_figures
 
 # ---- one step's figures ------------------------------------------------------------------------
 
-def step_figures(search: Search, value: Any, run_id: str, phase: dict, shard_count: int) -> dict:
+def step_figures(search: Search, value: Any, run_id: str, phase: MeasuredPhase, shard_count: int) -> dict:
     """What the decision reads from a merged run phase."""
-    ops = phase.get("operations") or {}
     p99s = []
-    for s in ops.values():
+    for s in phase.operations.values():
         p = (s.get("intended") or {}).get("p99_us") or s.get("p99_us")
         if p is not None:
             p99s.append(p)
-    thr = phase.get("throughput")
-    out = {"value": value, "run_id": run_id, "shards": shard_count, "status": phase.get("status"),
-           "throughput": thr, "p99_us": max(p99s) if p99s else None, "error_rate": phase.get("error_rate"),
+    thr = phase.throughput
+    out = {"value": value, "run_id": run_id, "shards": shard_count, "status": phase.status,
+           "throughput": thr, "p99_us": max(p99s) if p99s else None, "error_rate": phase.error_rate,
            "achieved": round(thr / value, 4) if thr is not None and search.key != "threads" and value else None}
     out["se"], out["intervals"] = interval_spread(phase)
-    client = phase.get("client") or {}
+    client = phase.client
     out["client"] = client.get("verdict")
     if limits_figures(client):
         # the load generator's ceiling or the host's contention, not the database's: never a peak,
@@ -51,12 +51,12 @@ def step_figures(search: Search, value: Any, run_id: str, phase: dict, shard_cou
     return out
 
 
-def interval_spread(phase: dict) -> tuple[Optional[float], int]:
+def interval_spread(phase: MeasuredPhase) -> tuple[Optional[float], int]:
     """The standard error of a step's throughput from the spread of its per-second totals over
     the steady window (every shard running, after the warm-up), and how many seconds: (None, n)
     with fewer than two."""
-    tl = phase.get("timeline") or {}
-    window = (phase.get("steady") or {}).get("window")
+    tl = phase.timeline
+    window = phase.steady.window if phase.steady else None
     if tl.get("start") is None or not window:
         return None, 0
     start, seqs = tl["start"], list((tl.get("ops") or {}).values())
@@ -311,14 +311,15 @@ def first_step(campaign: Any, cells: list, cpu_count: Any = None, max_shards: in
     return [_step_run(search, doc["cells"][0], 0, start, "grow", 1)], doc
 
 
-def advance(doc: dict, plan: Any, last_run: Any, phases: dict, campaign_doc: dict, max_shards: int = 0) -> Any:
-    """Record the step ``last_run`` measured, decide, and return the next step's RunPlan (or
-    None: every cell's search is done). ``doc`` (search.json's content) is updated in place. A
-    next value that cannot be planned stops the cell's growth as its ``max``."""
+def advance(doc: dict, plan: Any, last_run: Any, phase: MeasuredPhase, campaign_doc: dict,
+            max_shards: int = 0) -> Any:
+    """Record the step ``last_run`` measured (``phase``: its run phase, else its load phase),
+    decide, and return the next step's RunPlan (or None: every cell's search is done). ``doc``
+    (search.json's content) is updated in place. A next value that cannot be planned stops the
+    cell's growth as its ``max``."""
     search = Search.model_validate(doc["spec"])
     cell = doc["cells"][doc["current"]]
     meta = last_run.search_step or {}
-    phase = phases.get("run") or phases.get("load") or {}
     step = step_figures(search, meta.get("value"), last_run.run_id, phase, last_run.shard_count)
     step["kind"] = meta.get("kind", "grow")
     cell["steps"].append(step)

@@ -34,7 +34,7 @@ from dbswarm.engine.parallel import run_in_threads
 from dbswarm.engine.target import make_binding
 from dbswarm.errors import DbswarmError
 from dbswarm.families import base as families
-from dbswarm.results.store import Store, load_plan, open_store, redact_error
+from dbswarm.results.store import Store, check_range_key, load_plan, open_store, prepare_key, redact_error
 
 STAGES = ("after_load", "after_run")
 CHECK_CALL_SECONDS = 600.0  # a check call stops after this (the prepare function's limit is 900 s)
@@ -66,10 +66,6 @@ def range_bounds(units: int, ranges: int, index: int) -> tuple[int, int]:
     return first, first + sizes[index]
 
 
-def range_key(store: Store, campaign_id: str, run_id: str, stage: str, index: int) -> str:
-    return store.key(campaign_id, "runs", run_id, f"check-{stage}-{index}.json")
-
-
 def _fresh(index: int, first: int, end: int) -> dict:
     return {"range": index, "first": first, "end": end, "next": first, "failures": [], "seconds": 0.0,
             "calls": 0, "started_at": None, "ended_at": None}
@@ -85,7 +81,7 @@ def start(store: Store, plan: Plan, run: RunPlan, stage: str) -> list[int]:
     family, w = _family(run)
     units = family.check_units(w, stage)
     for i in range(n):
-        store.put_json(range_key(store, plan.campaign_id, run.run_id, stage, i), _fresh(i, *range_bounds(units, n, i)))
+        store.put_json(check_range_key(store, plan.campaign_id, run.run_id, stage, i), _fresh(i, *range_bounds(units, n, i)))
     return list(range(n))
 
 
@@ -101,7 +97,7 @@ def check_range(event: dict) -> dict:
         if ev.stage != "after_run":
             raise
         # after the run, what fails is recorded (the merge makes it the stage's error), never the campaign's end
-        key = range_key(store, plan.campaign_id, run.run_id, ev.stage, ev.range)
+        key = check_range_key(store, plan.campaign_id, run.run_id, ev.stage, ev.range)
         try:
             progress = store.get_json(key)
         except KeyError:
@@ -117,7 +113,7 @@ def _check_range(ev: CheckEvent, store: Store, plan: Plan, run: RunPlan) -> dict
     if ev.range >= n:
         raise DbswarmError(f"check range {ev.range}: the {ev.stage} check of run {run.run_id} has {n} ranges")
     first, end = range_bounds(units, n, ev.range)
-    key = range_key(store, plan.campaign_id, run.run_id, ev.stage, ev.range)
+    key = check_range_key(store, plan.campaign_id, run.run_id, ev.stage, ev.range)
     try:
         progress = store.get_json(key)
     except KeyError:
@@ -184,7 +180,7 @@ def merge_check(event: dict) -> dict:
     for i in range(n):
         first, end = range_bounds(units, n, i)
         try:
-            p = store.get_json(range_key(store, plan.campaign_id, run.run_id, ev.stage, i))
+            p = store.get_json(check_range_key(store, plan.campaign_id, run.run_id, ev.stage, i))
         except KeyError:
             p = {}
         where = f"range {i + 1} of {n} ({family.check_unit_name} {first + 1}" + (f"-{end})" if end > first + 1 else ")")
@@ -202,7 +198,7 @@ def merge_check(event: dict) -> dict:
     check = family.check_summary(w, ev.stage, failures, seconds)
     check.update(calls=calls, ranges=n,
                  wall_seconds=round(max(ends) - min(starts), 3) if starts and ends else 0.0)
-    pkey = store.key(plan.campaign_id, "runs", run.run_id, f"prepare-{ev.stage}.json")
+    pkey = prepare_key(store, plan.campaign_id, run.run_id, ev.stage)
     try:
         doc = store.get_json(pkey)
     except KeyError:

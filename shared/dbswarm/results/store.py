@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import tempfile
 import threading
 from pathlib import Path
@@ -195,9 +196,18 @@ COST_ESTIMATE_DOC = "cost-estimate.json"  # the plan step's estimate
 SEARCH_DOC = "search.json"                # a peak search's steps (campaign/search.py)
 ADAPTIVE_DOC = "adaptive.json"            # fanout.adaptive's cells (campaign/adaptive.py)
 RESULT_DOC = "result.json"
+RESULT_CSV = "result.csv"
+TIMESERIES_CSV = "timeseries.csv"
 SUMMARY_DOC = "summary.md"
-REPORT_FILES = (RESULT_DOC, "result.csv", "timeseries.csv", SUMMARY_DOC, "report.html")
+REPORT_HTML = "report.html"
+REPORT_FILES = (RESULT_DOC, RESULT_CSV, TIMESERIES_CSV, SUMMARY_DOC, REPORT_HTML)  # results/report/files.py
+EXECUTION_DOC = "execution.json"          # local mode: the emulated state machine's trace (run/runtime/local.py)
+SUBMITTED_DOC = "submitted.yaml"          # the API: the campaign file as posted (run/front/api.py)
+CANCELLED_DOC = "cancelled.json"          # the API: written by a DELETE before it stops the execution
+END_DOC = "end.json"                      # the indexed path: the coordinator ended (run/runtime/indexed.py)
 REFUSED_DOC = "lock-refused.json"         # why a run did not run (run.service.lock_run, room_check)
+SHARDS_DOC = "shards.json"                # a run's shard items when its Map reads them from S3
+RELEASE_DOC = "release.json"              # the indexed path: a phase's start instant, for its workers
 
 
 def campaign_key(store: Store, campaign_id: str, name: str) -> str:
@@ -213,6 +223,21 @@ def run_key(store: Store, campaign_id: str, run_id: str, name: str) -> str:
 def prepare_key(store: Store, campaign_id: str, run_id: str, stage: str) -> str:
     """What a run's prepare step did at ``stage`` (before_load, after_load, after_run)."""
     return run_key(store, campaign_id, run_id, f"prepare-{stage}.json")
+
+
+# a shard file (``shard_key``) or its failure (``failure_key``) of a load or run phase, as a key
+# under the campaign's prefix names it
+SHARD_FILE = re.compile(r"runs/(?P<run>[^/]+)/(?P<phase>load|run)/shard-(?P<shard>\d+)(?P<failed>\.failed)?\.json$")
+
+
+def runs_prefix(store: Store, campaign_id: str) -> str:
+    """The folder of a campaign's runs (a prefix to list): every run's documents and shard files."""
+    return store.key(campaign_id, "runs") + "/"
+
+
+def check_range_key(store: Store, campaign_id: str, run_id: str, stage: str, index: int) -> str:
+    """A range of a run's consistency check at ``stage``: its progress and failures (engine/checks.py)."""
+    return run_key(store, campaign_id, run_id, f"check-{stage}-{index}.json")
 
 
 def phase_prefix(store: Store, campaign_id: str, run_id: str, phase: str) -> str:
@@ -233,6 +258,18 @@ def failure_key(store: Store, campaign_id: str, run_id: str, phase: str, shard: 
 def window_key(store: Store, campaign_id: str, run_id: str, phase: str, edge: str) -> str:
     """An edge (start, end) of a phase's measured window: the server's counters read there."""
     return store.key(campaign_id, "runs", run_id, phase, f"window-{edge}.json")
+
+
+def release_key(store: Store, campaign_id: str, run_id: str, phase: str) -> str:
+    """The indexed path: the instant a phase's workers start (``RELEASE_DOC``)."""
+    return store.key(campaign_id, "runs", run_id, phase, RELEASE_DOC)
+
+
+def s3_result_ref(url: str) -> tuple[str, str]:
+    """``s3://bucket[/prefix]/campaigns/<id>`` (or a document under it): the store's URL and the
+    key of the campaign's result.json (or of the document named)."""
+    store_url, _, key = url.partition("/campaigns/")
+    return store_url, "campaigns/" + key.rstrip("/") + ("" if key.endswith(".json") else "/" + RESULT_DOC)
 
 
 def baseline_key(name: str) -> str:

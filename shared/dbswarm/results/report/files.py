@@ -370,9 +370,9 @@ def result_csv(result: dict) -> str:
     w.writeheader()
     for r in result["runs"]:
         fam = fams.get(r["workload"]["family"])
-        for name, p in r["phases"].items():
-            more = fam.csv_values(r, name, p) if fam else {}
-            for op, s in p.get("operations", {}).items():
+        for name, p in phases_of(r):
+            more = fam.csv_values(r, name, r["phases"][name]) if fam else {}  # the family's API: result.json's phase
+            for op, s in p.operations.items():
                 w.writerow({"run_id": r["run_id"], "phase": name, "engine": r["target"]["engine"],
                             "label": r["target"]["label"], "family": r["workload"]["family"],
                             "workload": r["workload"]["name"], "threads": r["threads"],

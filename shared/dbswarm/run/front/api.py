@@ -40,14 +40,29 @@ from dbswarm.campaign.spec import check_deployed_references, load_campaign, read
 from dbswarm.credentials.redact import redact_message
 from dbswarm.documents import Plan
 from dbswarm.errors import CampaignError, DbswarmError
-from dbswarm.results.store import S3Store, Store, open_store
+from dbswarm.results.store import (
+    CAMPAIGN_DOC,
+    CANCELLED_DOC,
+    PLAN_DOC,
+    REPORT_HTML,
+    RESULT_CSV,
+    RESULT_DOC,
+    SHARD_FILE,
+    SUBMITTED_DOC,
+    SUMMARY_DOC,
+    TIMESERIES_CSV,
+    S3Store,
+    Store,
+    campaign_key,
+    open_store,
+    runs_prefix,
+)
 from dbswarm.run.runtime.service import new_campaign_id, release_locks
 
 LIST_LIMIT = 50
 URL_EXPIRES_S = 3600
-RESULT_FILES = ("result.json", "summary.md", "report.html", "result.csv", "timeseries.csv", "campaign.json",
-                "plan.json", "submitted.yaml")
-SHARD_FILE = re.compile(r"runs/(?P<run>[^/]+)/(?P<phase>load|run)/shard-(?P<shard>\d+)(?P<failed>\.failed)?\.json$")
+RESULT_FILES = (RESULT_DOC, SUMMARY_DOC, REPORT_HTML, RESULT_CSV, TIMESERIES_CSV, CAMPAIGN_DOC, PLAN_DOC,
+                SUBMITTED_DOC)
 
 
 class NotFound(DbswarmError):
@@ -113,7 +128,7 @@ def submit(dep: Deployment, text: str, *, max_call_seconds: Optional[float] = No
     cost = estimate(campaign, runs)
     check_max_cost(cost, campaign.max_cost)  # 400 before anything is stored or started
     cid = new_campaign_id(campaign.name[:56])
-    key = dep.store.key(cid, "submitted.yaml")
+    key = campaign_key(dep.store, cid, SUBMITTED_DOC)
     text = text if text.endswith("\n") else text + "\n"  # read back as text, never as a path
     dep.store.put_text(key, text, "application/yaml")
     request: dict[str, Any] = {"campaign_key": key, "store": dep.store.url, "results": dep.store.url}
@@ -152,7 +167,7 @@ def status(dep: Deployment, campaign_id: str) -> dict:
         out["status"] = "CANCELLED"
         out["cancelled"] = cancelled
         try:
-            result = dep.store.get_json(dep.store.key(campaign_id, "result.json"))
+            result = dep.store.get_json(campaign_key(dep.store, campaign_id, RESULT_DOC))
             out["result"] = {"status": result.get("status"), "missing_shards": result.get("missing_shards"),
                              "verdict": None}
         except KeyError:
@@ -190,7 +205,7 @@ def list_campaigns(dep: Deployment, limit: int = LIST_LIMIT, token: Optional[str
 def cancel(dep: Deployment, campaign_id: str) -> dict:
     desc = _describe(dep, campaign_id)
     if desc["status"] == "RUNNING":
-        dep.store.put_json(dep.store.key(campaign_id, CANCELLED_FILE),
+        dep.store.put_json(campaign_key(dep.store, campaign_id, CANCELLED_DOC),
                            {"at": time.time(), "by": f"DELETE /campaigns/{campaign_id}"})
         dep.sfn.stop_execution(executionArn=desc["executionArn"], error="dbswarm.Cancelled",
                                cause="cancelled through the dbswarm API")
@@ -206,12 +221,9 @@ def cancel(dep: Deployment, campaign_id: str) -> dict:
             "note": "not running: nothing to cancel"}
 
 
-CANCELLED_FILE = "cancelled.json"  # written by a DELETE before it stops the execution
-
-
 def _cancelled(store: Store, campaign_id: str) -> Optional[dict]:
     try:
-        return store.get_json(store.key(campaign_id, CANCELLED_FILE))
+        return store.get_json(campaign_key(store, campaign_id, CANCELLED_DOC))
     except (KeyError, ValueError):
         return None
 
@@ -219,13 +231,13 @@ def _cancelled(store: Store, campaign_id: str) -> Optional[dict]:
 def progress(store: Store, campaign_id: str) -> dict:
     """Per run and phase: shards expected (from plan.json), reported (a shard file exists:
     it has finished at least one call) and failed."""
-    prefix = store.key(campaign_id, "")
+    prefix = store.campaign_prefix(campaign_id)
     try:
-        plan = Plan.of(store.get_json(store.key(campaign_id, "plan.json")))
+        plan = Plan.of(store.get_json(campaign_key(store, campaign_id, PLAN_DOC)))
     except KeyError:
         return {"planned": False, "runs": []}
     seen: dict = {}
-    for key in store.list(store.key(campaign_id, "runs/")):
+    for key in store.list(runs_prefix(store, campaign_id)):
         m = SHARD_FILE.search(key[len(prefix):])
         if m:
             slot = seen.setdefault((m["run"], m["phase"]), {"reported": set(), "failed": set()})
@@ -243,10 +255,10 @@ def progress(store: Store, campaign_id: str) -> dict:
 
 def result_files(store: Store, campaign_id: str) -> dict:
     """name -> {"location", "url"?}: a pre-signed GET URL (an hour) when the store is S3."""
-    present = set(store.list(store.key(campaign_id, "")))
+    present = set(store.list(store.campaign_prefix(campaign_id)))
     out = {}
     for name in RESULT_FILES:
-        key = store.key(campaign_id, name)
+        key = campaign_key(store, campaign_id, name)
         if key not in present:
             continue
         item = {"location": store.location(key)}
@@ -269,8 +281,8 @@ def _describe(dep: Any, campaign_id: str) -> Any:
 
 
 def _links(dep: Any, cid: str) -> Any:
-    return {"self": f"/campaigns/{cid}", "result": dep.store.location(dep.store.key(cid, "result.json")),
-            "report": dep.store.location(dep.store.key(cid, "report.html"))}
+    return {"self": f"/campaigns/{cid}", "result": dep.store.location(campaign_key(dep.store, cid, RESULT_DOC)),
+            "report": dep.store.location(campaign_key(dep.store, cid, REPORT_HTML))}
 
 
 def _iso(value: Any) -> Any:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from dbswarm.errors import DbswarmError
-from dbswarm.results.store import open_store
+from dbswarm.results.store import RESULT_DOC, campaign_key, open_store
 from dbswarm.run.front import api
 from dbswarm.run.front.kubernetes import object_base
 
@@ -245,7 +245,7 @@ def follow(cluster: Cluster, campaign_id: str, results: str, finish: Callable[[d
 def _finish(store: Any, campaign_id: str, results: str, end: str, finish: Callable[[dict], int], log: Log,
             cluster: Cluster, names: dict[str, str]) -> int:
     try:
-        result = store.get_json(store.key(campaign_id, "result.json"))
+        result = store.get_json(campaign_key(store, campaign_id, RESULT_DOC))
     except Exception as exc:  # absent, or the store not readable from here
         logs = f"kubectl -n {cluster.namespace} logs job/{names['coordinator']}"
         if end == "succeeded":

@@ -129,7 +129,7 @@ class Remote:
         written = []
         if self.dep is not None:
             store = self.dep.store
-            prefix = store.key(cid, "")
+            prefix = store.campaign_prefix(cid)
             keys = [k for k in store.list(prefix) if not k[len(prefix):].startswith(DOWNLOAD_SKIP)]
             if not keys:
                 raise DbswarmError(f"no files for campaign {cid} in {store.location(prefix)}")

@@ -19,8 +19,7 @@ from typing import Any, Callable, Optional
 
 from dbswarm.engine import checks
 from dbswarm.errors import DbswarmError
-from dbswarm.results.aggregate import shard_key
-from dbswarm.results.store import Store, open_store
+from dbswarm.results.store import Store, open_store, prepare_key, shard_key
 from dbswarm.run.runtime import service
 from dbswarm.run.runtime.emulator import LocalCloud
 from dbswarm.run.runtime.interrupt import FENCE_ENV, STOP_FILE_ENV, GracefulStop, claim_campaign, fence_path
@@ -134,7 +133,7 @@ def _after_load_missing(store: Store, campaign_id: str, run: Any, run_states: Op
     measured: building them now would not make it right)."""
     if run_states and any(state is not None for state, _ in run_states):
         return False
-    return not _has(store, store.key(campaign_id, "runs", run.run_id, "prepare-after_load.json"))
+    return not _has(store, prepare_key(store, campaign_id, run.run_id, "after_load"))
 
 
 def _has(store: Store, key: Any) -> bool:
@@ -158,7 +157,7 @@ def _cleaned_up(store: Store, campaign_id: str, plan: Any) -> list[str]:
         if not todo:
             continue
         try:
-            done = store.get_json(store.key(campaign_id, "runs", run.run_id, "prepare-cleanup.json"))
+            done = store.get_json(prepare_key(store, campaign_id, run.run_id, "cleanup"))
         except KeyError:
             continue
         if not done.get("error") and not done.get("skipped"):

@@ -29,13 +29,20 @@ from dbswarm.campaign.plan import plan_run
 from dbswarm.campaign.spec import load_campaign
 from dbswarm.documents import Plan
 from dbswarm.errors import CampaignError, DbswarmError
-from dbswarm.results.store import Store, failure_key, open_store, shard_key
+from dbswarm.results.store import (
+    END_DOC,
+    PLAN_DOC,
+    Store,
+    campaign_key,
+    failure_key,
+    open_store,
+    release_key,
+    shard_key,
+)
 from dbswarm.run.runtime import service
 
 INDEX_VARIABLES = ("JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX", "CLOUD_RUN_TASK_INDEX",
                    "DBSWARM_SHARD_INDEX")
-RELEASE_FILE = "release.json"
-END_FILE = "end.json"
 DEFAULT_PHASE_TIMEOUT_S = 3600.0
 POLL_S = 0.5
 
@@ -61,14 +68,6 @@ def shard_index(explicit: Optional[int] = None, environ: Optional[dict] = None) 
             raise DbswarmError(f"{name}: expected a whole number >= 0 (the shard index), got {value}")
         return value
     raise DbswarmError("no shard index: give --shard N or set one of " + ", ".join(INDEX_VARIABLES))
-
-
-def release_key(store: Store, campaign_id: str, run_id: str, phase: str) -> str:
-    return store.key(campaign_id, "runs", run_id, phase, RELEASE_FILE)
-
-
-def end_key(store: Store, campaign_id: str) -> str:
-    return store.key(campaign_id, END_FILE)
 
 
 def _exists(store: Store, key: str) -> bool:
@@ -144,14 +143,14 @@ def coordinate(campaign: Any, results: str, campaign_id: str, log: Log = print,
         if problems:
             raise CampaignError(problems)
     store = open_store(results)
-    if _exists(store, store.key(campaign_id, "plan.json")):
+    if _exists(store, campaign_key(store, campaign_id, PLAN_DOC)):
         raise DbswarmError(f"campaign {campaign_id} already exists in {store.url}: choose another --campaign-id")
     wait = PhaseWait(store, campaign_id, log, timeout_s=phase_timeout_s)
     try:
         return service.run_steps(campaign, results, wait, lead_seconds=lead_seconds, campaign_id=campaign_id,
                                  refuse_search="the indexed path", compare=True, cpu_count=workers)
     finally:  # the workers exit on it, whatever happened here
-        store.put_json(end_key(store, campaign_id), {"at": time.time()})
+        store.put_json(campaign_key(store, campaign_id, END_DOC), {"at": time.time()})
 
 
 def shards_past_workers(campaign: Any, workers: int) -> list[str]:
@@ -172,12 +171,12 @@ def shards_past_workers(campaign: Any, workers: int) -> list[str]:
 # ---- a worker ----------------------------------------------------------------------------------
 
 def _wait_plan(store: Store, campaign_id: str, poll_s: float) -> Optional[Plan]:
-    key = store.key(campaign_id, "plan.json")
+    key = campaign_key(store, campaign_id, PLAN_DOC)
     while True:
         try:
             return Plan.of(store.get_json(key))
         except KeyError:
-            if _exists(store, end_key(store, campaign_id)):
+            if _exists(store, campaign_key(store, campaign_id, END_DOC)):
                 return None
         time.sleep(poll_s)
 
@@ -208,7 +207,7 @@ def work(results: str, campaign_id: str, index: int, log: Log = print, poll_s: f
             _run_to_end(store, campaign_id, run.run_id, phase, index, float(release["start_at"]), log)
             ran += 1
         if not progressed:
-            if _exists(store, end_key(store, campaign_id)):
+            if _exists(store, campaign_key(store, campaign_id, END_DOC)):
                 return ran
             time.sleep(poll_s)
 

@@ -32,7 +32,8 @@ from dbswarm.documents import Plan
 from dbswarm.engine.shard_state import STUCK_THREAD_GRACE_S
 from dbswarm.errors import CONNECTION, RETRYABLE, DbswarmError, NotRunnableHere, step_error_text
 from dbswarm.families import base as families
-from dbswarm.results.store import S3Store, Store, open_store
+from dbswarm.results.phase import phases_of
+from dbswarm.results.store import EXECUTION_DOC, RESULT_DOC, S3Store, Store, campaign_key, open_store, runs_prefix
 from dbswarm.run.runtime import service
 from dbswarm.run.runtime.emulator import LocalCloud
 from dbswarm.run.runtime.interrupt import FENCE_ENV, STOP_FILE_ENV, GracefulStop, claim_campaign, fence_path
@@ -454,12 +455,12 @@ class _Watch:
             raise DbswarmError(f"campaign {self.cid}: interrupted ({signame}) before it was planned: nothing was "
                                "written")
         store = open_store(self.plan["store"])
-        store.put_json(store.key(self.cid, "execution.json"), trace)
+        store.put_json(campaign_key(store, self.cid, EXECUTION_DOC), trace)
         agg = cloud.invoke("AggregateFunction", {"store": self.plan["store"], "campaign_id": self.cid,
                                                  "interrupted": signame})
         return dict(agg, store=self.plan["store"], signal=signame,
                     execution={"arn": trace["execution"]["arn"], "status": trace["execution"]["status"],
-                               "error": "dbswarm.Interrupted", "trace_key": store.key(self.cid, "execution.json")})
+                               "error": "dbswarm.Interrupted", "trace_key": campaign_key(store, self.cid, EXECUTION_DOC)})
 
     def outcome(self, desc: Any, trace: Any, history: Any) -> dict:
         status, error = desc["status"], desc.get("error")
@@ -469,7 +470,7 @@ class _Watch:
             raise DbswarmError(_unwrapped(error, cause) or f"campaign {self.cid}: the state machine ended {status} "
                                "before planning")
         store = open_store(self.plan["store"])
-        store.put_json(store.key(self.cid, "execution.json"), trace)
+        store.put_json(campaign_key(store, self.cid, EXECUTION_DOC), trace)
         agg = self.outputs.get("AggregateFunction")
         if agg is None:
             # ended without its aggregate step (which releases the campaign lock): release it here,
@@ -479,7 +480,7 @@ class _Watch:
             except Exception:
                 pass
             message = f"campaign {self.cid}: the state machine ended {status}: {_unwrapped(error, cause) or error}"
-            runs = store.key(self.cid, "runs")
+            runs = runs_prefix(store, self.cid)
             try:
                 measured = any(k.endswith(".json") and "/shard-" in k for k in store.list(runs))
             except Exception:
@@ -489,7 +490,7 @@ class _Watch:
             raise DbswarmError(message)
         out = dict(agg, store=self.plan["store"],
                    execution={"arn": trace["execution"]["arn"], "status": status, "error": error,
-                              "trace_key": store.key(self.cid, "execution.json")})
+                              "trace_key": campaign_key(store, self.cid, EXECUTION_DOC)})
         if "CompareFunction" in self.outputs:
             out["compare"] = self.outputs["CompareFunction"]
         if error == "dbswarm.RunFailed":
@@ -507,10 +508,10 @@ class _Watch:
 def _a_phase_incomplete(store: Store, cid: str) -> bool:
     """result.json has a phase that ran and did not do what was planned (status incomplete)."""
     try:
-        result = store.get_json(store.key(cid, "result.json"))
+        result = store.get_json(campaign_key(store, cid, RESULT_DOC))
     except (KeyError, ValueError, OSError):
         return False
-    return any(p.get("status") == "incomplete" for r in result.get("runs", []) for p in r.get("phases", {}).values())
+    return any(p.status == "incomplete" for r in result.get("runs", []) for _, p in phases_of(r))
 
 
 def _unwrapped(error: Any, cause: str) -> str:

@@ -54,15 +54,27 @@ from dbswarm.errors import CampaignError, DbswarmError, step_error_text
 from dbswarm.families import base as families
 from dbswarm.measure.recorder import Measurement
 from dbswarm.results.aggregate import aggregate, run_phases
+from dbswarm.results.phase import PhaseResult
 from dbswarm.results.report.files import write_reports
 from dbswarm.results.store import (
+    ADAPTIVE_DOC,
+    CAMPAIGN_DOC,
+    COST_ESTIMATE_DOC,
+    PLAN_DOC,
+    REFUSED_DOC,
+    RESULT_DOC,
+    SEARCH_DOC,
+    SHARDS_DOC,
     LocalStore,
     Store,
     cache_plan,
+    campaign_key,
     failure_key,
     load_plan,
     open_store,
+    prepare_key,
     redact_error,
+    run_key,
     shard_key,
     window_key,
 )
@@ -119,13 +131,13 @@ def plan_campaign(event: dict) -> dict:
     cost = estimate(campaign, cells, cpu_count=event.get("cpu_count"))
     check_max_cost(cost, campaign.max_cost)  # refused before anything is written or run
     check_plan_statements(plan, "prepare" in plan.phases)
-    store.put_json(store.key(cid, "campaign.json"), redacted_campaign(campaign))
-    store.put_json(store.key(cid, "plan.json"), plan.to_dict())
-    store.put_json(store.key(cid, "cost-estimate.json"), cost)  # beside the result: what the cloud would use
+    store.put_json(campaign_key(store, cid, CAMPAIGN_DOC), redacted_campaign(campaign))
+    store.put_json(campaign_key(store, cid, PLAN_DOC), plan.to_dict())
+    store.put_json(campaign_key(store, cid, COST_ESTIMATE_DOC), cost)  # beside the result: what the cloud would use
     if search_doc:
-        store.put_json(store.key(cid, "search.json"), search_doc)
+        store.put_json(campaign_key(store, cid, SEARCH_DOC), search_doc)
     if adaptive_doc:
-        store.put_json(store.key(cid, adaptive.ADAPTIVE_DOC), adaptive_doc)
+        store.put_json(campaign_key(store, cid, ADAPTIVE_DOC), adaptive_doc)
     out_runs = [_run_item(store, cid, run) for run in plan.runs]
     phases = plan.phases
     return {"campaign_id": cid, "store": store.url, "name": campaign.name,
@@ -164,7 +176,7 @@ def _run_item(store: Store, cid: str, run: Any) -> dict:
     if run.map_mode == "INLINE":
         item["shards"] = items
     else:
-        item["items_key"] = store.key(cid, "runs", run.run_id, "shards.json")
+        item["items_key"] = run_key(store, cid, run.run_id, SHARDS_DOC)
         store.put_json(item["items_key"], items)
     return item
 
@@ -177,20 +189,21 @@ def next_step(event: dict) -> dict:
     state = dict(event["state"])
     store = open_store(state["store"])
     cid = state["campaign_id"]
-    plan = Plan.of(store.get_json(store.key(cid, "plan.json")))  # the newest: this process may hold an older one
+    plan = Plan.of(store.get_json(campaign_key(store, cid, PLAN_DOC)))  # the newest: this process may hold an older one
     try:  # fanout.adaptive (campaign/adaptive.py) rides the search's loop with a document of its own
-        doc, name, step = store.get_json(store.key(cid, adaptive.ADAPTIVE_DOC)), adaptive.ADAPTIVE_DOC, adaptive.advance
+        doc, name, step = store.get_json(campaign_key(store, cid, ADAPTIVE_DOC)), ADAPTIVE_DOC, adaptive.advance
     except KeyError:
-        doc, name, step = store.get_json(store.key(cid, "search.json")), "search.json", advance
+        doc, name, step = store.get_json(campaign_key(store, cid, SEARCH_DOC)), SEARCH_DOC, advance
     last = plan.runs[-1]
     phases = run_phases(plan, store, last)
-    campaign_doc = store.get_json(store.key(cid, "campaign.json"))
-    new_run = step(doc, plan, last, phases, campaign_doc, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
+    measured = PhaseResult.of(phases.get("run") or phases.get("load") or {})  # ({}: neither, nothing measured)
+    campaign_doc = store.get_json(campaign_key(store, cid, CAMPAIGN_DOC))
+    new_run = step(doc, plan, last, measured, campaign_doc, int(os.environ.get("DBSWARM_MAX_SHARDS") or 0))
     if new_run is not None:
         plan.runs.append(new_run)
-        store.put_json(store.key(cid, "plan.json"), plan.to_dict())
+        store.put_json(campaign_key(store, cid, PLAN_DOC), plan.to_dict())
         cache_plan(store, cid, plan)
-    store.put_json(store.key(cid, name), doc)
+    store.put_json(campaign_key(store, cid, name), doc)
     state["runs"] = [_run_item(store, cid, new_run)] if new_run is not None else []
     state["more"] = new_run is not None
     return state
@@ -296,9 +309,6 @@ def window(event: dict, binding: Any = None) -> dict:
     return {"run_id": run.run_id, "phase": phase, "edge": edge, "warnings": len(doc["warnings"])}
 
 
-REFUSED_FILE = "lock-refused.json"
-
-
 def lock_run(event: dict) -> Optional[dict]:
     """Take (or refresh) the campaign's lock on a run's tables (``dbswarm.engine.lock``); raises
     ``CampaignLocked`` naming the campaign that holds them. None when the run takes no lock."""
@@ -317,7 +327,7 @@ def lock_run(event: dict) -> Optional[dict]:
 def _record_refusal(store: Store, plan: Any, run: Any, text: str) -> None:
     """Why the run (or its phases from one on) did not run: its story in result.json's run and
     summary.md (the state machine's error alone reached only the runner's stderr); put_json redacts."""
-    store.put_json(store.key(plan.campaign_id, "runs", run.run_id, REFUSED_FILE), {"error": text, "at": time.time()})
+    store.put_json(run_key(store, plan.campaign_id, run.run_id, REFUSED_DOC), {"error": text, "at": time.time()})
 
 
 def release_locks(event: dict, timeout: float = 10.0) -> None:
@@ -370,7 +380,7 @@ def prepare_run(event: dict) -> dict:
             _quietly(lock.on_target, run, password, lock.release, plan.campaign_id)
         if held and held.get("taken_over"):
             out["lock_taken_over"] = held["taken_over"]  # stale locks of campaigns that died
-    store.put_json(store.key(plan.campaign_id, "runs", run.run_id, f"prepare-{ev.stage}.json"), out)
+    store.put_json(prepare_key(store, plan.campaign_id, run.run_id, ev.stage), out)
     # the family's consistency check follows (the state machine's CheckRanges Map over these, then CheckMerge)
     ranges = checks.start(store, plan, run, ev.stage) if not out.get("error") else []
     return {"run_id": run.run_id, "stage": ev.stage, "seconds": out["seconds"], "error": out.get("error"),
@@ -708,9 +718,9 @@ def _with_error_classes(progress: Any, shard_phase: Any) -> Any:
 def aggregate_campaign(event: dict) -> dict:
     store = _store(event)
     cid = event["campaign_id"]
-    plan = Plan.of(store.get_json(store.key(cid, "plan.json")))  # never a cached one: a search adds runs
+    plan = Plan.of(store.get_json(campaign_key(store, cid, PLAN_DOC)))  # never a cached one: a search adds runs
     try:
-        campaign = store.get_json(store.key(cid, "campaign.json"))
+        campaign = store.get_json(campaign_key(store, cid, CAMPAIGN_DOC))
     except KeyError:
         campaign = None
     # a step that failed (the state machine caught it: run_error): result.json, summary.md and
@@ -723,7 +733,7 @@ def aggregate_campaign(event: dict) -> dict:
     keys = write_reports(store, cid, result)
     if not event.get("interrupted"):  # an interrupted campaign keeps its tables for `dbswarm resume`
         release_locks(event)
-    return {"campaign_id": cid, "status": result["status"], "result_key": keys["result.json"],
+    return {"campaign_id": cid, "status": result["status"], "result_key": keys[RESULT_DOC],
             "missing_shards": len(result["missing_shards"]), "runs": len(result["runs"])}
 
 
