@@ -31,7 +31,7 @@ from typing import Any, Optional
 from dbswarm.errors import DbswarmError
 from dbswarm.measure.recorder import decode_histogram
 from dbswarm.results.phase import PhaseResult, phases_of
-from dbswarm.results.store import open_store
+from dbswarm.results.store import open_store, s3_result_ref
 from dbswarm.results.verdict import stats as V
 from dbswarm.results.verdict.regression import MIN_PREDICTION_REFERENCE
 
@@ -56,10 +56,9 @@ def read_result(ref: str, results_dir: str = "results") -> tuple[dict, str]:
     result.json under it), a result.json, a campaign folder, or a campaign id under
     ``results_dir`` (as `dbswarm show` resolves one)."""
     if ref.startswith("s3://"):
-        bucket_url, _, key = ref.partition("/campaigns/")
-        if not key:
+        if "/campaigns/" not in ref or not ref.partition("/campaigns/")[2]:
             raise DbswarmError(f"{ref}: expected s3://bucket[/prefix]/campaigns/<campaign-id>")
-        key = "campaigns/" + key.rstrip("/") + ("" if key.endswith(".json") else "/result.json")
+        bucket_url, key = s3_result_ref(ref)
         try:
             return open_store(bucket_url).get_json(key), f"{bucket_url}/{key}"
         except KeyError:
