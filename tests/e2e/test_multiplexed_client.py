@@ -399,9 +399,9 @@ def test_no_connection_closes_before_every_client_s_loop_has_ended(model, env, t
     answers: list[float] = []
     record = Multiplexer._record
 
-    def timed_record(self, slot, op, t0, t1, result):
+    def timed_record(self, slot, op, t0, result):
         answers.append(time.time())
-        return record(self, slot, op, t0, t1, result)
+        return record(self, slot, op, t0, result)
     monkeypatch.setattr(Multiplexer, "_record", timed_record)
     campaign, runs = load_campaign({"name": "teardown", "seed": 3, "target": target, "workload": wl,
                                     "fanout": {"shards": 1, "client_model": model}, "phases": ["run"]})
