@@ -44,27 +44,36 @@ def _why_accepted(by: str) -> str:
         return "accepted: an embedded database runs in the load generator"
     if by.startswith("default: the noop engine"):
         return "accepted: the noop engine measures the load generator itself"
-    return f"accepted by {by}; to measure the database alone: {SHORT_REMEDY}"
+    return f"accepted by {by}"
 
 
 def client_note(result: dict) -> str:
-    """The note (plain text, one line), or "" when no phase was bound and accepted nor near."""
+    """The note (plain text, one sentence short enough for a few lines at 80 columns: the first
+    table stays on a terminal's first screen), or "" when no phase was bound and accepted, near
+    or contended. Each phase's reason is under Client health."""
     _, accepted, near, judged = client_phases(result)
     contended = contended_phases(result)
-    host = (f"Note: the host was contended in {len(contended)} of {judged} phases (their shards used little of "
-            "their CPU and waited for CPUs other processes held, such as the database server on the same host): "
-            "those figures carry the host's contention, whichever client runs, and are kept out of peaks and "
-            "baselines; to measure the database alone, run the load generator on another machine."
-            if contended else "")
-    if not accepted and not near:
-        return host
-    said = (host + " " if host else "") + "Note: the load generator was "
-    if accepted:
-        said += f"the bottleneck in {len(accepted)} of {judged} phases"
-        if near:
-            said += f" and near its limit in {len(near)}"
-        by = sorted({c.get("allowed_by") or "default" for _, _, c in accepted})
-        said += f"; {'; '.join(_why_accepted(b) for b in by)}"
+    if not (accepted or near or contended):
+        return ""
+    parts = []
+    if contended:
+        parts.append("the host was contended in {} (kept out of peaks and baselines)")
+        counts = [len(contended)]
     else:
-        said += f"near its limit in {len(near)} of {judged} phases; to measure the database alone: {SHORT_REMEDY}"
-    return said + "; details under Client health (docs/client-health.md)."
+        counts = []
+    if accepted:
+        by = sorted({c.get("allowed_by") or "default" for _, _, c in accepted})
+        parts.append(f"the load generator {'was ' if not contended else ''}the bottleneck in {{}} "
+                     f"({'; '.join(_why_accepted(b) for b in by)})")
+        counts.append(len(accepted))
+    if near:
+        parts.append(("" if accepted else f"the load generator {'was ' if not contended else ''}")
+                     + "near its limit in {}")
+        counts.append(len(near))
+    # the first count says of how many phases; the others are of the same
+    filled = [part.format(f"{n} of {judged} phases" if k == 0 else n) for k, (part, n) in enumerate(zip(parts, counts))]
+    said = "Note: " + ", ".join(filled[:-1]) + (" and " if len(filled) > 1 else "") + filled[-1]
+    own_choice = any(not (c.get("allowed_by") or "").startswith("default") for _, _, c in accepted)
+    if contended or near or own_choice:
+        said += "; to measure the database alone, run the load generator on another machine"
+    return said + " (docs/client-health.md)."
