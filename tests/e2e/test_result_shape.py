@@ -39,7 +39,9 @@ _CIRCUMSTANTIAL = ("stalls", "warnings", "wakeup_delay", "lost_s", "errors", "er
                    "thread_errors", "abandoned_threads", "client_health", "note", "problems", "skew",
                    "start_skew_s", "series", "on_cpu_s", "runqueue_wait_s", "steady_ops_per_sec",
                    "steady_seconds", "per_shard", "failure", "reasons", "bound", "verdicts", "cv", "signals",
-                   "throughput_caveat", "stalled_seconds_left_out")
+                   "throughput_caveat", "stalled_seconds_left_out",
+                   # the client verdict's advice, there when a phase was judged bound, near or contended
+                   "client_scheduling_us", "max_threads_per_shard", "waited_for_others")
 # keys always there whose content is there only when the run did it (no read in a short TPC-C run: null)
 _CIRCUMSTANTIAL_BELOW = ("read_latency", "write_latency")
 
