@@ -88,20 +88,37 @@ def test_api_refusals_are_one_clear_line_naming_the_object(tmp_path, kube, s3, c
     assert missing.returncode == 2 and "--kubeconfig: no usable Kubernetes configuration" in missing.stderr
 
 
+# The follower started with SIGINT ignored, as a non-interactive shell starts a background job (and
+# so every process of a suite run as `scripts/test &`): a Python started so installs no
+# KeyboardInterrupt, and before follow installed its own, Ctrl-C did nothing there. Started so
+# here whatever way the suite itself was started; then exec'd: `python -m dbswarm` itself.
+SIGINT_IGNORED = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                  "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
+
+
 def test_ctrl_c_stops_following_and_deletes_nothing(tmp_path, kube, s3, cli):
     path = ks.offline_campaign(tmp_path)
     assert cli(*ks.render_args(path, kube, s3, "k8s-int", "--apply"), env=s3["env"]).returncode == 0
     log = tmp_path / "follow.err"
     with log.open("w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "dbswarm", "kubernetes", "follow", "k8s-int", "--results",
-                                 "s3://kube/k", "--namespace", "load", "--kubeconfig", kube.kubeconfig, "--poll",
-                                 "0.2"], cwd=ROOT, env=s3["env"], stdout=subprocess.DEVNULL, stderr=err)
-        deadline = time.monotonic() + timing.timeout(60)
-        while "k8s-int: coordinator" not in log.read_text() and time.monotonic() < deadline:
-            assert proc.poll() is None, log.read_text()
-            time.sleep(0.1)
-        proc.send_signal(signal.SIGINT)
-        code = proc.wait(timing.timeout(30))
+        proc = subprocess.Popen([sys.executable, "-c", SIGINT_IGNORED, "-m", "dbswarm", "kubernetes", "follow",
+                                 "k8s-int", "--results", "s3://kube/k", "--namespace", "load", "--kubeconfig",
+                                 kube.kubeconfig, "--poll", "0.2"], cwd=ROOT, env=s3["env"],
+                                stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            deadline = time.monotonic() + timing.timeout(60)
+            while "k8s-int: coordinator" not in log.read_text():  # following: in follow's loop
+                assert proc.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, f"follow printed no Job line: {log.read_text()}"
+                time.sleep(0.1)
+            proc.send_signal(signal.SIGINT)
+            try:
+                code = proc.wait(timing.timeout(30))
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"SIGINT did not stop following: {log.read_text()}")
+        finally:
+            proc.kill()
+            proc.wait()
     text = log.read_text()
     assert code == 130, text
     assert "k8s-int: coordinator running, workers 1 running; not planned yet" in text  # the Jobs and the store

@@ -6,7 +6,10 @@ Kubernetes API, with the official Python client: the optional extra ``dbswarm[ku
 - ``follow``: polls the two Jobs' status (the workers' completed and failed indexes, the
   coordinator's end) and the campaign's progress in the results store, prints a line when it
   changes, and when the coordinator's Job ends, the campaign's tables and its exit status (as
-  ``dbswarm run``). Ctrl-C stops following; nothing is deleted, the campaign goes on.
+  ``dbswarm run``). Ctrl-C stops following; nothing is deleted, the campaign goes on. Whatever
+  SIGINT's disposition at start (a shell's background job inherits it ignored, and Python then
+  installs no KeyboardInterrupt: Ctrl-C or ``kill -INT`` would do nothing), follow installs its
+  own, as ``dbswarm run`` does (``interrupt.GracefulStop``).
 - ``delete``: deletes the three objects (the Jobs with their pods); the results stay in the store.
 
 Configuration: ``--kubeconfig`` (else ``KUBECONFIG``, else ``~/.kube/config``), or the pod's
@@ -16,6 +19,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -204,6 +209,7 @@ def follow(cluster: Cluster, campaign_id: str, results: str, finish: Callable[[d
     last = None
     ended_at = None
     failed_indexes = ""
+    saved = _catch_sigint()
     try:
         while True:
             coordinator = _job_state(cluster.call(f"read Job {names['coordinator']}",
@@ -240,6 +246,17 @@ def follow(cluster: Cluster, campaign_id: str, results: str, finish: Callable[[d
             f"{cluster.namespace}`, clean up with `dbswarm kubernetes delete {campaign_id} --namespace "
             f"{cluster.namespace}`")
         return 130
+    finally:
+        if saved is not None:
+            signal.signal(signal.SIGINT, saved)
+
+
+def _catch_sigint() -> Any:
+    """SIGINT raises KeyboardInterrupt here, even when inherited ignored; returns the handler to
+    restore (None: not the main thread, where only the main thread's handler applies)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _finish(store: Any, campaign_id: str, results: str, end: str, finish: Callable[[dict], int], log: Log,
