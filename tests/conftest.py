@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import timing
+from tests import parallel, timing
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,11 +24,31 @@ os.environ.setdefault("DBSWARM_STALL_S", "60")
 
 
 def pytest_collection_modifyitems(items):
-    """The slow tests of tests/tiers.py marked ``slow``: ``-m "not slow"`` is the fast tier."""
+    """The slow tests of tests/tiers.py marked ``slow``: ``-m "not slow"`` is the fast tier. In a
+    worker of a parallel run, the units of work and their order (tests/parallel.py)."""
     from tests import tiers
     for item in items:
         if tiers.is_slow(item.nodeid):
             item.add_marker(pytest.mark.slow)
+    if parallel.worker():
+        parallel.order(items)
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: absent without it (-p no:xdist)
+def pytest_xdist_make_scheduler(config, log):
+    """The controller of a parallel run: units of work of tests/parallel.py."""
+    return parallel.make_scheduler(config, log)
+
+
+def pytest_configure(config):
+    """A worker of a parallel run: its own server set (tests/parallel.py)."""
+    if parallel.worker():
+        parallel.own_servers(parallel.worker())
+
+
+def pytest_unconfigure(config):
+    if parallel.worker():
+        parallel.stop_own_servers(parallel.worker())
 
 
 @pytest.fixture(scope="session")

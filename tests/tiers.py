@@ -36,6 +36,7 @@ SLOW_TESTS = frozenset((
     "unit/test_measure.py::test_measurement_merge_is_order_independent",
     "unit/test_memory_check.py::test_validate_under_an_address_space_limit_refuses_what_would_die_of_memory_error",
     "unit/test_mysql_driver_option.py::test_default_driver_falls_back_to_the_connector_then_pymysql_and_says_why",
+    "unit/test_parallel_units.py::test_a_worker_other_than_gw0_runs_on_a_server_set_of_its_own",
     "unit/test_plan.py::test_default_shards_follow_the_cpu_affinity",
     "unit/test_plan.py::test_ycsb_plan_invariants",
     "unit/test_redact_blobs.py::test_random_interval_tables_survive_the_document_redaction",
