@@ -27,6 +27,7 @@ def test_interpreter_imports_without_moto_ec2_and_batch_stays_importable():
 ENGINE_PROBE = r"""
 from jsonpath_ng.ext.parser import ExtendedJsonPathParser
 from dbswarm.run.runtime import emulator
+from dbswarm.run.runtime.asl_engine import LocalLambda
 emulator._import_interpreter()
 from moto.stepfunctions.parser.asl.utils import json_path
 from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
@@ -44,7 +45,7 @@ try:
     assert len(built) == before[1] + 1, f"{len(built) - before[1]} parsers built for 5 paths (1 expected)"
     lam = lambda_eval_utils.boto_client_for(region="us-east-1", service="lambda")
     assert lambda_eval_utils.boto_client_for(region="us-east-1", service="lambda") is lam
-    assert lam.meta.service_model.service_name == "lambda" and lam.meta.region_name == "us-east-1"
+    assert isinstance(lam, LocalLambda) and lam.region == "us-east-1"  # the functions' processes, not moto's API
     s3 = lambda_eval_utils.boto_client_for(region="us-east-1", service="s3")
     assert s3 is not lam and s3.meta.service_model.service_name == "s3"
 finally:
