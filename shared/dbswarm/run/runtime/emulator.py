@@ -27,6 +27,8 @@ How it fits together (moto 5.2.5, pinned: the Lambda hook below is a private API
 """
 from __future__ import annotations
 
+import copy
+import datetime
 import functools
 import hashlib
 import importlib.util
@@ -441,6 +443,28 @@ def _evaluation_entrypoint(worker: Any) -> Any:
     return cached_program(_parse_program, worker._evaluation_details.state_machine_details.definition)
 
 
+_ended = threading.Condition()  # notified as each execution's program ends (LocalCloud.wait)
+_ended_count = 0
+
+
+def _notifying(execution_logic: Callable[[Any], None]) -> Callable[[Any], None]:
+    """moto's ``ExecutionWorker._execution_logic`` (an execution's thread), then a notice to the
+    waiters: the runner learns of the end at once instead of at its next poll (0.25 s)."""
+    def run(worker: Any) -> None:
+        global _ended_count
+        try:
+            execution_logic(worker)
+        finally:
+            with _ended:
+                _ended_count += 1
+                _ended.notify_all()
+    return run
+
+
+def _ended_since(seen: int) -> bool:
+    return _ended_count != seen
+
+
 def _register(cloud: Any, functions: Any) -> None:
     global _patcher
 
@@ -460,6 +484,8 @@ def _register(cloud: Any, functions: Any) -> None:
                         mock.patch.object(result_path, "parse", _reusing_parser(JsonPathParser)),
                         # and the whole definition at every execution (0.4-0.8 s of CPU)
                         mock.patch.object(ExecutionWorker, "_get_evaluation_entrypoint", _evaluation_entrypoint),
+                        mock.patch.object(ExecutionWorker, "_execution_logic",
+                                          _notifying(ExecutionWorker._execution_logic)),
                         # and it makes a new boto3 client for every Task it runs (a Lambda
                         # invoke, an S3 read): one per service, from the emulation's session
                         *[mock.patch.object(module, "boto_client_for", _engine_client)
@@ -825,6 +851,8 @@ class LocalCloud:
              timeout_s: Optional[float] = None) -> dict:
         t0 = time.monotonic()
         while True:
+            with _ended:
+                seen = _ended_count
             desc = self.describe(arn)
             if desc["status"] != "RUNNING":
                 return desc
@@ -832,7 +860,8 @@ class LocalCloud:
                 raise TimeoutError(f"execution {arn} still running after {timeout_s} s")
             if tick:
                 tick()
-            time.sleep(poll_s)
+            with _ended:  # poll_s, or less when an execution ends meanwhile
+                _ended.wait_for(functools.partial(_ended_since, seen), timeout=poll_s)
 
     def stop(self, arn: str, cause: str = "stopped locally") -> None:
         try:
@@ -841,7 +870,14 @@ class LocalCloud:
             self.processes.close()
 
     def history(self, arn: str) -> list[dict]:
-        return _history(self.sfn, arn)
+        """An execution's whole history, as ``get_execution_history`` answers it, read from moto's
+        backend: through the API, moto's serialiser took ~0.2 s of CPU per read of a campaign's
+        history (the events are equal; timestamps parsed as botocore parses them)."""
+        from botocore.utils import parse_timestamp
+        from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+        events = stepfunctions_parser_backends[ACCOUNT][REGION].get_execution_history(arn)["events"]
+        return [dict(copy.deepcopy(e), timestamp=e["timestamp"] if isinstance(e["timestamp"], datetime.datetime)
+                     else parse_timestamp(e["timestamp"])) for e in events]
 
     def trace(self, arn: str, events: Optional[list[dict]] = None) -> dict:
         """What proves the state machine ran: the execution and a summary of its history
@@ -869,18 +905,6 @@ class LocalCloud:
             "function_peak_concurrency": dict(sorted(self.peak.items())),
             "failures": failures[:50],
         }
-
-
-def _history(sfn: Any, arn: str) -> list[dict]:
-    """An execution's whole history, page by page."""
-    events, token = [], None
-    while True:
-        kw: dict[str, Any] = {"nextToken": token} if token else {}
-        page = sfn.get_execution_history(executionArn=arn, maxResults=1000, **kw)
-        events += page["events"]
-        token = page.get("nextToken")
-        if not token:
-            return events
 
 
 def _history_summary(events: list[dict]) -> tuple[Counter, Counter, list[dict]]:
