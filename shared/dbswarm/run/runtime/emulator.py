@@ -53,7 +53,7 @@ from unittest import mock
 from dbswarm.credentials.redact import redact_message
 from dbswarm.errors import DbswarmError
 from dbswarm.run.runtime import forkserve
-from dbswarm.run.runtime.asl_engine import LocalLambda, cached_program
+from dbswarm.run.runtime.asl_engine import LocalLambda, PathCache, cached_program
 from dbswarm.run.runtime.interrupt import FENCE_ENV, hold_fence, in_function_process
 from dbswarm.run.runtime.template import FunctionSpec, SamApp
 
@@ -375,22 +375,13 @@ def _resolve(function_name: str, body: bytes) -> Optional[tuple[Optional[str], O
 
 
 @functools.cache
-def _reusing_parser(parser_class: Any) -> Any:
-    """jsonpath_ng's ``parse(path)`` with one parser of ``parser_class`` for the process, built
-    on first use, and each path parsed once (parsed paths are immutable: moto only finds and
-    updates through them). Building the parser is the cost (22 ms of CPU against 0.07 ms for a
-    parse with a built one); a ply parser keeps its stacks on itself, so one parse at a time.
-    One per class and process: every campaign of a process (a test session's) shares it."""
-    parser, lock = None, threading.Lock()
-
-    @functools.lru_cache(maxsize=4096)
-    def parse(path: str) -> Any:
-        nonlocal parser
-        with lock:
-            if parser is None:
-                parser = parser_class()
-            return parser.parse(path)
-    return parse
+def _reusing_parser(parser_class: Any) -> PathCache:
+    """jsonpath_ng's ``parse(path)`` (``.parse`` of this) with one parser of ``parser_class`` for
+    the process, built on first use, and each path parsed once, in this process or an earlier
+    one (``asl_engine.PathCache``). Building the parser is the cost (22 ms of CPU against
+    0.07 ms for a parse with a built one), then ply's lexer at every parse (3 ms). One per
+    class and process: every campaign of a process (a test session's) shares it."""
+    return PathCache(parser_class)
 
 
 def _engine_client_users() -> list:
@@ -480,8 +471,8 @@ def _register(cloud: Any, functions: Any) -> None:
             # under the GIL per path, seconds per campaign
             from jsonpath_ng.ext.parser import ExtendedJsonPathParser
             from jsonpath_ng.parser import JsonPathParser
-            _patcher = [mock.patch.object(json_path, "parse", _reusing_parser(ExtendedJsonPathParser)),
-                        mock.patch.object(result_path, "parse", _reusing_parser(JsonPathParser)),
+            _patcher = [mock.patch.object(json_path, "parse", _reusing_parser(ExtendedJsonPathParser).parse),
+                        mock.patch.object(result_path, "parse", _reusing_parser(JsonPathParser).parse),
                         # and the whole definition at every execution (0.4-0.8 s of CPU)
                         mock.patch.object(ExecutionWorker, "_get_evaluation_entrypoint", _evaluation_entrypoint),
                         mock.patch.object(ExecutionWorker, "_execution_logic",
@@ -503,6 +494,10 @@ def _unregister(cloud: Any) -> None:
             for p in reversed(_patcher):
                 p.stop()
             _patcher = None
+            from jsonpath_ng.ext.parser import ExtendedJsonPathParser
+            from jsonpath_ng.parser import JsonPathParser
+            for parser_class in (ExtendedJsonPathParser, JsonPathParser):
+                _reusing_parser(parser_class).save()
 
 
 # ==== the emulated deployment ==================================================================
