@@ -82,6 +82,15 @@ def test_a_cache_file_that_does_not_load_is_parsed_again_and_replaced(tmp_path, 
     assert path.read_bytes() != b"not a pickle"
 
 
+def test_only_the_newest_parsed_definitions_are_kept(tmp_path, monkeypatch):
+    monkeypatch.setenv(asl_engine.CACHE_ENV, str(tmp_path))
+    monkeypatch.setattr(asl_engine, "_memo", {})
+    monkeypatch.setattr(asl_engine, "KEEP_PROGRAMS", 3)
+    for n in range(5):
+        cached_program(_Program, f'{{"n": {n}}}')
+    assert len(list((tmp_path / "asl").glob("*.pickle"))) == 3
+
+
 def test_an_unwritable_cache_leaves_the_parse_standing(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("")

@@ -112,7 +112,22 @@ def cached_program(parse: Callable[[str], Any], definition: str) -> Any:
     with _memo_lock:
         _memo[key] = blob
     _store(path, blob)
+    _prune(path.parent)
     return pickle.loads(blob)  # the caller gets a copy no later load shares
+
+
+KEEP_PROGRAMS = 32  # parsed definitions kept (each template change or parameter set is one)
+
+
+def _prune(folder: Path) -> None:
+    """The newest KEEP_PROGRAMS parsed definitions stay, the older ones go."""
+    try:
+        files = sorted((p for p in folder.glob("*.pickle") if not p.name.startswith("jsonpath-")),
+                       key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in files[KEEP_PROGRAMS:]:
+            old.unlink()
+    except OSError:  # another process pruned meanwhile
+        pass
 
 
 class PathCache:
