@@ -12,6 +12,7 @@ Lambda handlers' cold-start imports.
   a fresh interpreter: a Lambda's cold start before the first event) and that process's wall.
 
     python bench/startup.py --rounds 5
+    python bench/startup.py --rounds 5 --ab /work/main [--bytecode]   # A/B against another checkout
 """
 from __future__ import annotations
 
@@ -35,9 +36,9 @@ NOOP = {"name": "startup-noop", "target": {"engine": "noop"}, "phases": ["run"],
 _IMPORT = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \| ( *)(\S+)")
 
 
-def _env(extra: dict | None = None) -> dict:
+def _env(extra: dict | None = None, root: Path = ROOT) -> dict:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "shared"), str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+    env["PYTHONPATH"] = os.pathsep.join([str(root / "shared"), str(root)] + [p for p in [env.get("PYTHONPATH")] if p])
     env.update(extra or {})
     return env
 
@@ -103,6 +104,34 @@ def noop_run(rounds: int) -> dict:
     return {**_median(rs), "imports_all_processes_s": round(imports[0], 3), "load_average": os.getloadavg()[0]}
 
 
+def ab_noop(rounds: int, other: Path, bytecode: bool) -> dict:
+    """The noop run of this tree (``branch``) and of ``other`` (``base``, another checkout),
+    alternating, medians of ``rounds`` each. ``bytecode``: both libraries' bytecode compiled
+    first into a cache of the run's own (PYTHONPYCACHEPREFIX), as an installed package has it,
+    where the environment sets PYTHONDONTWRITEBYTECODE."""
+    trees = {"branch": ROOT, "base": other.resolve()}
+    out: dict = {k: [] for k in trees}
+    loads = []
+    with tempfile.TemporaryDirectory() as tmp:
+        campaign = Path(tmp) / "noop.yaml"
+        campaign.write_text(json.dumps(NOOP))
+        extra = {"PYTHONPYCACHEPREFIX": str(Path(tmp) / "pycache")} if bytecode else {}
+        for i in range(rounds + (1 if bytecode else 0)):
+            order = list(trees.items()) if i % 2 == 0 else list(reversed(trees.items()))
+            for name, root in order:
+                env = _env(extra, root)
+                if bytecode and i == 0:  # the first round writes the bytecode, and is not counted
+                    env.pop("PYTHONDONTWRITEBYTECODE", None)
+                r = _in_cgroup([sys.executable, "-m", "dbswarm", "run", str(campaign), "--quiet",
+                                "--results", str(Path(tmp) / f"results-{name}-{i}")], env=env, cwd=tmp, timeout=300)
+                assert r["returncode"] == 0, (name, r["stderr"][-2000:])
+                if not (bytecode and i == 0):
+                    out[name].append(r)
+            loads.append(os.getloadavg()[0])
+    return {"other": str(other), "bytecode": bytecode, "load_average": [round(x, 1) for x in loads],
+            **{name: {**_median(rs), "wall_each_s": [round(r["wall_s"], 2) for r in rs]} for name, rs in out.items()}}
+
+
 def handlers() -> dict:
     out = {}
     for app in sorted((ROOT / "functions").glob("*/app.py")):
@@ -128,8 +157,18 @@ def markdown(data: dict) -> str:
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--ab", metavar="CHECKOUT", help="instead: the noop run of this tree against another checkout's, "
+                   "alternating (e.g. the main branch's worktree)")
+    p.add_argument("--bytecode", action="store_true", help="with --ab: both libraries' bytecode compiled first")
     a = p.parse_args(argv)
     data = C.base_record("startup", a)
+    if a.ab:
+        data["ab_noop_run"] = ab_noop(a.rounds, Path(a.ab), a.bytecode)
+        name = "startup_ab_bytecode" if a.bytecode else "startup_ab"  # a record of its own (bench/results)
+        path = C.finish(name, data, lambda d: json.dumps(d["ab_noop_run"]), write_md=False)
+        print(json.dumps(data["ab_noop_run"], indent=1))
+        C.log(f"record: {path}")
+        return
     data["cli"] = cli(a.rounds)
     data["noop_run"] = noop_run(a.rounds)
     data["handlers"] = handlers()
