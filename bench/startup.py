@@ -4,13 +4,15 @@ Lambda handlers' cold-start imports.
 - `dbswarm --help | presets | schema | validate examples/demo.yaml`: wall and CPU seconds of the
   process (median of --rounds);
 - `dbswarm run` of a noop campaign (YCSB c, 16 operations, one shard of one thread, phases [run]):
-  wall and CPU of the whole process tree (os.wait4: the process and every child it waited for,
-  the forkserver and the shard processes included), and with PYTHONPROFILEIMPORTTIME the import
+  wall and CPU of every process of the run (a cpuacct cgroup: the runner, its forkserver and the
+  function processes forked from it; without a cgroup, os.wait4's waited-for tree, which misses
+  the forkserver's), and with PYTHONPROFILEIMPORTTIME the import
   time summed over every Python process of the run (the share of the CPU that imports are);
 - each functions/*/app.py: the cumulative import time of its handler module (python -X importtime,
   a fresh interpreter: a Lambda's cold start before the first event) and that process's wall.
 
     python bench/startup.py --rounds 5
+    python bench/startup.py --rounds 5 --ab /work/main [--bytecode]   # A/B against another checkout
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import re
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -33,9 +36,9 @@ NOOP = {"name": "startup-noop", "target": {"engine": "noop"}, "phases": ["run"],
 _IMPORT = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \| ( *)(\S+)")
 
 
-def _env(extra: dict | None = None) -> dict:
+def _env(extra: dict | None = None, root: Path = ROOT) -> dict:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "shared"), str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+    env["PYTHONPATH"] = os.pathsep.join([str(root / "shared"), str(root)] + [p for p in [env.get("PYTHONPATH")] if p])
     env.update(extra or {})
     return env
 
@@ -61,6 +64,28 @@ def import_seconds(stderr: str) -> float:
     return sum(int(m.group(1)) for m in map(_IMPORT.match, stderr.splitlines()) if m) / 1e6
 
 
+def _in_cgroup(cmd: list[str], **kw) -> dict:
+    """``run_measured``, with ``cpu_s`` the CPU of every process of the command (a cpuacct
+    cgroup, once its last process ended: the forkserver and the function processes it forks
+    are not waited for by the command) where one can be made, else its waited-for tree."""
+    cgroup = C._new_cgroup()
+    if cgroup is None:
+        return C.run_measured(cmd, **kw)
+    try:
+        r = C.run_measured(["sh", "-c", f'echo $$ > {cgroup}/cgroup.procs && exec "$0" "$@"', *cmd], **kw)
+        for _ in range(500):  # the forkserver ends once the command's end closed its pipe
+            if not (cgroup / "cgroup.procs").read_text().strip():
+                break
+            time.sleep(0.01)
+        r["cpu_waited_s"], r["cpu_s"] = r["cpu_s"], int((cgroup / "cpuacct.usage").read_text()) / 1e9
+        return r
+    finally:
+        try:
+            cgroup.rmdir()
+        except OSError:
+            pass
+
+
 def noop_run(rounds: int) -> dict:
     rs, imports = [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -68,15 +93,43 @@ def noop_run(rounds: int) -> dict:
         campaign.write_text(json.dumps(NOOP))
         for i in range(rounds + 1):  # the last one with the import profile (it slows the run)
             profile = i == rounds
-            r = C.run_measured([sys.executable, "-m", "dbswarm", "run", str(campaign), "--quiet",
-                                "--results", str(Path(tmp) / f"results-{i}")],
-                               env=_env({"PYTHONPROFILEIMPORTTIME": "1"} if profile else None), cwd=tmp, timeout=300)
+            r = _in_cgroup([sys.executable, "-m", "dbswarm", "run", str(campaign), "--quiet",
+                            "--results", str(Path(tmp) / f"results-{i}")],
+                           env=_env({"PYTHONPROFILEIMPORTTIME": "1"} if profile else None), cwd=tmp, timeout=300)
             assert r["returncode"] == 0, r["stderr"][-2000:]
             if profile:
                 imports.append(import_seconds(r["stderr"]))
             else:
                 rs.append(r)
-    return {**_median(rs), "imports_all_processes_s": round(imports[0], 3)}
+    return {**_median(rs), "imports_all_processes_s": round(imports[0], 3), "load_average": os.getloadavg()[0]}
+
+
+def ab_noop(rounds: int, other: Path, bytecode: bool) -> dict:
+    """The noop run of this tree (``branch``) and of ``other`` (``base``, another checkout),
+    alternating, medians of ``rounds`` each. ``bytecode``: both libraries' bytecode compiled
+    first into a cache of the run's own (PYTHONPYCACHEPREFIX), as an installed package has it,
+    where the environment sets PYTHONDONTWRITEBYTECODE."""
+    trees = {"branch": ROOT, "base": other.resolve()}
+    out: dict = {k: [] for k in trees}
+    loads = []
+    with tempfile.TemporaryDirectory() as tmp:
+        campaign = Path(tmp) / "noop.yaml"
+        campaign.write_text(json.dumps(NOOP))
+        extra = {"PYTHONPYCACHEPREFIX": str(Path(tmp) / "pycache")} if bytecode else {}
+        for i in range(rounds + (1 if bytecode else 0)):
+            order = list(trees.items()) if i % 2 == 0 else list(reversed(trees.items()))
+            for name, root in order:
+                env = _env(extra, root)
+                if bytecode and i == 0:  # the first round writes the bytecode, and is not counted
+                    env.pop("PYTHONDONTWRITEBYTECODE", None)
+                r = _in_cgroup([sys.executable, "-m", "dbswarm", "run", str(campaign), "--quiet",
+                                "--results", str(Path(tmp) / f"results-{name}-{i}")], env=env, cwd=tmp, timeout=300)
+                assert r["returncode"] == 0, (name, r["stderr"][-2000:])
+                if not (bytecode and i == 0):
+                    out[name].append(r)
+            loads.append(os.getloadavg()[0])
+    return {"other": str(other), "bytecode": bytecode, "load_average": [round(x, 1) for x in loads],
+            **{name: {**_median(rs), "wall_each_s": [round(r["wall_s"], 2) for r in rs]} for name, rs in out.items()}}
 
 
 def handlers() -> dict:
@@ -104,8 +157,18 @@ def markdown(data: dict) -> str:
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--ab", metavar="CHECKOUT", help="instead: the noop run of this tree against another checkout's, "
+                   "alternating (e.g. the main branch's worktree)")
+    p.add_argument("--bytecode", action="store_true", help="with --ab: both libraries' bytecode compiled first")
     a = p.parse_args(argv)
     data = C.base_record("startup", a)
+    if a.ab:
+        data["ab_noop_run"] = ab_noop(a.rounds, Path(a.ab), a.bytecode)
+        name = "startup_ab_bytecode" if a.bytecode else "startup_ab"  # a record of its own (bench/results)
+        path = C.finish(name, data, lambda d: json.dumps(d["ab_noop_run"]), write_md=False)
+        print(json.dumps(data["ab_noop_run"], indent=1))
+        C.log(f"record: {path}")
+        return
     data["cli"] = cli(a.rounds)
     data["noop_run"] = noop_run(a.rounds)
     data["handlers"] = handlers()

@@ -48,6 +48,11 @@ def _n(count: int, noun: str) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from dbswarm.run.runtime import forkserve  # noqa: PLC0415
+    # the functions' forkserver imports the library on the other CPU while this process imports
+    # moto and deploys (boto3 too when the results go to S3; a campaign file's own S3 location
+    # restarts it with boto3 when the emulation starts)
+    forkserve.start(aws=str(args.results or "").startswith("s3://"))
     from dbswarm.results.report import junit  # noqa: PLC0415
     from dbswarm.results.store import open_store  # noqa: PLC0415
     from dbswarm.run.runtime.local import run_campaign  # noqa: PLC0415

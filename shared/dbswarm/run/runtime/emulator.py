@@ -7,13 +7,13 @@ How it fits together (moto 5.2.5, pinned: the Lambda hook below is a private API
 - ``mock_aws`` with ``stepfunctions.execute_state_machine`` makes moto *run* the
   definition — Map (inline and distributed, items from S3), Choice loops, Retry/Catch,
   execution history. Map iterations run in threads, so parallel shards are parallel.
-- moto's Docker-free Lambda backend only echoes its input; ``LambdaSimpleBackend.invoke``
-  is replaced by a function that hands the call to a new process (forked from a
-  forkserver that has the library imported), waits for its answer, and returns it in
-  Lambda's shape — errors as ``x-amz-function-error: Unhandled`` with
+- moto's Docker-free Lambda backend only echoes its input; the interpreter's Lambda client
+  is ``asl_engine.LocalLambda`` instead (docs/decisions/0018), which hands the call to a new
+  process (forked from a forkserver that has the library imported), waits for its answer,
+  and returns it in Lambda's shape — errors as ``FunctionError: Unhandled`` with
   errorType/errorMessage, a process that dies as ``Runtime.ExitError``, one that
   outlives its function's Timeout as ``Sandbox.Timedout``.
-- The functions and the state machine are created from what template.yaml says
+- The functions (their specs) and the state machine are made from what template.yaml says
   (``dbswarm.run.runtime.template``): names, handlers, timeouts, environment,
   DefinitionSubstitutions.
 - The processes get the caller's environment (so a local results folder or a real
@@ -27,10 +27,11 @@ How it fits together (moto 5.2.5, pinned: the Lambda hook below is a private API
 """
 from __future__ import annotations
 
+import copy
+import datetime
 import functools
 import hashlib
 import importlib.util
-import io
 import json
 import logging
 import multiprocessing as mp
@@ -43,9 +44,7 @@ import time
 import traceback
 import types
 import uuid
-import zipfile
 from collections import Counter, defaultdict
-from multiprocessing import forkserver
 from multiprocessing.connection import wait as _wait_any
 from multiprocessing.process import BaseProcess
 from typing import Any, Callable, Optional
@@ -53,6 +52,8 @@ from unittest import mock
 
 from dbswarm.credentials.redact import redact_message
 from dbswarm.errors import DbswarmError
+from dbswarm.run.runtime import forkserve
+from dbswarm.run.runtime.asl_engine import LocalLambda, PathCache, cached_program
 from dbswarm.run.runtime.interrupt import FENCE_ENV, hold_fence, in_function_process
 from dbswarm.run.runtime.template import FunctionSpec, SamApp
 
@@ -62,7 +63,6 @@ REGION = "us-east-1"
 ACCOUNT = "123456789012"
 FAKE_KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 GRACE_S = 2.0                      # beyond a function's Timeout before its process is killed
-PRELOAD = ["dbswarm.run.runtime.emulator", "dbswarm.run.runtime.service", "dbswarm.bindings.sqlite", "boto3"]
 # Test hook, never set in production: make a function call fail on purpose. JSON:
 #   {"function": "WorkerFunction", "match": {"phase": "run", "shard": 3}, "mode": "raise" | "kill",
 #    "after_s": 0.5}
@@ -205,13 +205,14 @@ def _warm_boto() -> None:
             pass
 
 
-if os.environ.get("DBSWARM_FORKSERVER_WARM") == "1":  # set while the forkserver starts
+if os.environ.get(forkserve.WARM_ENV):  # set while the forkserver starts ("boto3": warm it)
     # the forkserver is every function process's parent, and they die with it: a SIGTERM or
     # SIGINT to the whole process group (a service manager, a container, CI) must leave it to
     # the shards, which stop at their next operation and write (the runner's close ends it)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _warm_boto()
+    if os.environ[forkserve.WARM_ENV] == "boto3":
+        _warm_boto()
 
 
 _SESSION = None
@@ -264,14 +265,11 @@ def _import_interpreter() -> None:
 class FunctionProcesses:
     """One OS process per call; a call that dies or outlives its timeout becomes an error."""
 
-    def __init__(self, preload: Any = PRELOAD) -> None:
+    def __init__(self, preload: Any = None, aws: bool = True) -> None:
+        """``aws``: the functions will reach AWS or the emulation's (an S3 store, moto's server):
+        the forkserver preloads boto3 and botocore's models for them all (``forkserve``)."""
         self.ctx = mp.get_context("forkserver")
-        self.ctx.set_forkserver_preload(list(preload))
-        os.environ["DBSWARM_FORKSERVER_WARM"] = "1"
-        try:
-            forkserver.ensure_running()
-        finally:
-            os.environ.pop("DBSWARM_FORKSERVER_WARM", None)
+        forkserve.start(aws, preload)
         self.active: dict[int, BaseProcess] = {}
         self.jobs: dict[int, dict] = {}
         self.lock = threading.Lock()
@@ -364,40 +362,26 @@ def _error(kind: Any, message: Any, job: dict) -> Any:
 _registry: dict[str, tuple["LocalCloud", FunctionSpec]] = {}
 _registry_lock = threading.Lock()
 _patcher: Optional[list[Any]] = None
-_original_invoke: Optional[Callable[..., Any]] = None
 
 
-def _invoke(backend: Any, function_name: Any, qualifier: Any, body: Any, headers: Any, response_headers: Any) -> Any:
+def _resolve(function_name: str, body: bytes) -> Optional[tuple[Optional[str], Optional[dict]]]:
+    """The interpreter's Lambda call (``asl_engine.LocalLambda``): the function's answer, or None
+    when no emulation has deployed it."""
     entry = _registry.get(function_name)
-    if entry is None:  # not one of ours: moto's own behaviour
-        assert _original_invoke is not None  # saved as the first LocalCloud registered
-        return _original_invoke(backend, function_name, qualifier, body, headers, response_headers)
+    if entry is None:
+        return None
     cloud, spec = entry
-    payload, error = cloud.run_function(spec, body)
-    if error is not None:
-        response_headers["x-amz-function-error"] = "Unhandled"
-        return json.dumps(error).encode()
-    assert payload is not None  # run_function answers a payload or an error
-    return payload.encode()
+    return cloud.run_function(spec, body)
 
 
 @functools.cache
-def _reusing_parser(parser_class: Any) -> Any:
-    """jsonpath_ng's ``parse(path)`` with one parser of ``parser_class`` for the process, built
-    on first use, and each path parsed once (parsed paths are immutable: moto only finds and
-    updates through them). Building the parser is the cost (22 ms of CPU against 0.07 ms for a
-    parse with a built one); a ply parser keeps its stacks on itself, so one parse at a time.
-    One per class and process: every campaign of a process (a test session's) shares it."""
-    parser, lock = None, threading.Lock()
-
-    @functools.lru_cache(maxsize=4096)
-    def parse(path: str) -> Any:
-        nonlocal parser
-        with lock:
-            if parser is None:
-                parser = parser_class()
-            return parser.parse(path)
-    return parse
+def _reusing_parser(parser_class: Any) -> PathCache:
+    """jsonpath_ng's ``parse(path)`` (``.parse`` of this) with one parser of ``parser_class`` for
+    the process, built on first use, and each path parsed once, in this process or an earlier
+    one (``asl_engine.PathCache``). Building the parser is the cost (22 ms of CPU against
+    0.07 ms for a parse with a built one), then ply's lexer at every parse (3 ms). One per
+    class and process: every campaign of a process (a test session's) shares it."""
+    return PathCache(parser_class)
 
 
 def _engine_client_users() -> list:
@@ -423,33 +407,76 @@ def _engine_client_of(region: str, service: str, intercepting: bool) -> Any:
 
 def _engine_client(region: str, service: str, state_credentials: Any = None) -> Any:
     """moto's ``boto_client_for`` (the interpreter's client for a Task's service), made once per
-    region and service instead of at every Task: each new client cost a Lambda or S3 model
-    lookup and endpoint resolution, under the GIL beside the shards. Same settings as moto's
-    (fake keys, no retries, its timeouts; moto's server when calls are not intercepted);
-    botocore clients are safe to share between the interpreter's threads."""
+    region and service instead of at every Task: each new client cost a model lookup and
+    endpoint resolution, under the GIL beside the shards. Same settings as moto's (fake keys, no
+    retries, its timeouts; moto's server when calls are not intercepted); botocore clients are
+    safe to share between the interpreter's threads. Lambda is ``asl_engine.LocalLambda``: the
+    functions run in their processes, not behind moto's Lambda API (docs/decisions/0018)."""
+    if service == "lambda":
+        return _local_lambda(region)
     from moto.core.models import botocore_stubber
     return _engine_client_of(region, service, bool(botocore_stubber.enabled))
 
 
-def _register(cloud: Any, functions: Any) -> None:
-    global _patcher, _original_invoke
+@functools.lru_cache(maxsize=8)
+def _local_lambda(region: str) -> LocalLambda:
+    return LocalLambda(_resolve, region)
 
-    from moto.awslambda_simple.models import LambdaSimpleBackend
+
+def _parse_program(definition: str) -> Any:
+    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+    return AmazonStateLanguageParser.parse(definition)[0]
+
+
+def _evaluation_entrypoint(worker: Any) -> Any:
+    """moto's ``ExecutionWorker._get_evaluation_entrypoint``: the parsed definition, parsed once
+    per definition and moto version (``asl_engine.cached_program``), a fresh copy per execution."""
+    return cached_program(_parse_program, worker._evaluation_details.state_machine_details.definition)
+
+
+_ended = threading.Condition()  # notified as each execution's program ends (LocalCloud.wait)
+_ended_count = 0
+
+
+def _notifying(execution_logic: Callable[[Any], None]) -> Callable[[Any], None]:
+    """moto's ``ExecutionWorker._execution_logic`` (an execution's thread), then a notice to the
+    waiters: the runner learns of the end at once instead of at its next poll (0.25 s)."""
+    def run(worker: Any) -> None:
+        global _ended_count
+        try:
+            execution_logic(worker)
+        finally:
+            with _ended:
+                _ended_count += 1
+                _ended.notify_all()
+    return run
+
+
+def _ended_since(seen: int) -> bool:
+    return _ended_count != seen
+
+
+def _register(cloud: Any, functions: Any) -> None:
+    global _patcher
+
     from moto.stepfunctions.parser.asl.component.common.path import result_path
     from moto.stepfunctions.parser.asl.utils import json_path
+    from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
     with _registry_lock:
         for spec in functions.values():
             _registry[spec.name] = _registry[spec.arn] = (cloud, spec)
         if _patcher is None:
-            _original_invoke = LambdaSimpleBackend.invoke
             # moto's engine parses every JSONPath at every evaluation, through jsonpath_ng's
             # parse(), which builds a new parser (its LALR tables) each time: ~20 ms of CPU
             # under the GIL per path, seconds per campaign
             from jsonpath_ng.ext.parser import ExtendedJsonPathParser
             from jsonpath_ng.parser import JsonPathParser
-            _patcher = [mock.patch.object(LambdaSimpleBackend, "invoke", _invoke),
-                        mock.patch.object(json_path, "parse", _reusing_parser(ExtendedJsonPathParser)),
-                        mock.patch.object(result_path, "parse", _reusing_parser(JsonPathParser)),
+            _patcher = [mock.patch.object(json_path, "parse", _reusing_parser(ExtendedJsonPathParser).parse),
+                        mock.patch.object(result_path, "parse", _reusing_parser(JsonPathParser).parse),
+                        # and the whole definition at every execution (0.4-0.8 s of CPU)
+                        mock.patch.object(ExecutionWorker, "_get_evaluation_entrypoint", _evaluation_entrypoint),
+                        mock.patch.object(ExecutionWorker, "_execution_logic",
+                                          _notifying(ExecutionWorker._execution_logic)),
                         # and it makes a new boto3 client for every Task it runs (a Lambda
                         # invoke, an S3 read): one per service, from the emulation's session
                         *[mock.patch.object(module, "boto_client_for", _engine_client)
@@ -467,6 +494,10 @@ def _unregister(cloud: Any) -> None:
             for p in reversed(_patcher):
                 p.stop()
             _patcher = None
+            from jsonpath_ng.ext.parser import ExtendedJsonPathParser
+            from jsonpath_ng.parser import JsonPathParser
+            for parser_class in (ExtendedJsonPathParser, JsonPathParser):
+                _reusing_parser(parser_class).save()
 
 
 # ==== the emulated deployment ==================================================================
@@ -490,11 +521,20 @@ class LocalCloud:
     def __init__(self, template: Any = None, parameters: Optional[dict] = None, *, emulate_for_functions: bool = False,
                  extra_env: Optional[dict] = None, on_call: Optional[Callable] = None,
                  after_call: Optional[Callable] = None, stack_name: str = "dbswarm",
-                 validate_definition: bool = True) -> None:
+                 validate_definition: bool = True, buckets_on_demand: bool = False,
+                 functions_use_aws: bool = True) -> None:
         # validate_definition=False: moto's create_state_machine does not parse the definition
         # (its execution parses it again: the first parse is a second of start-up, and the
         # template's definition is validated by the tests, through this same create call)
         self.validate_definition = validate_definition
+        # buckets_on_demand: the template's buckets are created by deployed_bucket(), when an
+        # execution needs one (a Distributed Map's items), not as the emulation starts (the
+        # local runner's results are a folder or the user's store: S3 in moto costs ~0.2 s)
+        self.buckets_on_demand = buckets_on_demand
+        # functions_use_aws=False: no function will import boto3 (FunctionProcesses' aws)
+        self.functions_use_aws = functions_use_aws or emulate_for_functions
+        self._buckets_made = False
+        self._buckets_lock = threading.Lock()
         self._saved_validate: Any = None
         self.app = SamApp(template, parameters, stack_name=stack_name, region=REGION, account=ACCOUNT)
         self.functions = self.app.functions()
@@ -554,7 +594,7 @@ class LocalCloud:
             return out
         _Stopper.stop_execution = stop_execution
         try:
-            self._processes = FunctionProcesses()
+            self._processes = FunctionProcesses(aws=self.functions_use_aws)
             if self.emulate_for_functions:
                 self._start_server()
             self._deploy()
@@ -701,22 +741,24 @@ class LocalCloud:
     def bucket(self, logical_id: str = "ResultsBucket") -> str:
         return self.app.physical_name(logical_id)
 
+    def deployed_bucket(self, logical_id: str = "ResultsBucket") -> str:
+        """``bucket()``, the template's buckets created in moto first if they are not yet."""
+        with self._buckets_lock:
+            if not self._buckets_made:
+                s3 = self.client("s3")
+                for lid, res in self.app.resources.items():
+                    if res["Type"] == "AWS::S3::Bucket":
+                        s3.create_bucket(Bucket=self.app.physical_name(lid))
+                self._buckets_made = True
+        return self.bucket(logical_id)
+
     def _deploy(self) -> None:
-        iam = self.client("iam")
-        trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
-                                                         "Principal": {"Service": ["lambda.amazonaws.com",
-                                                                                   "states.amazonaws.com"]}}]}
-        role = iam.create_role(RoleName=f"{self.app.stack_name}-local",
-                               AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
-        s3 = self.client("s3")
-        for lid, res in self.app.resources.items():
-            if res["Type"] == "AWS::S3::Bucket":
-                s3.create_bucket(Bucket=self.app.physical_name(lid))
-        lam = self.client("lambda")
-        for spec in self.functions.values():
-            lam.create_function(FunctionName=spec.name, Runtime=spec.runtime, Role=role, Handler=spec.handler,
-                                Code={"ZipFile": _zip_folder(spec.code_dir)}, Timeout=spec.timeout,
-                                MemorySize=spec.memory, Environment={"Variables": spec.environment})
+        """The buckets (unless on demand) and the state machine into moto. The functions are
+        not: the interpreter's Lambda calls go to their processes (``asl_engine.LocalLambda``),
+        and a state machine's role is only its ARN to moto."""
+        role = f"arn:aws:iam::{ACCOUNT}:role/{self.app.stack_name}-local"
+        if not self.buckets_on_demand:
+            self.deployed_bucket()
         sfn = self.client("stepfunctions")
         arn = sfn.create_state_machine(name=self.machine.name, definition=self.machine.definition_text,
                                        roleArn=role, type="STANDARD")["stateMachineArn"]
@@ -804,6 +846,8 @@ class LocalCloud:
              timeout_s: Optional[float] = None) -> dict:
         t0 = time.monotonic()
         while True:
+            with _ended:
+                seen = _ended_count
             desc = self.describe(arn)
             if desc["status"] != "RUNNING":
                 return desc
@@ -811,7 +855,8 @@ class LocalCloud:
                 raise TimeoutError(f"execution {arn} still running after {timeout_s} s")
             if tick:
                 tick()
-            time.sleep(poll_s)
+            with _ended:  # poll_s, or less when an execution ends meanwhile
+                _ended.wait_for(functools.partial(_ended_since, seen), timeout=poll_s)
 
     def stop(self, arn: str, cause: str = "stopped locally") -> None:
         try:
@@ -820,13 +865,22 @@ class LocalCloud:
             self.processes.close()
 
     def history(self, arn: str) -> list[dict]:
-        return _history(self.sfn, arn)
+        """An execution's whole history, as ``get_execution_history`` answers it, read from moto's
+        backend: through the API, moto's serialiser took ~0.2 s of CPU per read of a campaign's
+        history (the events are equal; timestamps parsed as botocore parses them)."""
+        from botocore.utils import parse_timestamp
+        from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+        events = stepfunctions_parser_backends[ACCOUNT][REGION].get_execution_history(arn)["events"]
+        return [dict(copy.deepcopy(e), timestamp=e["timestamp"] if isinstance(e["timestamp"], datetime.datetime)
+                     else parse_timestamp(e["timestamp"])) for e in events]
 
-    def trace(self, arn: str) -> dict:
-        """What proves the state machine ran: the execution and a summary of its history."""
+    def trace(self, arn: str, events: Optional[list[dict]] = None) -> dict:
+        """What proves the state machine ran: the execution and a summary of its history
+        (``events``: that history when the caller has read it already; moto's serialisation
+        of a history is ~0.2 s of CPU)."""
         import moto
         desc = self.describe(arn)
-        events = self.history(arn)
+        events = self.history(arn) if events is None else events
         entered, kinds, failures = _history_summary(events)
         return {
             "kind": "dbswarm-execution-trace", "schema_version": 1,
@@ -848,18 +902,6 @@ class LocalCloud:
         }
 
 
-def _history(sfn: Any, arn: str) -> list[dict]:
-    """An execution's whole history, page by page."""
-    events, token = [], None
-    while True:
-        kw: dict[str, Any] = {"nextToken": token} if token else {}
-        page = sfn.get_execution_history(executionArn=arn, maxResults=1000, **kw)
-        events += page["events"]
-        token = page.get("nextToken")
-        if not token:
-            return events
-
-
 def _history_summary(events: list[dict]) -> tuple[Counter, Counter, list[dict]]:
     """The states entered (a count per name), the event types (a count per type) and the
     failures (type, error, cause) of an execution's history."""
@@ -873,15 +915,3 @@ def _history_summary(events: list[dict]) -> tuple[Counter, Counter, list[dict]]:
 
 def _iso(value: Any) -> Any:
     return value.isoformat() if hasattr(value, "isoformat") else value
-
-
-def _zip_folder(folder: Any) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        for root, _, files in os.walk(folder):
-            for name in files:
-                if name.endswith(".pyc"):
-                    continue
-                path = os.path.join(root, name)
-                zf.write(path, os.path.relpath(path, folder))
-    return buf.getvalue()

@@ -277,7 +277,9 @@ def run_campaign(source: Any, results: Optional[str] = None, *, shards: Optional
         with GracefulStop(stop_file, cid) as stopper, \
                 LocalCloud(template_path(), parameters,
                            extra_env={"DBSWARM_PROGRESS_DIR": progress_dir, FENCE_ENV: fence_path(cid), STOP_FILE_ENV: stop_file},
-                           on_call=watch.on_call, after_call=watch.after_call, validate_definition=False) as cloud:
+                           on_call=watch.on_call, after_call=watch.after_call, validate_definition=False,
+                           buckets_on_demand=True,
+                           functions_use_aws=_reaches_aws(results or campaign.results.location)) as cloud:
             watch.cloud = cloud
 
             def tick() -> None:
@@ -295,8 +297,8 @@ def run_campaign(source: Any, results: Optional[str] = None, *, shards: Optional
                 raise
             watch.tick()
             watch.end_phase()
-            trace = cloud.trace(arn)
             history = cloud.history(arn)
+            trace = cloud.trace(arn, history)
             if interrupted:
                 return watch.interrupted(cloud, trace, interrupted)
     finally:
@@ -312,6 +314,12 @@ def run_campaign(source: Any, results: Optional[str] = None, *, shards: Optional
             except OSError:
                 pass
     return watch.outcome(desc, trace, history)
+
+
+def _reaches_aws(location: Any) -> bool:
+    """Whether a local campaign's functions use boto3: a results store in S3 (a folder's do
+    not; a secret reference or CloudWatch metrics import it in the process that needs it)."""
+    return str(location or "").startswith("s3://")
 
 
 class _Stopping(Exception):
@@ -391,7 +399,7 @@ class _Watch:
         for run in plan["runs"]:
             if run.get("items_key"):
                 # a Distributed Map reads its items from S3: the emulated bucket gets a copy
-                cloud.client("s3").put_object(Bucket=cloud.bucket(), Key=run["items_key"],
+                cloud.client("s3").put_object(Bucket=cloud.deployed_bucket(), Key=run["items_key"],
                                                    Body=store.get_bytes(run["items_key"]))
                 mirrored = True
         if mirrored:

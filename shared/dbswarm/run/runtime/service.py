@@ -252,8 +252,8 @@ def room_check(event: dict) -> None:
 def start_lead(event: dict) -> float:
     """Seconds from now to a phase's start barrier: the campaign's ``fanout.start_lead_s`` when
     it sets one; else the event's ``lead_seconds`` plus, where shards are started one after
-    another on few CPUs (local mode), ``lead_per_shard`` per shard of the run: with a fixed
-    lead, 100 local shards began up to 44 s after the barrier."""
+    another on few CPUs (local mode), ``lead_per_shard`` per shard of the run after the first:
+    with a fixed lead, 100 local shards began up to 44 s after the barrier."""
     given = event.get("lead_seconds")
     lead = DEFAULT_LEAD_SECONDS if given is None else float(given)  # 0 is a lead too (in-process tests)
     if not event.get("run_id"):
@@ -265,7 +265,8 @@ def start_lead(event: dict) -> float:
         return lead
     if plan.start_lead_s:
         return float(plan.start_lead_s)
-    return lead + lead_per_shard() * run.shard_count
+    # the event's lead covers the first shard's start; each further one starts after it
+    return lead + lead_per_shard() * max(0, run.shard_count - 1)
 
 
 def lead_per_shard() -> float:

@@ -30,7 +30,8 @@ class TemplateError(DbswarmError):
 
 # ---- YAML with CloudFormation's short tags -------------------------------------------------
 
-class _CfnLoader(yaml.SafeLoader):
+# libyaml's loader when PyYAML has it (template.yaml: 0.3 s of CPU in pure Python, 0.03 with it)
+class _CfnLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     pass
 
 
