@@ -164,8 +164,8 @@ def main(argv=None):
     data = C.base_record("startup", a)
     if a.ab:
         data["ab_noop_run"] = ab_noop(a.rounds, Path(a.ab), a.bytecode)
-        name = "startup_ab_bytecode" if a.bytecode else "startup_ab"  # a record of its own (bench/results)
-        path = C.finish(name, data, lambda d: json.dumps(d["ab_noop_run"]), write_md=False)
+        # the script's one record (bench/results keeps the newest per script): the A/B's, with its mode
+        path = C.finish("startup", data, lambda d: json.dumps(d["ab_noop_run"]), write_md=False)
         print(json.dumps(data["ab_noop_run"], indent=1))
         C.log(f"record: {path}")
         return
