@@ -7,7 +7,7 @@ database holds:
   per warehouse (HISTORY has no key: a duplicated district would show there), the committed
   district was skipped, not written twice;
 - the consistency conditions of clause 3.3.2 (and the population) pass after the load (the
-  campaign's after_load stage, checked a warehouse per call: 2 calls) and after a 30 s run
+  campaign's after_load stage, checked a warehouse per call: 2 calls) and after a 10 s run
   (after a 3 s ramp-up) of 4 virtual users over 2 shards, once per engine;
 - New-Orders committed by the clients over the run phase equal the change of
   sum(d_next_o_id) read from the database before and after it (HammerDB's NOPM), and the
@@ -43,7 +43,9 @@ pytestmark = [pytest.mark.servers, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 ENGINES = ("postgresql", "mysql")
 WAREHOUSES = 2
-RUN_S, RAMPUP_S = 30, 3  # the acceptance's 30 s run, once per engine
+# the run once per engine: 10 s (the acceptance run was 30 s: every figure checked below is a count
+# or a rate over the measured window, exact or bounded per second, whatever its length)
+RUN_S, RAMPUP_S = 10, 3
 FAMILY = families.get("tpcc")
 FAMILY_TRANSACTIONS = ("NEW_ORDER", "PAYMENT", "ORDER_STATUS", "DELIVERY", "STOCK_LEVEL")
 
@@ -183,7 +185,7 @@ def test_tpcc_load_killed_resumes_checks_pass_and_nopm_matches(engine, env, tmp_
         ranges = [json.loads((run_dir / f"check-after_load-{i}.json").read_text()) for i in (0, 1)]
         assert [(r["first"], r["end"], r["next"]) for r in ranges] == [(0, 1, 1), (1, 2, 2)], ranges
 
-        # ---- run: 4 virtual users over 2 shards, 30 s after a 3 s ramp-up; sum(d_next_o_id) read
+        # ---- run: 4 virtual users over 2 shards, RUN_S after a 3 s ramp-up; sum(d_next_o_id) read
         # before and after
         w = FAMILY.workload({"family": "tpcc", "warehouses": WAREHOUSES})
         before = FAMILY.window_snapshot(b, w, "run")
@@ -358,11 +360,14 @@ def _short_run_checked_after(env, tmp_path, name: str, seed: int, shards: int) -
                         str(tmp_path), show_progress=False, lead_seconds=0.3)
 
 
-def test_the_check_after_the_run_is_split_over_the_shards_and_names_warehouse_2(env, tmp_path):
+def test_the_check_after_the_run_is_split_over_the_shards_names_warehouse_2_and_marks_the_campaign(env, tmp_path):
     """The state machine (local mode) checks after the run in two ranges, one per shard, at once
     (the CheckRanges Map: two prepare function processes under way together): warehouse 2's
-    district 3 year-to-date changed without its history (on the data the load test left) is
-    found by the second range and named in the merged check. Restored after."""
+    district 3 year-to-date changed without its history (on the data the load test left; the run
+    does not repair it) is found by the second range and named in the merged check. The failed
+    check marks the campaign: its status is check_failed, result.json's run checks and summary.md
+    name the conditions and the district (`dbswarm run` exits 8 on this status), the measurement
+    itself complete. Restored after."""
     b = connect("postgresql", env)
     try:
         if int(b.fetchone("SELECT COUNT(*) FROM district WHERE d_w_id = 2")[0]) != 10:
@@ -376,6 +381,7 @@ def test_the_check_after_the_run_is_split_over_the_shards_and_names_warehouse_2(
         b.close()
     res = _result(out)
     assert out["status"] == res["status"] == "check_failed", (out["status"], res["status"])
+    assert res["runs"][0]["phases"]["run"]["status"] == "complete"  # the measurement itself is complete
     check = res["runs"][0]["checks"]["after_run"]
     assert (check["passed"], check["warehouses"], check["ranges"]) == (False, WAREHOUSES, 2), check
     assert {(f["condition"], f["warehouse"], f["district"]) for f in check["failures"]} == {
@@ -387,6 +393,8 @@ def test_the_check_after_the_run_is_split_over_the_shards_and_names_warehouse_2(
     trace = json.loads((Path(out["store"]) / out["campaign_id"] / "execution.json").read_text())
     assert trace["states_entered"]["CheckRange"] == 2 and trace["states_entered"]["CheckMerge"] == 1, trace
     assert trace["function_peak_concurrency"]["PrepareFunction"] == 2, trace  # the two ranges at once
+    summary = (Path(out["store"]) / out["campaign_id"] / "summary.md").read_text()
+    assert "after_run: **FAILED**" in summary and "3.3.2.9" in summary and "district 3" in summary
 
 
 def test_the_check_command_with_two_jobs_names_warehouse_2(env, tmp_path):
@@ -426,33 +434,6 @@ def test_the_check_command_with_two_jobs_names_warehouse_2(env, tmp_path):
     check = json.loads(one.stdout)[0]["check"]
     assert {(f["condition"], f["warehouse"], f["district"]) for f in check["failures"]} == {
         ("3.3.2.1", 2, None), ("3.3.2.9", 2, 3)}, check["failures"]
-
-
-def test_a_failed_check_after_the_run_marks_the_campaign(env, tmp_path):
-    """A campaign's after_run check that fails: warehouse 1's district 3 year-to-date changed
-    without its history before a short run (the run does not repair it): the campaign's status
-    is check_failed, result.json's run checks and summary.md name the conditions and the
-    district (`dbswarm run` exits 8 on this status). Restored after."""
-    b = connect("postgresql", env)
-    try:
-        if not int(b.fetchone("SELECT COUNT(*) FROM district WHERE d_w_id = 1 AND d_id = 3")[0]):
-            pytest.fail("no TPC-C data on PostgreSQL: run the load test first (same module)")
-        b.execute("UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1 AND d_id = 3")
-        try:
-            out = _short_run_checked_after(env, tmp_path, "tpcc-check-fails", 5, shards=1)
-        finally:
-            b.execute("UPDATE district SET d_ytd = d_ytd - 1 WHERE d_w_id = 1 AND d_id = 3")
-    finally:
-        b.close()
-    res = _result(out)
-    assert out["status"] == res["status"] == "check_failed", (out["status"], res["status"])
-    assert res["runs"][0]["phases"]["run"]["status"] == "complete"  # the measurement itself is complete
-    check = res["runs"][0]["checks"]["after_run"]
-    assert not check["passed"]
-    assert {(f["condition"], f["warehouse"], f["district"]) for f in check["failures"]} == {
-        ("3.3.2.1", 1, None), ("3.3.2.9", 1, 3)}, check["failures"]
-    summary = (Path(out["store"]) / out["campaign_id"] / "summary.md").read_text()
-    assert "after_run: **FAILED**" in summary and "3.3.2.9" in summary and "district 3" in summary
 
 
 @pytest.mark.parametrize("name", ["tpcc-postgresql.yaml", "tpcc-mariadb.yaml"])

@@ -93,10 +93,11 @@ def test_a_killed_runner_s_lost_seconds_are_counted_not_bounded(tmp_path, spawn)
     import time
     interval = 6.0
     spec = tmp_path / "killed.json"
+    # 15 s of run: the write at 6 s and the kill 1 s after it land inside it with 8 s to spare
     spec.write_text(json.dumps({
         "name": "faults-lost", "seed": 5,
         "workload": {"preset": "b", "table": "faults_lost", "recordcount": 500, "operationcount": 0,
-                     "maxexecutiontime": 30, "threads": 1, "target": 2000},
+                     "maxexecutiontime": 15, "threads": 1, "target": 2000},
         "fanout": {"shards": 1}, "phases": ["prepare", "load", "run"]}))
     env = dbswarm_env(DBSWARM_PERSIST_INTERVAL_S=interval)
     proc = spawn(["run", str(spec), "--results", str(tmp_path / "r"), "--quiet"], env=env)
