@@ -454,8 +454,9 @@ def test_dbswarm_run_of_the_example_prints_the_tpcc_table(env, tmp_path):
     data = yaml.safe_load((ROOT / "examples" / "tpcc-postgresql.yaml").read_text())
     t = servers.target("postgresql", env)
     data["target"].update(url=t["url"], password=t["password"])
-    # the run phase only: its after_load check could never run (validation refuses it)
-    data["workload"].update(warehouses=WAREHOUSES, time=3, rampup=1, check=["after_run"])
+    # the run phase only: its after_load check could never run (validation refuses it); the
+    # after_run check is the tests' above (here seconds of CPU more, and nothing checked of it)
+    data["workload"].update(warehouses=WAREHOUSES, time=3, rampup=1, check=[])
     data["matrix"] = {"threads": [2]}
     data["phases"] = ["run"]
     data["results"] = str(tmp_path)

@@ -11,6 +11,10 @@ import pytest
 
 from tests.faults.conftest import dbswarm_env, processes_in_group, wait_gone
 
+# a paced run phase (15,000 ops/s): at least 2 s however fast the machine, a slower one only makes it
+# longer; the signals are sent within 0.2 s of its first 1,500-2,000 operations (0.1 s), inside it
+PACED_OPS = 30000
+
 
 def _spec(tmp_path, name, seconds=60):
     spec = tmp_path / f"{name}.json"
@@ -106,9 +110,9 @@ def test_resume_completes_an_interrupted_campaign_with_exact_totals(tmp_path, sp
     spec = tmp_path / "resume.json"
     spec.write_text(json.dumps({
         "name": "faults-resume", "seed": 4,
-        # paced (15,000 ops/s: 4 s a run) so that the interrupt lands inside the run phase however
-        # fast the machine is (unpaced, a quiet machine finished the 60,000 before the signal)
-        "workload": {"table": "faults_resume", "recordcount": 2000, "operationcount": 60000, "threads": 2,
+        # paced (PACED_OPS) so that the interrupt lands inside the run phase however fast the machine
+        # is (unpaced, a quiet machine finished 60,000 operations before the signal)
+        "workload": {"table": "faults_resume", "recordcount": 2000, "operationcount": PACED_OPS, "threads": 2,
                      "target": 15000},
         "matrix": {"preset": ["b", "c"]},
         "fanout": {"shards": 2}, "phases": ["prepare", "load", "run"]}))
@@ -116,7 +120,7 @@ def test_resume_completes_an_interrupted_campaign_with_exact_totals(tmp_path, sp
     t0 = time.monotonic()
     os.killpg(proc.pid, signal.SIGINT)   # the first signal's graceful stop (SIGINT to the group)
     first = _stopped_gracefully(tmp_path, proc, "SIGINT to the group", t0)
-    assert first["runs"][0]["phases"]["run"]["operations_total"] < 60000
+    assert first["runs"][0]["phases"]["run"]["operations_total"] < PACED_OPS
     assert first["runs"][1]["phases"]["run"]["status"] == "not run"
     cid = first["campaign_id"]
     again = spawn(["resume", cid, "--results", str(tmp_path / "r")])
@@ -127,18 +131,19 @@ def test_resume_completes_an_interrupted_campaign_with_exact_totals(tmp_path, sp
     assert result["status"] == "complete"
     for run in result["runs"]:
         assert run["phases"]["load"]["operations_total"] == 2000
-        assert run["phases"]["run"]["operations_total"] == 60000, run["run_id"]
+        assert run["phases"]["run"]["operations_total"] == PACED_OPS, run["run_id"]
         assert run["phases"]["run"]["status"] == "complete"
 
 
 # ---- issue 33 items 2-3: a signal to the whole process group; a killed runner ----------------------
 
-def _paced_spec(tmp_path, name):
+def _paced_spec(tmp_path, name, ops=PACED_OPS):
     spec = tmp_path / f"{name}.json"
     spec.write_text(json.dumps({
         "name": name, "seed": 5,
-        # paced (15,000 ops/s: 4 s) so that the signal lands inside the run phase on any machine
-        "workload": {"preset": "b", "table": name.replace("-", "_"), "recordcount": 2000, "operationcount": 60000,
+        # paced (PACED_OPS) so that the signal lands inside the run phase on any machine
+        "workload": {"preset": "b", "table": name.replace("-", "_"), "recordcount": 2000,
+                     "operationcount": ops,
                      "threads": 2, "target": 15000},
         "fanout": {"shards": 2}, "phases": ["prepare", "load", "run"]}))
     return spec
@@ -187,13 +192,13 @@ def test_sigterm_to_the_process_group_keeps_every_shard_and_resume_reaches_the_e
     assert all(s["resume_checkpoint"] for s in shards.values())
     for i, r in reported.items():
         assert counts[i] >= r["done"] > 0, (i, counts, reported)
-    assert sum(counts.values()) == run["operations_total"] < 60000
+    assert sum(counts.values()) == run["operations_total"] < PACED_OPS
     again = spawn(["resume", first["campaign_id"], "--results", str(tmp_path / "r")])
     out, err = again.communicate(timeout=240)
     assert again.returncode == 0, err
     result = _result(tmp_path)
     assert result["status"] == "complete"
-    assert result["runs"][0]["phases"]["run"]["operations_total"] == 60000
+    assert result["runs"][0]["phases"]["run"]["operations_total"] == PACED_OPS
     assert result["runs"][0]["phases"]["load"]["operations_total"] == 2000
 
 
@@ -201,7 +206,8 @@ def test_a_killed_runner_leaves_no_shard_running_and_a_resume_waits_for_old_shar
     """SIGKILL of `dbswarm run`: its shards end within 2 s (not loading the database beside a
     resume); a shard that cannot act yet (stopped here with SIGSTOP) holds the campaign's fence,
     and a resume is refused until it is gone; then the resume completes to the exact count."""
-    proc = _start_and_wait_for_run(spawn, tmp_path, _paced_spec(tmp_path, "faults-orphans"), min_done=1500)
+    # 4 s of run (60,000): a shard's own end comes after the 2 s it is given to end without its runner
+    proc = _start_and_wait_for_run(spawn, tmp_path, _paced_spec(tmp_path, "faults-orphans", 60000), min_done=1500)
     pids = {i: r["pid"] for i, r in _run_progress(tmp_path).items()}
     assert sorted(pids) == [0, 1] and all(_alive(p) for p in pids.values()), pids
     os.kill(pids[0], signal.SIGSTOP)

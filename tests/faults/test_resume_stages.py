@@ -36,7 +36,7 @@ def _indexes(env) -> list[str]:
 def test_resume_builds_the_indexes_an_interrupted_after_load_left_out(tmp_path, own_pg, spawn):
     campaign = {"name": "faults-after-load", "seed": 6,
                 "target": servers.target("postgresql", own_pg),
-                "workload": {"family": "sysbench", "tables": TABLES, "table_size": 300, "threads": 2, "time": 2},
+                "workload": {"family": "sysbench", "tables": TABLES, "table_size": 300, "threads": 2, "time": 1},
                 "fanout": {"shards": 2}, "phases": ["prepare", "load", "run"]}
     results = str(tmp_path / "r")
     plan = service.plan_campaign({"campaign": campaign, "results": results})
@@ -93,11 +93,12 @@ def test_a_killed_runner_s_lost_seconds_are_counted_not_bounded(tmp_path, spawn)
     import time
     interval = 6.0
     spec = tmp_path / "killed.json"
-    # 15 s of run: the write at 6 s and the kill 1 s after it land inside it with 8 s to spare
+    # 20 s of run: the write at 6 s and the kill 1 s after it land inside it, and a shard that
+    # outlived its runner would still be running when the 10 s wait for the group to end gives up
     spec.write_text(json.dumps({
         "name": "faults-lost", "seed": 5,
         "workload": {"preset": "b", "table": "faults_lost", "recordcount": 500, "operationcount": 0,
-                     "maxexecutiontime": 15, "threads": 1, "target": 2000},
+                     "maxexecutiontime": 20, "threads": 1, "target": 2000},
         "fanout": {"shards": 1}, "phases": ["prepare", "load", "run"]}))
     env = dbswarm_env(DBSWARM_PERSIST_INTERVAL_S=interval)
     proc = spawn(["run", str(spec), "--results", str(tmp_path / "r"), "--quiet"], env=env)
@@ -150,7 +151,7 @@ def test_ctrl_c_twice_inside_the_index_build_then_resume_builds_every_index(tmp_
     spec.write_text(json.dumps({"name": "faults-ctrl-c-index", "seed": 6,
                                 "target": servers.target("postgresql", own_pg),
                                 "workload": {"family": "sysbench", "tables": TABLES, "table_size": 300, "threads": 2,
-                                             "time": 2},
+                                             "time": 1},
                                 "fanout": {"shards": 2}, "phases": ["prepare", "load", "run"]}))
     results = str(tmp_path / "r")
     proc = spawn(["run", str(spec), "--results", results, "--quiet"], env=dbswarm_env())
