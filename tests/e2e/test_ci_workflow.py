@@ -6,13 +6,18 @@ bash (``set -e``, as Actions' default shell) with the job's env and a step-summa
 Python), upload-artifact and download-artifact (a folder per artifact name, main's kept for the
 pull request), the JUnit reporter (each report read back by the JUnit structure check). The
 install step is skipped (dbswarm is installed): a ``dbswarm`` on PATH runs this tree's. The
-campaign's port is the test server's, its runs 1 s of 1,000 records instead of 10 s of 10,000."""
+campaign's port is the test server's, its runs 1 s of 1,000 records instead of 10 s of 10,000.
+The two workflow runs (two jobs on GitHub) are played side by side, as Actions may run them, the
+pull request's waiting for main's to end before it downloads main's result; the pull request's
+campaign on a table of its own (two campaigns on one table: the campaign lock refuses the second)."""
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -41,19 +46,23 @@ def _condition(expr, event: str) -> bool:
     return bool(eval(expr))  # noqa: S307 (the workflow's own `if:`, checked above)
 
 
-def _workspace(tmp: Path, pg: dict) -> Path:
-    """A checkout: the campaign file with the test server's port and a short run."""
+def _workspace(tmp: Path, pg: dict, table: str | None = None) -> Path:
+    """A checkout: the campaign file with the test server's port and a short run (on ``table``)."""
     ws = tmp
     (ws / "examples").mkdir(parents=True)
     campaign = yaml.safe_load((ROOT / "examples" / "ci-campaign.yaml").read_text())
     campaign["target"]["url"] = campaign["target"]["url"].replace(":5432/", f":{pg['DBSWARM_TEST_PG_PORT']}/")
     campaign["workload"].update(maxexecutiontime=1, recordcount=1000)
+    if table:
+        campaign["workload"]["table"] = table
     (ws / "examples" / "ci-campaign.yaml").write_text(yaml.safe_dump(campaign))
     return ws
 
 
-def _play(job: dict, event: str, ws: Path, artifacts: Path, pg: dict, bin_dir: Path) -> dict:
-    """Every step of the job for one event; {step name: exit status} of the ``run:`` steps."""
+def _play(job: dict, event: str, ws: Path, artifacts: Path, pg: dict, bin_dir: Path,
+          main_done: threading.Event | None = None) -> dict:
+    """Every step of the job for one event; {step name: exit status} of the ``run:`` steps.
+    ``main_done``: set when main's run has ended (its artifact uploaded): awaited before the download."""
     summary = ws / "step-summary.md"
     run_env = {**os.environ, **{k: str(v) for k, v in job.get("env", {}).items()},
                "DBSWARM_PASSWORD": servers.password(pg), "GITHUB_STEP_SUMMARY": str(summary),
@@ -83,6 +92,7 @@ def _play(job: dict, event: str, ws: Path, artifacts: Path, pg: dict, bin_dir: P
         elif uses.startswith("dawidd6/action-download-artifact@"):
             w = step["with"]
             assert w["branch"] == "main"
+            assert main_done is None or main_done.wait(timing.timeout(900)), "main's run never ended"
             src = artifacts / "push" / w["name"]  # main's last run
             if src.exists():
                 shutil.copytree(src, ws / w["path"])
@@ -119,14 +129,24 @@ def test_the_github_actions_example_runs_green(env, tmp_path):
     shim.chmod(0o755)
     artifacts = tmp_path / "artifacts"
 
-    main = _play(job, "push", _workspace(tmp_path / "main", env), artifacts, env, bin_dir)
+    main_done = threading.Event()
+
+    def play_main() -> dict:
+        try:
+            return _play(job, "push", _workspace(tmp_path / "main", env), artifacts, env, bin_dir)
+        finally:
+            main_done.set()
+
+    pr_ws = _workspace(tmp_path / "pr", env, table="usertable_pr")
+    with ThreadPoolExecutor(2) as pool:
+        main_run = pool.submit(play_main)
+        pr_run = pool.submit(_play, job, "pull_request", pr_ws, artifacts, env, bin_dir, main_done)
+        main, pr = main_run.result(), pr_run.result()
     assert main["Run the campaign"] == 0 and "Compare with main" not in main
     assert "ci-ycsb-postgresql" in main["summary"]  # summary.md appended by `dbswarm run`
     kept = json.loads((artifacts / "push" / "dbswarm-result" / "result.json").read_text())
     assert kept["status"] == "complete" and len(kept["runs"]) == 5
 
-    pr_ws = _workspace(tmp_path / "pr", env)
-    pr = _play(job, "pull_request", pr_ws, artifacts, env, bin_dir)
     assert pr["Compare with main"] == 0
     assert "## dbswarm compare: pass" in pr["summary"]
     compare = check_junit(pr_ws / "reports" / "compare.xml")
