@@ -109,13 +109,13 @@ def test_api_enforces_the_deployments_shard_limit(api_env, monkeypatch):
 def test_short_worker_deadline_continues_and_totals_match(cloud, tmp_path):
     # 4 shards of one thread at 200 ops/s each: 1.5 s of run per shard; calls end after 0.3 s
     campaign = sqlite_campaign(tmp_path, "deadline", 4, operationcount=1200, target=800)
+    # the two executions side by side (each on its own database file)
     cid_a, arn_a = start(cloud, campaign, "whole")
-    desc = finish(cloud, arn_a)
-    assert desc["status"] == "SUCCEEDED", (desc.get("error"), desc.get("cause"))
     campaign_b = dict(campaign, target={**campaign["target"], "url": str(tmp_path / "deadline-b.db")})
     cid_b, arn_b = start(cloud, campaign_b, "sliced", max_call_seconds=0.3)
-    desc = finish(cloud, arn_b)
-    assert desc["status"] == "SUCCEEDED", (desc.get("error"), desc.get("cause"))
+    for arn in (arn_a, arn_b):
+        desc = finish(cloud, arn)
+        assert desc["status"] == "SUCCEEDED", (desc.get("error"), desc.get("cause"))
 
     whole, sliced = (s3_json(cloud, f"campaigns/{c}/result.json")["runs"][0] for c in (cid_a, cid_b))
     plan = s3_json(cloud, f"campaigns/{cid_b}/plan.json")["runs"][0]
