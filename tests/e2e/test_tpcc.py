@@ -7,7 +7,7 @@ database holds:
   per warehouse (HISTORY has no key: a duplicated district would show there), the committed
   district was skipped, not written twice;
 - the consistency conditions of clause 3.3.2 (and the population) pass after the load (the
-  campaign's after_load stage, checked a warehouse per call: 2 calls) and after a 10 s run
+  campaign's after_load stage, checked a warehouse per call: 2 calls) and after a 30 s run
   (after a 3 s ramp-up) of 4 virtual users over 2 shards, once per engine;
 - New-Orders committed by the clients over the run phase equal the change of
   sum(d_next_o_id) read from the database before and after it (HammerDB's NOPM), and the
@@ -43,9 +43,7 @@ pytestmark = [pytest.mark.servers, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 ENGINES = ("postgresql", "mysql")
 WAREHOUSES = 2
-# the run once per engine: 10 s (the acceptance run was 30 s: every figure checked below is a count
-# or a rate over the measured window, exact or bounded per second, whatever its length)
-RUN_S, RAMPUP_S = 10, 3
+RUN_S, RAMPUP_S = 30, 3  # the acceptance's 30 s run, once per engine
 FAMILY = families.get("tpcc")
 FAMILY_TRANSACTIONS = ("NEW_ORDER", "PAYMENT", "ORDER_STATUS", "DELIVERY", "STOCK_LEVEL")
 
