@@ -67,9 +67,9 @@ class Freeze:
 
 
 # the two runs of every campaign here, one after the other: (maxexecutiontime, freeze_s); each frozen
-# 1.5 s into its run phase. The first frozen ~3 s inside a 7 s run, thawed before its end; the second
+# 1.5 s into its run phase. The first frozen ~3 s inside a 9 s run, thawed before its end; the second
 # from inside a 4 s run until after the stuck-thread grace (its threads abandoned inside their calls)
-RUNS = ((7, 3.0), (4, 6.0))
+RUNS = ((9, 3.0), (4, 6.0))
 FREEZE_AFTER_S = 1.5
 
 
@@ -161,7 +161,7 @@ def _assert_stall_said(code, err, result, summary, freeze, abandoned, index):
 
 
 def test_server_frozen_then_thawed_mid_run(frozen):
-    """Frozen ~3 s inside a 7 s run, thawed before its end: the threads go on after it."""
+    """Frozen ~3 s inside a 9 s run, thawed before its end: the threads go on after it."""
     engine, model, (code, err, result, summary, freezes) = frozen
     freeze = freezes[0]
     run = _assert_stall_said(code, err, result, summary, freeze, abandoned=False, index=0)
