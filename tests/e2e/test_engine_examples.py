@@ -49,7 +49,7 @@ def _shrunk(name, env, targets, presets, **workload):
         data["matrix"]["target"] = targets
     else:
         data["target"] = targets[0]
-    data["fanout"] = {"shards": 2}
+    data["fanout"] = {"shards": 1}  # one shard process a phase: what these tests read is the same
     return data
 
 
@@ -61,7 +61,7 @@ def test_two_engines_example_prints_the_white_paper_table(env, tmp_path):
     """Rows: the two targets (their labels); columns: the service models."""
     labels = {"postgresql": "PostgreSQL 15", "mysql": "MariaDB 10.11"}
     targets = [_with_label(servers.target(e, env), labels[e]) for e in ("postgresql", "mysql")]
-    data = _shrunk("two-engines.yaml", env, targets, ["S2", "S6"], recordcount=2000, operationcount=3000,
+    data = _shrunk("two-engines.yaml", env, targets, ["S2", "S6"], recordcount=1000, operationcount=1000,
                    threads=4, table="ex_two_engines")
     out = run_campaign(data, str(tmp_path), show_progress=False, lead_seconds=0.5, log=lambda *a: None)
     assert out["status"] == "complete"
@@ -89,7 +89,8 @@ def test_mongodb_example_runs_on_ferretdb(env, tmp_path):
     t = servers.target("mongodb", env, write_concern={"w": 1, "j": False}, read_preference="primary",
                        sharded_cluster=True, initial_chunks=200)
     t.pop("password")  # FerretDB runs without authentication here: no user in the URL
-    data = _shrunk("mongodb-s1-s9.yaml", env, [t], ["S1", "S6"], recordcount=2000, operationcount=2000,
+    n = 1000
+    data = _shrunk("mongodb-s1-s9.yaml", env, [t], ["S1", "S6"], recordcount=n, operationcount=n,
                    table="ex_mongodb", maxexecutiontime=60)
     data["matrix"]["threads"] = [4]
     out = run_campaign(data, str(tmp_path), show_progress=False, lead_seconds=0.5, log=lambda *a: None)
@@ -97,8 +98,8 @@ def test_mongodb_example_runs_on_ferretdb(env, tmp_path):
     folder = Path(out["store"]) / out["campaign_id"]
     result = json.loads((folder / "result.json").read_text())
     s1, s6 = result["runs"]
-    assert s1["phases"]["run"]["operations"]["INSERT"]["count"] == 2000
-    assert s6["phases"]["run"]["operations"]["READ"]["count"] == 2000
+    assert s1["phases"]["run"]["operations"]["INSERT"]["count"] == n
+    assert s6["phases"]["run"]["operations"]["READ"]["count"] == n
     assert s6["phases"]["run"]["operations"]["READ"]["not_found"] == 0
     settings = s6["phases"]["run"]["binding_settings"]
     assert settings["write_concern"] == {"w": 1, "j": False} and settings["read_preference"] == "primary"

@@ -33,10 +33,19 @@ def s3():
         yield env
 
 
-def _campaign(tmp_path: Path, name: str, workload: dict) -> Path:
+# the campaign the first test reads, run once both ways (in-process `dbswarm run`, and the array of
+# indexed workers): YCSB and sysbench, each run's figures equal
+WORKLOADS = {
+    "ycsb": {"preset": "a", "recordcount": 2000, "operationcount": 6000, "threads": 8},
+    "sysbench": {"family": "sysbench", "test": "oltp_read_write", "tables": 2, "table_size": 1000, "events": 400,
+                 "threads": 8},
+}
+
+
+def _campaign(tmp_path: Path, name: str, workloads: list[dict]) -> Path:
     env = servers.start()
-    doc = {"name": name, "seed": 11, "target": servers.target("postgresql", env),
-           "workload": workload, "fanout": {"shards": 4}}
+    doc = {"name": name, "seed": 11, "target": servers.target("postgresql", env), "fanout": {"shards": 4},
+           **({"workload": workloads[0]} if len(workloads) == 1 else {"matrix": {"workload": workloads}})}
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(doc))
     return path
@@ -59,9 +68,8 @@ def _result(env: dict, cid: str) -> dict:
     return json.loads(s3.get_object(Bucket="array", Key=f"t/campaigns/{cid}/result.json")["Body"].read())
 
 
-def _counts(result: dict) -> dict:
-    return {(run["run_id"], phase): {op: s["count"] for op, s in p["operations"].items()}
-            for run in result["runs"] for phase, p in run["phases"].items()}
+def _counts(run: dict) -> dict:
+    return {phase: {op: s["count"] for op, s in p["operations"].items()} for phase, p in run["phases"].items()}
 
 
 def _indexed(path: Path, cid: str, env: dict, tmp_path: Path, kill_index: int | None = None) -> dict:
@@ -98,31 +106,37 @@ def _indexed(path: Path, cid: str, env: dict, tmp_path: Path, kill_index: int | 
     return _result(env, cid)
 
 
-@pytest.mark.parametrize("workload", [
-    {"preset": "a", "recordcount": 4000, "operationcount": 12000, "threads": 8},
-    {"family": "sysbench", "test": "oltp_read_write", "tables": 2, "table_size": 2000, "events": 800, "threads": 8},
-], ids=["ycsb", "sysbench"])
-def test_an_array_of_workers_gives_what_dbswarm_run_gives(s3, tmp_path, workload):
-    name = "ix-" + ("ycsb" if "preset" in workload else "sb")
-    path = _campaign(tmp_path, name, workload)
+@pytest.fixture(scope="module")
+def both(s3, tmp_path_factory) -> tuple[dict, dict]:
+    """(`dbswarm run`'s result, the array's) of the campaign of WORKLOADS: one coordinator and four
+    indexed workers for both runs."""
+    tmp_path = tmp_path_factory.mktemp("indexed")
+    path = _campaign(tmp_path, "ix", list(WORKLOADS.values()))
     local = run_campaign(str(path), str(tmp_path / "local"), show_progress=False, log=lambda *_: None)
     assert local["status"] == "complete"
     want = json.loads((Path(local["store"]) / local["campaign_id"] / "result.json").read_text())
-    got = _indexed(path, name + "-1", s3, tmp_path)
+    got = _indexed(path, "ix-1", s3, tmp_path)
     assert got["missing_shards"] == [] and got["status"] == "complete"
+    assert [r["run_id"] for r in got["runs"]] == [r["run_id"] for r in want["runs"]]
+    assert len(got["runs"]) == len(WORKLOADS)
+    return want, got
+
+
+@pytest.mark.parametrize("workload", ["ycsb", "sysbench"])
+def test_an_array_of_workers_gives_what_dbswarm_run_gives(both, workload):
+    want, got = (result["runs"][list(WORKLOADS).index(workload)] for result in both)
     assert _counts(got) == _counts(want)  # every operation type of every phase, exactly
-    for run in got["runs"]:
-        for phase in run["phases"].values():
-            assert phase["shards"]["complete"] == [0, 1, 2, 3] and phase["status"] == "complete"
-            assert set(phase["start_skew_s"]["per_shard"]) == {"0", "1", "2", "3"}  # the barrier, measured
-    if "preset" not in workload:
-        assert got["runs"][0]["phases"]["run"]["sysbench"]["transactions"] == 800
+    for phase in got["phases"].values():
+        assert phase["shards"]["complete"] == [0, 1, 2, 3] and phase["status"] == "complete"
+        assert set(phase["start_skew_s"]["per_shard"]) == {"0", "1", "2", "3"}  # the barrier, measured
+    if workload == "sysbench":
+        assert got["phases"]["run"]["sysbench"]["transactions"] == 400
 
 
 def test_a_killed_index_started_again_resumes_from_its_checkpoint(s3, tmp_path):
     # paced so that the run phase lasts a few seconds: the index is killed after a checkpoint
-    path = _campaign(tmp_path, "ix-kill", {"preset": "c", "recordcount": 2000, "operationcount": 6000,
-                                           "threads": 4, "target": 1000})
+    path = _campaign(tmp_path, "ix-kill", [{"preset": "c", "recordcount": 2000, "operationcount": 6000,
+                                            "threads": 4, "target": 1000}])
     got = _indexed(path, "ix-kill-1", s3, tmp_path, kill_index=1)
     run = got["runs"][0]["phases"]["run"]
     assert run["operations_total"] == 6000  # nothing lost, nothing counted twice

@@ -21,7 +21,7 @@ def _result(out):
 def test_full_campaign_mix_and_exact_totals(tmp_path):
     campaign = {
         "name": "e2e", "seed": 5,
-        "workload": {"recordcount": 5000, "operationcount": 40000, "threads": 6},
+        "workload": {"recordcount": 5000, "operationcount": 20000, "threads": 6},
         "fanout": {"shards": 3},
         "matrix": {"workload": [{"preset": "S3"}, {"preset": "f"},
                                 {"family": "sysbench", "tables": 2, "table_size": 1000, "events": 600}]},
@@ -36,7 +36,7 @@ def test_full_campaign_mix_and_exact_totals(tmp_path):
         assert (folder / name).stat().st_size > 0, name
 
     s3 = result["runs"][0]["phases"]["run"]
-    assert s3["operations_total"] == 40000
+    assert s3["operations_total"] == 20000
     for op, want in (("READ", 0.65), ("UPDATE", 0.10), ("INSERT", 0.25)):
         assert abs(s3["mix"][op] - want) < 0.01, (op, s3["mix"])
     f = result["runs"][1]["phases"]["run"]
@@ -63,7 +63,7 @@ def test_killed_shard_is_named_and_others_kept(tmp_path, monkeypatch):
     progress.mkdir()
     monkeypatch.setenv("DBSWARM_PROGRESS_DIR", str(progress))
     campaign = {"name": "kill", "workload": {"preset": "S6", "recordcount": 2000, "operationcount": 0,
-                                            "maxexecutiontime": 6, "threads": 3},
+                                            "maxexecutiontime": 4, "threads": 3},
                 "fanout": {"shards": 3}}
     killed = {}
 
@@ -101,7 +101,7 @@ def test_killed_shard_is_named_and_others_kept(tmp_path, monkeypatch):
 
 def test_cli_run_prints_progress_and_summary(tmp_path):
     spec = tmp_path / "c.yaml"
-    spec.write_text("name: cli\nworkload: {recordcount: 1000, operationcount: 3000, threads: 2}\n"
+    spec.write_text("name: cli\nworkload: {recordcount: 1000, operationcount: 1000, threads: 2}\n"
                     "matrix: {preset: [S2, S6]}\n")
     env = dict(os.environ, COLUMNS="160")
     env.pop("DBSWARM_PROGRESS_DIR", None)
@@ -154,11 +154,13 @@ def test_a_run_that_measured_only_errors_is_not_complete(tmp_path):
         spec.write_text(text)
         return subprocess.run([sys.executable, "-m", "dbswarm.cli", "run", str(spec), "--results", str(results),
                                "--quiet"], capture_output=True, text=True, timeout=300)
-    loaded = run_spec(f"name: dup-load\nseed: 1\ntarget: {{engine: sqlite, url: '{db}'}}\nworkload: {{preset: S1, "
-                      "recordcount: 2000, threads: 2}\nfanout: {shards: 1}\nphases: [prepare, load]\n",
-                      tmp_path / "r0")
-    assert loaded.returncode == 0, loaded.stdout + loaded.stderr
-    load = json.loads((next((tmp_path / "r0").iterdir()) / "result.json").read_text())["runs"][0]["phases"]["load"]
+    # the earlier campaign, in this process (its exit code is not what this test is about)
+    loaded = run_campaign({"name": "dup-load", "seed": 1, "target": {"engine": "sqlite", "url": str(db)},
+                           "workload": {"preset": "S1", "recordcount": 2000, "threads": 2}, "fanout": {"shards": 1},
+                           "phases": ["prepare", "load"]}, str(tmp_path / "r0"), show_progress=False,
+                          log=lambda *_: None)
+    assert loaded["status"] == "complete", loaded
+    load = _result(loaded)["runs"][0]["phases"]["load"]
     assert load["status"] == "complete" and load["error_rate"] == 0  # 2,000 keys written
     proc = run_spec(f"name: dup\nseed: 1\ntarget: {{engine: sqlite, url: '{db}'}}\nworkload: {{preset: S1, "
                     "recordcount: 1000, operationcount: 400, threads: 2}\nfanout: {shards: 1}\nphases: [run]\n",

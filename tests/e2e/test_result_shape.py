@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
@@ -24,7 +22,6 @@ import pytest
 
 from dbswarm.results.phase import PhaseResult
 from dbswarm.run.runtime.local import run_campaign
-from tests import timing
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).parent / "data" / "result_shape.json"
@@ -97,16 +94,13 @@ def _family_campaigns(tmp: Path) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory) -> dict[str, dict]:
-    """{campaign: its result.json}: the demo (as scripts/demo runs it) and one per family."""
+def results(demo_run, tmp_path_factory) -> dict[str, dict]:
+    """{campaign: its result.json}: the demo (as scripts/demo runs it: the session's demo_run,
+    tests/conftest.py) and one per family."""
     tmp = tmp_path_factory.mktemp("shape")
-    env = {k: v for k, v in os.environ.items() if k not in ("DBSWARM_PROGRESS_DIR", "DBSWARM_STALL_S")}
-    proc = subprocess.run([sys.executable, "-m", "dbswarm", "run", str(ROOT / "examples" / "demo.yaml"),
-                           "--results", str(tmp / "demo"), "--quiet", "--json"], capture_output=True, text=True,
-                          env=env, timeout=timing.timeout(900), cwd=ROOT)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    o = json.loads(proc.stdout)
-    out = {"demo": json.loads((Path(o["store"]) / o["campaign_id"] / "result.json").read_text())}
+    proc, folder = demo_run
+    assert proc.returncode == 0 and folder is not None, proc.stderr[-3000:]
+    out = {"demo": json.loads((folder / "result.json").read_text())}
     for family, campaign in _family_campaigns(tmp).items():
         done = run_campaign(campaign, str(tmp / family), show_progress=False, lead_seconds=0.5, log=lambda *a: None)
         out[family] = json.loads((Path(done["store"]) / done["campaign_id"] / "result.json").read_text())

@@ -1,16 +1,49 @@
 """Peak search through the state machine in local mode (moto executes campaign.asl.json: the
 plan step plans the first step, NextStep each next one, a Choice loops back to the runs)."""
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from dbswarm.run.runtime.local import run_campaign
+from tests import timing
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # the noop server: 8 calls at once, 50 ms each: 160 calls/s at most. The service time dwarfs the
 # client's own work per call even on a loaded machine (a few ms when the CPUs are shared with
 # hogs): at 5 ms, 8 threads lost a fifth of the capacity to it, 16 threads hid it, and the
 # search saw a gain past the knee (an extra step, issue 35)
 CAPACITY, SERVICE_MS = 8, 50.0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def noisy(tmp_path_factory):
+    """The noisy search of the last test, a `dbswarm run` of its own started before this module's
+    first test: its noop server mostly sleeps, so it runs beside the other tests instead of after
+    them. (its folder, the process)"""
+    tmp = tmp_path_factory.mktemp("noisy")
+    capacity, service_ms = 8, 20.0  # 400 calls/s at most, reached at 8 threads
+    campaign = {
+        "name": "search-noisy", "seed": 1, "phases": ["run"],
+        "target": {"engine": "noop", "options": {
+            "capacity": capacity, "service_time_ms": service_ms,
+            "noise": {"file": str(tmp / "processes"), "runs": [2], "stall_s": 2, "every_s": 3}}},
+        "workload": {"preset": "S6", "recordcount": 1000, "operationcount": 0, "maxexecutiontime": 6},
+        "fanout": {"shards": 1},
+        "search": {"key": "threads", "start": 1, "factor": 2, "max": 64, "refine": 0,
+                   "stop": {"gain_below": 0.1, "gain_steps": 1, "peak_samples": 1}},
+    }
+    (tmp / "noisy.json").write_text(json.dumps(campaign))
+    proc = subprocess.Popen([sys.executable, "-m", "dbswarm", "run", str(tmp / "noisy.json"), "--results",
+                             str(tmp / "results"), "--quiet", "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    yield tmp, proc, capacity
+    if proc.poll() is None:  # the noisy test was not run (-k)
+        proc.kill()
+        proc.communicate()
 
 
 def test_search_finds_the_peak_of_a_noop_server_with_a_capacity(tmp_path):
@@ -78,7 +111,7 @@ def test_search_on_mariadb_point_select_stops_with_its_reason(tmp_path):
     target["url"] = target["url"].rsplit("/", 1)[0] + "/dbswarm_search"
     campaign = {
         "name": "search-mariadb", "seed": 2, "target": target,
-        "workload": {"family": "sysbench", "test": "oltp_point_select", "tables": 1, "table_size": 2000,
+        "workload": {"family": "sysbench", "test": "oltp_point_select", "tables": 1, "table_size": 1000,
                      "time": 2},
         "phases": ["prepare", "load", "run"],
         "search": {"key": "threads", "start": 1, "factor": 2, "max": 16, "max_steps": 5, "refine": 0,
@@ -98,24 +131,15 @@ def test_search_on_mariadb_point_select_stops_with_its_reason(tmp_path):
     assert f"Stopped: **{cell['stop']['rule']}**" in summary
 
 
-def test_search_on_a_noisy_noop_server_measures_a_noisy_step_again(tmp_path):
+def test_search_on_a_noisy_noop_server_measures_a_noisy_step_again(noisy):
     """A noisy neighbour stalls the server two seconds in three during the second run only (the
     noop binding's ``noise``: 2 threads measure about as much as 1). One number against the
     threshold called that a plateau at 2 threads; the noise-aware test sees the run's per-second
     spread, runs the step again, and grows on to the true knee."""
-    capacity, service_ms = 8, 20.0  # 400 calls/s at most, reached at 8 threads
-    campaign = {
-        "name": "search-noisy", "seed": 1, "phases": ["run"],
-        "target": {"engine": "noop", "options": {
-            "capacity": capacity, "service_time_ms": service_ms,
-            "noise": {"file": str(tmp_path / "processes"), "runs": [2], "stall_s": 2, "every_s": 3}}},
-        "workload": {"preset": "S6", "recordcount": 1000, "operationcount": 0, "maxexecutiontime": 6},
-        "fanout": {"shards": 1},
-        "search": {"key": "threads", "start": 1, "factor": 2, "max": 64, "refine": 0,
-                   "stop": {"gain_below": 0.1, "gain_steps": 1, "peak_samples": 1}},
-    }
-    out = run_campaign(campaign, str(tmp_path / "results"), show_progress=False, lead_seconds=0.3,
-                       log=lambda *a: None)
+    tmp_path, proc, capacity = noisy
+    stdout, stderr = proc.communicate(timeout=timing.timeout(600))
+    assert proc.returncode == 0, stderr[-3000:]
+    out = json.loads(stdout)
     assert out["execution"]["status"] == "SUCCEEDED", out
     result = json.loads((tmp_path / "results" / out["campaign_id"] / "result.json").read_text())
     cell, = result["search"]["cells"]

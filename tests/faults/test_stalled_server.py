@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests import servers
-from tests.faults.conftest import dbswarm_env, wait_gone
+from tests.faults.conftest import dbswarm_env, kill_group, wait_gone
 
 FAULT_DIR = servers.own_set_dir("faults")  # DIR-faults: never a path another suite uses
 STALL_S = 1.0   # DBSWARM_STALL_S of these runs (default 30): the stalls here last a few seconds
@@ -65,46 +66,72 @@ class Freeze:
                     pass
 
 
-def _run_with_a_freeze(tmp_path, spawn, env, engine, seconds, freeze_after_s, freeze_s, model="threads"):
+# the two runs of every campaign here, one after the other: (maxexecutiontime, freeze_s); each frozen
+# 1.5 s into its run phase. The first frozen ~3 s inside a 9 s run, thawed before its end; the second
+# from inside a 4 s run until after the stuck-thread grace (its threads abandoned inside their calls)
+RUNS = ((9, 3.0), (4, 6.0))
+FREEZE_AFTER_S = 1.5
+
+
+def _run_with_freezes(tmp_path, env, engine, model):
+    """One `dbswarm run` of a campaign of the RUNS, each run's server frozen as RUNS says: (exit
+    code, stderr, result, summary, [each run's Freeze])."""
     table = f"faults_stall_{engine[:2]}"
     spec = tmp_path / "stall.json"
     spec.write_text(json.dumps({
         "name": f"faults-stall-{engine}", "seed": 4,
         "target": servers.target(engine, env, shared_tables=True),
-        "workload": {"preset": "c", "table": table, "recordcount": 1000, "operationcount": 0,
-                     "maxexecutiontime": seconds, "threads": 2},
+        "workload": {"preset": "c", "table": table, "recordcount": 1000, "operationcount": 0, "threads": 2},
+        "matrix": {"workload": [{"maxexecutiontime": seconds} for seconds, _ in RUNS]},
         "fanout": {"shards": 1, "client_model": model}, "phases": ["prepare", "load", "run", "cleanup"]}))
     progress = tmp_path / "progress"
     progress.mkdir()
-    proc = spawn(["run", str(spec), "--results", str(tmp_path / "r"), "--quiet"],
-                 env=dbswarm_env(DBSWARM_PROGRESS_DIR=progress, DBSWARM_STALL_S=STALL_S,
-                                 DBSWARM_STUCK_THREAD_GRACE_S=GRACE_S, DBSWARM_PERSIST_INTERVAL_S=0))
-    deadline = time.monotonic() + 120
-    freeze = None
+    proc = subprocess.Popen([sys.executable, "-m", "dbswarm", "run", str(spec), "--results", str(tmp_path / "r"),
+                             "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True,
+                            env=dbswarm_env(DBSWARM_PROGRESS_DIR=progress, DBSWARM_STALL_S=STALL_S,
+                                            DBSWARM_STUCK_THREAD_GRACE_S=GRACE_S, DBSWARM_PERSIST_INTERVAL_S=0))
+    freezes: list[Freeze] = []
     try:
-        # the run phase under way (its shard's progress file: written from its armed instant on;
-        # multiplexed clients count their operations only at their end), then the freeze
-        while not list(progress.glob("*.run.*.json")):
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the run phase never got going"
-            time.sleep(0.05)
-        time.sleep(freeze_after_s)
-        freeze = Freeze(engine, env, freeze_s)
+        for index, (_, freeze_s) in enumerate(RUNS):
+            # the run's run phase under way (its shard's progress file: written from its armed instant
+            # on; multiplexed clients count their operations only at their end), then the freeze
+            deadline = time.monotonic() + 120
+            while len({p.name.split(".")[0] for p in progress.glob("*.run.*.json")}) <= index:
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, f"run {index}'s run phase never got going"
+                time.sleep(0.05)
+            time.sleep(FREEZE_AFTER_S)
+            freezes.append(Freeze(engine, env, freeze_s))
+            while freezes[-1].thawed_at is None:  # (its timer thaws it)
+                assert proc.poll() is None or index == len(RUNS) - 1, proc.communicate()
+                time.sleep(0.05)
         out, err = proc.communicate(timeout=120)
     finally:
-        if freeze is not None:
+        for freeze in freezes:
             freeze.timer.cancel()
             freeze.thaw()
+        kill_group(proc.pid)
     assert wait_gone(proc.pid, 10) == []
     result = json.loads(next((tmp_path / "r").glob("*/result.json")).read_text())
     summary = next((tmp_path / "r").glob("*/summary.md")).read_text()
-    return proc.returncode, err, result, summary, freeze
+    return proc.returncode, err, result, summary, freezes
 
 
-def _assert_stall_said(code, err, result, summary, freeze, abandoned):
+@pytest.fixture(scope="module", params=[("postgresql", "threads"), ("mysql", "threads"),
+                                        ("postgresql", "multiplexed")], ids=lambda p: "-".join(p))
+def frozen(request, own_servers, tmp_path_factory):
+    """The campaign of RUNS on an engine, its clients' model: (engine, model, what
+    _run_with_freezes returns); one for both tests (also with the clients' connections multiplexed
+    on one thread, engine/mux.py)."""
+    engine, model = request.param
+    return engine, model, _run_with_freezes(tmp_path_factory.mktemp("stall"), own_servers, engine, model)
+
+
+def _assert_stall_said(code, err, result, summary, freeze, abandoned, index):
     assert code == 6, err
     assert result["status"] == "incomplete"
-    run = result["runs"][0]["phases"]["run"]
+    run = result["runs"][index]["phases"]["run"]
     assert run["status"] == "incomplete", run.get("problems")
     said = [p for p in run["problems"] if "stalled" in p]
     assert said and "shard 0 threads 0, 1 from " in said[0] and "s into the phase" in said[0], run["problems"]
@@ -133,14 +160,11 @@ def _assert_stall_said(code, err, result, summary, freeze, abandoned):
     return run
 
 
-@pytest.mark.parametrize("engine,model", [("postgresql", "threads"), ("mysql", "threads"),
-                                          ("postgresql", "multiplexed")])
-def test_server_frozen_then_thawed_mid_run(tmp_path, spawn, own_servers, engine, model):
-    """Frozen ~3 s inside a 9 s run, thawed before its end: the threads go on after it (also
-    with the clients' connections multiplexed on one thread, engine/mux.py)."""
-    code, err, result, summary, freeze = _run_with_a_freeze(tmp_path, spawn, own_servers, engine, seconds=9,
-                                                            freeze_after_s=1.5, freeze_s=3.0, model=model)
-    run = _assert_stall_said(code, err, result, summary, freeze, abandoned=False)
+def test_server_frozen_then_thawed_mid_run(frozen):
+    """Frozen ~3 s inside a 9 s run, thawed before its end: the threads go on after it."""
+    engine, model, (code, err, result, summary, freezes) = frozen
+    freeze = freezes[0]
+    run = _assert_stall_said(code, err, result, summary, freeze, abandoned=False, index=0)
     assert run["client"]["model"] == model
     assert freeze.thawed_at < run["ended_at"]
     tl = run["timeline"]
@@ -150,13 +174,11 @@ def test_server_frozen_then_thawed_mid_run(tmp_path, spawn, own_servers, engine,
     assert not run["abandoned_threads"]["count"]
 
 
-@pytest.mark.parametrize("engine,model", [("postgresql", "threads"), ("mysql", "threads"),
-                                          ("postgresql", "multiplexed")])
-def test_server_frozen_past_the_phase_end(tmp_path, spawn, own_servers, engine, model):
+def test_server_frozen_past_the_phase_end(frozen):
     """Frozen from inside a 4 s run until after the stuck-thread grace: both threads abandoned
     inside their calls, the issue's case (exit 0, complete, before)."""
-    code, err, result, summary, freeze = _run_with_a_freeze(tmp_path, spawn, own_servers, engine, seconds=4,
-                                                            freeze_after_s=1.5, freeze_s=6.0, model=model)
-    run = _assert_stall_said(code, err, result, summary, freeze, abandoned=True)
+    engine, model, (code, err, result, summary, freezes) = frozen
+    run = _assert_stall_said(code, err, result, summary, freezes[1], abandoned=True, index=1)
+    assert run["client"]["model"] == model
     assert run["abandoned_threads"]["count"] == 2
     assert "abandoned" in [p for p in run["problems"] if "stalled" in p][0]
