@@ -261,27 +261,40 @@ def _restart_when_running(engine, env, table, delay, box):
         box["error"] = exc
 
 
-@pytest.mark.parametrize("engine", ("postgresql", "mysql"))
-def test_restart_in_the_middle_of_a_run(engine, env, tmp_path):
-    password = servers.password(env)
-    target = servers.target(engine, env)
-    workload = {"table": f"e2e_restart_{engine}", "recordcount": 5000, "threads": 4, "preset": "S4",
-                "operationcount": 0, "maxexecutiontime": 7}
-    box = {}
-    restarter = threading.Thread(target=_restart_when_running, args=(engine, env, workload["table"], 2.0, box),
-                                 daemon=True)
-    restarter.start()
-    out, res, logs = _run(_campaign(f"e2e-restart-{engine}", target, workload, ["prepare", "load", "run"]),
-                          tmp_path)
-    restarter.join(60)
-    assert "error" not in box, box.get("error")
-    assert "at" in box, "the restart never happened"
+RESTART_ENGINES = ("postgresql", "mysql")
 
+
+def test_restart_in_the_middle_of_a_run(env, tmp_path):
+    """Both servers' runs in one campaign (a matrix of their targets), each server restarted in
+    the middle of its own run."""
+    password = servers.password(env)
+    workload = {"table": "e2e_restart", "recordcount": 5000, "threads": 4, "preset": "S4",
+                "operationcount": 0, "maxexecutiontime": 7}
+    boxes: dict = {e: {} for e in RESTART_ENGINES}
+    restarters = [threading.Thread(target=_restart_when_running, args=(e, env, workload["table"], 2.0, boxes[e]),
+                                   daemon=True) for e in RESTART_ENGINES]
+    for restarter in restarters:
+        restarter.start()
+    campaign = {**_campaign("e2e-restart", servers.target(RESTART_ENGINES[0], env), workload,
+                            ["prepare", "load", "run"]),
+                "matrix": {"target": [servers.target(e, env) for e in RESTART_ENGINES]}}
+    out, res, logs = _run(campaign, tmp_path)
+    for restarter in restarters:
+        restarter.join(60)
     assert res["status"] == "complete", res.get("missing_shards")
-    run = res["runs"][0]["phases"]["run"]
-    assert run["shards"]["complete"] == list(range(SHARDS))
+    runs = sorted(res["runs"], key=lambda r: r["run_id"])  # the matrix's order
+    assert len(runs) == len(RESTART_ENGINES), [r["run_id"] for r in runs]
+    for engine, run in zip(RESTART_ENGINES, runs):
+        _check_restarted_run(engine, run["phases"]["run"], boxes[engine], workload)
+    assert_no_password(Path(out["store"]) / out["campaign_id"], password, logs)
+
+
+def _check_restarted_run(engine, run, box, workload):
+    assert "error" not in box, (engine, box.get("error"))
+    assert "at" in box, f"{engine}: the restart never happened"
+    assert run["shards"]["complete"] == list(range(SHARDS)), engine
     # every thread lost its connection, counted it, and reconnected
-    assert run["errors_total"] > 0
+    assert run["errors_total"] > 0, engine
     # an insert the restart cut off after it committed is a connection error, and the thread's
     # next insert reuses its key and finds it there (YcsbClient.do_insert): one duplicate per
     # such insert at most, never a duplicate without a cut-off insert
@@ -289,16 +302,15 @@ def test_restart_in_the_middle_of_a_run(engine, env, tmp_path):
     duplicates = errors.get("INSERT:duplicate:duplicate_key", 0)
     assert duplicates <= sum(n for k, n in errors.items() if k.startswith("INSERT:connection:")), errors
     assert all(":connection:" in k for k in errors if k != "INSERT:duplicate:duplicate_key"), errors
-    assert run["counters"].get("reconnects", 0) >= workload["threads"], run["counters"]
+    assert run["counters"].get("reconnects", 0) >= workload["threads"], (engine, run["counters"])
     tl = run["timeline"]
     burst = [i for i, n in enumerate(tl["errors"]) if n]
-    assert burst, tl["errors"]
+    assert burst, (engine, tl["errors"])
     # the burst is around the restart, and operations went on afterwards
     restart_second = int(box["at"]) - tl["start"]
-    assert restart_second - 2 <= burst[0] <= restart_second + int(box["took"]) + 2, (burst, restart_second)
+    assert restart_second - 2 <= burst[0] <= restart_second + int(box["took"]) + 2, (engine, burst, restart_second)
     totals = [sum(v[i] if i < len(v) else 0 for v in tl["ops"].values()) for i in range(len(tl["errors"]) + 30)]
-    assert sum(totals[burst[-1] + 1:]) > 0, "no operations after the error burst"
-    assert_no_password(Path(out["store"]) / out["campaign_id"], password, logs)
+    assert sum(totals[burst[-1] + 1:]) > 0, f"{engine}: no operations after the error burst"
     print(f"\n{engine}: restart took {box['took']:.1f} s; errors {run['errors']}; "
           f"reconnects {run['counters'].get('reconnects')}; error seconds {burst}")
 
