@@ -88,54 +88,73 @@ def _checksum(rows: list[tuple]) -> str:
     return hashlib.sha256(repr(sorted(tuple(str(v) for v in r) for r in rows)).encode()).hexdigest()
 
 
-def _campaign(engine: str, env: dict, tmp_path: Path, shards: int) -> tuple[dict, dict]:
-    target = _target(engine, env, tmp_path / f"s{shards}")
-    (tmp_path / f"s{shards}").mkdir(exist_ok=True)
-    campaign = {"name": f"custom-{engine}-{shards}", "seed": 5, "target": target, "workload": WORKLOAD,
-                "fanout": {"shards": shards}, "phases": ["prepare", "load", "run"]}
-    out = run_campaign(campaign, str(tmp_path / f"results{shards}"), show_progress=False, lead_seconds=0.5,
-                       log=lambda *a: None)
+ENGINES = ("sqlite", "postgresql", "mysql")
+
+
+def _on_every_engine(campaign: dict, env: dict, folder: Path) -> tuple[dict, dict]:
+    """The campaign on each engine: a matrix of the three targets (a campaign's start-up and steps
+    paid once for all); the result, and each engine's target and run (the matrix's order)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    targets = {e: _target(e, env, folder) for e in ENGINES}
+    campaign = {**campaign, "target": targets[ENGINES[0]], "matrix": {"target": list(targets.values())}}
+    out = run_campaign(campaign, str(folder / "results"), show_progress=False, lead_seconds=0.5, log=lambda *a: None)
     result = json.loads((Path(out["store"]) / out["campaign_id"] / "result.json").read_text())
+    runs = sorted(result["runs"], key=lambda r: r["run_id"])
+    assert len(runs) == len(ENGINES), [r["run_id"] for r in runs]
+    return result, {e: (targets[e], run) for e, run in zip(ENGINES, runs)}
+
+
+def _database(engine: str, env: dict, target: dict) -> dict:
     tables = {t: _checksum(_rows(engine, env, target, f"SELECT * FROM {t}")) for t in ("cw_accounts", "cw_history")}
     evil = _rows(engine, env, target, "SELECT COUNT(*) FROM cw_history WHERE note = '''; DROP TABLE cw_accounts; --'")
     odd = [r[0] for r in _rows(engine, env, target, "SELECT DISTINCT note FROM cw_history")]
-    return result, {"tables": tables, "evil": evil[0][0], "notes": sorted(odd),
-                    "accounts": _rows(engine, env, target, "SELECT COUNT(*) FROM cw_accounts")[0][0]}
+    return {"tables": tables, "evil": evil[0][0], "notes": sorted(odd),
+            "accounts": _rows(engine, env, target, "SELECT COUNT(*) FROM cw_accounts")[0][0]}
 
 
-@pytest.mark.parametrize("engine", ["sqlite", "postgresql", "mysql"])
-def test_one_shard_and_four_shards_leave_the_same_rows(engine, env, tmp_path):
+def test_one_shard_and_four_shards_leave_the_same_rows(env, tmp_path):
+    """Each shard count's campaign on the three engines (a matrix of their targets)."""
     seen = {}
     for shards in (1, 4):
-        result, db = _campaign(engine, env, tmp_path, shards)
+        campaign = {"name": f"custom-{shards}", "seed": 5, "workload": WORKLOAD, "fanout": {"shards": shards},
+                    "phases": ["prepare", "load", "run"]}
+        result, runs = _on_every_engine(campaign, env, tmp_path / f"s{shards}")
         assert result["status"] == "complete", result["status"]
-        run = result["runs"][0]
-        load, phase = run["phases"]["load"], run["phases"]["run"]
-        assert load["errors_total"] == 0 and load["operations"]["INSERT"]["count"] == ACCOUNTS
-        assert phase["errors_total"] == 0, phase["errors"]
-        counts = {op: s["count"] for op, s in phase["operations"].items()}
-        assert sum(counts.values()) == OPERATIONS and set(counts) == {"pay", "look"}, counts
-        custom = phase["custom"]
-        for name, t in custom["transactions"].items():
-            assert t["count"] == counts[name] and t["retries"] == 0
-            assert [s["count"] for s in t["statements"]] == [counts[name]] * len(t["statements"]), t
-            assert all(s["latency"]["p99_ms"] > 0 for s in t["statements"])
-        # the latencies split by kind: look reads, pay (and the load) write
-        assert phase["read_latency"]["calls"] == counts["look"]
-        assert phase["write_latency"]["calls"] == counts["pay"]
-        # the SQL-looking value went in as a value: the table is there, the string stored verbatim
-        assert db["accounts"] == ACCOUNTS and db["evil"] > 0
-        assert db["notes"] == sorted(["plain", EVIL, ODD])
-        # the client's count of each statement against the server's own (pg_stat_statements)
-        server = custom["server_statements"]
-        if engine == "postgresql":
-            rows = {tuple(r["statements"]): (r["client"], r["server"]) for r in server["statements"]}
-            assert set(rows) == {("pay.0",), ("pay.1",), ("pay.2",), ("look.0",)}, rows
-            assert all(c == s for c, s in rows.values()) and rows[("pay.0",)][0] == counts["pay"], rows
-        else:
-            assert server["unavailable"].startswith("unavailable because ") and "per-statement" in server["unavailable"]
-        seen[shards] = (counts, db["tables"])
-    assert seen[1] == seen[4]
+        for engine, (target, run) in runs.items():
+            db = _database(engine, env, target)
+            counts = _check_run(engine, run, db)
+            seen[shards, engine] = (counts, db["tables"])
+    for engine in ENGINES:
+        assert seen[1, engine] == seen[4, engine], engine
+
+
+def _check_run(engine: str, run: dict, db: dict) -> dict:
+    """The run's checks; its count of each transaction."""
+    load, phase = run["phases"]["load"], run["phases"]["run"]
+    assert load["errors_total"] == 0 and load["operations"]["INSERT"]["count"] == ACCOUNTS, engine
+    assert phase["errors_total"] == 0, (engine, phase["errors"])
+    counts = {op: s["count"] for op, s in phase["operations"].items()}
+    assert sum(counts.values()) == OPERATIONS and set(counts) == {"pay", "look"}, (engine, counts)
+    custom = phase["custom"]
+    for name, t in custom["transactions"].items():
+        assert t["count"] == counts[name] and t["retries"] == 0, engine
+        assert [s["count"] for s in t["statements"]] == [counts[name]] * len(t["statements"]), (engine, t)
+        assert all(s["latency"]["p99_ms"] > 0 for s in t["statements"]), engine
+    # the latencies split by kind: look reads, pay (and the load) write
+    assert phase["read_latency"]["calls"] == counts["look"], engine
+    assert phase["write_latency"]["calls"] == counts["pay"], engine
+    # the SQL-looking value went in as a value: the table is there, the string stored verbatim
+    assert db["accounts"] == ACCOUNTS and db["evil"] > 0, engine
+    assert db["notes"] == sorted(["plain", EVIL, ODD]), engine
+    # the client's count of each statement against the server's own (pg_stat_statements)
+    server = custom["server_statements"]
+    if engine == "postgresql":
+        rows = {tuple(r["statements"]): (r["client"], r["server"]) for r in server["statements"]}
+        assert set(rows) == {("pay.0",), ("pay.1",), ("pay.2",), ("look.0",)}, rows
+        assert all(c == s for c, s in rows.values()) and rows[("pay.0",)][0] == counts["pay"], rows
+    else:
+        assert server["unavailable"].startswith("unavailable because ") and "per-statement" in server["unavailable"]
+    return counts
 
 
 def test_a_retried_serialization_failure_is_counted_apart_from_errors(env, tmp_path):
@@ -168,11 +187,9 @@ def test_a_retried_serialization_failure_is_counted_apart_from_errors(env, tmp_p
     assert bump["statements"][0]["count"] >= 300
 
 
-@pytest.mark.parametrize("engine", ["sqlite", "postgresql", "mysql"])
-def test_captured_values_of_every_column_type_go_back_as_parameters(engine, env, tmp_path):
+def test_captured_values_of_every_column_type_go_back_as_parameters(env, tmp_path):
     """A capture of a DECIMAL, a TIMESTAMP, a UUID, a BOOLEAN (the drivers answer Decimal,
     datetime, UUID, bool) used as a parameter of the next statement: the row round-trips."""
-    target = _target(engine, env, tmp_path)
     workload = {
         "family": "custom", "threads": 2, "operations": 60, "time": 600,
         "tables": {"cw_types": {"columns": [
@@ -190,15 +207,15 @@ def test_captured_values_of_every_column_type_go_back_as_parameters(engine, env,
             {"sql": "UPDATE cw_types SET copies = copies + 1 WHERE id = :row AND price = :p AND at = :a "
                     "AND :t = token AND ok = :o"}]}},
     }
-    campaign = {"name": f"custom-types-{engine}", "seed": 1, "target": target, "workload": workload,
-                "fanout": {"shards": 1}, "phases": ["prepare", "load", "run"]}
-    out = run_campaign(campaign, str(tmp_path / "results"), show_progress=False, lead_seconds=0.5,
-                       log=lambda *a: None)
-    result = json.loads((Path(out["store"]) / out["campaign_id"] / "result.json").read_text())
-    phase = result["runs"][0]["phases"]["run"]
-    assert result["status"] == "complete" and phase["errors_total"] == 0, phase.get("problems") or phase["errors"]
-    # every update matched its row by the captured values
-    assert _rows(engine, env, target, "SELECT SUM(copies) FROM cw_types")[0][0] == 60
+    campaign = {"name": "custom-types", "seed": 1, "workload": workload, "fanout": {"shards": 1},
+                "phases": ["prepare", "load", "run"]}
+    result, runs = _on_every_engine(campaign, env, tmp_path)  # on each engine
+    for engine, (target, run) in runs.items():
+        phase = run["phases"]["run"]
+        assert phase["errors_total"] == 0, (engine, phase.get("problems") or phase["errors"])
+        # every update matched its row by the captured values
+        assert _rows(engine, env, target, "SELECT SUM(copies) FROM cw_types")[0][0] == 60, engine
+    assert result["status"] == "complete", result["status"]
 
 
 def test_the_server_counts_each_statement_as_the_client_over_the_window_warm_up_included(env, tmp_path):

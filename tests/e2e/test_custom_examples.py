@@ -53,22 +53,35 @@ def _run(campaign: dict, tmp_path: Path) -> dict:
     return json.loads((Path(out["store"]) / out["campaign_id"] / "result.json").read_text())
 
 
-@pytest.mark.parametrize("engine", ["postgresql", "mysql"])
-def test_the_orders_example_runs(engine, env, tmp_path):
-    data = _shrunk("custom-orders.yaml", servers.target(engine, env), operations=400)
+ENGINES = ("postgresql", "mysql")
+
+
+def _on_both(data: dict, env: dict) -> dict:
+    """The campaign on both servers: a matrix of the two targets (its start-up and steps paid once)."""
+    return {**data, "matrix": {"target": [servers.target(e, env) for e in ENGINES]}}
+
+
+def _runs(result: dict) -> list:
+    runs = sorted(result["runs"], key=lambda r: r["run_id"])  # the matrix's order
+    assert len(runs) == len(ENGINES), [r["run_id"] for r in runs]
+    return runs
+
+
+def test_the_orders_example_runs(env, tmp_path):
+    data = _on_both(_shrunk("custom-orders.yaml", servers.target(ENGINES[0], env), operations=400), env)
     data["workload"]["tables"]["customers"]["load"]["rows"] = 3000
     data["workload"]["generators"]["customer"]["max"] = 3000
     data["workload"]["transactions"]["top_customers"].pop("think_time")
     result = _run(data, tmp_path)
     assert result["status"] == "complete", result["status"]
-    run = result["runs"][0]
-    assert run["phases"]["load"]["operations"]["INSERT"]["count"] == 3000
-    phase = run["phases"]["run"]
-    assert phase["errors_total"] == 0, phase["errors"]
-    counts = {op: s["count"] for op, s in phase["operations"].items()}
-    assert sum(counts.values()) == 400 and set(counts) == {"new_order", "pay", "order_status", "top_customers"}
-    assert phase["read_latency"]["calls"] == counts["order_status"] + counts["top_customers"]
-    assert phase["write_latency"]["calls"] == counts["new_order"] + counts["pay"]
+    for engine, run in zip(ENGINES, _runs(result)):
+        assert run["phases"]["load"]["operations"]["INSERT"]["count"] == 3000, engine
+        phase = run["phases"]["run"]
+        assert phase["errors_total"] == 0, (engine, phase["errors"])
+        counts = {op: s["count"] for op, s in phase["operations"].items()}
+        assert sum(counts.values()) == 400 and set(counts) == {"new_order", "pay", "order_status", "top_customers"}
+        assert phase["read_latency"]["calls"] == counts["order_status"] + counts["top_customers"], engine
+        assert phase["write_latency"]["calls"] == counts["new_order"] + counts["pay"], engine
 
 
 def test_the_mongodb_example_runs(env, tmp_path):
@@ -127,26 +140,27 @@ def test_pgbench_tpcb_like_runs_on_pgbench_tables(env, tmp_path):
 SYSBENCH_ROWS = 1000
 
 
-@pytest.mark.parametrize("engine", ["postgresql", "mysql"])
-def test_the_sysbench_examples_run_on_the_sysbench_familys_tables(engine, env, tmp_path):
+def test_the_sysbench_examples_run_on_the_sysbench_familys_tables(env, tmp_path):
     """oltp_point_select and oltp_read_only as custom files, on the tables the built-in sysbench
-    family loaded (sbtest1..4): every statement of every transaction once per transaction, the
-    four tables drawn alike, and the statements per transaction sysbench's (1; 14 + BEGIN/COMMIT)."""
-    target = servers.target(engine, env)
-    load = _run({"name": "sb-load", "target": target, "phases": ["prepare", "load"],
-                 "workload": {"family": "sysbench", "test": "oltp_read_only", "tables": 4,
-                              "table_size": SYSBENCH_ROWS}}, tmp_path / "load")
+    family loaded (sbtest1..4), on both servers: every statement of every transaction once per
+    transaction, the four tables drawn alike, and the statements per transaction sysbench's (1;
+    14 + BEGIN/COMMIT)."""
+    target = servers.target(ENGINES[0], env)
+    load = _run(_on_both({"name": "sb-load", "target": target, "phases": ["prepare", "load"],
+                          "workload": {"family": "sysbench", "test": "oltp_read_only", "tables": 4,
+                                       "table_size": SYSBENCH_ROWS}}, env), tmp_path / "load")
     assert load["status"] == "complete", load["status"]
     for name, per_txn, txns in (("custom-sysbench-point-select.yaml", 1, 400), ("custom-sysbench-read-only.yaml", 14, 120)):
-        data = _shrunk(name, target, operations=txns)
+        data = _on_both(_shrunk(name, target, operations=txns), env)
         data["workload"]["generators"]["id"]["max"] = SYSBENCH_ROWS
         result = _run(data, tmp_path / name)
         assert result["status"] == "complete", result["status"]
-        phase = result["runs"][0]["phases"]["run"]
-        assert phase["errors_total"] == 0, phase["errors"]
-        tx = phase["custom"]["transactions"]
-        assert set(tx) == {f"{name.split('-', 2)[2].split('.')[0].replace('-', '_')}_{i}" for i in (1, 2, 3, 4)}
-        assert sum(t["count"] for t in tx.values()) == txns and all(t["count"] > 0 for t in tx.values()), tx
-        for t in tx.values():
-            assert [s["count"] for s in t["statements"]] == [t["count"]] * per_txn, t
-        assert phase["read_latency"]["calls"] == txns and not phase.get("write_latency")
+        for engine, run in zip(ENGINES, _runs(result)):
+            phase = run["phases"]["run"]
+            assert phase["errors_total"] == 0, (engine, phase["errors"])
+            tx = phase["custom"]["transactions"]
+            assert set(tx) == {f"{name.split('-', 2)[2].split('.')[0].replace('-', '_')}_{i}" for i in (1, 2, 3, 4)}
+            assert sum(t["count"] for t in tx.values()) == txns and all(t["count"] > 0 for t in tx.values()), tx
+            for t in tx.values():
+                assert [s["count"] for s in t["statements"]] == [t["count"]] * per_txn, (engine, t)
+            assert phase["read_latency"]["calls"] == txns and not phase.get("write_latency"), engine

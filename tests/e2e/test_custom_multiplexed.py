@@ -88,35 +88,43 @@ def _figures(phase: dict) -> dict:
     return out
 
 
-@pytest.mark.parametrize("engine", ("postgresql", "mysql"))
-def test_multiplexed_custom_runs_the_same_transactions_as_threads(engine, env, tmp_path):
-    target = _target(engine, env)
+ENGINES = ("postgresql", "mysql")
+
+
+def test_multiplexed_custom_runs_the_same_transactions_as_threads(env, tmp_path):
+    """Each model's campaign runs on both servers (a matrix of the two targets: its start-up and
+    steps paid once for both); the same run index in both campaigns, so the same seed."""
     seen = {}
     for model in ("threads", "multiplexed"):
-        campaign = {"name": f"cm-{engine}-{model}", "seed": 3, "target": target, "workload": WORKLOAD,
+        campaign = {"name": f"cm-{model}", "seed": 3, "target": _target(ENGINES[0], env), "workload": WORKLOAD,
+                    "matrix": {"target": [_target(e, env) for e in ENGINES]},
                     "fanout": {"shards": 2, "client_model": model}, "phases": ["prepare", "load", "run"],
                     "results": {"allow_client_bound": True}}
         result = _run(campaign, tmp_path / model)
-        phase = result["runs"][0]["phases"]["run"]
-        assert result["status"] == "complete_with_errors", phase.get("problems")  # the duplicates
-        assert phase["client"]["model"] == model
-        figures = _figures(phase)
-        # in the multiplexer's thread: only the rollback of each failed attempt (no lock to wait for)
-        blocking = sum(s.get("blocking_calls", 0) for s in phase["client"]["shards"].values())
-        assert blocking == (figures["once"]["errors"] if model == "multiplexed" else 0)
-        assert sum(t["count"] + t["errors"] for t in figures.values()) == OPERATIONS, figures
-        # every transaction's statements ran once, the captures and misses counted; only the
-        # duplicate keys failed, each on its statement and its transaction
-        pay, once = figures["pay"], figures["once"]
-        assert [s[0] for s in pay["statements"]] == [pay["count"]] * 3 and pay["errors"] == 0
-        assert 0 < pay["statements"][0][2] < pay["count"]  # accounts past 300 are not found
-        assert once["errors"] == once["statements"][0][1] > 0
-        assert phase["errors_total"] == once["errors"]
-        # (the balance a payment saw depends on the order of concurrent payments: not compared)
-        tables = {t: _checksum(_rows(engine, env, f"SELECT {cols} FROM {t}")) for t, cols in (
-            ("cm_accounts", "*"), ("cm_history", "id, aid"), ("cm_once", "*"))}
-        seen[model] = (figures, tables)
-    assert seen["multiplexed"] == seen["threads"]
+        assert result["status"] == "complete_with_errors", result["status"]  # the duplicates
+        runs = sorted(result["runs"], key=lambda r: r["run_id"])  # the matrix's order
+        assert len(runs) == len(ENGINES), [r["run_id"] for r in runs]
+        for engine, run in zip(ENGINES, runs):
+            phase = run["phases"]["run"]
+            assert phase["client"]["model"] == model, (engine, phase.get("problems"))
+            figures = _figures(phase)
+            # in the multiplexer's thread: only the rollback of each failed attempt (no lock to wait for)
+            blocking = sum(s.get("blocking_calls", 0) for s in phase["client"]["shards"].values())
+            assert blocking == (figures["once"]["errors"] if model == "multiplexed" else 0), engine
+            assert sum(t["count"] + t["errors"] for t in figures.values()) == OPERATIONS, (engine, figures)
+            # every transaction's statements ran once, the captures and misses counted; only the
+            # duplicate keys failed, each on its statement and its transaction
+            pay, once = figures["pay"], figures["once"]
+            assert [s[0] for s in pay["statements"]] == [pay["count"]] * 3 and pay["errors"] == 0, engine
+            assert 0 < pay["statements"][0][2] < pay["count"], engine  # accounts past 300 are not found
+            assert once["errors"] == once["statements"][0][1] > 0, engine
+            assert phase["errors_total"] == once["errors"], engine
+            # (the balance a payment saw depends on the order of concurrent payments: not compared)
+            tables = {t: _checksum(_rows(engine, env, f"SELECT {cols} FROM {t}")) for t, cols in (
+                ("cm_accounts", "*"), ("cm_history", "id, aid"), ("cm_once", "*"))}
+            seen[model, engine] = (figures, tables)
+    for engine in ENGINES:
+        assert seen["multiplexed", engine] == seen["threads", engine], engine
 
 
 def test_multiplexed_custom_retries_serialization_failures_as_threads_do(env, tmp_path):

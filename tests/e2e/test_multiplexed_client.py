@@ -57,35 +57,31 @@ def _run(campaign, results: Path, **kw):
     return out, res
 
 
-def _shard_segments(out, res) -> list[list[dict]]:
-    run = res["runs"][0]
+def _shard_segments(out, run) -> list[list[dict]]:
     folder = Path(out["store"]) / out["campaign_id"] / "runs" / run["run_id"] / "run"
     return [json.loads(p.read_text())["segments"] for p in sorted(folder.glob("shard-*.json"))]
 
 
-@pytest.mark.parametrize("engine", ("postgresql", "mysql"))
-def test_multiplexed_runs_the_same_operations_as_threads_also_continued(engine, env, tmp_path):
-    workload = {"preset": "a", "table": f"e2e_mux_{engine}", "recordcount": 1000, "operationcount": 6000,
-                "threads": THREADS, "requestdistribution": "zipfian"}
-    target = _target(engine, env)
-    _, threads = _run(_campaign("mux-threads", target, workload, "threads"), tmp_path / "threads")
-    # every shard call ends after 0.4 s and continues in a new process from its checkpoint
-    out, muxed = _run(_campaign("mux-muxed", target, workload, "multiplexed", phases=("run",)), tmp_path / "mux",
-                      max_call_seconds=0.4)
-    a, b = (r["runs"][0]["phases"]["run"] for r in (threads, muxed))
-    assert b["status"] == "complete" and b["errors_total"] == 0, (b["status"], b.get("errors"))
-    counts = {op: (o["count"], o["not_found"]) for op, o in b["operations"].items()}
-    assert counts == {op: (o["count"], o["not_found"]) for op, o in a["operations"].items()}
-    assert set(counts) == {"READ", "UPDATE"} and sum(c for c, _ in counts.values()) == 6000
-    assert all(nf == 0 for _, nf in counts.values()), counts  # each answer read back: rows found
-    assert a["client"]["model"] == "threads" and b["client"]["model"] == "multiplexed"
-    segments = _shard_segments(out, muxed)
-    assert len(segments) == SHARDS and sum(len(s) for s in segments) > SHARDS, "no call was continued"
-    for segs in segments:
-        for seg in segs:
-            client = seg["client"]
-            assert client["model"] == "multiplexed" and client["multiplexed_threads"] == THREADS // SHARDS
-            assert client["blocking_calls"] == 0
+ENGINES = ("postgresql", "mysql")
+MODELS = ("threads", "multiplexed")
+
+
+def _matrix(name, env, workload, model, cells=None, phases=("prepare", "load", "run")):
+    """One campaign of a run per (cell, engine): a campaign's start-up and steps are paid once
+    for the runs of both servers. The workload axis outermost: two campaigns with the same first
+    cells give each the same run index, so the same seed."""
+    campaign = _campaign(name, _target(ENGINES[0], env), workload, model, phases)
+    campaign["matrix"] = {**({"workload": list(cells)} if cells else {}),
+                          "target": [_target(e, env) for e in ENGINES]}
+    return campaign
+
+
+def _runs(res, cells=None) -> dict:
+    """(cell index, engine) -> the run's result, in the matrix's order."""
+    runs = sorted(res["runs"], key=lambda r: r["run_id"])
+    n = len(cells) if cells else 1
+    assert len(runs) == n * len(ENGINES), [r["run_id"] for r in runs]
+    return {(i, e): runs[i * len(ENGINES) + k] for i in range(n) for k, e in enumerate(ENGINES)}
 
 
 def _sessions(engine, env, table, kill=()) -> set:
@@ -142,28 +138,33 @@ def _kill_when_running(engine, env, table, box, after_s):
         box["error"] = exc
 
 
-@pytest.mark.parametrize("engine", ("postgresql", "mysql"))
-def test_multiplexed_clients_reconnect_after_the_server_kills_their_sessions(engine, env, tmp_path):
-    target = _target(engine, env)
-    workload = {"preset": "c", "table": f"e2e_mux_kill_{engine}", "recordcount": 500, "threads": THREADS,
+def test_multiplexed_clients_reconnect_after_the_server_kills_their_sessions(env, tmp_path):
+    """Both servers' runs in one campaign (a matrix of their targets), a killer watching each."""
+    workload = {"preset": "c", "table": "e2e_mux_kill", "recordcount": 500, "threads": THREADS,
                 "operationcount": 0, "maxexecutiontime": 6}
-    box: dict = {}
-    killer = threading.Thread(target=_kill_when_running, args=(engine, env, workload["table"], box, 1.5), daemon=True)
-    killer.start()
-    _, res = _run(_campaign("mux-kill", target, workload, "multiplexed"), tmp_path / "run")
-    killer.join(30)
-    assert "error" not in box, box.get("error")
-    run = res["runs"][0]["phases"]["run"]
-    assert res["status"] == "complete" and run["client"]["model"] == "multiplexed"
-    if not box.get("killed"):
-        pytest.fail(f"no session was killed (the run had not started?): {box}")
-    assert run["errors_total"] > 0, "the killed sessions' operations were not counted as failed"
-    assert all(":connection:" in k for k in run["errors"]), run["errors"]
-    assert run["counters"].get("reconnects", 0) >= 1, run["counters"]
-    tl = run["timeline"]
-    burst = [i for i, n in enumerate(tl["errors"]) if n]
-    ops = [sum(v[i] if i < len(v) else 0 for v in tl["ops"].values()) for i in range(len(tl["errors"]) + 10)]
-    assert sum(ops[burst[-1] + 1:]) > 0, "no operations after the sessions were killed"
+    boxes: dict = {e: {} for e in ENGINES}
+    killers = [threading.Thread(target=_kill_when_running, args=(e, env, workload["table"], boxes[e], 1.5), daemon=True)
+               for e in ENGINES]
+    for killer in killers:
+        killer.start()
+    _, res = _run(_matrix("mux-kill", env, workload, "multiplexed"), tmp_path / "run")
+    for killer in killers:
+        killer.join(30)
+    assert res["status"] == "complete", res["status"]
+    runs = _runs(res)
+    for engine in ENGINES:
+        box, run = boxes[engine], runs[0, engine]["phases"]["run"]
+        assert "error" not in box, (engine, box.get("error"))
+        assert run["client"]["model"] == "multiplexed", engine
+        if not box.get("killed"):
+            pytest.fail(f"{engine}: no session was killed (the run had not started?): {box}")
+        assert run["errors_total"] > 0, f"{engine}: the killed sessions' operations were not counted as failed"
+        assert all(":connection:" in k for k in run["errors"]), (engine, run["errors"])
+        assert run["counters"].get("reconnects", 0) >= 1, (engine, run["counters"])
+        tl = run["timeline"]
+        burst = [i for i, n in enumerate(tl["errors"]) if n]
+        ops = [sum(v[i] if i < len(v) else 0 for v in tl["ops"].values()) for i in range(len(tl["errors"]) + 10)]
+        assert sum(ops[burst[-1] + 1:]) > 0, f"{engine}: no operations after the sessions were killed"
 
 
 def test_what_cannot_be_multiplexed_runs_in_threads(env, tmp_path):
@@ -179,12 +180,6 @@ def test_what_cannot_be_multiplexed_runs_in_threads(env, tmp_path):
                   tmp_path / "pymysql")  # a pure-Python driver: no socket it reads apart
     run = res["runs"][0]["phases"]["run"]
     assert res["status"] == "complete" and run["client"]["model"] == "threads"
-
-
-# every YCSB operation: reads and updates, inserts, scans, read-modify-writes; whole-record
-# updates and one-field reads and scans in the second mix
-MIXES = {"one-field": {"readallfields": True, "writeallfields": False},
-         "whole-record": {"readallfields": False, "writeallfields": True}}
 
 
 def _row_count(engine, env, table) -> int:
@@ -204,36 +199,48 @@ def _scalar(engine, env, sql):
         my.close()
 
 
-@pytest.mark.parametrize("mix", sorted(MIXES))
-@pytest.mark.parametrize("engine", ("postgresql", "mysql"))
-def test_multiplexed_ycsb_inserts_scans_and_read_modify_writes_as_threads(engine, mix, env, tmp_path):
-    workload = {"preset": "a", "recordcount": 500, "operationcount": 2000, "threads": THREADS,
-                "requestdistribution": "zipfian", "readproportion": 0.3, "updateproportion": 0.2,
-                "insertproportion": 0.2, "scanproportion": 0.1, "readmodifywriteproportion": 0.2,
-                "maxscanlength": 20, **MIXES[mix]}
-    target = _target(engine, env)
+# every YCSB operation: reads and updates alone (preset a), then inserts, scans,
+# read-modify-writes; whole-record updates and one-field reads and scans in the second mix
+MIX = {"preset": "a", "recordcount": 500, "operationcount": 2000, "requestdistribution": "zipfian",
+       "readproportion": 0.3, "updateproportion": 0.2, "insertproportion": 0.2, "scanproportion": 0.1,
+       "readmodifywriteproportion": 0.2, "maxscanlength": 20}
+YCSB_CELLS = {"a": {"preset": "a", "recordcount": 1000, "operationcount": 2000, "requestdistribution": "zipfian"},
+              "one_field": {**MIX, "readallfields": True, "writeallfields": False},
+              "whole_record": {**MIX, "readallfields": False, "writeallfields": True}}
+
+
+def test_multiplexed_runs_every_ycsb_operation_as_threads_also_continued(env, tmp_path):
+    """Each cell on both servers, threads against multiplexed with every shard call cut at 0.4 s
+    and continued in a new process from its checkpoint (the one between two operations)."""
     runs = {}
-    for model in ("threads", "multiplexed"):  # a table each: the inserts take the same keys
-        table = f"e2e_mux_ops_{engine}_{mix.replace('-', '_')}_{model}"
-        # the multiplexed run's calls end after 0.4 s and continue from their checkpoints
-        out, res = _run(_campaign(f"mux-ops-{model}", target, {**workload, "table": table}, model),
-                        tmp_path / model, max_call_seconds=0.4 if model == "multiplexed" else None)
-        runs[model] = (out, res, table)
-    a, b = (runs[m][1]["runs"][0]["phases"]["run"] for m in ("threads", "multiplexed"))
-    assert b["status"] == "complete" and b["errors_total"] == 0, (b["status"], b.get("errors"))
-    assert a["client"]["model"] == "threads" and b["client"]["model"] == "multiplexed"
-    counts = {op: (o["count"], o["not_found"]) for op, o in b["operations"].items()}
-    assert counts == {op: (o["count"], o["not_found"]) for op, o in a["operations"].items()}
-    assert set(counts) == {"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE"}, counts
-    assert sum(c for c, _ in counts.values()) == 2000 and all(nf == 0 for _, nf in counts.values()), counts
-    for model in ("threads", "multiplexed"):  # every insert reached the server
-        assert _row_count(engine, env, runs[model][2]) == 500 + counts["INSERT"][0], model
-    out, res, _ = runs["multiplexed"]
-    segments = _shard_segments(out, res)
-    assert sum(len(s) for s in segments) > SHARDS, "no call was continued"
-    for segs in segments:
-        for seg in segs:
-            assert seg["client"]["model"] == "multiplexed" and seg["client"]["blocking_calls"] == 0
+    for model in MODELS:  # a table each: the inserts take the same keys
+        cells = [{**wl, "table": f"e2e_mux_{name}_{model}"} for name, wl in YCSB_CELLS.items()]
+        out, res = _run(_matrix(f"mux-ycsb-{model}", env, {"threads": THREADS}, model, cells), tmp_path / model,
+                        max_call_seconds=0.4 if model == "multiplexed" else None)
+        runs[model] = (out, _runs(res, cells))
+    for i, name in enumerate(YCSB_CELLS):
+        for engine in ENGINES:
+            where = (name, engine)
+            a, b = (runs[m][1][i, engine]["phases"]["run"] for m in MODELS)
+            assert b["status"] == "complete" and b["errors_total"] == 0, (where, b["status"], b.get("errors"))
+            assert a["client"]["model"] == "threads" and b["client"]["model"] == "multiplexed", where
+            counts = {op: (o["count"], o["not_found"]) for op, o in b["operations"].items()}
+            assert counts == {op: (o["count"], o["not_found"]) for op, o in a["operations"].items()}, where
+            assert all(nf == 0 for _, nf in counts.values()), (where, counts)  # each answer read back: rows found
+            if name == "a":
+                assert set(counts) == {"READ", "UPDATE"} and sum(c for c, _ in counts.values()) == 2000, counts
+            else:
+                assert set(counts) == {"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE"}, (where, counts)
+                assert sum(c for c, _ in counts.values()) == 2000, (where, counts)
+                for model in MODELS:  # every insert reached the server
+                    table = f"e2e_mux_{name}_{model}"
+                    assert _row_count(engine, env, table) == 500 + counts["INSERT"][0], (where, model)
+            segments = _shard_segments(runs["multiplexed"][0], runs["multiplexed"][1][i, engine])
+            assert len(segments) == SHARDS and sum(len(s) for s in segments) > SHARDS, f"{where}: no call was continued"
+            for seg in (seg for segs in segments for seg in segs):
+                client = seg["client"]
+                assert client["model"] == "multiplexed" and client["multiplexed_threads"] == THREADS // SHARDS, where
+                assert client["blocking_calls"] == 0, where
 
 
 QUERIES = ("queries_read", "queries_write", "queries_other")
@@ -251,78 +258,69 @@ def _sysbench_figures(run) -> dict:
             **{k: run["counters"].get(k, 0) for k in QUERIES}}
 
 
-@pytest.mark.parametrize("engine", ("postgresql", "mysql"))
-def test_multiplexed_sysbench_runs_the_same_events_and_queries_as_threads(engine, env, tmp_path):
-    """oltp_read_only (no two transactions conflict: exact) and oltp_point_select, threads
-    against multiplexed with every shard call cut at 0.4 s and continued; oltp_read_write
-    multiplexed, its writes checked on the server."""
-    target = _target(engine, env)
+def _sb_rows(engine, env) -> list:
+    return [int(_scalar(engine, env, f"SELECT count(*) FROM sbtest{n}")) for n in (1, 2)]
+
+
+def test_multiplexed_sysbench_runs_the_same_events_and_queries_as_threads(env, tmp_path):
+    """oltp_read_only (no two transactions conflict: exact) and oltp_point_select on both servers,
+    threads against multiplexed with every shard call cut at 0.4 s and continued; oltp_read_write
+    multiplexed on both, its writes checked on the server."""
     base = {"family": "sysbench", "tables": 2, "table_size": 500, "threads": THREADS, "time": 60}
-    for test, events in (("oltp_read_only", 400), ("oltp_point_select", 4000)):
-        workload = {**base, "test": test, "events": events}
-        phases = ("prepare", "load", "run") if test == "oltp_read_only" else ("run",)
-        _, threads = _run(_campaign(f"mux-sb-threads-{test}", target, workload, "threads", phases=phases),
-                          tmp_path / f"threads-{test}")
-        out, muxed = _run(_campaign(f"mux-sb-muxed-{test}", target, workload, "multiplexed", phases=("run",)),
-                          tmp_path / f"mux-{test}", max_call_seconds=0.4)
-        a, b = (r["runs"][0]["phases"]["run"] for r in (threads, muxed))
-        assert b["status"] == "complete" and b["errors_total"] == 0, (test, b["status"], b.get("errors"))
-        assert _sysbench_figures(b) == _sysbench_figures(a) and _sysbench_figures(b)["events"] == events, test
-        assert a["client"]["model"] == "threads" and b["client"]["model"] == "multiplexed", test
-        segments = _shard_segments(out, muxed)
-        assert sum(len(s) for s in segments) > SHARDS, f"{test}: no call was continued"
-        for seg in (seg for segs in segments for seg in segs):
-            assert seg["client"]["model"] == "multiplexed" and seg["client"]["blocking_calls"] == 0, test
-    # read_write: every statement of it multiplexed, its writes done on the server
-    events = 300
-    before = _pg_writes(env) if engine == "postgresql" else None
-    _, res = _run(_campaign("mux-sb-rw", target, {**base, "test": "oltp_read_write", "events": events},
-                            "multiplexed", phases=("run",)), tmp_path / "rw")
-    run = res["runs"][0]["phases"]["run"]
-    assert run["status"] == "complete" and run["client"]["model"] == "multiplexed", run.get("errors")
-    got = _sysbench_figures(run)
-    retries = run["counters"].get("retries", 0)
-    assert got["events"] == events
-    # 4 writes and BEGIN + COMMIT an event, and at most an attempt's more per retry (a conflict)
-    assert 4 * events <= got["queries_write"] <= 4 * (events + retries), (got, retries)
-    assert 2 * events <= got["queries_other"] <= 2 * (events + retries), (got, retries)
-    if engine == "postgresql":
-        with servers.pg_admin(env) as pg:
-            counts = [pg.execute(f"SELECT count(*) FROM sbtest{n}").fetchone()[0] for n in (1, 2)]
-        # 4 rows written an event, less the few a concurrent event's DELETE had taken away
-        # (an UPDATE or DELETE of that id then changes no row): at least 3 an event
-        deadline = time.time() + 10  # the backends' statistics reach the server as they end
-        while _pg_writes(env) - before < 3 * events and time.time() < deadline:
-            time.sleep(0.2)
-        assert _pg_writes(env) - before >= 3 * events, (before, _pg_writes(env))
-    else:
-        my = servers.mysql_admin(env)
-        try:
-            with my.cursor() as cur:
-                counts = []
-                for n in (1, 2):
-                    cur.execute(f"SELECT count(*) FROM dbswarm.sbtest{n}")
-                    counts.append(cur.fetchone()[0])
-        finally:
-            my.close()
-    assert counts == [500, 500], counts  # each DELETE's INSERT put its row back
+    same = [{"test": "oltp_read_only", "events": 400}, {"test": "oltp_point_select", "events": 4000}]
+    rw_events = 300
+    _, threads = _run(_matrix("mux-sb-threads", env, base, "threads", same), tmp_path / "threads")
+    threads_runs = _runs(threads, same)
+    out, muxed = _run(_matrix("mux-sb-muxed", env, base, "multiplexed", same, phases=("run",)), tmp_path / "mux",
+                      max_call_seconds=0.4)
+    muxed_runs = _runs(muxed, same)
+    for i, cell in enumerate(same):
+        for engine in ENGINES:
+            where, events = (cell["test"], engine), cell["events"]
+            a, b = threads_runs[i, engine]["phases"]["run"], muxed_runs[i, engine]["phases"]["run"]
+            assert b["status"] == "complete" and b["errors_total"] == 0, (where, b["status"], b.get("errors"))
+            assert _sysbench_figures(b) == _sysbench_figures(a) and _sysbench_figures(b)["events"] == events, where
+            assert a["client"]["model"] == "threads" and b["client"]["model"] == "multiplexed", where
+            segments = _shard_segments(out, muxed_runs[i, engine])
+            assert sum(len(s) for s in segments) > SHARDS, f"{where}: no call was continued"
+            for seg in (seg for segs in segments for seg in segs):
+                assert seg["client"]["model"] == "multiplexed" and seg["client"]["blocking_calls"] == 0, where
+    # read_write: every statement of it multiplexed, its writes done on the server (its calls not cut)
+    before = _pg_writes(env)
+    _, rw = _run(_matrix("mux-sb-rw", env, {**base, "test": "oltp_read_write", "events": rw_events}, "multiplexed",
+                         phases=("run",)), tmp_path / "rw")
+    for engine in ENGINES:
+        run = _runs(rw)[0, engine]["phases"]["run"]
+        assert run["status"] == "complete" and run["client"]["model"] == "multiplexed", (engine, run.get("errors"))
+        got = _sysbench_figures(run)
+        retries = run["counters"].get("retries", 0)
+        assert got["events"] == rw_events, engine
+        # 4 writes and BEGIN + COMMIT an event, and at most an attempt's more per retry (a conflict)
+        assert 4 * rw_events <= got["queries_write"] <= 4 * (rw_events + retries), (engine, got, retries)
+        assert 2 * rw_events <= got["queries_other"] <= 2 * (rw_events + retries), (engine, got, retries)
+        assert _sb_rows(engine, env) == [500, 500], engine  # each DELETE's INSERT put its row back
+    # PostgreSQL: 4 rows written an event, less the few a concurrent event's DELETE had taken away
+    # (an UPDATE or DELETE of that id then changes no row): at least 3 an event
+    deadline = time.time() + 10  # the backends' statistics reach the server as they end
+    while _pg_writes(env) - before < 3 * rw_events and time.time() < deadline:
+        time.sleep(0.2)
+    assert _pg_writes(env) - before >= 3 * rw_events, (before, _pg_writes(env))
 
 
 def test_the_default_multiplexes_64_connections_a_shard_on_this_machine_s_server(env, tmp_path):
     """``client_model: auto`` (the default): the test server is on this machine (a loopback
     address), so 128 threads in 2 shards run multiplexed and 8 run in threads."""
-    target = _target("postgresql", env)
+    workload = {"preset": "c", "table": "e2e_mux_auto", "recordcount": 500, "operationcount": 0,
+                "maxexecutiontime": 1.5}
+    campaign = {**_campaign("mux-auto", _target("postgresql", env), workload, "auto"), "matrix": {"threads": [8, 128]}}
+    del campaign["fanout"]["client_model"]  # the default
+    _, res = _run(campaign, tmp_path)
+    assert res["status"] == "complete"
     models = {}
-    for threads in (8, 128):
-        workload = {"preset": "c", "table": "e2e_mux_auto", "recordcount": 500, "operationcount": 0,
-                    "maxexecutiontime": 1.5, "threads": threads}
-        campaign = _campaign(f"mux-auto-{threads}", target, workload, "auto",
-                             phases=("prepare", "load", "run") if threads == 8 else ("run",))
-        del campaign["fanout"]["client_model"]  # the default
-        _, res = _run(campaign, tmp_path / str(threads))
-        run = res["runs"][0]["phases"]["run"]
-        assert res["status"] == "complete" and run["errors_total"] == 0 and run["operations_total"] > 0
-        models[threads] = run["client"]["model"]
+    for threads, run in zip((8, 128), sorted(res["runs"], key=lambda r: r["run_id"])):  # the matrix's order
+        phase = run["phases"]["run"]
+        assert phase["errors_total"] == 0 and phase["operations_total"] > 0
+        models[threads] = phase["client"]["model"]
     assert models == {8: "threads", 128: "multiplexed"}
 
 
@@ -332,8 +330,7 @@ def _new_orders_in_database(engine, env) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("engine", ("postgresql", "mysql"))
-def test_multiplexed_tpcc_runs_the_same_transactions_as_threads_and_the_checks_pass(engine, env, tmp_path):
+def test_multiplexed_tpcc_runs_the_same_transactions_as_threads_and_the_checks_pass(env, tmp_path):
     """TPC-C's transactions as steps (``families.base.stepwise``; a statement's rows sent back
     into its transaction): 1,200 transactions of 8 virtual users on one warehouse, threads
     against multiplexed with every shard call cut at 1.5 s and continued (a call's start-up
@@ -344,36 +341,55 @@ def test_multiplexed_tpcc_runs_the_same_transactions_as_threads_and_the_checks_p
     New-Order's batched statements prepared at their first send, its rollback split too), the
     committed New-Orders in the database (sum(d_next_o_id)), and the consistency conditions
     after each run."""
-    target = _target(engine, env)
     workload = {"family": "tpcc", "warehouses": 1, "threads": THREADS, "transactions": TPCC_TRANSACTIONS, "time": 120,
                 "check": ["after_run"]}
-    runs = {}
-    for model in ("threads", "multiplexed"):
-        before = _new_orders_in_database(engine, env) if model == "multiplexed" else None
+    runs, before = {}, {}
+    for model in MODELS:  # on both servers
+        if model == "multiplexed":
+            before = {e: _new_orders_in_database(e, env) for e in ENGINES}
         phases = ("prepare", "load", "run") if model == "threads" else ("run",)
-        out, res = _run(_campaign(f"mux-tpcc-{model}", target, workload, model, phases=phases), tmp_path / model,
+        out, res = _run(_matrix(f"mux-tpcc-{model}", env, workload, model, phases=phases), tmp_path / model,
                         max_call_seconds=1.5 if model == "multiplexed" else None)
-        run = res["runs"][0]["phases"]["run"]
-        assert run["status"] == "complete" and run["client"]["model"] == model, (model, run["status"], run.get("errors"))
-        check = res["runs"][0]["checks"]["after_run"]
-        assert check["passed"], (model, check)
-        runs[model] = (out, res, run, before)
-    a, b = runs["threads"][2], runs["multiplexed"][2]
-    counts = {op: o["count"] for op, o in b["operations"].items()}
-    assert counts == {op: o["count"] for op, o in a["operations"].items()} and sum(counts.values()) == TPCC_TRANSACTIONS, counts
-    rollbacks = b["counters"].get("new_order_rollbacks", 0) + b["counters"].get("new_order_rollbacks_warmup", 0)
-    assert rollbacks == a["counters"].get("new_order_rollbacks", 0) + a["counters"].get("new_order_rollbacks_warmup", 0)
-    committed = counts["NEW_ORDER"] - rollbacks
-    assert _new_orders_in_database(engine, env) - runs["multiplexed"][3] == committed
-    out, res = runs["multiplexed"][0], runs["multiplexed"][1]
-    segments = _shard_segments(out, res)
-    assert sum(len(s) for s in segments) > SHARDS, "no call was continued"
-    for seg in (seg for segs in segments for seg in segs):
-        assert seg["client"]["model"] == "multiplexed" and seg["client"]["blocking_calls"] == 0, seg["client"]
+        runs[model] = (out, _runs(res))
+        for engine in ENGINES:
+            run = runs[model][1][0, engine]
+            phase = run["phases"]["run"]
+            assert phase["status"] == "complete" and phase["client"]["model"] == model, (
+                model, engine, phase["status"], phase.get("errors"))
+            assert run["checks"]["after_run"]["passed"], (model, engine, run["checks"]["after_run"])
+    for engine in ENGINES:
+        a, b = (runs[m][1][0, engine]["phases"]["run"] for m in MODELS)
+        counts = {op: o["count"] for op, o in b["operations"].items()}
+        assert counts == {op: o["count"] for op, o in a["operations"].items()}, (engine, counts)
+        assert sum(counts.values()) == TPCC_TRANSACTIONS, (engine, counts)
+        rollbacks = b["counters"].get("new_order_rollbacks", 0) + b["counters"].get("new_order_rollbacks_warmup", 0)
+        assert rollbacks == a["counters"].get("new_order_rollbacks", 0) + a["counters"].get(
+            "new_order_rollbacks_warmup", 0), engine
+        committed = counts["NEW_ORDER"] - rollbacks
+        assert _new_orders_in_database(engine, env) - before[engine] == committed, engine
+        segments = _shard_segments(runs["multiplexed"][0], runs["multiplexed"][1][0, engine])
+        assert sum(len(s) for s in segments) > SHARDS, f"{engine}: no call was continued"
+        for seg in (seg for segs in segments for seg in segs):
+            assert seg["client"]["model"] == "multiplexed" and seg["client"]["blocking_calls"] == 0, (engine, seg["client"])
+
+
+# the tables of the tests that run a shard in this process: loaded once, by one campaign
+IN_PROCESS = {"teardown": {"preset": "c", "recordcount": 300, "operationcount": 0, "maxexecutiontime": 1.0,
+                           "threads": 24, "table": "e2e_mux_teardown"},
+              "snap": {"preset": "b", "recordcount": 500, "operationcount": 0, "maxexecutiontime": 2.0, "threads": 12,
+                       "table": "e2e_mux_snap", "requestdistribution": "zipfian"}}
+
+
+@pytest.fixture(scope="module")
+def in_process_tables(env, tmp_path_factory):
+    """Both tables on both servers (their reads and updates keep every row)."""
+    out, _ = _run(_matrix("in-process-load", env, {}, "threads", list(IN_PROCESS.values()), phases=("prepare", "load")),
+                  tmp_path_factory.mktemp("in-process-load"))
+    assert out["status"] == "complete", out
 
 
 @pytest.mark.parametrize("model", ("threads", "multiplexed"))
-def test_no_connection_closes_before_every_client_s_loop_has_ended(model, env, tmp_path, monkeypatch):
+def test_no_connection_closes_before_every_client_s_loop_has_ended(model, env, in_process_tables, monkeypatch):
     """A server spends CPU on each session's end (PostgreSQL's backend exit): a client that
     closed its connection as soon as its own loop ended held the others' last operations
     behind those exits (512 connections on one server CPU: 6-7 s of latency reported as the
@@ -383,12 +399,8 @@ def test_no_connection_closes_before_every_client_s_loop_has_ended(model, env, t
     from dbswarm.campaign.spec import load_campaign
     from dbswarm.engine.mux import Multiplexer
     from dbswarm.engine.worker import ShardPhase
-    table = f"teardown_{model}"
     target = _target("postgresql", env)
-    wl = {"preset": "c", "recordcount": 300, "operationcount": 0, "maxexecutiontime": 1.0, "threads": 24,
-          "table": table}
-    out, _ = _run(_campaign("teardown-load", target, wl, model, phases=("prepare", "load")), tmp_path / "load")
-    assert out["status"] == "complete", out
+    wl = IN_PROCESS["teardown"]
     closes: list[float] = []
     close = PostgresBinding.close
 
@@ -418,7 +430,7 @@ def test_no_connection_closes_before_every_client_s_loop_has_ended(model, env, t
 
 
 @pytest.mark.parametrize("engine", ("postgresql", "mysql"))
-def test_a_multiplexed_shard_s_snapshots_agree_with_their_checkpoints(engine, env, tmp_path):
+def test_a_multiplexed_shard_s_snapshots_agree_with_their_checkpoints(engine, env, in_process_tables):
     """The multiplexer records every client it drives into one recorder of its own (engine.mux),
     not each client's; a snapshot (a running shard persisting) takes what it holds (hands it
     over) when it first sees the snapshot's generation, and each client's operations between
@@ -430,12 +442,8 @@ def test_a_multiplexed_shard_s_snapshots_agree_with_their_checkpoints(engine, en
     from dbswarm.campaign.plan import make_plan
     from dbswarm.campaign.spec import load_campaign
     from dbswarm.engine.worker import ShardPhase
-    table = f"e2e_mux_snap_{engine}"
     target = _target(engine, env)
-    wl = {"preset": "b", "recordcount": 500, "operationcount": 0, "maxexecutiontime": 2.0, "threads": 12,
-          "table": table, "requestdistribution": "zipfian"}
-    out, _ = _run(_campaign("snap-load", target, wl, "multiplexed", phases=("prepare", "load")), tmp_path / "load")
-    assert out["status"] == "complete", out
+    wl = IN_PROCESS["snap"]
     campaign, runs = load_campaign({"name": "snap", "seed": 5, "target": target, "workload": wl,
                                     "fanout": {"shards": 1, "client_model": "multiplexed"}, "phases": ["run"]})
     run = make_plan(campaign, runs, "snap", 1).runs[0]
