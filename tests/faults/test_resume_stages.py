@@ -37,6 +37,9 @@ def test_resume_builds_the_indexes_an_interrupted_after_load_left_out(tmp_path, 
     campaign = {"name": "faults-after-load", "seed": 6,
                 "target": servers.target("postgresql", own_pg),
                 "workload": {"family": "sysbench", "tables": TABLES, "table_size": 300, "threads": 2, "time": 1},
+                # a deadlock between the 1 s run's few transactions on 300 rows is 1 of ~40 calls:
+                # retried by sysbench's rules, and not what this test is about
+                "results": {"max_error_rate": 0.5},
                 "fanout": {"shards": 2}, "phases": ["prepare", "load", "run"]}
     results = str(tmp_path / "r")
     plan = service.plan_campaign({"campaign": campaign, "results": results})
@@ -152,6 +155,7 @@ def test_ctrl_c_twice_inside_the_index_build_then_resume_builds_every_index(tmp_
                                 "target": servers.target("postgresql", own_pg),
                                 "workload": {"family": "sysbench", "tables": TABLES, "table_size": 300, "threads": 2,
                                              "time": 1},
+                                "results": {"max_error_rate": 0.5},  # a deadlock is not this test's subject
                                 "fanout": {"shards": 2}, "phases": ["prepare", "load", "run"]}))
     results = str(tmp_path / "r")
     proc = spawn(["run", str(spec), "--results", results, "--quiet"], env=dbswarm_env())
